@@ -1,0 +1,56 @@
+/**
+ * Typed errors. Every error agentrl throws from library code is an `AgentRlError` with a stable
+ * `code` and structured `details`, so callers can branch on the kind without parsing messages.
+ */
+export class AgentRlError extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  constructor(code: string, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** A value given by the caller is outside what is allowed; the message lists the allowed values. */
+export class InvalidArgumentError extends AgentRlError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('INVALID_ARGUMENT', message, details);
+  }
+}
+
+/** Input data (a JSONL file, a checkpoint, a config file) is malformed; `details` locate it. */
+export class DataFormatError extends AgentRlError {
+  constructor(message: string, details: { file?: string; line?: number; key?: string } & Record<string, unknown> = {}) {
+    super('DATA_FORMAT', message, details);
+  }
+}
+
+/** `step()` was called on an episode that has already ended. */
+export class EpisodeEndedError extends AgentRlError {
+  constructor(envName: string) {
+    super('EPISODE_ENDED', `${envName}: step() called after the episode ended; call reset() first`, { env: envName });
+  }
+}
+
+/** `step()` was called before `reset()`. */
+export class EpisodeNotStartedError extends AgentRlError {
+  constructor(envName: string) {
+    super('EPISODE_NOT_STARTED', `${envName}: step() called before reset()`, { env: envName });
+  }
+}
+
+/** A checkpoint or model folder could not be read. */
+export class CheckpointError extends AgentRlError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('CHECKPOINT', message, details);
+  }
+}
+
+/** A name (environment, algorithm, tool) is not one of the known ones. */
+export class UnknownNameError extends AgentRlError {
+  constructor(kind: string, name: string, allowed: readonly string[]) {
+    super('UNKNOWN_NAME', `unknown ${kind} "${name}"; allowed: ${allowed.join(', ')}`, { kind, name, allowed });
+  }
+}

@@ -1,0 +1,4 @@
+export * from './errors.ts';
+export * from './rng.ts';
+export * from './types.ts';
+export * from './loss.ts';

@@ -1,0 +1,45 @@
+/**
+ * The contract between the algorithms (pure JS) and a trainable model.
+ *
+ * Token alignment, used everywhere: for a sequence `tokens[0..T)`, position t holds the quantity
+ * for *generating token t* from the prefix `tokens[0..t)`:
+ *   logprobs[t]  = log π(tokens[t] | tokens[<t])       (logprobs[0] = 0: nothing predicts it)
+ *   entropies[t] = entropy of π(· | tokens[<t])         (entropies[0] = 0)
+ *   values[t]    = V(tokens[<t]), the value head read at position t−1 (values[0] = 0)
+ * This is verl's alignment (values and log-probs both read at the position before the token).
+ *
+ * A loss is a pure function of these arrays that returns its value and its gradient with respect
+ * to each array. The model then back-propagates `Σ_t grad[t] · logprobs[t]` (+ values, entropies)
+ * into its parameters — the same split a remote trainer's custom-loss forward/backward uses.
+ */
+export interface TokenLossInput {
+  /** One array per sequence, each as long as that sequence. */
+  logprobs: Float32Array[];
+  /** Present when the model has a value head. */
+  values?: Float32Array[];
+  /** Per-token entropies of the current policy. */
+  entropies?: Float32Array[];
+}
+
+export interface TokenLossOutput {
+  loss: number;
+  /** dLoss/dlogprobs[t], same shapes as `logprobs`. */
+  gradLogprobs: Float32Array[];
+  /** dLoss/dvalues[t], when the loss trains the value head. */
+  gradValues?: Float32Array[];
+  /** dLoss/dentropies[t], when the loss has an entropy term. */
+  gradEntropies?: Float32Array[];
+  metrics: Record<string, number>;
+}
+
+export interface TokenLoss {
+  /** Metric prefix and name in logs. */
+  name: string;
+  /**
+   * False when the gradient does not depend on the current log-probs, values or entropies (e.g.
+   * the SFT negative log-likelihood, whose gradient is −mask/count). The model can then skip the
+   * extra forward pass and fuse forward, backward and the optimizer into one compiled call.
+   */
+  dependsOnCurrent: boolean;
+  compute(input: TokenLossInput): TokenLossOutput;
+}
