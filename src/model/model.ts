@@ -1,0 +1,350 @@
+/**
+ * `TransformerModel`: the built-in policy's weights, optimizer state and compiled functions.
+ *
+ * Training splits the loss from the network (see core/loss.ts): the loss is a pure JS function of
+ * per-token log-probs (values, entropies) that returns its gradient; the model back-propagates the
+ * surrogate Σ_t g_t · logπ(token_t) (+ values, entropies) into the weights. When the loss gradient
+ * does not depend on the current policy (SFT), forward, backward, clipping and AdamW run as one
+ * compiled call; otherwise one compiled forward pass comes first.
+ */
+import { InvalidArgumentError } from '../core/errors.ts';
+import type { TokenLoss, TokenLossOutput } from '../core/loss.ts';
+import { numpy as np, jit, valueAndGrad, tree, initJax, type JaxArray } from './jax.ts';
+import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
+import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
+import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
+import { checkHostParams, decayedNames, initHostParams, toDevice, toHost, zerosLike } from './params.ts';
+import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
+import { ropeTables } from './rope.ts';
+
+/** Device inputs for a right-padded batch. */
+interface DeviceBatch {
+  tokens: JaxArray; // [B·T] int32
+  targets: JaxArray; // [B·T] int32
+  keyMask: JaxArray; // [B, T]
+  cos: JaxArray; // [1, 1, T, hd/2]
+  sin: JaxArray; // [1, 1, T, hd/2]
+  invTemperature: JaxArray; // [1]
+}
+
+/** Cotangents of the surrogate: dLoss/d(head output) in the packed next-token layout. */
+interface Cotangents {
+  logprobs: JaxArray; // [B·T]
+  entropies?: JaxArray; // [B·T]
+  values?: JaxArray; // [B·T]
+}
+
+export interface ScoreOptions {
+  /** Logits are divided by this before the softmax (match the sampling temperature). */
+  temperature?: number;
+  entropies?: boolean;
+}
+
+export interface ScoreResult {
+  /** Per sequence, aligned to tokens (index 0 is 0). */
+  logprobs: Float32Array[];
+  entropies?: Float32Array[];
+  values?: Float32Array[];
+}
+
+export interface LossReport extends TokenLossOutput {
+  tokens: number;
+}
+
+export interface StepReport extends LossReport {
+  gradNorm: number;
+  step: number;
+}
+
+/** The heads a loss reads, so compiled variants skip what is not needed. */
+interface HeadNeeds {
+  entropy: boolean;
+  value: boolean;
+}
+
+export class TransformerModel {
+  readonly config: ModelConfig;
+  private params: DeviceParams;
+  private adam: AdamState;
+  /** Optimizer steps taken. */
+  step = 0;
+  private readonly decayed: Set<string>;
+  private accumulated: DeviceParams | null = null;
+  private accumulatedTokens = 0;
+  private readonly compiled = new Map<string, (...args: any[]) => any>();
+  private hostRopeCache = new Map<number, { cos: Float32Array; sin: Float32Array }>();
+
+  private constructor(config: ModelConfig, params: HostParams) {
+    checkHostParams(config, params);
+    if (config.hiddenSize % config.numHeads !== 0 || headDim(config) % 2 !== 0) {
+      throw new InvalidArgumentError(`hiddenSize ${config.hiddenSize} must split into ${config.numHeads} heads of even size`);
+    }
+    if (config.numHeads % config.numKvHeads !== 0) {
+      throw new InvalidArgumentError(`numKvHeads ${config.numKvHeads} must divide numHeads ${config.numHeads}`);
+    }
+    this.config = config;
+    this.params = toDevice(params);
+    this.adam = { m: zerosLike(config), v: zerosLike(config) };
+    this.decayed = decayedNames(config);
+  }
+
+  /** A freshly initialised model. */
+  static async create(config: ModelConfigInput = {}, options: { seed?: number } = {}): Promise<TransformerModel> {
+    await initJax();
+    const parsed = modelConfigSchema.parse(config);
+    return new TransformerModel(parsed, initHostParams(parsed, options.seed ?? 0));
+  }
+
+  /** A model from host parameters (a checkpoint). */
+  static async fromParams(config: ModelConfigInput, params: HostParams): Promise<TransformerModel> {
+    await initJax();
+    return new TransformerModel(modelConfigSchema.parse(config), params);
+  }
+
+  /** Copies the weights to the host. */
+  hostParams(): Promise<HostParams> {
+    return toHost(this.config, this.params);
+  }
+
+  /** Copies the optimizer moments to the host (for resumable checkpoints). */
+  async optimizerState(): Promise<{ step: number; m: HostParams; v: HostParams }> {
+    return { step: this.step, m: await toHost(this.config, this.adam.m), v: await toHost(this.config, this.adam.v) };
+  }
+
+  loadOptimizerState(state: { step: number; m: HostParams; v: HostParams }): void {
+    checkHostParams(this.config, state.m);
+    checkHostParams(this.config, state.v);
+    tree.dispose(this.adam);
+    this.adam = { m: toDevice(state.m), v: toDevice(state.v) };
+    this.step = state.step;
+  }
+
+  /** Replaces the weights (e.g. from a checkpoint or a reference copy). */
+  setParams(params: HostParams): void {
+    checkHostParams(this.config, params);
+    tree.dispose(this.params);
+    this.params = toDevice(params);
+  }
+
+  /** Device params for the sampler in this folder; shares references (caller must not consume). */
+  deviceParams(): DeviceParams {
+    return this.params;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // scoring
+
+  /** Per-token log-probs (and entropies, values) of given sequences. */
+  async score(sequences: readonly ArrayLike<number>[], options: ScoreOptions = {}): Promise<ScoreResult> {
+    const packed = packRightPadded(sequences, this.config.maxSeqLen);
+    const needs = { entropy: options.entropies ?? false, value: this.config.valueHead };
+    const heads = await this.runHeads(packed, options.temperature ?? 1, needs);
+    const count = sequences.length;
+    return {
+      logprobs: fromNextTokenLayout(packed, heads.logprobs, count),
+      entropies: heads.entropies && fromNextTokenLayout(packed, heads.entropies, count),
+      values: heads.values && fromNextTokenLayout(packed, heads.values, count),
+    };
+  }
+
+  private async runHeads(
+    packed: PackedBatch,
+    temperature: number,
+    needs: HeadNeeds,
+  ): Promise<{ logprobs: Float32Array; entropies?: Float32Array; values?: Float32Array }> {
+    const fn = this.compiledHeads(needs);
+    const out = fn(tree.ref(this.params), this.deviceBatch(packed, temperature)) as Record<string, JaxArray>;
+    return {
+      logprobs: (await out.logprobs!.data()) as Float32Array,
+      entropies: out.entropies && ((await out.entropies.data()) as Float32Array),
+      values: out.values && ((await out.values.data()) as Float32Array),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // training
+
+  /**
+   * Forward + loss + backward; gradients are added to an accumulator until `optimStep`.
+   * Sequences longer than the context window are rejected (the rollout decides how to cut).
+   */
+  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss): Promise<LossReport> {
+    const { packed, cotangents, report, needs } = await this.prepareBackward(sequences, loss);
+    const fn = this.compiledGrad(needs);
+    const [, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, 1), cotangents) as [JaxArray, DeviceParams];
+    if (this.accumulated === null) this.accumulated = grads;
+    else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
+    this.accumulatedTokens += report.tokens;
+    return report;
+  }
+
+  /** Clips the accumulated gradient, applies AdamW and clears the accumulator. */
+  async optimStep(options: OptimOptions): Promise<{ gradNorm: number; step: number }> {
+    if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
+    this.step += 1;
+    const hyper = np.array(hyperVector(options, this.step));
+    const out = this.compiledAdam()(this.params, this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
+    this.params = out.params;
+    this.adam = out.state;
+    this.accumulated = null;
+    this.accumulatedTokens = 0;
+    const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
+    return { gradNorm, step: this.step };
+  }
+
+  /** One optimizer step on one batch: forwardBackward + optimStep, fused when the loss allows. */
+  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
+    if (this.accumulated !== null) {
+      throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
+    }
+    const { packed, cotangents, report, needs } = await this.prepareBackward(sequences, loss);
+    this.step += 1;
+    const hyper = np.array(hyperVector(options, this.step));
+    const fn = this.compiledFused(needs);
+    const out = fn(this.params, this.adam, this.deviceBatch(packed, 1), cotangents, hyper) as {
+      params: DeviceParams;
+      state: AdamState;
+      gradNorm: JaxArray;
+      value: JaxArray;
+    };
+    this.params = out.params;
+    this.adam = out.state;
+    const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
+    const surrogate = ((await out.value.data()) as Float32Array)[0]!;
+    // For a loss whose gradient is independent of the policy (linear in log-probs), the surrogate
+    // Σ g·logπ is the loss itself.
+    const lossValue = loss.dependsOnCurrent ? report.loss : surrogate;
+    return { ...report, loss: lossValue, gradNorm, step: this.step };
+  }
+
+  private async prepareBackward(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+  ): Promise<{ packed: PackedBatch; cotangents: Cotangents; report: LossReport; needs: HeadNeeds }> {
+    const packed = packRightPadded(sequences, this.config.maxSeqLen);
+    const count = sequences.length;
+    let output: TokenLossOutput;
+    if (loss.dependsOnCurrent) {
+      const heads = await this.runHeads(packed, 1, { entropy: true, value: this.config.valueHead });
+      output = loss.compute({
+        logprobs: fromNextTokenLayout(packed, heads.logprobs, count),
+        entropies: heads.entropies && fromNextTokenLayout(packed, heads.entropies, count),
+        values: heads.values && fromNextTokenLayout(packed, heads.values, count),
+      });
+    } else {
+      // The gradient does not read the inputs; zeros of the right shapes stand in.
+      output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
+    }
+    const needs: HeadNeeds = { entropy: output.gradEntropies !== undefined, value: output.gradValues !== undefined };
+    if (needs.value && !this.config.valueHead) {
+      throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
+    }
+    const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, output.gradLogprobs)) };
+    if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, output.gradEntropies!));
+    if (needs.value) cotangents.values = np.array(toNextTokenLayout(packed, output.gradValues!));
+    let tokens = 0;
+    for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
+    return { packed, cotangents, report: { ...output, tokens }, needs };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // device batches and compiled functions
+
+  private deviceBatch(packed: PackedBatch, temperature: number): DeviceBatch {
+    const { cos, sin } = this.ropeFor(packed.seqLen);
+    const half = headDim(this.config) / 2;
+    return {
+      tokens: np.array(packed.tokens),
+      targets: np.array(packed.targets),
+      keyMask: np.array(packed.keyMask).reshape([packed.batch, packed.seqLen]),
+      cos: np.array(cos).reshape([1, 1, packed.seqLen, half]),
+      sin: np.array(sin).reshape([1, 1, packed.seqLen, half]),
+      invTemperature: np.array(new Float32Array([1 / temperature])),
+    };
+  }
+
+  private ropeFor(seqLen: number): { cos: Float32Array; sin: Float32Array } {
+    let tables = this.hostRopeCache.get(seqLen);
+    if (tables === undefined) {
+      const positions = Int32Array.from({ length: seqLen }, (_, i) => i);
+      tables = ropeTables(positions, headDim(this.config), this.config.ropeTheta);
+      this.hostRopeCache.set(seqLen, tables);
+    }
+    return tables;
+  }
+
+  private heads(params: DeviceParams, batch: DeviceBatch, needs: HeadNeeds) {
+    const [B, T] = batch.keyMask.shape as [number, number];
+    const h = hiddenStates(params, this.config, batch.tokens, batch.keyMask, batch.cos, batch.sin, B, T);
+    const out = outputHeads(params, this.config, h, batch.targets, batch.invTemperature, needs.entropy);
+    // Only defined leaves: a jax-js tree must not hold `undefined`.
+    const result: { logprobs: JaxArray; entropies?: JaxArray; values?: JaxArray } = { logprobs: out.logprobs };
+    if (out.entropies) result.entropies = out.entropies;
+    if (out.values) {
+      if (needs.value) result.values = out.values;
+      else out.values.dispose();
+    }
+    return result;
+  }
+
+  private surrogate(params: DeviceParams, batch: DeviceBatch, cot: Cotangents, needs: HeadNeeds): JaxArray {
+    const out = this.heads(params, batch, needs);
+    let total = out.logprobs.mul(cot.logprobs).sum();
+    if (needs.entropy) total = total.add(out.entropies!.mul(cot.entropies!).sum());
+    if (needs.value) total = total.add(out.values!.mul(cot.values!).sum());
+    return total;
+  }
+
+  /** Compiles `make()` once per key; jax-js then caches one executable per input shape. */
+  private memo(key: string, make: () => (...args: any[]) => unknown): (...args: any[]) => any {
+    let fn = this.compiled.get(key);
+    if (fn === undefined) {
+      fn = jit(make() as any) as (...args: any[]) => any;
+      this.compiled.set(key, fn);
+    }
+    return fn;
+  }
+
+  private compiledHeads(needs: HeadNeeds) {
+    return this.memo(`heads:${needs.entropy}:${needs.value}`, () =>
+      ((params: DeviceParams, batch: DeviceBatch) => {
+        const out = this.heads(params, batch, needs);
+        return { ...out } as Record<string, JaxArray>;
+      }),
+    );
+  }
+
+  private compiledGrad(needs: HeadNeeds) {
+    return this.memo(`grad:${needs.entropy}:${needs.value}`, () =>
+      ((params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
+        valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(params)),
+    );
+  }
+
+  private compiledFused(needs: HeadNeeds) {
+    return this.memo(`fused:${needs.entropy}:${needs.value}`, () =>
+      ((params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
+        const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(tree.ref(params));
+        const out = clipAndAdamW(params, state, grads, hyper, this.decayed);
+        return { ...out, value };
+      }),
+    );
+  }
+
+  private compiledAdam() {
+    return this.memo('adam', () =>
+      ((params: DeviceParams, state: AdamState, grads: DeviceParams, hyper: JaxArray) =>
+        clipAndAdamW(params, state, grads, hyper, this.decayed)),
+    );
+  }
+
+  private compiledAdd() {
+    return this.memo('add', () =>
+      ((a: DeviceParams, b: DeviceParams) => {
+        const sum: DeviceParams = {};
+        for (const name of Object.keys(a)) sum[name] = a[name]!.add(b[name]!);
+        return sum;
+      }),
+    );
+  }
+}

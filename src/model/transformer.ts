@@ -1,0 +1,191 @@
+/**
+ * The built-in decoder-only transformer (Llama / Qwen2 family), written on jax-js arrays.
+ *
+ *   x = embed[tokens]
+ *   for each block:  x = x + Attn(RMSNorm(x));  x = x + SwiGLU(RMSNorm(x))
+ *   logits = RMSNorm(x) @ embedᵀ  (tied)  or  @ lmHead
+ *
+ * RMSNorm (Zhang & Sennrich 2019): x / sqrt(mean(x²) + ε) · w
+ * RoPE (Su et al. 2021, "RoFormer"), half-split rotation as in Hugging Face `rotate_half`:
+ *   rope(x) = [x₁·cos − x₂·sin, x₂·cos + x₁·sin]
+ * Grouped-query attention (Ainslie et al. 2023): KV heads repeated in HF `repeat_kv` order.
+ * SwiGLU (Shazeer 2020): (silu(x Wg) ⊙ x Wu) Wd
+ *
+ * Ownership: every jax-js array is consumed by the op it is passed to; `.ref` keeps it alive.
+ * Hidden states are kept as [N = B·T, D] so the embedding gather feeds straight into a
+ * computation (a view op between a gather and its use breaks the backward pass under jit).
+ */
+import { numpy as np, nn, type JaxArray } from './jax.ts';
+import { headDim, type ModelConfig } from './config.ts';
+
+/** Device parameters: host names (see config.ts) → arrays. */
+export type DeviceParams = Record<string, JaxArray>;
+
+/** Large finite negative fill for masked attention logits (−∞ would give NaN on empty rows). */
+const MASKED = -1e9;
+
+export function rmsNorm(x: JaxArray, weight: JaxArray, eps: number): JaxArray {
+  const meanSquare = np.mean(np.square(x.ref), -1, { keepdims: true }); // [N, 1]
+  return x.mul(np.reciprocal(np.sqrt(meanSquare.add(eps)))).mul(weight); // [N, D]
+}
+
+/** Rotates [B, H, T, hd] by per-row cos/sin tables [B, 1, T, hd/2]. */
+export function applyRope(x: JaxArray, cos: JaxArray, sin: JaxArray, half: number): JaxArray {
+  const x1 = x.ref.slice([], [], [], [0, half]); // [B, H, T, hd/2]
+  const x2 = x.slice([], [], [], [half, 2 * half]); // [B, H, T, hd/2]
+  const first = x1.ref.mul(cos.ref).sub(x2.ref.mul(sin.ref));
+  const second = x2.mul(cos).add(x1.mul(sin));
+  return np.concatenate([first, second], -1); // [B, H, T, hd]
+}
+
+/** [B, KV, T, hd] → [B, H, T, hd], each KV head repeated H/KV times (HF repeat_kv order). */
+function repeatKv(x: JaxArray, groups: number): JaxArray {
+  return groups === 1 ? x : np.repeat(x, groups, 1);
+}
+
+export interface AttentionInputs {
+  batch: number;
+  /** Query length. */
+  queryLen: number;
+  /** cos / sin tables for the query positions, [B, 1, Tq, hd/2]. */
+  cos: JaxArray;
+  sin: JaxArray;
+  /** Additive attention bias, broadcastable to [B, H, Tq, Tk]: 0 allowed, MASKED not. */
+  bias: JaxArray;
+}
+
+/** q/k/v projections with bias (Qwen2) and rotary embedding. Returns q [B,H,T,hd], k/v [B,KV,T,hd]. */
+export function projectQkv(
+  params: DeviceParams,
+  prefix: string,
+  h: JaxArray,
+  config: ModelConfig,
+  inputs: { batch: number; queryLen: number; cos: JaxArray; sin: JaxArray },
+): { q: JaxArray; k: JaxArray; v: JaxArray } {
+  const hd = headDim(config);
+  const { batch: B, queryLen: T } = inputs;
+  let q = np.matmul(h.ref, params[prefix + 'wq']!); // [N, H·hd]
+  let k = np.matmul(h.ref, params[prefix + 'wk']!); // [N, KV·hd]
+  let v = np.matmul(h, params[prefix + 'wv']!); // [N, KV·hd]
+  if (config.attentionBias) {
+    q = q.add(params[prefix + 'bq']!);
+    k = k.add(params[prefix + 'bk']!);
+    v = v.add(params[prefix + 'bv']!);
+  }
+  const qh = q.reshape([B, T, config.numHeads, hd]).transpose([0, 2, 1, 3]); // [B, H, T, hd]
+  const kh = k.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+  const vh = v.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+  return {
+    q: applyRope(qh, inputs.cos.ref, inputs.sin.ref, hd / 2),
+    k: applyRope(kh, inputs.cos, inputs.sin, hd / 2),
+    v: vh,
+  };
+}
+
+/** softmax(q kᵀ/√hd + bias) v, then the output projection. q [B,H,Tq,hd], k/v [B,KV,Tk,hd] → [N, D]. */
+export function attend(
+  params: DeviceParams,
+  prefix: string,
+  q: JaxArray,
+  k: JaxArray,
+  v: JaxArray,
+  bias: JaxArray,
+  config: ModelConfig,
+  batch: number,
+  queryLen: number,
+): JaxArray {
+  const hd = headDim(config);
+  const groups = config.numHeads / config.numKvHeads;
+  const keys = repeatKv(k, groups); // [B, H, Tk, hd]
+  const values = repeatKv(v, groups); // [B, H, Tk, hd]
+  const scores = np.matmul(q, keys.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias); // [B, H, Tq, Tk]
+  const weights = nn.softmax(scores, -1); // [B, H, Tq, Tk]
+  const context = np.matmul(weights, values) // [B, H, Tq, hd]
+    .transpose([0, 2, 1, 3]) // [B, Tq, H, hd]
+    .reshape([batch * queryLen, config.numHeads * hd]); // [N, H·hd]
+  return np.matmul(context, params[prefix + 'wo']!); // [N, D]
+}
+
+export function mlp(params: DeviceParams, prefix: string, h: JaxArray): JaxArray {
+  const gate = nn.silu(np.matmul(h.ref, params[prefix + 'wGate']!)); // [N, F]
+  const up = np.matmul(h, params[prefix + 'wUp']!); // [N, F]
+  return np.matmul(gate.mul(up), params[prefix + 'wDown']!); // [N, D]
+}
+
+/**
+ * Full-sequence forward pass to the final hidden states.
+ * tokens [N = B·T] int32; keyMask [B, T] (1 = real token); cos/sin [B, 1, T, hd/2].
+ * Consumes `params` entries it uses except the embedding and heads (read by `outputHeads`).
+ */
+export function hiddenStates(
+  params: DeviceParams,
+  config: ModelConfig,
+  tokens: JaxArray,
+  keyMask: JaxArray,
+  cos: JaxArray,
+  sin: JaxArray,
+  batch: number,
+  seqLen: number,
+): JaxArray {
+  const bias = causalBias(keyMask, seqLen); // [B, 1, T, T]
+  let x = np.take(params.embed!.ref, tokens, 0); // [N, D]
+  for (let i = 0; i < config.numLayers; i++) {
+    const p = `layers.${i}.`;
+    const h = rmsNorm(x.ref, params[p + 'attnNorm']!, config.rmsNormEps);
+    const { q, k, v } = projectQkv(params, p, h, config, { batch, queryLen: seqLen, cos: cos.ref, sin: sin.ref });
+    x = x.add(attend(params, p, q, k, v, bias.ref, config, batch, seqLen));
+    x = x.add(mlp(params, p, rmsNorm(x.ref, params[p + 'mlpNorm']!, config.rmsNormEps)));
+  }
+  cos.dispose();
+  sin.dispose();
+  bias.dispose();
+  return rmsNorm(x, params.finalNorm!, config.rmsNormEps); // [N, D]
+}
+
+/** Additive causal + key-padding bias [B, 1, T, T] from keyMask [B, T]. */
+export function causalBias(keyMask: JaxArray, seqLen: number): JaxArray {
+  const causal = np.tril(np.ones([seqLen, seqLen])); // [T, T]
+  const allowed = causal.reshape([1, 1, seqLen, seqLen]).mul(keyMask.reshape([-1, 1, 1, seqLen])); // [B, 1, T, T]
+  return allowed.sub(1).mul(-MASKED); // 0 where allowed, MASKED elsewhere
+}
+
+/** logits [N, V] from final hidden states [N, D]. Consumes `h` and the head parameter. */
+export function lmLogits(params: DeviceParams, config: ModelConfig, h: JaxArray): JaxArray {
+  if (config.tieWordEmbeddings) return np.matmul(h, params.embed!.transpose()); // [N, V]
+  params.embed!.dispose();
+  return np.matmul(h, params.lmHead!); // [N, V]
+}
+
+export interface HeadOutputs {
+  /** log π(target | prefix) at each position, [N]. */
+  logprobs: JaxArray;
+  /** Entropy of π(· | prefix), [N] (when asked). */
+  entropies?: JaxArray;
+  /** Value head output, [N] (when the model has one). */
+  values?: JaxArray;
+}
+
+/**
+ * Per-position outputs for given next-token targets. `invTemperature` scales the logits
+ * (1 = the model's own distribution). Consumes all inputs.
+ */
+export function outputHeads(
+  params: DeviceParams,
+  config: ModelConfig,
+  h: JaxArray,
+  targets: JaxArray,
+  invTemperature: JaxArray,
+  withEntropy: boolean,
+): HeadOutputs {
+  let values: JaxArray | undefined;
+  if (config.valueHead) {
+    values = np.matmul(h.ref, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
+  }
+  const logits = lmLogits(params, config, h).mul(invTemperature); // [N, V]
+  const logp = nn.logSoftmax(logits, -1); // [N, V]
+  const logprobs = logp.ref.mul(nn.oneHot(targets, config.vocabSize)).sum(-1); // [N]
+  let entropies: JaxArray | undefined;
+  if (withEntropy) entropies = np.exp(logp.ref).mul(logp.ref).sum(-1).neg(); // [N]
+  logp.dispose();
+  return { logprobs, entropies, values };
+}
