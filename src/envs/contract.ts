@@ -1,0 +1,136 @@
+/**
+ * The contract every environment runs (see STYLE.md "Contract tests"):
+ * - reset gives a compact observation, the env has instructions, tools have zod schemas;
+ * - the same seed and the same actions replay the same episode (observations, rewards, flags);
+ * - a malformed action gives an observation with `info.invalidAction = true` and the configured
+ *   reward (minus the format penalty), never an exception; repeated ones end the episode;
+ * - `step` before `reset` rejects with `EpisodeNotStartedError`, after the end with `EpisodeEndedError`;
+ * - the scripted expert solves the tasks of the given seeds.
+ *
+ *   envContract('frozen-lake', () => makeFrozenLake(), { makeExpert: frozenLakeExpert });
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { EpisodeEndedError, EpisodeNotStartedError, type Env, type StepResult } from '../core/index.ts';
+import type { Expert, ExpertOptions } from './expert.ts';
+import { splitSeeds } from './split.ts';
+
+export interface EnvContractOptions {
+  /** The env's scripted expert. */
+  makeExpert: (options?: ExpertOptions) => Expert;
+  /** Seeds the checks use. Default: the first 5 test-split seeds. */
+  seeds?: number[];
+  /** Malformed actions tried on top of the built-in ones. */
+  invalidActions?: string[];
+  /** Reward of an invalid turn (−formatPenalty of the env made by `makeEnv`). Default 0. */
+  invalidActionReward?: number;
+  /** Largest observation text, in UTF-8 bytes. Default 512. */
+  maxObservationBytes?: number;
+  /** An episode must end within this many turns. Default 100. */
+  maxTurns?: number;
+}
+
+const builtInInvalidActions = [
+  '',
+  'no tags at all',
+  '<answer></answer>',
+  '<answer>x</answer><answer>y</answer>',
+  '<answer>x</answer> trailing text',
+  '<think>unclosed <answer>x</answer>',
+  '<tool_call>{not json</tool_call>',
+];
+
+interface Recorded {
+  reset: unknown;
+  steps: Array<{ action: string; result: StepResult }>;
+}
+
+export function envContract(name: string, makeEnv: () => Env, options: EnvContractOptions): void {
+  const seeds = options.seeds ?? splitSeeds('test', 5);
+  const maxBytes = options.maxObservationBytes ?? 512;
+  const maxTurns = options.maxTurns ?? 100;
+  const invalidReward = options.invalidActionReward ?? 0;
+
+  /** Plays one episode with `actions` (or with a noisy expert when none are given). */
+  async function play(env: Env, seed: number, actions?: string[]): Promise<Recorded> {
+    const expert = options.makeExpert({ seed, randomActionRate: 0.5 });
+    let observation = await env.reset({ seed });
+    const recorded: Recorded = { reset: observation, steps: [] };
+    for (let turn = 0; turn < (actions?.length ?? maxTurns); turn++) {
+      const action = actions?.[turn] ?? expert.act(observation);
+      const result = await env.step({ text: action });
+      recorded.steps.push({ action, result });
+      observation = result.observation;
+      if (result.done || result.truncated) break;
+    }
+    return recorded;
+  }
+
+  describe(`env contract: ${name}`, () => {
+    test('reset gives a compact observation; instructions and tool schemas exist', async () => {
+      const env = makeEnv();
+      assert.equal(env.name, name);
+      assert.ok(typeof env.instructions === 'string' && env.instructions.length > 0, 'instructions are set');
+      for (const tool of env.tools ?? []) assert.equal(typeof tool.inputSchema.safeParse, 'function', `${tool.name} has a zod schema`);
+      for (const seed of seeds) {
+        const observation = await env.reset({ seed });
+        assert.ok(observation.text.length > 0);
+        assert.ok(Buffer.byteLength(observation.text) <= maxBytes, `observation over ${maxBytes} bytes`);
+      }
+    });
+
+    test('the same seed and actions replay the same episode', async () => {
+      for (const seed of seeds) {
+        const env = makeEnv();
+        const first = await play(env, seed);
+        const actions = first.steps.map((step) => step.action);
+        assert.deepEqual(await play(makeEnv(), seed, actions), first, 'fresh instance');
+        assert.deepEqual(await play(env, seed, actions), first, 'same instance after reset');
+      }
+    });
+
+    test('a malformed action is an invalid-action observation, never an exception', async () => {
+      const env = makeEnv();
+      for (const text of [...builtInInvalidActions, ...(options.invalidActions ?? [])]) {
+        await env.reset({ seed: seeds[0]! });
+        const result = await env.step({ text });
+        assert.equal(result.info.invalidAction, true, `invalid: ${JSON.stringify(text)}`);
+        assert.ok(Math.abs(result.reward - invalidReward) < 1e-12, `reward ${result.reward} for ${JSON.stringify(text)}`);
+        assert.equal(result.done, false);
+        assert.ok(Buffer.byteLength(result.observation.text) <= maxBytes);
+      }
+    });
+
+    test(`repeated invalid actions end the episode within ${maxTurns} turns, then step rejects`, async () => {
+      const env = makeEnv();
+      await env.reset({ seed: seeds[0]! });
+      let ended = false;
+      for (let turn = 0; turn < maxTurns && !ended; turn++) {
+        const result = await env.step({ text: 'not an action' });
+        ended = result.done || result.truncated;
+      }
+      assert.ok(ended, 'episode ended');
+      await assert.rejects(env.step({ text: 'not an action' }), EpisodeEndedError);
+    });
+
+    test('step before reset rejects with EpisodeNotStartedError', async () => {
+      await assert.rejects(makeEnv().step({ text: '<answer>x</answer>' }), EpisodeNotStartedError);
+    });
+
+    test('the expert solves its tasks; stepping after done rejects with EpisodeEndedError', async () => {
+      for (const seed of seeds) {
+        const env = makeEnv();
+        const expert = options.makeExpert({ seed });
+        let observation = await env.reset({ seed });
+        let last: StepResult | undefined;
+        for (let turn = 0; turn < maxTurns && !(last?.done || last?.truncated); turn++) {
+          last = await env.step({ text: expert.act(observation) });
+          observation = last.observation;
+        }
+        assert.equal(last?.done, true, `seed ${seed}: episode done`);
+        assert.equal(last?.info.success, true, `seed ${seed}: solved`);
+        await assert.rejects(env.step({ text: expert.act(observation) }), EpisodeEndedError);
+      }
+    });
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * FrozenLake (RAGEN text version): walk the player P to the goal G without falling into a hole.
+ * Reward 1 on reaching the goal, 0 otherwise (minus `formatPenalty` for an invalid turn).
+ * Every move, and every invalid turn, uses one of `maxSteps`; the episode is truncated when they
+ * run out. Slippery (RAGEN): a move goes where intended with probability `slipperySuccessRate`,
+ * otherwise to one of the two perpendicular directions. Default non-slippery, so a small model
+ * can learn it; RAGEN's setting is `{ slippery: true }`.
+ */
+import { z } from 'zod';
+import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { parseMoveAction } from '../action-format.ts';
+import { parseOptions } from '../options.ts';
+import { generateLakeMap } from './generator.ts';
+import { lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
+
+export const frozenLakeOptionsSchema = z.strictObject({
+  /** Side of the square generated map. */
+  size: z.number().int().min(2).max(16).default(4),
+  /** Probability that a generated cell is a hole. */
+  holeProbability: z.number().min(0).max(0.6).default(0.2),
+  /** Moves may slip sideways (RAGEN uses true). */
+  slippery: z.boolean().default(false),
+  /** When slippery: probability that a move goes where intended (RAGEN 0.8). */
+  slipperySuccessRate: z.number().min(0).max(1).default(0.8),
+  /** Moves (and invalid turns) per episode; generated maps are solvable within it. */
+  maxSteps: z.number().int().positive().default(10),
+  /** Moves allowed in one answer, separated by `||`. */
+  maxActionsPerTurn: z.number().int().positive().default(1),
+  /** Subtracted from the reward of an invalid turn (RAGEN 0.1). */
+  formatPenalty: z.number().min(0).default(0),
+});
+export type FrozenLakeOptions = z.input<typeof frozenLakeOptionsSchema>;
+
+/** A task is the initial map in RAGEN symbols, one string per row. */
+export interface FrozenLakeTask {
+  map: string[];
+}
+
+/** `observation.data`: the current map (RAGEN symbols) and the steps left. */
+export interface FrozenLakeData {
+  map: string[];
+  stepsLeft: number;
+}
+
+interface Episode {
+  cells: LakeCell[][];
+  player: Position;
+  stepsUsed: number;
+  ended: boolean;
+  dynamics: Rng;
+}
+
+export class FrozenLakeEnv implements Env<FrozenLakeTask> {
+  readonly name = 'frozen-lake';
+  readonly instructions: string;
+  private readonly options: z.output<typeof frozenLakeOptionsSchema>;
+  private episode: Episode | null = null;
+
+  constructor(options: FrozenLakeOptions = {}) {
+    this.options = parseOptions(frozenLakeOptionsSchema, options, 'frozen-lake');
+    const { slippery, maxActionsPerTurn } = this.options;
+    const parts = ['FrozenLake: move P to the goal G. _ is ice, O is a hole (you lose), X: you fell in, √: you reached G.'];
+    if (slippery) parts.push('The ice is slippery: a move may go sideways.');
+    parts.push(`Moves: ${lakeMoves.join(', ')}.`);
+    parts.push(
+      maxActionsPerTurn > 1
+        ? `Reply <think>...</think><answer>Right || Up</answer> (at most ${maxActionsPerTurn} moves).`
+        : 'Reply <think>...</think><answer>Right</answer>.',
+    );
+    this.instructions = parts.join(' ');
+  }
+
+  async reset({ seed, task }: { seed: number; task?: FrozenLakeTask }): Promise<Observation> {
+    const rng = new Rng(seed);
+    const taskRng = rng.fork();
+    const map = task?.map ?? generateLakeMap(taskRng, { ...this.options, maxPathLength: this.options.maxSteps });
+    const { cells, player } = parseLakeMap(map);
+    this.episode = { cells, player, stepsUsed: 0, ended: false, dynamics: rng.fork() };
+    return this.observe(this.episode);
+  }
+
+  async step(action: Action): Promise<StepResult> {
+    const episode = this.episode;
+    if (episode === null) throw new EpisodeNotStartedError(this.name);
+    if (episode.ended) throw new EpisodeEndedError(this.name);
+    const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
+
+    const parsed = parseMoveAction(action, { moves: lakeMoves, maxActionsPerTurn });
+    if (parsed.kind === 'invalid') {
+      episode.stepsUsed++;
+      const truncated = episode.stepsUsed >= maxSteps;
+      episode.ended = truncated;
+      return {
+        observation: this.observe(episode, parsed.reason),
+        reward: -formatPenalty,
+        done: false,
+        truncated,
+        info: { invalidAction: true, reason: parsed.reason, ...(truncated ? { success: false } : {}) },
+      };
+    }
+
+    let done = false;
+    let reward = 0;
+    const taken: string[] = [];
+    for (const intended of parsed.moves) {
+      if (done || episode.stepsUsed >= maxSteps) break;
+      const move = this.slip(episode, intended);
+      taken.push(lakeMoves[move]!);
+      episode.player = moveOnLake(episode.cells, episode.player, move);
+      episode.stepsUsed++;
+      const cell = episode.cells[episode.player[0]]![episode.player[1]];
+      if (cell === 'goal') reward = 1;
+      done = cell !== 'frozen';
+    }
+    const truncated = !done && episode.stepsUsed >= maxSteps;
+    episode.ended = done || truncated;
+    return {
+      observation: this.observe(episode),
+      reward,
+      done,
+      truncated,
+      info: { invalidAction: false, moves: taken, ...(episode.ended ? { success: reward === 1 } : {}) },
+    };
+  }
+
+  private slip(episode: Episode, intended: number): number {
+    const { slippery, slipperySuccessRate } = this.options;
+    if (!slippery || episode.dynamics.next() < slipperySuccessRate) return intended;
+    return episode.dynamics.next() < 0.5 ? (intended + 1) % 4 : (intended + 3) % 4;
+  }
+
+  private observe(episode: Episode, invalidReason?: string): Observation {
+    const map = renderLake(episode.cells, episode.player);
+    const data: FrozenLakeData = { map, stepsLeft: this.options.maxSteps - episode.stepsUsed };
+    const text = map.join('\n') + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`);
+    return { text, data };
+  }
+}
+
+export function makeFrozenLake(options: FrozenLakeOptions = {}): FrozenLakeEnv {
+  return new FrozenLakeEnv(options);
+}

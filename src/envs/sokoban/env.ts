@@ -1,0 +1,135 @@
+/**
+ * Sokoban (RAGEN text version): push every box X onto a target O.
+ * Reward per move, as gym-sokoban / RAGEN: −0.1 for the move, +1 for a box pushed onto a target,
+ * −1 for a box pushed off one, +10 when all boxes are on targets (success = solved). A wall bump
+ * is a move (−0.1). An invalid turn scores −formatPenalty and uses one of `maxSteps`, like a move;
+ * the episode is truncated when they run out. Generated puzzles are solvable within `maxSteps`.
+ */
+import { z } from 'zod';
+import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { parseMoveAction } from '../action-format.ts';
+import { parseOptions } from '../options.ts';
+import { generateSokobanMap } from './generator.ts';
+import { applySokobanMove, isSolved, parseSokobanMap, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
+
+export const sokobanRewards = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
+
+export const sokobanOptionsSchema = z.strictObject({
+  /** Room width, wall border included. */
+  width: z.number().int().min(4).max(12).default(6),
+  /** Room height, wall border included. */
+  height: z.number().int().min(4).max(12).default(6),
+  /** Boxes (and targets). */
+  numBoxes: z.number().int().min(1).max(3).default(1),
+  /** Fraction of the interior that is floor (small rooms: below 1). */
+  floorFraction: z.number().min(0.3).max(1).default(0.75),
+  /** Moves (and invalid turns) per episode (RAGEN 10); puzzles are generated solvable within it. */
+  maxSteps: z.number().int().positive().max(50).default(10),
+  /** Moves allowed in one answer, separated by `||`. */
+  maxActionsPerTurn: z.number().int().positive().default(1),
+  /** Subtracted from the reward of an invalid turn (RAGEN 0.1). */
+  formatPenalty: z.number().min(0).default(0),
+});
+export type SokobanOptions = z.input<typeof sokobanOptionsSchema>;
+
+/** A task is the initial map in RAGEN symbols, one string per row. */
+export interface SokobanTask {
+  map: string[];
+}
+
+/** `observation.data`: the current map (RAGEN symbols) and the steps left. */
+export interface SokobanData {
+  map: string[];
+  stepsLeft: number;
+}
+
+interface Episode {
+  room: SokobanRoom;
+  position: SokobanPosition;
+  stepsUsed: number;
+  ended: boolean;
+}
+
+export class SokobanEnv implements Env<SokobanTask> {
+  readonly name = 'sokoban';
+  readonly instructions: string;
+  private readonly options: z.output<typeof sokobanOptionsSchema>;
+  private episode: Episode | null = null;
+
+  constructor(options: SokobanOptions = {}) {
+    this.options = parseOptions(sokobanOptionsSchema, options, 'sokoban');
+    const { maxActionsPerTurn } = this.options;
+    this.instructions = [
+      'Sokoban: push every box X onto a target O. # wall, _ floor, P you, S you on a target, √ box on a target.',
+      `Moves: ${sokobanMoves.join(', ')}. Boxes can be pushed, not pulled.`,
+      maxActionsPerTurn > 1
+        ? `Reply <think>...</think><answer>Up || Left</answer> (at most ${maxActionsPerTurn} moves).`
+        : 'Reply <think>...</think><answer>Up</answer>.',
+    ].join(' ');
+  }
+
+  async reset({ seed, task }: { seed: number; task?: SokobanTask }): Promise<Observation> {
+    const { maxSteps } = this.options;
+    const map = task?.map ?? generateSokobanMap(new Rng(seed), { ...this.options, maxReverseMoves: maxSteps, maxSolutionLength: maxSteps });
+    const { room, position } = parseSokobanMap(map);
+    this.episode = { room, position, stepsUsed: 0, ended: false };
+    return this.observe(this.episode);
+  }
+
+  async step(action: Action): Promise<StepResult> {
+    const episode = this.episode;
+    if (episode === null) throw new EpisodeNotStartedError(this.name);
+    if (episode.ended) throw new EpisodeEndedError(this.name);
+    const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
+
+    const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });
+    if (parsed.kind === 'invalid') {
+      episode.stepsUsed++;
+      const truncated = episode.stepsUsed >= maxSteps;
+      episode.ended = truncated;
+      return {
+        observation: this.observe(episode, parsed.reason),
+        reward: -formatPenalty,
+        done: false,
+        truncated,
+        info: { invalidAction: true, reason: parsed.reason, ...(truncated ? { success: false } : {}) },
+      };
+    }
+
+    let reward = 0;
+    let done = false;
+    for (const move of parsed.moves) {
+      if (done || episode.stepsUsed >= maxSteps) break;
+      const { position, pushed } = applySokobanMove(episode.room, episode.position, move);
+      episode.position = position;
+      episode.stepsUsed++;
+      reward += sokobanRewards.step;
+      if (pushed !== undefined) {
+        const { targets } = episode.room;
+        if (targets[pushed.to] && !targets[pushed.from]) reward += sokobanRewards.boxOnTarget;
+        if (!targets[pushed.to] && targets[pushed.from]) reward += sokobanRewards.boxOffTarget;
+      }
+      done = isSolved(episode.room, position);
+      if (done) reward += sokobanRewards.solved;
+    }
+    const truncated = !done && episode.stepsUsed >= maxSteps;
+    episode.ended = done || truncated;
+    return {
+      observation: this.observe(episode),
+      reward,
+      done,
+      truncated,
+      info: { invalidAction: false, ...(episode.ended ? { success: done } : {}) },
+    };
+  }
+
+  private observe(episode: Episode, invalidReason?: string): Observation {
+    const map = renderSokoban(episode.room, episode.position);
+    const data: SokobanData = { map, stepsLeft: this.options.maxSteps - episode.stepsUsed };
+    return { text: map.join('\n') + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data };
+  }
+}
+
+export function makeSokoban(options: SokobanOptions = {}): SokobanEnv {
+  return new SokobanEnv(options);
+}

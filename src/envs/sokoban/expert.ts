@@ -1,0 +1,28 @@
+/**
+ * Sokoban expert: the first move of a BFS-optimal solution of the current map (recomputed each
+ * turn). When the map has become unsolvable (a box in a corner after random moves) it plays Up.
+ */
+import { InvalidArgumentError, type Observation } from '../../core/index.ts';
+import { formatAnswer } from '../action-format.ts';
+import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
+import type { SokobanData } from './env.ts';
+import { parseSokobanMap, sokobanMoves } from './grid.ts';
+import { solveSokoban } from './solver.ts';
+
+export function sokobanExpert(options: ExpertOptions = {}): Expert {
+  return makeExpert(
+    options,
+    (observation) => {
+      const { room, position } = parseSokobanMap(sokobanData(observation).map);
+      const solution = solveSokoban(room, position);
+      return formatAnswer(sokobanMoves[solution?.[0] ?? 0]!);
+    },
+    (_observation, rng) => formatAnswer(rng.pick(sokobanMoves)),
+  );
+}
+
+function sokobanData(observation: Observation): SokobanData {
+  const data = observation.data as Partial<SokobanData> | undefined;
+  if (!Array.isArray(data?.map)) throw new InvalidArgumentError('sokoban expert needs observation.data.map from the sokoban env');
+  return data as SokobanData;
+}
