@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InvalidArgumentError } from '../../core/errors.ts';
+import { Rng } from '../../core/rng.ts';
+import { lossAggModes } from '../aggregation.ts';
+import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
+import { ppoClipLoss } from './ppo-clip.ts';
+
+// old = 0 and logp = log(ratio), so ratio is exact. ε = 0.2, c = 3:
+//  A= 1, r=1.5: max(−1.5, −1.2) = −1.2     clipped, grad 0
+//  A= 1, r=1.1: max(−1.1, −1.1) = −1.1     unclipped, grad −A·r = −1.1
+//  A=−1, r=0.5: max(0.5, 0.8) = 0.8        clipped, grad 0; dual: min(0.8, 3) = 0.8
+//  A=−1, r=4  : max(4, 1.2) = 4 → min(4, 3) = 3   dual clip, grad 0
+//  A=−2, r=1.1: max(2.2, 2.2) = 2.2        unclipped, grad −A·r = 2.2
+// token-mean: (−1.2 − 1.1 + 0.8 + 3 + 2.2) / 5 = 0.74; gradients ÷ 5
+const ratios = [1.5, 1.1, 0.5, 4, 1.1];
+const advantages = [[1, 1, -1, -1, -2]];
+const logprobs = [ratios.map(Math.log)];
+const oldLogprobs = [[0, 0, 0, 0, 0]];
+const lossMask = [[1, 1, 1, 1, 1]];
+
+describe('ppoClipLoss', () => {
+  it('matches hand-computed values with dual clip', () => {
+    const { loss, gradLogprobs, tokenLosses, metrics } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask });
+    assertAllClose(tokenLosses[0]!, [-1.2, -1.1, 0.8, 3, 2.2]);
+    assertClose(loss, 0.74);
+    assertAllClose(gradLogprobs[0]!, [0, -0.22, 0, 0, 0.44]);
+    assertClose(metrics.clipfrac, 0.4); // tokens 0 and 2
+    assertClose(metrics.clipfrac_lower, 0.2); // token 3
+    const sumLog = ratios.reduce((a, r) => a + Math.log(r), 0);
+    assertClose(metrics.ppo_kl, -sumLog / 5);
+    assertClose(metrics.approx_kl, ratios.reduce((a, r) => a + r - 1 - Math.log(r), 0) / 5);
+    assertClose(metrics.ratio_mean, 8.2 / 5);
+  });
+
+  it('without dual clip the A<0, r=4 token costs 4 and has gradient −A·r = 4', () => {
+    const { loss, gradLogprobs } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: null });
+    assertClose(loss, 0.94); // (−1.2 − 1.1 + 0.8 + 4 + 2.2) / 5
+    assertClose(gradLogprobs[0]![3]!, 0.8);
+  });
+
+  it('clip-higher raises the upper bound (ε_high 0.28: r = 1.5 → 1.28)', () => {
+    const { tokenLosses } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioHigh: 0.28 });
+    assertClose(tokenLosses[0]![0]!, -1.28);
+  });
+
+  it('clamps log ratio at ±20 with zero gradient beyond', () => {
+    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: [[25]], oldLogprobs: [[0]], advantages: [[-1]], lossMask: [[1]], clipRatioC: null });
+    assertClose(tokenLosses[0]![0]!, Math.exp(20));
+    assert.equal(gradLogprobs[0]![0], 0);
+  });
+
+  it('gradient matches finite differences under every aggregation mode', () => {
+    const rng = new Rng(3);
+    const lengths = [6, 4, 9, 5];
+    const mask = randomMask(rng, lengths);
+    const old = randomSequences(rng, lengths, () => -3 * rng.next());
+    const current = old.map((seq) => seq.map((x) => x + 0.4 * rng.normal()));
+    const advantage = randomSequences(rng, lengths, () => rng.normal());
+    for (const mode of lossAggModes) {
+      for (const clipRatioC of [3, 1.2, null]) {
+        const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode, clipRatioC, clipRatioHigh: 0.28 };
+        const { gradLogprobs } = ppoClipLoss({ ...options, logprobs: current });
+        assertGradientMatches(`${mode} c=${clipRatioC}`, (x) => ppoClipLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
+      }
+    }
+  });
+
+  it('rejects a dual-clip bound ≤ 1', () => {
+    assert.throws(() => ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: 1 }), InvalidArgumentError);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, it } from 'node:test';
+import { Rng } from '../../core/rng.ts';
+import { lossAggModes } from '../aggregation.ts';
+import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
+import { valueLoss } from './value.ts';
+
+describe('valueLoss', () => {
+  it('matches hand-computed values (ε_v 0.5, V_old 0)', () => {
+    // V=1,  R=2:   V_c=0.5:  (1−2)²=1   vs (0.5−2)²=2.25  → ½·2.25 = 1.125, clipped, grad 0
+    // V=.2, R=1:   V_c=0.2:  0.64 both                      → 0.32, grad V−R = −0.8
+    // V=−1, R=−2:  V_c=−0.5: 1 vs 2.25                      → 1.125, clipped, grad 0
+    // V=1,  R=0.2: V_c=0.5:  0.64 vs 0.09                   → 0.32, grad 0.8
+    // token-mean: 2.89 / 4 = 0.7225
+    const { loss, gradValues, metrics } = valueLoss({
+      values: [[1, 0.2, -1, 1]],
+      oldValues: [[0, 0, 0, 0]],
+      returns: [[2, 1, -2, 0.2]],
+      lossMask: [[1, 1, 1, 1]],
+    });
+    assertClose(loss, 0.7225);
+    assertAllClose(gradValues[0]!, [0, -0.2, 0, 0.2]);
+    assertClose(metrics.vf_clipfrac, 0.5);
+  });
+
+  it('gradient matches finite differences under every aggregation mode', () => {
+    const rng = new Rng(9);
+    const lengths = [6, 4, 9];
+    const lossMask = randomMask(rng, lengths);
+    const oldValues = randomSequences(rng, lengths, () => rng.normal());
+    const values = oldValues.map((seq) => seq.map((v) => v + 0.6 * rng.normal()));
+    const returns = randomSequences(rng, lengths, () => rng.normal());
+    for (const mode of lossAggModes) {
+      const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3 };
+      const { gradValues } = valueLoss({ ...options, values });
+      assertGradientMatches(mode, (x) => valueLoss({ ...options, values: x }).loss, values, gradValues);
+    }
+  });
+});
