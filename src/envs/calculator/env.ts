@@ -1,0 +1,128 @@
+/**
+ * Calculator: compute an integer arithmetic expression, optionally with the `calculator` tool.
+ * Turn by turn the agent either calls the tool (`<tool_call>{"name": "calculator", "arguments":
+ * {"expression": "..."}}</tool_call>`, result back as `<tool_response>…</tool_response>`) or
+ * answers (`<answer>42</answer>`), which ends the episode: reward 1 on an exact match of the
+ * integer, else 0. An invalid turn scores −formatPenalty; a tool error (bad expression) is shown
+ * to the agent, not counted invalid. Truncated after `maxTurns` turns without an answer.
+ */
+import { z } from 'zod';
+import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
+import { parseAction, type ParsedToolCall } from '../action-format.ts';
+import { parseOptions } from '../options.ts';
+import { evaluateExpression } from './evaluate.ts';
+import { generateExpression } from './generator.ts';
+
+export const calculatorTool: Tool<{ expression: string }, number> = {
+  name: 'calculator',
+  description: 'Evaluates integer arithmetic: + - * and parentheses.',
+  inputSchema: z.strictObject({ expression: z.string() }),
+  execute: ({ expression }) => evaluateExpression(expression),
+};
+
+export const calculatorOptionsSchema = z.strictObject({
+  /** Integers in each expression (difficulty). */
+  numOperands: z.number().int().min(2).max(8).default(3),
+  /** Largest operand. */
+  maxOperand: z.number().int().min(1).max(1000).default(20),
+  /** Nest sub-expressions in parentheses (else a flat chain with usual precedence). */
+  parentheses: z.boolean().default(true),
+  /** Turns per episode (tool calls, answers and invalid turns). */
+  maxTurns: z.number().int().positive().default(4),
+  /** Subtracted from the reward of an invalid turn. */
+  formatPenalty: z.number().min(0).default(0),
+});
+export type CalculatorOptions = z.input<typeof calculatorOptionsSchema>;
+
+export interface CalculatorTask {
+  expression: string;
+}
+
+/** `observation.data`: the expression, the latest tool response text (or null), turns left. */
+export interface CalculatorData {
+  expression: string;
+  lastToolResult: string | null;
+  turnsLeft: number;
+}
+
+interface Episode {
+  expression: string;
+  answer: number;
+  lastToolResult: string | null;
+  turnsUsed: number;
+  ended: boolean;
+}
+
+export class CalculatorEnv implements Env<CalculatorTask> {
+  readonly name = 'calculator';
+  readonly tools: Tool[] = [calculatorTool];
+  readonly instructions =
+    'Compute the integer value of the expression. You may call the calculator tool: ' +
+    '<tool_call>{"name": "calculator", "arguments": {"expression": "2 + 3"}}</tool_call> ' +
+    'Then reply <think>...</think><answer>5</answer>.';
+  private readonly options: z.output<typeof calculatorOptionsSchema>;
+  private episode: Episode | null = null;
+
+  constructor(options: CalculatorOptions = {}) {
+    this.options = parseOptions(calculatorOptionsSchema, options, 'calculator');
+  }
+
+  async reset({ seed, task }: { seed: number; task?: CalculatorTask }): Promise<Observation> {
+    const { expression, answer } = task
+      ? { expression: task.expression, answer: evaluateExpression(task.expression) }
+      : generateExpression(new Rng(seed), this.options);
+    this.episode = { expression, answer, lastToolResult: null, turnsUsed: 0, ended: false };
+    return this.observe(this.episode, expression);
+  }
+
+  async step(action: Action): Promise<StepResult> {
+    const episode = this.episode;
+    if (episode === null) throw new EpisodeNotStartedError(this.name);
+    if (episode.ended) throw new EpisodeEndedError(this.name);
+    episode.turnsUsed++;
+    const parsed = action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text);
+
+    if (parsed.kind === 'answer') {
+      const success = parsed.answer === String(episode.answer);
+      episode.ended = true;
+      const observation = this.observe(episode, success ? 'correct' : 'wrong');
+      return { observation, reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success } };
+    }
+    const reason = parsed.kind === 'invalid' ? parsed.reason : this.callTool(episode, parsed.call);
+    const truncated = episode.turnsUsed >= this.options.maxTurns;
+    episode.ended = truncated;
+    const ending = truncated ? { success: false } : {};
+    if (reason !== null) {
+      const observation = this.observe(episode, `invalid: ${reason}`);
+      return { observation, reward: -this.options.formatPenalty, done: false, truncated, info: { invalidAction: true, reason, ...ending } };
+    }
+    const observation = this.observe(episode, `<tool_response>${episode.lastToolResult}</tool_response>`);
+    return { observation, reward: 0, done: false, truncated, info: { invalidAction: false, ...ending } };
+  }
+
+  /** Runs a tool call; returns why it is invalid, or null (its result is then in `lastToolResult`). */
+  private callTool(episode: Episode, call: ParsedToolCall): string | null {
+    if (call.name !== calculatorTool.name) return `unknown tool "${call.name.slice(0, 20)}"; allowed: ${calculatorTool.name}`;
+    const input = calculatorTool.inputSchema.safeParse(call.arguments);
+    if (!input.success) return 'calculator arguments must be {"expression": string}';
+    try {
+      episode.lastToolResult = String(calculatorTool.execute(input.data));
+    } catch (error) {
+      episode.lastToolResult = `error: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return null;
+  }
+
+  private observe(episode: Episode, text: string): Observation {
+    const data: CalculatorData = {
+      expression: episode.expression,
+      lastToolResult: episode.lastToolResult,
+      turnsLeft: this.options.maxTurns - episode.turnsUsed,
+    };
+    return { text, data };
+  }
+}
+
+export function makeCalculator(options: CalculatorOptions = {}): CalculatorEnv {
+  return new CalculatorEnv(options);
+}
