@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
@@ -43,7 +44,8 @@ describe('gspoLoss', () => {
     });
     for (const mode of lossAggModes) {
       const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode };
-      const { gradLogprobs } = gspoLoss({ ...options, logprobs: current });
+      const { gradLogprobs, metrics } = gspoLoss({ ...options, logprobs: current });
+      assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => gspoLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
     }
   });

@@ -60,7 +60,9 @@ describe('ppoClipLoss', () => {
     for (const mode of lossAggModes) {
       for (const clipRatioC of [3, 1.2, null]) {
         const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode, clipRatioC, clipRatioHigh: 0.28 };
-        const { gradLogprobs } = ppoClipLoss({ ...options, logprobs: current });
+        const { gradLogprobs, metrics } = ppoClipLoss({ ...options, logprobs: current });
+        assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
+        if (clipRatioC === 1.2) assert.ok(metrics.clipfrac_lower > 0, 'dual clip exercised');
         assertGradientMatches(`${mode} c=${clipRatioC}`, (x) => ppoClipLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
       }
     }

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
@@ -31,7 +32,8 @@ describe('valueLoss', () => {
     const returns = randomSequences(rng, lengths, () => rng.normal());
     for (const mode of lossAggModes) {
       const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3 };
-      const { gradValues } = valueLoss({ ...options, values });
+      const { gradValues, metrics } = valueLoss({ ...options, values });
+      assert.ok(metrics.vf_clipfrac > 0 && metrics.vf_clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => valueLoss({ ...options, values: x }).loss, values, gradValues);
     }
   });
