@@ -67,21 +67,28 @@ test('frozen-lake expert solves 100% of 50 test tasks (non-slippery); random pla
     if ((await playEpisode(env, frozenLakeExpert({ seed, randomActionRate: 1 }), seed)).success) randomWins++;
   }
   assert.equal(expertWins, 50);
-  assert.ok(randomWins < 25, `random won ${randomWins}/50`);
+  assert.ok(randomWins < 20, `random won ${randomWins}/50`);
 });
 
-test('frozen-lake slippery: moves sometimes slip, replay is seeded', async () => {
+test('frozen-lake slippery: some moves slip sideways, the same seed slips the same way', async () => {
   const env = makeFrozenLake({ slippery: true, maxSteps: 100, size: 6 });
+  const playDown = async (seed: number): Promise<string[]> => {
+    await env.reset({ seed });
+    const taken: string[] = [];
+    for (let turn = 0; turn < 5; turn++) {
+      const result = await env.step({ text: '<answer>Down</answer>' });
+      taken.push(...(result.info.moves as string[]));
+      if (result.done) break;
+    }
+    return taken;
+  };
   let slips = 0;
   let moves = 0;
   for (const seed of splitSeeds('validation', 20)) {
-    await env.reset({ seed });
-    for (let turn = 0; turn < 5; turn++) {
-      const result = await env.step({ text: '<answer>Down</answer>' });
-      moves++;
-      if ((result.info.moves as string[])[0] !== 'Down') slips++;
-      if (result.done) break;
-    }
+    const taken = await playDown(seed);
+    assert.deepEqual(await playDown(seed), taken);
+    moves += taken.length;
+    slips += taken.filter((move) => move !== 'Down').length;
   }
   assert.ok(slips > 0 && slips < moves / 2, `${slips} slips in ${moves} moves`);
 });

@@ -70,7 +70,7 @@ export class SokobanEnv implements Env<SokobanTask> {
 
   async reset({ seed, task }: { seed: number; task?: SokobanTask }): Promise<Observation> {
     const { maxSteps } = this.options;
-    const map = task?.map ?? generateSokobanMap(new Rng(seed), { ...this.options, maxReverseMoves: maxSteps, maxSolutionLength: maxSteps });
+    const map = task?.map ?? generateSokobanMap(new Rng(seed), { ...this.options, maxReverseMoves: 2 * maxSteps, maxSolutionLength: maxSteps });
     const { room, position } = parseSokobanMap(map);
     this.episode = { room, position, stepsUsed: 0, ended: false };
     return this.observe(this.episode);

@@ -2,14 +2,15 @@
  * Sokoban puzzles that are solvable by construction (reverse play, as in gym-sokoban / RAGEN):
  * 1. carve a small room: a random walk inside the wall border opens `floorFraction` of it;
  * 2. put the boxes on random targets (the solved state) and the player on another floor cell;
- * 3. play backwards at most `maxReverseMoves` moves: walk, or pull a box (player steps away from
- *    a box next to it and drags it along) — every pull undone forward is a legal push;
- * 4. keep the puzzle if the BFS solver solves it in 1…`maxSolutionLength` moves.
- * Step 3 bounds the solution by the number of reverse moves; step 4 checks it.
+ * 3. play backwards `maxReverseMoves` moves: walk, or pull a box (player steps away from a box
+ *    next to it and drags it along) — every pull undone forward is a legal push;
+ * 4. of the states met on the way, keep the one whose BFS-optimal solution is longest, among
+ *    those solvable in 1…`maxSolutionLength` moves (gym-sokoban likewise scores the states of
+ *    its reverse play and keeps the best). The BFS check is what guarantees the step budget.
  */
 import type { Rng } from '../../core/index.ts';
 import { TaskGenerationError } from '../errors.ts';
-import { isFree, isSolved, neighbour, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
+import { isFree, neighbour, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
 import { solveSokoban } from './solver.ts';
 
 export interface SokobanGeneratorOptions {
@@ -32,11 +33,13 @@ export function generateSokobanMap(rng: Rng, options: SokobanGeneratorOptions): 
     const targets = floor.slice(0, options.numBoxes);
     for (const cell of targets) room.targets[cell] = true;
     let position: SokobanPosition = { player: floor[options.numBoxes]!, boxes: [...targets].sort((a, b) => a - b) };
-    const reverseMoves = rng.range(1, options.maxReverseMoves);
-    for (let move = 0; move < reverseMoves; move++) position = reverseStep(rng, room, position);
-    if (isSolved(room, position)) continue;
-    const solution = solveSokoban(room, position, options.maxSolutionLength);
-    if (solution !== null && solution.length >= 1) return renderSokoban(room, position);
+    let best: { position: SokobanPosition; length: number } | null = null;
+    for (let move = 0; move < options.maxReverseMoves; move++) {
+      position = reverseStep(rng, room, position);
+      const length = solveSokoban(room, position, options.maxSolutionLength)?.length ?? 0;
+      if (length >= 1 && length >= (best?.length ?? 0)) best = { position, length };
+    }
+    if (best !== null) return renderSokoban(room, best.position);
   }
   throw new TaskGenerationError('sokoban', attempts, options);
 }
@@ -77,7 +80,7 @@ function reverseStep(rng: Rng, room: SokobanRoom, position: SokobanPosition): So
       pulls.push({ player: to, boxes });
     }
   }
-  if (pulls.length > 0 && (walks.length === 0 || rng.next() < 0.75)) return rng.pick(pulls);
+  if (pulls.length > 0 && rng.next() < 0.75) return rng.pick(pulls);
   return walks.length > 0 ? rng.pick(walks) : position;
 }
 

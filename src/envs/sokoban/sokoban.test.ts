@@ -51,7 +51,7 @@ test('sokoban generated puzzles: unsolved, solvable within maxSteps, varied', ()
   const maps = new Set<string>();
   const lengths = new Set<number>();
   for (const seed of splitSeeds('train', 100)) {
-    const map = generateSokobanMap(new Rng(seed), { width: 6, height: 6, numBoxes: 1, floorFraction: 0.75, maxReverseMoves: 10, maxSolutionLength: 10 });
+    const map = generateSokobanMap(new Rng(seed), { width: 6, height: 6, numBoxes: 1, floorFraction: 0.75, maxReverseMoves: 20, maxSolutionLength: 10 });
     const { room, position } = parseSokobanMap(map);
     const solution = solveSokoban(room, position);
     assert.ok(solution !== null && solution.length >= 1 && solution.length <= 10, map.join('\n'));
@@ -72,5 +72,5 @@ test('sokoban expert solves 100% of 50 test tasks within maxSteps; random play d
     if ((await playEpisode(env, sokobanExpert({ seed, randomActionRate: 1 }), seed)).success) randomWins++;
   }
   assert.equal(expertWins, 50);
-  assert.ok(randomWins < 20, `random won ${randomWins}/50`);
+  assert.ok(randomWins < 12, `random won ${randomWins}/50`);
 });
