@@ -178,6 +178,19 @@ export class TransformerModel {
     return report;
   }
 
+  /** The gradient accumulated by `forwardBackward` so far, on the host (for inspection and tests). */
+  async accumulatedGradients(): Promise<HostParams> {
+    if (this.accumulated === null) throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
+    return toHost(this.config, this.accumulated);
+  }
+
+  /** Drops accumulated gradients without a step. */
+  zeroGradients(): void {
+    if (this.accumulated !== null) tree.dispose(this.accumulated);
+    this.accumulated = null;
+    this.accumulatedTokens = 0;
+  }
+
   /** Clips the accumulated gradient, applies AdamW and clears the accumulator. */
   async optimStep(options: OptimOptions): Promise<{ gradNorm: number; step: number }> {
     if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');

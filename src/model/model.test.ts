@@ -1,0 +1,187 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Rng } from '../core/rng.ts';
+import type { TokenLoss } from '../core/loss.ts';
+import { TransformerModel } from './model.ts';
+import { generate } from './generate.ts';
+import { saveCheckpoint, loadCheckpoint } from './checkpoint.ts';
+import type { HostParams, ModelConfigInput } from './config.ts';
+
+const tiny: ModelConfigInput = {
+  vocabSize: 40,
+  hiddenSize: 16,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 32,
+  maxSeqLen: 32,
+  initStd: 0.2,
+};
+
+function randomSequences(rng: Rng, count: number, vocab: number, minLength: number, maxLength: number): number[][] {
+  return Array.from({ length: count }, () => Array.from({ length: rng.range(minLength, maxLength) }, () => rng.int(vocab)));
+}
+
+/** loss = Σ a·logπ + Σ b·entropy + Σ c·value with fixed random weights: its gradient is (a, b, c). */
+function linearLoss(sequences: number[][], seed: number, withValue: boolean): { loss: TokenLoss; weights: Float32Array[][] } {
+  const rng = new Rng(seed);
+  const make = () => sequences.map((s) => Float32Array.from({ length: s.length }, (_, t) => (t === 0 ? 0 : rng.normal())));
+  const a = make();
+  const b = make();
+  const c = make();
+  const loss: TokenLoss = {
+    name: 'linear',
+    dependsOnCurrent: true,
+    compute: (input) => {
+      let value = 0;
+      input.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += a[i]![t]! * x)));
+      input.entropies!.forEach((e, i) => e.forEach((x, t) => (value += b[i]![t]! * x)));
+      if (withValue) input.values?.forEach((v, i) => v.forEach((x, t) => (value += c[i]![t]! * x)));
+      return { loss: value, gradLogprobs: a, gradEntropies: b, gradValues: withValue ? c : undefined, metrics: {} };
+    },
+  };
+  return { loss, weights: [a, b, c] };
+}
+
+async function lossAt(model: TransformerModel, sequences: number[][], weights: Float32Array[][], withValue: boolean): Promise<number> {
+  const out = await model.score(sequences, { entropies: true });
+  let value = 0;
+  out.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += weights[0]![i]![t]! * x)));
+  out.entropies!.forEach((e, i) => e.forEach((x, t) => (value += weights[1]![i]![t]! * x)));
+  if (withValue) out.values!.forEach((v, i) => v.forEach((x, t) => (value += weights[2]![i]![t]! * x)));
+  return value;
+}
+
+function clone(params: HostParams): HostParams {
+  return new Map([...params].map(([name, t]) => [name, { shape: t.shape, data: t.data.slice() }]));
+}
+
+for (const variant of [
+  { name: 'untied head, q/k/v bias, value head, GQA', config: { ...tiny, tieWordEmbeddings: false, attentionBias: true, valueHead: true } },
+  { name: 'tied head', config: { ...tiny, tieWordEmbeddings: true } },
+]) {
+  test(`train-step gradients match finite differences for every parameter kind (${variant.name})`, async () => {
+    const withValue = variant.config.valueHead === true;
+    const model = await TransformerModel.create(variant.config, { seed: 3 });
+    // Non-trivial norms and value head so their gradients are informative.
+    const base = await model.hostParams();
+    const rng = new Rng(11);
+    for (const [name, t] of base) {
+      if (name.endsWith('Norm') || name.startsWith('valueHead') || /\.b[qkv]$/.test(name)) {
+        for (let i = 0; i < t.data.length; i++) t.data[i] = (name.endsWith('Norm') ? 1 : 0) + 0.3 * rng.normal();
+      }
+    }
+    model.setParams(base);
+    const sequences = randomSequences(new Rng(5), 3, 40, 6, 12);
+    const { loss, weights } = linearLoss(sequences, 7, withValue);
+    await model.forwardBackward(sequences, loss);
+    const grads = await model.accumulatedGradients();
+    model.zeroGradients();
+
+    const kinds = new Map<string, string>(); // kind → first parameter name of that kind
+    for (const name of base.keys()) kinds.set(name.replace(/^layers\.\d+\./, ''), kinds.get(name.replace(/^layers\.\d+\./, '')) ?? name);
+    const epsilon = 1e-2;
+    for (const [kind, name] of kinds) {
+      const g = grads.get(name)!.data;
+      // Check the two entries with the largest analytic gradient.
+      const order = [...g.keys()].sort((i, j) => Math.abs(g[j]!) - Math.abs(g[i]!)).slice(0, 2);
+      for (const index of order) {
+        const plus = clone(base);
+        plus.get(name)!.data[index]! += epsilon;
+        model.setParams(plus);
+        const up = await lossAt(model, sequences, weights, withValue);
+        const minus = clone(base);
+        minus.get(name)!.data[index]! -= epsilon;
+        model.setParams(minus);
+        const down = await lossAt(model, sequences, weights, withValue);
+        const numeric = (up - down) / (2 * epsilon);
+        const analytic = g[index]!;
+        const error = Math.abs(numeric - analytic) / Math.max(1e-3, Math.abs(numeric) + Math.abs(analytic));
+        assert.ok(error < 0.03, `${kind} (${name}[${index}]): analytic ${analytic}, numeric ${numeric}, relative error ${error}`);
+      }
+    }
+  });
+}
+
+test('KV-cache sampling log-probs equal full-forward scoring (batch of different prompt lengths)', async () => {
+  const model = await TransformerModel.create({ ...tiny, maxSeqLen: 64, valueHead: true }, { seed: 1 });
+  const prompts = randomSequences(new Rng(2), 5, 40, 3, 17);
+  for (const temperature of [1, 0.7]) {
+    const rows = await generate(model, prompts, { maxNewTokens: 20, temperature, seed: 9 });
+    const scored = await model.score(
+      prompts.map((p, b) => [...p, ...rows[b]!.tokens]),
+      { temperature },
+    );
+    rows.forEach((row, b) => {
+      assert.equal(row.tokens.length, 20);
+      row.logprobs.forEach((lp, i) => {
+        const reference = scored.logprobs[b]![prompts[b]!.length + i]!;
+        assert.ok(Math.abs(lp - reference) < 1e-4, `row ${b} token ${i}: sampled ${lp} scored ${reference}`);
+      });
+    });
+  }
+});
+
+test('sampling honours stop tokens, greedy decoding is deterministic, and seeds reproduce', async () => {
+  const model = await TransformerModel.create(tiny, { seed: 4 });
+  const prompts = [[1, 2, 3], [4, 5, 6, 7, 8]];
+  const a = await generate(model, prompts, { maxNewTokens: 12, temperature: 0 });
+  const b = await generate(model, prompts, { maxNewTokens: 12, temperature: 0 });
+  assert.deepEqual(a, b);
+  const s1 = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5 });
+  const s2 = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5 });
+  assert.deepEqual(s1, s2);
+  const stop = s1[0]!.tokens[3]!;
+  const stopped = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5, stopTokens: [stop] });
+  assert.equal(stopped[0]!.finishReason, 'stop');
+  assert.equal(stopped[0]!.tokens.at(-1), stop);
+  assert.ok(stopped[0]!.tokens.length <= 4);
+  const topP = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, topP: 1e-6, seed: 5 });
+  assert.deepEqual(topP.map((r) => r.tokens), a.map((r) => r.tokens), 'top-p → 0 is greedy');
+});
+
+test('checkpoint round trip is bit-exact and training continues identically from it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrl-ckpt-'));
+  try {
+    const model = await TransformerModel.create({ ...tiny, vocabSize: 272, valueHead: true, attentionBias: true }, { seed: 8 });
+    const sequences = randomSequences(new Rng(1), 4, 272, 8, 16);
+    const sft: TokenLoss = {
+      name: 'nll',
+      dependsOnCurrent: false,
+      compute: (input) => ({
+        loss: 0,
+        gradLogprobs: input.logprobs.map((l) => Float32Array.from(l, (_, t) => (t === 0 ? 0 : -0.05))),
+        metrics: {},
+      }),
+    };
+    await model.trainStep(sequences, sft, { learningRate: 1e-2 });
+    const params = await model.hostParams();
+    await saveCheckpoint(dir, { config: model.config, params, extra: { step: model.step } });
+    const loaded = await loadCheckpoint(dir);
+    assert.deepEqual(loaded.config, model.config);
+    for (const [name, tensor] of params) {
+      assert.deepEqual(loaded.params.get(name)!.shape, tensor.shape, name);
+      assert.ok(Buffer.from(loaded.params.get(name)!.data.buffer).equals(Buffer.from(tensor.data.buffer)), `${name} differs`);
+    }
+    const restored = await TransformerModel.fromParams(loaded.config, loaded.params);
+    restored.loadOptimizerState(await model.optimizerState());
+    const next = await model.trainStep(sequences, sft, { learningRate: 1e-2 });
+    const nextRestored = await restored.trainStep(sequences, sft, { learningRate: 1e-2 });
+    assert.equal(nextRestored.loss, next.loss);
+    const after = await model.hostParams();
+    const afterRestored = await restored.hostParams();
+    for (const [name, tensor] of after) assert.deepEqual(afterRestored.get(name)!.data, tensor.data, name);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a loss that trains a value head is refused on a model without one', async () => {
+  const model = await TransformerModel.create(tiny, { seed: 1 });
+  const sequences = [[1, 2, 3]];
+  const { loss } = linearLoss(sequences, 1, true);
+  await assert.rejects(model.forwardBackward(sequences, loss), /value head/);
+});
