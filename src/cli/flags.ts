@@ -1,0 +1,106 @@
+/**
+ * Command-line flags derived from a zod object schema: `--kebab-case value` sets the camelCase
+ * key, values are coerced by the field's type (number, boolean, string, enum), and the help text
+ * lists each field's description, type and default. Unknown flags are errors that list the known
+ * ones; values are validated by the schema itself, so the messages match config-file errors.
+ */
+import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+interface FieldInfo {
+  key: string;
+  flag: string;
+  kind: 'number' | 'boolean' | 'string' | 'enum' | 'other';
+  values?: string[];
+  description: string;
+  defaultValue?: unknown;
+}
+
+export function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function describeField(key: string, schema: z.ZodType): FieldInfo {
+  let inner: any = schema;
+  let defaultValue: unknown;
+  const description = (schema as { description?: string }).description ?? '';
+  for (;;) {
+    const def = inner._zod.def;
+    if (def.type === 'default') {
+      defaultValue = typeof def.defaultValue === 'function' ? def.defaultValue() : def.defaultValue;
+      inner = def.innerType;
+    } else if (def.type === 'optional' || def.type === 'nullable') inner = def.innerType;
+    else break;
+  }
+  const type = inner._zod.def.type as string;
+  const info: FieldInfo = { key, flag: `--${kebab(key)}`, kind: 'other', description: description || inner.description || '', defaultValue };
+  if (type === 'number' || type === 'int') info.kind = 'number';
+  else if (type === 'boolean') info.kind = 'boolean';
+  else if (type === 'string') info.kind = 'string';
+  else if (type === 'enum') {
+    info.kind = 'enum';
+    info.values = Object.values(inner._zod.def.entries as Record<string, string>);
+  }
+  return info;
+}
+
+export function fieldsOf(schema: AnyObject): FieldInfo[] {
+  return Object.entries(schema.shape).map(([key, field]) => describeField(key, field as z.ZodType));
+}
+
+/** Parses `argv` into a partial object for `schema` (not yet validated) plus positional args. */
+export function parseFlags(schema: AnyObject, argv: readonly string[]): { values: Record<string, unknown>; positional: string[] } {
+  const fields = new Map(fieldsOf(schema).map((f) => [f.flag, f]));
+  const values: Record<string, unknown> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const negated = name.startsWith('--no-') ? fields.get(`--${name.slice(5)}`) : undefined;
+    const field = fields.get(name) ?? negated;
+    if (field === undefined) {
+      throw new InvalidArgumentError(`unknown flag ${name}; known flags: ${[...fields.keys()].join(', ')}`, { flag: name });
+    }
+    if (field.kind === 'boolean') {
+      values[field.key] = negated ? false : inline === undefined ? true : inline !== 'false';
+      continue;
+    }
+    const raw = inline ?? argv[++i];
+    if (raw === undefined) throw new InvalidArgumentError(`flag ${name} needs a value`, { flag: name });
+    if (field.kind === 'number') {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) throw new InvalidArgumentError(`flag ${name} needs a number, got "${raw}"`, { flag: name });
+      values[field.key] = n;
+    } else values[field.key] = raw;
+  }
+  return { values, positional };
+}
+
+/** Validates with the schema; errors name the flag, the problem and the allowed values. */
+export function validateFlags<T extends AnyObject>(schema: T, values: Record<string, unknown>): z.infer<T> {
+  const result = schema.safeParse(values);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => {
+    const key = issue.path.join('.');
+    const field = fieldsOf(schema).find((f) => f.key === issue.path[0]);
+    const allowed = field?.values ? ` (allowed: ${field.values.join(', ')})` : '';
+    return `--${kebab(key)}: ${issue.message}${allowed}`;
+  });
+  throw new InvalidArgumentError(issues.join('\n'), { issues: result.error.issues });
+}
+
+export function flagHelp(schema: AnyObject): string {
+  return fieldsOf(schema)
+    .map((f) => {
+      const type = f.kind === 'enum' ? f.values!.join('|') : f.kind;
+      const fallback = f.defaultValue === undefined ? '' : ` (default ${JSON.stringify(f.defaultValue)})`;
+      return `  ${`${f.flag} <${type}>`.padEnd(34)} ${f.description}${fallback}`;
+    })
+    .join('\n');
+}

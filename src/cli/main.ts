@@ -1,0 +1,60 @@
+/**
+ * The `agentrl` command: a table of subcommands, each with its own flags (from zod schemas).
+ */
+import { AgentRlError } from '../core/errors.ts';
+import { flagHelp } from './flags.ts';
+import { sftCommand, sftCommandSchema } from './sft-command.ts';
+import { envsCommand } from './envs-command.ts';
+
+interface Command {
+  summary: string;
+  run(argv: readonly string[]): Promise<number>;
+  help?: () => string;
+}
+
+const commands: Record<string, Command> = {
+  sft: {
+    summary: 'supervised fine-tuning of the built-in model on chat JSONL (--data file.jsonl)',
+    run: sftCommand,
+    help: () => flagHelp(sftCommandSchema),
+  },
+  envs: { summary: 'list the environments with their actions and rewards', run: envsCommand },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((k) => k.length)) + 2;
+  return [
+    'agentrl — agentic reinforcement learning for TypeScript',
+    '',
+    'usage: agentrl <command> [flags]      agentrl <command> --help',
+    '',
+    'commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`),
+  ].join('\n');
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    console.error(`agentrl: unknown command "${name}"; commands: ${Object.keys(commands).join(', ')}`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(`agentrl ${name}: ${command.summary}${command.help ? `\n\nflags:\n${command.help()}` : ''}`);
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (error instanceof AgentRlError) {
+      console.error(`agentrl ${name}: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+}
