@@ -12,7 +12,7 @@
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
-import { numpy as np, jit, tree, type JaxArray } from './jax.ts';
+import { numpy as np, jit, tree, blockUntilReady, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 import { attend, causalBias, lmLogits, mlp, projectQkv, rmsNorm, type DeviceParams } from './transformer.ts';
 import { bucketLength } from './batch.ts';
@@ -178,6 +178,10 @@ export async function generate(
   const { prefill: prefillFn, decode: decodeFn } = compiledFor(model);
   const rope = ropeTables(promptPositions, 2 * half, config.ropeTheta);
   const params = model.deviceParams();
+  // The decode loop reads logits with dataSync(): jax-js then runs those kernels synchronously on
+  // this thread instead of posting each one to the worker pool, which for small per-token kernels
+  // costs more than it saves (measured in bench/engine.ts). Sync dispatch needs its inputs settled.
+  await blockUntilReady(params);
   const first = prefillFn(
     tree.ref(params),
     np.array(promptTokens),
@@ -198,7 +202,7 @@ export async function generate(
   const slot = new Float32Array(Tc);
   try {
     for (let step = 0; step < maxNew && active > 0; step++) {
-      const hostLogits = (await logits!.data()) as Float32Array; // [B, V] (consumes the array)
+      const hostLogits = logits!.dataSync() as Float32Array; // [B, V] (consumes the array)
       logits = null;
       for (let b = 0; b < B; b++) {
         if (done[b]) {
