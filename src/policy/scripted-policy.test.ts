@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { InvalidArgumentError } from '../core/errors.ts';
+import type { Message } from '../core/types.ts';
+import { renderChat, renderGenerationPrompt } from '../model/chat-template.ts';
+import { byteSpecialTokens, byteTokenizer } from '../model/tokenizer.ts';
+import { policyContract } from './contract.ts';
+import { ScriptedPolicy, messagesFromTokens } from './scripted-policy.ts';
+
+policyContract('scripted', () => new ScriptedPolicy({ reply: ({ messages }) => `<answer>${messages.at(-1)!.content.length} chars</answer>`, logprob: -0.5 }));
+policyContract('scripted (list, no window)', () => new ScriptedPolicy({ reply: ['<think>hm</think><answer>Right</answer>'] }));
+
+const prompt = renderGenerationPrompt([
+  { role: 'system', content: 'sys' },
+  { role: 'user', content: 'hello' },
+]).tokens;
+
+test('scripted: reply ids are the encoded text plus <|end|>, each with the given log-prob', async () => {
+  const policy = new ScriptedPolicy({ reply: ['<answer>A</answer>', 'second'], logprob: -0.25 });
+  const first = await policy.generate({ prompt, maxNewTokens: 64 });
+  assert.deepEqual(first.tokens, [...byteTokenizer.encode('<answer>A</answer>'), byteSpecialTokens.end]);
+  assert.deepEqual(first.logprobs, first.tokens.map(() => -0.25));
+  assert.equal(first.text, '<answer>A</answer>');
+  assert.equal(first.finishReason, 'stop');
+  assert.equal((await policy.generate({ prompt, maxNewTokens: 64 })).text, 'second');
+  assert.equal((await policy.generate({ prompt, maxNewTokens: 64 })).text, '<answer>A</answer>', 'the list cycles');
+});
+
+test('scripted: maxNewTokens and the context window cut the reply (length), stop strings end it (stop)', async () => {
+  const policy = new ScriptedPolicy({ reply: ['<answer>Left</answer>'], contextWindow: prompt.length + 5 });
+  const cut = await policy.generate({ prompt, maxNewTokens: 3 });
+  assert.deepEqual(cut, { tokens: byteTokenizer.encode('<an'), logprobs: [0, 0, 0], text: '<an', finishReason: 'length' });
+  assert.equal((await policy.generate({ prompt, maxNewTokens: 64 })).tokens.length, 5);
+  const stopped = await new ScriptedPolicy({ reply: ['<answer>Left</answer> more'] }).generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
+  assert.equal(stopped.text, '<answer>Left</answer>');
+  assert.equal(stopped.finishReason, 'stop');
+});
+
+test('scripted: the reply function sees the prompt messages and its call index', async () => {
+  const seen: Array<{ messages: Message[]; index: number }> = [];
+  const policy = new ScriptedPolicy({
+    reply: ({ messages, index }) => {
+      seen.push({ messages, index });
+      return 'ok';
+    },
+  });
+  await policy.generateBatch([
+    { prompt, maxNewTokens: 4 },
+    { prompt, maxNewTokens: 4 },
+  ]);
+  assert.deepEqual(seen, [
+    { messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hello' }], index: 0 },
+    { messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'hello' }], index: 1 },
+  ]);
+});
+
+test('messagesFromTokens inverts renderChat for plain messages', () => {
+  const messages: Message[] = [
+    { role: 'system', content: 'S' },
+    { role: 'user', content: 'héllo <|end|>' },
+    { role: 'assistant', content: '<answer>1</answer>' },
+    { role: 'tool', content: '{"x":1}' },
+  ];
+  assert.deepEqual(messagesFromTokens(renderChat(messages).tokens), messages);
+});
+
+test('scripted: bad options are rejected', () => {
+  assert.throws(() => new ScriptedPolicy({ reply: [] }), InvalidArgumentError);
+  assert.throws(() => new ScriptedPolicy({ reply: ['x'], logprob: 0.5 }), InvalidArgumentError);
+});

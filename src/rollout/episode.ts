@@ -1,0 +1,169 @@
+/**
+ * One episode in token space: its explicit state and the three moves of the rollout loop —
+ * `startEpisode` (reset, render the first prompt), `recordTurn` (append the assistant tokens, step
+ * the env, place the reward) and `finishEpisode` (the `Trajectory`). The context only ever grows by
+ * appending rendered pieces, so the ids are the chat template's rendering of the conversation
+ * (see rollout.ts for the format and the context-window policy).
+ */
+import type { Env, Observation, StepResult, Trajectory, Turn } from '../core/types.ts';
+import type { Expert } from '../envs/expert.ts';
+import { renderGenerationPrompt, renderMessage } from '../model/chat-template.ts';
+import type { Tokenizer } from '../model/tokenizer.ts';
+import type { Generation } from '../policy/types.ts';
+
+/** What the rollout fixed for every episode. */
+export interface EpisodeSettings {
+  tokenizer: Tokenizer;
+  contextWindow: number;
+  /** Room kept free after a prompt: maxNewTokens + 1 (a cut generation is closed by `<|end|>`). */
+  reserve: number;
+  maxTurns: number;
+}
+
+export interface EpisodeState {
+  /** Position in the rollout's episode list (trajectories come back in this order). */
+  index: number;
+  seed: number;
+  task: unknown;
+  groupId: string;
+  env: Env;
+  /** Present in expert mode: the expert acts instead of the policy. */
+  expert: Expert | undefined;
+  /** The observation the next action answers. */
+  observation: Observation;
+  tokens: number[];
+  lossMask: number[];
+  logprobs: number[];
+  tokenRewards: number[];
+  turns: Turn[];
+  totalReward: number;
+  success: boolean;
+  truncated: boolean;
+  ended: boolean;
+}
+
+/** Resets the env and renders `<|bos|>` system, user(first observation), `<|assistant|>`. */
+export async function startEpisode(
+  env: Env,
+  episode: { index: number; seed: number; task: unknown; groupId: string; expert: Expert | undefined },
+  settings: EpisodeSettings,
+): Promise<EpisodeState> {
+  const observation = await env.reset(episode.task === undefined ? { seed: episode.seed } : { seed: episode.seed, task: episode.task });
+  const messages = [
+    ...(env.instructions === undefined ? [] : [{ role: 'system' as const, content: env.instructions }]),
+    { role: 'user' as const, content: observation.text },
+  ];
+  const prompt = renderGenerationPrompt(messages, { tokenizer: settings.tokenizer }).tokens;
+  const state: EpisodeState = {
+    ...episode,
+    env,
+    observation,
+    tokens: [],
+    lossMask: [],
+    logprobs: [],
+    tokenRewards: [],
+    turns: [],
+    totalReward: 0,
+    success: false,
+    truncated: false,
+    ended: false,
+  };
+  // Context-window policy: the first prompt must leave room for a full generation.
+  if (prompt.length + settings.reserve > settings.contextWindow) return end(state, { truncated: true });
+  append(state, prompt, 0);
+  return state;
+}
+
+/** The assistant tokens of a turn: the generated ids (or the expert's text + `<|end|>`). */
+export interface TurnReply {
+  tokens: number[];
+  logprobs: number[];
+  text: string;
+}
+
+export function expertReply(expert: Expert, observation: Observation, tokenizer: Tokenizer): TurnReply {
+  const text = expert.act(observation);
+  const tokens = [...tokenizer.encode(text), tokenizer.specialTokens.end];
+  return { tokens, logprobs: tokens.map(() => 0), text };
+}
+
+export function policyReply(generation: Generation): TurnReply {
+  return { tokens: generation.tokens, logprobs: generation.logprobs, text: generation.text };
+}
+
+/**
+ * Appends the reply (lossMask 1), closes a cut reply with `<|end|>` (lossMask 0), steps the env
+ * with the reply text, puts the reward on the reply's last token, and either ends the episode or
+ * appends user(observation) `<|assistant|>` for the next turn.
+ */
+export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
+  const end = settings.tokenizer.specialTokens.end;
+  const closing = reply.tokens[reply.tokens.length - 1] === end ? [] : [end];
+  if (reply.tokens.length === 0 || state.tokens.length + reply.tokens.length + closing.length > settings.contextWindow) {
+    endState(state, { truncated: true });
+    return;
+  }
+  const start = state.tokens.length;
+  append(state, reply.tokens, 1, reply.logprobs);
+  const stop = state.tokens.length;
+  append(state, closing, 0);
+
+  const result: StepResult = await state.env.step({ text: reply.text });
+  state.tokenRewards[stop - 1] = result.reward;
+  state.totalReward += result.reward;
+  state.turns.push({
+    start,
+    end: stop,
+    reward: result.reward,
+    action: reply.text,
+    observation: result.observation.text,
+    invalidAction: result.info.invalidAction === true,
+  });
+  state.observation = result.observation;
+  state.success = result.info.success === true;
+
+  if (result.done) return endState(state, { truncated: false });
+  if (result.truncated || state.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
+  const next = [
+    ...renderMessage({ role: 'user', content: result.observation.text }, { tokenizer: settings.tokenizer }).tokens,
+    settings.tokenizer.specialTokens.assistant,
+  ];
+  // Context-window policy: the next prompt must leave room for a full generation, else the
+  // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
+  if (state.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
+  append(state, next, 0);
+}
+
+export function finishEpisode(state: EpisodeState): Trajectory {
+  return {
+    tokens: state.tokens,
+    lossMask: state.lossMask,
+    logprobs: state.logprobs,
+    tokenRewards: state.tokenRewards,
+    turns: state.turns,
+    totalReward: state.totalReward,
+    success: state.success,
+    groupId: state.groupId,
+    seed: state.seed,
+    truncated: state.truncated,
+  };
+}
+
+function append(state: EpisodeState, tokens: readonly number[], mask: 0 | 1, logprobs?: readonly number[]): void {
+  tokens.forEach((token, i) => {
+    state.tokens.push(token);
+    state.lossMask.push(mask);
+    state.logprobs.push(logprobs?.[i] ?? 0);
+    state.tokenRewards.push(0);
+  });
+}
+
+function end(state: EpisodeState, { truncated }: { truncated: boolean }): EpisodeState {
+  endState(state, { truncated });
+  return state;
+}
+
+function endState(state: EpisodeState, { truncated }: { truncated: boolean }): void {
+  state.ended = true;
+  state.truncated = truncated;
+}

@@ -1,0 +1,176 @@
+/**
+ * The rollout engine: runs episodes of env × policy, G per task, and records token-level
+ * trajectories.
+ *
+ *   const { trajectories, stats } = await rollout({ policy, env: () => makeFrozenLake(), seeds: splitSeeds('train', 8), groupSize: 4 });
+ *
+ * Conversation format (model/chat-template.ts), kept as ids end to end — never re-tokenized:
+ *
+ *   <|bos|><|system|>{env.instructions}<|end|><|user|>{o_0}<|end|><|assistant|>{a_0}<|end|><|user|>{o_1}<|end|><|assistant|>{a_1}<|end|>…
+ *
+ * The first prompt is rendered once; afterwards the context only grows by appending the generated
+ * ids (lossMask 1, with their sampling log-probs; the stop token `<|end|>` is generated and trained
+ * on) and the rendered next observation `<|user|>{o}<|end|><|assistant|>` (lossMask 0). A reply
+ * cut by `maxNewTokens` or a stop string is closed by an `<|end|>` with lossMask 0, so the ids
+ * always equal `renderChat` of the conversation. Each turn's reward sits on its last generated
+ * token. The observation after the final step is not appended (the trajectory ends with the
+ * last reply).
+ *
+ * Batched generation: all live episodes (at most `concurrency`) that need an action are stepped
+ * together — their prompts go to the policy in ONE `generateBatch` call per turn, with one
+ * sampling seed per turn drawn from `samplingSeed`. Finished episodes are replaced by new ones
+ * between turns. The same options replay the same trajectories.
+ *
+ * Context-window policy (window = policy.contextWindow, or `contextWindow`): before each turn the
+ * prompt must leave room for `maxNewTokens` + 1 tokens (+1: the `<|end|>` that closes a cut
+ * reply). When the next prompt would not fit, the episode ends as truncated BEFORE that
+ * observation is appended: the trajectory keeps its turns and rewards so far and always fits the
+ * window (so it can be scored and trained on without cutting). When even the first prompt does
+ * not fit, the episode is truncated with no turns and no tokens (trainers skip it: it has no
+ * masked tokens). An expert reply that would not fit ends the episode the same way.
+ *
+ * Episodes also end on `done` (truncated false), on the env's `truncated`, or after `maxTurns`
+ * turns (truncated true). `success` is the last step's `info.success === true`.
+ */
+import { InvalidArgumentError } from '../core/errors.ts';
+import { Rng } from '../core/rng.ts';
+import type { Env, Trajectory } from '../core/types.ts';
+import type { Expert } from '../envs/expert.ts';
+import { chatStopTokens } from '../model/chat-template.ts';
+import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import type { Policy } from '../policy/types.ts';
+import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
+import { rolloutStats, type RolloutStats } from './stats.ts';
+
+export interface RolloutOptions<Task = unknown> {
+  /** Generates the actions; required unless `expert` is given (then only its tokenizer and window are read). */
+  policy?: Policy;
+  /** Makes a fresh env for each episode. */
+  env: () => Env<Task>;
+  /** One task per seed (env.reset({ seed })). */
+  seeds: readonly number[];
+  /** Optional tasks, one per seed (env.reset({ seed, task })). */
+  tasks?: readonly Task[];
+  /** Episodes per task (G); they share a groupId. Default 1. */
+  groupSize?: number;
+  /** Turns per episode at most. Default 10. */
+  maxTurns?: number;
+  /** Tokens per reply at most (the stop token included). Default 64. */
+  maxNewTokens?: number;
+  /** Sampling temperature; 0 = greedy. Default 1. */
+  temperature?: number;
+  /** Nucleus sampling mass. Default 1 (off). */
+  topP?: number;
+  /** Extra stop strings (e.g. '</answer>'); the reply is then closed by an unmasked `<|end|>`. Default none. */
+  stopStrings?: readonly string[];
+  /** Live episodes at most (also the largest generation batch). Default 64. */
+  concurrency?: number;
+  /** Seeds the per-turn sampling seeds. Default 0. */
+  samplingSeed?: number;
+  /**
+   * Expert mode (SFT demonstrations): the expert's action text replaces the policy; the assistant
+   * tokens are the encoded text + `<|end|>` (lossMask 1, logprob 0).
+   */
+  expert?: (episode: { seed: number; index: number }) => Expert;
+  /** Default: the policy's tokenizer (the byte tokenizer without a policy). */
+  tokenizer?: Tokenizer;
+  /** Default: the policy's context window (Infinity without a policy). */
+  contextWindow?: number;
+  /** Called as each episode ends, in the order they end. */
+  onEpisode?: (trajectory: Trajectory, progress: { completed: number; total: number }) => void;
+  /** Milliseconds clock for tokensPerSecond. Default performance.now. */
+  now?: () => number;
+}
+
+export interface RolloutResult {
+  /** In episode order: task 0's G episodes, then task 1's, … */
+  trajectories: Trajectory[];
+  stats: RolloutStats;
+}
+
+export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Promise<RolloutResult> {
+  const {
+    policy,
+    env: makeEnv,
+    seeds,
+    tasks,
+    groupSize = 1,
+    maxTurns = 10,
+    maxNewTokens = 64,
+    temperature = 1,
+    topP = 1,
+    stopStrings = [],
+    concurrency = 64,
+    samplingSeed = 0,
+    expert,
+    onEpisode,
+    now = () => performance.now(),
+  } = options;
+  if (policy === undefined && expert === undefined) throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
+  if (tasks !== undefined && tasks.length !== seeds.length) {
+    throw new InvalidArgumentError(`tasks (${tasks.length}) and seeds (${seeds.length}) must have the same length`);
+  }
+  for (const [name, value] of [['groupSize', groupSize], ['maxTurns', maxTurns], ['maxNewTokens', maxNewTokens], ['concurrency', concurrency]] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
+  }
+  const tokenizer = options.tokenizer ?? policy?.tokenizer ?? byteTokenizer;
+  const settings: EpisodeSettings = {
+    tokenizer,
+    contextWindow: options.contextWindow ?? policy?.contextWindow ?? Infinity,
+    reserve: maxNewTokens + 1,
+    maxTurns,
+  };
+  const stopTokens = chatStopTokens(tokenizer);
+  const samplingRng = new Rng(samplingSeed);
+  const started = now();
+
+  const total = seeds.length * groupSize;
+  const results = new Array<Trajectory>(total);
+  let nextIndex = 0;
+  let completed = 0;
+  let live: EpisodeState[] = [];
+
+  const finish = (state: EpisodeState): void => {
+    const trajectory = finishEpisode(state);
+    results[state.index] = trajectory;
+    completed++;
+    onEpisode?.(trajectory, { completed, total });
+  };
+
+  while (completed < total) {
+    // Refill the pool with new episodes, in episode order.
+    const starting: Promise<EpisodeState>[] = [];
+    while (live.length + starting.length < concurrency && nextIndex < total) {
+      const index = nextIndex++;
+      const taskIndex = Math.floor(index / groupSize);
+      const seed = seeds[taskIndex]!;
+      const env = makeEnv();
+      const groupId = tasks === undefined ? `${env.name}:${seed}` : `${env.name}:${seed}:task${taskIndex}`;
+      const episode = { index, seed, task: tasks?.[taskIndex], groupId, expert: expert?.({ seed, index }) };
+      starting.push(startEpisode(env as Env, episode, settings));
+    }
+    for (const state of await Promise.all(starting)) {
+      if (state.ended) finish(state);
+      else live.push(state);
+    }
+    if (live.length === 0) continue;
+
+    // One batched generation for every live episode that the policy plays.
+    const turnSeed = samplingRng.nextUint32();
+    const played = live.filter((state) => state.expert === undefined);
+    const generations =
+      played.length === 0
+        ? []
+        : await policy!.generateBatch(
+            played.map((state) => ({ prompt: state.tokens, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed: turnSeed })),
+          );
+    const replies = new Map(played.map((state, i) => [state, policyReply(generations[i]!)]));
+    await Promise.all(
+      live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(state.expert!, state.observation, tokenizer), settings)),
+    );
+    for (const state of live) if (state.ended) finish(state);
+    live = live.filter((state) => !state.ended);
+  }
+
+  return { trajectories: results, stats: rolloutStats(results, (now() - started) / 1000) };
+}
