@@ -20,3 +20,10 @@ test('builtin: the window is the model maxSeqLen; a tokenizer larger than the vo
   assert.throws(() => new BuiltinPolicy({ model, tokenizer: big }), InvalidArgumentError);
   await assert.rejects(new BuiltinPolicy({ model }).forwardBackward({ sequences: [[1, 2]], temperature: 0.5 }, null as never), InvalidArgumentError);
 });
+
+test('builtin: a spare model id (outside the tokenizer) is a valid prompt id and reads as U+FFFD', async () => {
+  const policy = new BuiltinPolicy({ model: await tinyModel });
+  const generation = await policy.generate({ prompt: [257, 265, 72], maxNewTokens: 2, temperature: 0 });
+  assert.equal(generation.tokens.length, 2);
+  await assert.rejects(policy.generate({ prompt: [257, 272], maxNewTokens: 2 }), /outside the vocabulary \[0, 272\)/);
+});

@@ -9,6 +9,10 @@
  * sampler seeded by the request seed, so a row's sample depends on the batch it ran in; the same
  * batch with the same seed replays exactly.
  *
+ * Room near the window's end: `generate` left-pads a batch to a multiple of 16 tokens, so a prompt
+ * within 16 tokens of `maxSeqLen` gets fewer than `maxNewTokens` (possibly none) — such a
+ * generation ends with finishReason 'length'.
+ *
  * The model may sample an id its tokenizer lacks (a spare id of the vocabulary); it stays in
  * `tokens` and reads as U+FFFD in `text`.
  *
