@@ -188,3 +188,18 @@ test('rollout: bad options are rejected', async () => {
   await assert.rejects(rollout({ policy: lakePolicy(), env: makeLake, seeds: [1], groupSize: 0 }), /groupSize must be a positive integer/);
   await assert.rejects(rollout({ policy: lakePolicy(), env: makeLake, seeds: [1], tasks: [] }), InvalidArgumentError);
 });
+
+test('rollout: a stop string ends the reply, closed by an unmasked <|end|>; tokensPerSecond uses the given clock', async () => {
+  const policy = new ScriptedPolicy({ reply: ['<answer>Right</answer> and more'] });
+  const clock = [1000, 3000];
+  const { trajectories, stats } = await rollout({ policy, env: makeLake, seeds: [3], maxTurns: 1, stopStrings: ['</answer>'], now: () => clock.shift()! });
+  const trajectory = trajectories[0]!;
+  const turn = trajectory.turns[0]!;
+  assert.equal(turn.action, '<answer>Right</answer>');
+  assert.equal(turn.invalidAction, false);
+  assert.equal(trajectory.tokens[turn.end], byteSpecialTokens.end);
+  assert.equal(trajectory.lossMask[turn.end], 0);
+  assert.equal(trajectory.tokens.length, turn.end + 1);
+  assert.equal(stats.generatedTokens, byteTokenizer.encode('<answer>Right</answer>').length);
+  assert.equal(stats.tokensPerSecond, stats.generatedTokens / 2);
+});
