@@ -30,6 +30,8 @@ export function sampleToken(
   rng: Rng,
   scratch: Float64Array,
   order: Int32Array,
+  /** Only ids below this are sampled (default: all); the log-prob still uses the full vocabulary. */
+  sampledVocab: number = vocab,
 ): SampledToken {
   const invTemperature = options.temperature > 0 ? 1 / options.temperature : 1;
   let max = -Infinity;
@@ -49,6 +51,16 @@ export function sampleToken(
     total += p;
   }
   const logTotal = Math.log(total);
+  // Ids at or above sampledVocab are never drawn: drop their mass from the sampling weights.
+  let drawable = total;
+  for (let i = sampledVocab; i < vocab; i++) {
+    drawable -= scratch[i]!;
+    scratch[i] = 0;
+  }
+  if (argmax >= sampledVocab) {
+    argmax = 0;
+    for (let i = 1; i < sampledVocab; i++) if (scratch[i]! > scratch[argmax]!) argmax = i;
+  }
   const logprobOf = (token: number): number => logits[offset + token]! * invTemperature - max - logTotal;
   if (options.temperature <= 0) return { token: argmax, logprob: logprobOf(argmax) };
 
@@ -56,7 +68,7 @@ export function sampleToken(
   if (options.topP < 1) {
     for (let i = 0; i < vocab; i++) order[i] = i;
     const sorted = order.subarray(0, vocab).sort((a, b) => scratch[b]! - scratch[a]!);
-    const threshold = options.topP * total;
+    const threshold = options.topP * drawable;
     let kept = 0;
     let mass = 0;
     while (kept < vocab && mass < threshold) mass += scratch[sorted[kept++]!]!;
@@ -70,8 +82,8 @@ export function sampleToken(
     }
     if (token < 0) token = sorted[kept - 1]!;
   } else {
-    let u = rng.next() * total;
-    for (let i = 0; i < vocab; i++) {
+    let u = rng.next() * drawable;
+    for (let i = 0; i < sampledVocab; i++) {
       u -= scratch[i]!;
       if (u <= 0) {
         token = i;
