@@ -9,12 +9,9 @@
  * sampler seeded by the request seed, so a row's sample depends on the batch it ran in; the same
  * batch with the same seed replays exactly.
  *
- * Room near the window's end: `generate` left-pads a batch to a multiple of 16 tokens, so a prompt
- * within 16 tokens of `maxSeqLen` gets fewer than `maxNewTokens` (possibly none) — such a
- * generation ends with finishReason 'length'.
+ * Each row may use the window up to `maxSeqLen` − its prompt length (positions count per row).
  *
- * The model may sample an id its tokenizer lacks (a spare id of the vocabulary); it stays in
- * `tokens` and reads as U+FFFD in `text`.
+ * Ids of the vocabulary the tokenizer lacks (spare ids) are never sampled (`maxTokenId`).
  *
  * Log-probs are those of the temperature-scaled distribution (model/sampling.ts), so
  * `logprobs({ sequences, temperature })` with the sampling temperature reproduces them.
@@ -73,6 +70,8 @@ export class BuiltinPolicy implements TrainablePolicy {
           stopStrings: options.stopStrings,
           decode,
           seed: options.seed,
+          // Spare ids of the vocabulary the tokenizer lacks are never sampled.
+          maxTokenId: this.tokenizer.vocabSize,
         },
       );
       rows.forEach((row, i) => {
