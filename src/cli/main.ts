@@ -5,6 +5,7 @@ import { AgentRlError } from '../core/errors.ts';
 import { flagHelp } from './flags.ts';
 import { sftCommand, sftCommandSchema } from './sft-command.ts';
 import { envsCommand } from './envs-command.ts';
+import { trainCommand, trainCommandSchema } from './train-command.ts';
 
 interface Command {
   summary: string;
@@ -13,6 +14,11 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  train: {
+    summary: 'train an agent with RL on an environment (SFT warm start, then grpo|ppo|rloo|reinforce++|gspo|dapo|dr-grpo)',
+    run: trainCommand,
+    help: () => flagHelp(trainCommandSchema),
+  },
   sft: {
     summary: 'supervised fine-tuning of the built-in model on chat JSONL (--data file.jsonl)',
     run: sftCommand,

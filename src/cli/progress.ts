@@ -32,6 +32,10 @@ export class Progress {
     else this.stream.write(`${line}\n`);
   }
 
+  currentValue(): number {
+    return this.current;
+  }
+
   done(fields: Record<string, string | number> = {}): void {
     this.update(this.current, fields, true);
     if (this.tty) this.stream.write('\n');

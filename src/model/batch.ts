@@ -8,8 +8,8 @@ import { InvalidArgumentError } from '../core/errors.ts';
 /** Sequence lengths are padded up to a multiple of this (and capped at the context window). */
 export const LENGTH_BUCKET = 16;
 
-export function bucketLength(length: number, maxSeqLen: number): number {
-  return Math.min(maxSeqLen, Math.max(LENGTH_BUCKET, Math.ceil(length / LENGTH_BUCKET) * LENGTH_BUCKET));
+export function bucketLength(length: number, maxSeqLen: number, bucket: number = LENGTH_BUCKET): number {
+  return Math.min(maxSeqLen, Math.max(bucket, Math.ceil(length / bucket) * bucket));
 }
 
 /** A right-padded batch: row b holds sequence b from position 0. */
@@ -25,7 +25,12 @@ export interface PackedBatch {
   keyMask: Float32Array;
 }
 
-export function packRightPadded(sequences: readonly ArrayLike<number>[], maxSeqLen: number, rows?: number): PackedBatch {
+export function packRightPadded(
+  sequences: readonly ArrayLike<number>[],
+  maxSeqLen: number,
+  rows?: number,
+  bucket: number = LENGTH_BUCKET,
+): PackedBatch {
   if (sequences.length === 0) throw new InvalidArgumentError('cannot pack an empty batch of sequences');
   let longest = 0;
   for (const sequence of sequences) longest = Math.max(longest, sequence.length);
@@ -36,7 +41,7 @@ export function packRightPadded(sequences: readonly ArrayLike<number>[], maxSeqL
     });
   }
   const batch = Math.max(rows ?? sequences.length, sequences.length);
-  const seqLen = bucketLength(longest, maxSeqLen);
+  const seqLen = bucketLength(longest, maxSeqLen, bucket);
   const tokens = new Int32Array(batch * seqLen);
   const targets = new Int32Array(batch * seqLen);
   const keyMask = new Float32Array(batch * seqLen);

@@ -185,3 +185,24 @@ test('a loss that trains a value head is refused on a model without one', async 
   const { loss } = linearLoss(sequences, 1, true);
   await assert.rejects(model.forwardBackward(sequences, loss), /value head/);
 });
+
+test('micro-batched training and scoring equal one big batch (gradients, scores, loss)', async () => {
+  const sequences = randomSequences(new Rng(21), 9, 40, 5, 30);
+  const { loss } = linearLoss(sequences, 4, false);
+  const whole = await TransformerModel.create(tiny, { seed: 2 });
+  const split = await TransformerModel.create(tiny, { seed: 2 });
+  split.trainTokenBudget = 64; // 2 rows of 32 tokens per compiled call → 5 micro-batches
+  split.scoreTokenBudget = 96;
+  const a = await whole.forwardBackward(sequences, loss);
+  const b = await split.forwardBackward(sequences, loss);
+  assert.ok(Math.abs(a.loss - b.loss) < 1e-4);
+  const ga = await whole.accumulatedGradients();
+  const gb = await split.accumulatedGradients();
+  for (const [name, tensor] of ga) {
+    const other = gb.get(name)!.data;
+    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - other[i]!) < 1e-5 + 1e-4 * Math.abs(x), `${name}[${i}]: ${x} vs ${other[i]}`));
+  }
+  const sa = await whole.score(sequences, { entropies: true });
+  const sb = await split.score(sequences, { entropies: true });
+  sa.logprobs.forEach((lp, i) => lp.forEach((x, t) => assert.ok(Math.abs(x - sb.logprobs[i]![t]!) < 1e-5)));
+});

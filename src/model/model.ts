@@ -14,7 +14,7 @@ import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type Mod
 import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
 import { checkHostParams, decayedNames, initHostParams, toDevice, toHost, zerosLike } from './params.ts';
-import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
+import { bucketLength, fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
 import { ropeTables } from './rope.ts';
 
 /** Device inputs for a right-padded batch. */
@@ -56,6 +56,26 @@ export interface StepReport extends LossReport {
   step: number;
 }
 
+/** Padded tokens per compiled training call (bounds memory: attention is [B, H, T, T]). */
+export const TRAIN_TOKEN_BUDGET = 2048;
+/** Padded tokens per compiled scoring call. */
+export const SCORE_TOKEN_BUDGET = 4096;
+/** Training and scoring lengths are padded to multiples of this (few compiled shapes). */
+export const TRAIN_LENGTH_BUCKET = 64;
+/** Micro-batch rows are padded to multiples of this. */
+const ROW_MULTIPLE = 4;
+
+interface MicroBatch {
+  /** Positions of its sequences in the caller's batch. */
+  indices: number[];
+  packed: PackedBatch;
+}
+
+interface PreparedMicroBatch {
+  packed: PackedBatch;
+  cotangents: Cotangents;
+}
+
 /** The heads a loss reads, so compiled variants skip what is not needed. */
 interface HeadNeeds {
   entropy: boolean;
@@ -68,9 +88,12 @@ export class TransformerModel {
   private adam: AdamState;
   /** Optimizer steps taken. */
   step = 0;
+  /** Padded tokens per compiled training call; larger batches are split and accumulated exactly. */
+  trainTokenBudget = TRAIN_TOKEN_BUDGET;
+  /** Padded tokens per compiled scoring call. */
+  scoreTokenBudget = SCORE_TOKEN_BUDGET;
   private readonly decayed: Set<string>;
   private accumulated: DeviceParams | null = null;
-  private accumulatedTokens = 0;
   private readonly compiled = new Map<string, (...args: any[]) => any>();
   private hostRopeCache = new Map<number, { cos: Float32Array; sin: Float32Array }>();
 
@@ -136,15 +159,60 @@ export class TransformerModel {
 
   /** Per-token log-probs (and entropies, values) of given sequences. */
   async score(sequences: readonly ArrayLike<number>[], options: ScoreOptions = {}): Promise<ScoreResult> {
-    const packed = packRightPadded(sequences, this.config.maxSeqLen);
     const needs = { entropy: options.entropies ?? false, value: this.config.valueHead };
-    const heads = await this.runHeads(packed, options.temperature ?? 1, needs);
-    const count = sequences.length;
-    return {
-      logprobs: fromNextTokenLayout(packed, heads.logprobs, count),
-      entropies: heads.entropies && fromNextTokenLayout(packed, heads.entropies, count),
-      values: heads.values && fromNextTokenLayout(packed, heads.values, count),
+    return this.scoreAll(sequences, options.temperature ?? 1, needs);
+  }
+
+  private async scoreAll(sequences: readonly ArrayLike<number>[], temperature: number, needs: HeadNeeds): Promise<ScoreResult> {
+    const result: ScoreResult = {
+      logprobs: new Array(sequences.length),
+      entropies: needs.entropy ? new Array(sequences.length) : undefined,
+      values: needs.value ? new Array(sequences.length) : undefined,
     };
+    for (const micro of this.microBatches(sequences, this.scoreTokenBudget)) {
+      const heads = await this.runHeads(micro.packed, temperature, needs);
+      const count = micro.indices.length;
+      const logprobs = fromNextTokenLayout(micro.packed, heads.logprobs, count);
+      const entropies = heads.entropies && fromNextTokenLayout(micro.packed, heads.entropies, count);
+      const values = heads.values && fromNextTokenLayout(micro.packed, heads.values, count);
+      micro.indices.forEach((index, i) => {
+        result.logprobs[index] = logprobs[i]!;
+        if (result.entropies) result.entropies[index] = entropies![i]!;
+        if (result.values) result.values[index] = values![i]!;
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Splits a batch into micro-batches of at most `budget` padded tokens (rows × length), in
+   * order. Lengths are bucketed to multiples of TRAIN_LENGTH_BUCKET and rows to multiples of 4
+   * (filler rows), so few compiled shapes recur; memory stays bounded (attention is [B,H,T,T]).
+   */
+  private microBatches(sequences: readonly ArrayLike<number>[], budget: number): MicroBatch[] {
+    const groups: number[][] = [];
+    let current: number[] = [];
+    let longest = 0;
+    sequences.forEach((sequence, index) => {
+      const length = bucketLength(Math.max(longest, sequence.length), this.config.maxSeqLen, TRAIN_LENGTH_BUCKET);
+      if (current.length > 0 && (current.length + 1) * length > budget) {
+        groups.push(current);
+        current = [];
+        longest = 0;
+      }
+      current.push(index);
+      longest = Math.max(longest, sequence.length);
+    });
+    if (current.length > 0) groups.push(current);
+    return groups.map((indices) => ({
+      indices,
+      packed: packRightPadded(
+        indices.map((i) => sequences[i]!),
+        this.config.maxSeqLen,
+        Math.ceil(indices.length / ROW_MULTIPLE) * ROW_MULTIPLE,
+        TRAIN_LENGTH_BUCKET,
+      ),
+    }));
   }
 
   private async runHeads(
@@ -169,13 +237,24 @@ export class TransformerModel {
    * Sequences longer than the context window are rejected (the rollout decides how to cut).
    */
   async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss): Promise<LossReport> {
-    const { packed, cotangents, report, needs } = await this.prepareBackward(sequences, loss);
+    const { micro, report, needs } = await this.prepareBackward(sequences, loss);
+    const surrogate = await this.accumulate(micro, needs);
+    return { ...report, loss: loss.dependsOnCurrent ? report.loss : surrogate };
+  }
+
+  /** Back-propagates each micro-batch's surrogate into the accumulator; returns Σ surrogate values. */
+  private async accumulate(micro: PreparedMicroBatch[], needs: HeadNeeds): Promise<number> {
     const fn = this.compiledGrad(needs);
-    const [, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, 1), cotangents) as [JaxArray, DeviceParams];
-    if (this.accumulated === null) this.accumulated = grads;
-    else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
-    this.accumulatedTokens += report.tokens;
-    return report;
+    const values: JaxArray[] = [];
+    for (const { packed, cotangents } of micro) {
+      const [value, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, 1), cotangents) as [JaxArray, DeviceParams];
+      values.push(value);
+      if (this.accumulated === null) this.accumulated = grads;
+      else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
+    }
+    let total = 0;
+    for (const value of values) total += ((await value.data()) as Float32Array)[0]!;
+    return total;
   }
 
   /** The gradient accumulated by `forwardBackward` so far, on the host (for inspection and tests). */
@@ -188,7 +267,6 @@ export class TransformerModel {
   zeroGradients(): void {
     if (this.accumulated !== null) tree.dispose(this.accumulated);
     this.accumulated = null;
-    this.accumulatedTokens = 0;
   }
 
   /** Clips the accumulated gradient, applies AdamW and clears the accumulator. */
@@ -200,30 +278,38 @@ export class TransformerModel {
     this.params = out.params;
     this.adam = out.state;
     this.accumulated = null;
-    this.accumulatedTokens = 0;
     const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
     return { gradNorm, step: this.step };
   }
 
-  /** One optimizer step on one batch: forwardBackward + optimStep, fused when the loss allows. */
+  /**
+   * One optimizer step on one batch: forwardBackward + optimStep. A batch that fits one
+   * micro-batch runs forward, backward, clipping and AdamW as one compiled call.
+   */
   async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
     if (this.accumulated !== null) {
       throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
     }
-    const { packed, cotangents, report, needs } = await this.prepareBackward(sequences, loss);
-    this.step += 1;
-    const hyper = np.array(hyperVector(options, this.step));
-    const fn = this.compiledFused(needs);
-    const out = fn(this.params, this.adam, this.deviceBatch(packed, 1), cotangents, hyper) as {
-      params: DeviceParams;
-      state: AdamState;
-      gradNorm: JaxArray;
-      value: JaxArray;
-    };
-    this.params = out.params;
-    this.adam = out.state;
-    const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
-    const surrogate = ((await out.value.data()) as Float32Array)[0]!;
+    const { micro, report, needs } = await this.prepareBackward(sequences, loss);
+    let surrogate: number;
+    let gradNorm: number;
+    if (micro.length === 1) {
+      this.step += 1;
+      const hyper = np.array(hyperVector(options, this.step));
+      const out = this.compiledFused(needs)(this.params, this.adam, this.deviceBatch(micro[0]!.packed, 1), micro[0]!.cotangents, hyper) as {
+        params: DeviceParams;
+        state: AdamState;
+        gradNorm: JaxArray;
+        value: JaxArray;
+      };
+      this.params = out.params;
+      this.adam = out.state;
+      gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
+      surrogate = ((await out.value.data()) as Float32Array)[0]!;
+    } else {
+      surrogate = await this.accumulate(micro, needs);
+      gradNorm = (await this.optimStep(options)).gradNorm;
+    }
     // For a loss whose gradient is independent of the policy (linear in log-probs), the surrogate
     // Σ g·logπ is the loss itself.
     const lossValue = loss.dependsOnCurrent ? report.loss : surrogate;
@@ -233,17 +319,11 @@ export class TransformerModel {
   private async prepareBackward(
     sequences: readonly ArrayLike<number>[],
     loss: TokenLoss,
-  ): Promise<{ packed: PackedBatch; cotangents: Cotangents; report: LossReport; needs: HeadNeeds }> {
-    const packed = packRightPadded(sequences, this.config.maxSeqLen);
-    const count = sequences.length;
+  ): Promise<{ micro: PreparedMicroBatch[]; report: LossReport; needs: HeadNeeds }> {
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
-      const heads = await this.runHeads(packed, 1, { entropy: true, value: this.config.valueHead });
-      output = loss.compute({
-        logprobs: fromNextTokenLayout(packed, heads.logprobs, count),
-        entropies: heads.entropies && fromNextTokenLayout(packed, heads.entropies, count),
-        values: heads.values && fromNextTokenLayout(packed, heads.values, count),
-      });
+      const current = await this.scoreAll(sequences, 1, { entropy: true, value: this.config.valueHead });
+      output = loss.compute(current);
     } else {
       // The gradient does not read the inputs; zeros of the right shapes stand in.
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
@@ -252,12 +332,16 @@ export class TransformerModel {
     if (needs.value && !this.config.valueHead) {
       throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
     }
-    const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, output.gradLogprobs)) };
-    if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, output.gradEntropies!));
-    if (needs.value) cotangents.values = np.array(toNextTokenLayout(packed, output.gradValues!));
+    const micro = this.microBatches(sequences, this.trainTokenBudget).map(({ indices, packed }) => {
+      const pick = (arrays: Float32Array[]) => indices.map((i) => arrays[i]!);
+      const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, pick(output.gradLogprobs))) };
+      if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, pick(output.gradEntropies!)));
+      if (needs.value) cotangents.values = np.array(toNextTokenLayout(packed, pick(output.gradValues!)));
+      return { packed, cotangents };
+    });
     let tokens = 0;
     for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
-    return { packed, cotangents, report: { ...output, tokens }, needs };
+    return { micro, report: { ...output, tokens }, needs };
   }
 
   // ---------------------------------------------------------------------------------------------

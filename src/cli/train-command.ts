@@ -1,0 +1,136 @@
+/**
+ * `agentrl train --env <name> --algo <algo>`: the main job. Warm-starts the built-in model by SFT
+ * on the env's scripted expert (with random actions), measures held-out success, trains with RL
+ * with a live progress line, checkpoints periodically and on Ctrl-C, and ends by printing the
+ * held-out success before and after RL.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { getEnvironment, environmentNames } from '../envs/index.ts';
+import { modelConfigSchema } from '../model/config.ts';
+import { TransformerModel } from '../model/model.ts';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { algorithmPresets } from '../train/algorithm-presets.ts';
+import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
+import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
+import { Progress, formatSeconds } from './progress.ts';
+import { parseFlags, validateFlags } from './flags.ts';
+
+/** The built-in model the main job trains: small enough for a 2-core CPU. */
+export const defaultTrainModel = {
+  vocabSize: 272,
+  hiddenSize: 128,
+  numLayers: 4,
+  numHeads: 4,
+  numKvHeads: 4,
+  intermediateSize: 512,
+  maxSeqLen: 512,
+} as const;
+
+export const trainCommandSchema = z.object({
+  env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
+  out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-<algo>)'),
+  init: z.string().optional().describe('start from this checkpoint instead of the SFT warm start'),
+  testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
+  checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
+  ...rlConfigSchema.shape,
+  ...warmStartConfigSchema.shape,
+  ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
+});
+export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
+
+export async function trainCommand(argv: readonly string[]): Promise<number> {
+  const options = validateFlags(trainCommandSchema, parseFlags(trainCommandSchema, argv).values);
+  const descriptor = getEnvironment(options.env);
+  const env = () => descriptor.make({});
+  const preset = algorithmPresets[options.algo];
+  const out = options.out ?? join('checkpoints', `${options.env}-${options.algo}`);
+  const started = performance.now();
+
+  let model: TransformerModel;
+  if (options.init !== undefined) {
+    const checkpoint = await loadCheckpoint(options.init);
+    const params = checkpoint.params;
+    if (preset.valueHead && !checkpoint.config.valueHead) {
+      params.set('valueHead.w', { shape: [checkpoint.config.hiddenSize, 1], data: new Float32Array(checkpoint.config.hiddenSize) });
+      params.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
+    }
+    model = await TransformerModel.fromParams({ ...checkpoint.config, valueHead: preset.valueHead || checkpoint.config.valueHead }, params);
+    console.error(`train: loaded ${options.init}`);
+  } else {
+    const modelConfig: Record<string, unknown> = { ...defaultTrainModel, valueHead: preset.valueHead };
+    for (const key of Object.keys(modelConfigSchema.shape)) {
+      const value = (options as Record<string, unknown>)[key];
+      if (value !== undefined) modelConfig[key] = value;
+    }
+    model = await TransformerModel.create(modelConfig, { seed: options.seed });
+    if (options.demonstrations > 0 && options.sftSteps > 0) {
+      const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
+      const result = await warmStart({
+        model,
+        env,
+        expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
+        config: options,
+        maxTurns: options.maxTurns,
+        onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
+      });
+      progress.done({ loss: result.finalLoss });
+      console.error(
+        `train: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
+          `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
+      );
+    }
+  }
+
+  const policy = new BuiltinPolicy({ model });
+  const testConfig = { validationEpisodes: options.testEpisodes, maxTurns: options.maxTurns, maxNewTokens: options.maxNewTokens };
+  const before = await validate(policy, env, testConfig, 'test');
+  console.error(`train: held-out test success before RL: ${(before * 100).toFixed(1)}% (${options.testEpisodes} episodes, greedy)`);
+  await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
+
+  const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+  let stop = false;
+  const onSigint = () => {
+    stop = true;
+    console.error('\ntrain: Ctrl-C — finishing this iteration, then validating and saving (Ctrl-C again to abort)');
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onSigint);
+  const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
+  let lastFields: Record<string, string | number> = {};
+  const save = async (name: string, extra: Record<string, unknown>) =>
+    saveCheckpoint(join(out, name), { config: model.config, params: await model.hostParams(), extra: { algo: options.algo, env: options.env, ...extra } });
+  const result = await runRl({
+    model,
+    reference,
+    env,
+    config: options,
+    shouldStop: () => stop,
+    onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
+    onIteration: async (m) => {
+      lastFields = {
+        reward: m.reward,
+        success: m.success,
+        kl: m.kl,
+        entropy: m.entropy,
+        'gen tok/s': m.rolloutTokensPerSecond,
+        'train tok/s': m.trainTokensPerSecond,
+        ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+      };
+      progress.update(m.iteration, lastFields, true);
+      if (options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0) await save('latest', { iteration: m.iteration });
+    },
+  });
+  progress.done(lastFields);
+  process.removeListener('SIGINT', onSigint);
+  await save('latest', { iteration: result.history.length });
+
+  const after = await validate(policy, env, testConfig, 'test');
+  await save('final', { iteration: result.history.length, testSuccess: after, testSuccessBefore: before });
+  console.log(
+    `\n${options.env} / ${options.algo}: held-out test success ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
+      `${result.history.length} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
+  );
+  return 0;
+}
