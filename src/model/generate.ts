@@ -61,6 +61,9 @@ interface Caches {
   v: JaxArray[];
 }
 
+/** Generation batches are padded to a multiple of this many rows. */
+const ROW_MULTIPLE = 8;
+
 /** Tokens per recent chunk; prompts are padded to multiples of it (see batch.ts LENGTH_BUCKET). */
 const CHUNK = 16;
 
@@ -209,8 +212,12 @@ export async function generate(
   options: GenerateOptions,
 ): Promise<GeneratedRow[]> {
   const config = model.config;
-  const B = prompts.length;
-  if (B === 0) return [];
+  const realRows = prompts.length;
+  if (realRows === 0) return [];
+  // Rows are padded to a multiple of ROW_MULTIPLE with one-token filler prompts: fewer distinct
+  // shapes to compile, and jax-js's allocator only reuses buffers of identical size classes.
+  const B = Math.ceil(realRows / ROW_MULTIPLE) * ROW_MULTIPLE;
+  prompts = [...prompts, ...Array.from({ length: B - realRows }, () => [0])];
   if (prompts.some((p) => p.length === 0)) throw new InvalidArgumentError('every prompt needs at least one token');
   if ((options.stopStrings?.length ?? 0) > 0 && options.decode === undefined) {
     throw new InvalidArgumentError('stopStrings need a decode function to read the generated text');
@@ -272,8 +279,8 @@ export async function generate(
   let recent = emptyChunk();
 
   const rows: GeneratedRow[] = prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
-  const done = new Array<boolean>(B).fill(false);
-  let active = B;
+  const done = Array.from({ length: B }, (_, b) => b >= realRows);
+  let active = realRows;
   const scratch = new Float64Array(V);
   const order = new Int32Array(V);
   const token = new Int32Array(B);
@@ -340,6 +347,7 @@ export async function generate(
     tree.dispose(recent);
     logits?.dispose();
   }
+  rows.length = realRows;
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);
   return rows;
 }

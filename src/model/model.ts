@@ -14,7 +14,7 @@ import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type Mod
 import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
 import { checkHostParams, decayedNames, initHostParams, toDevice, toHost, zerosLike } from './params.ts';
-import { bucketLength, fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
+import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
 import { ropeTables } from './rope.ts';
 
 /** Device inputs for a right-padded batch. */
@@ -60,10 +60,15 @@ export interface StepReport extends LossReport {
 export const TRAIN_TOKEN_BUDGET = 2048;
 /** Padded tokens per compiled scoring call. */
 export const SCORE_TOKEN_BUDGET = 4096;
-/** Training and scoring lengths are padded to multiples of this (few compiled shapes). */
-export const TRAIN_LENGTH_BUCKET = 64;
-/** Micro-batch rows are padded to multiples of this. */
-const ROW_MULTIPLE = 4;
+/** Shortest padded length of a training or scoring micro-batch. */
+export const MIN_TRAIN_LENGTH = 32;
+
+/** The power of two ≥ length (and ≥ MIN_TRAIN_LENGTH), capped at the window. */
+export function powerOfTwoBucket(length: number, maxSeqLen: number): number {
+  let bucket = MIN_TRAIN_LENGTH;
+  while (bucket < length) bucket *= 2;
+  return Math.min(bucket, maxSeqLen);
+}
 
 interface MicroBatch {
   /** Positions of its sequences in the caller's batch. */
@@ -185,34 +190,42 @@ export class TransformerModel {
   }
 
   /**
-   * Splits a batch into micro-batches of at most `budget` padded tokens (rows × length), in
-   * order. Lengths are bucketed to multiples of TRAIN_LENGTH_BUCKET and rows to multiples of 4
-   * (filler rows), so few compiled shapes recur; memory stays bounded (attention is [B,H,T,T]).
+   * Splits a batch into micro-batches of fixed shapes: the padded length is a power of two (at
+   * least MIN_TRAIN_LENGTH, at most the window) and the rows fill the token budget (filler rows
+   * are one masked token). Fixed shapes matter twice in jax-js 0.1.25: each new shape compiles
+   * anew, and its wasm allocator reuses a freed buffer only for an identical size class, so shape
+   * variety grows memory until the 4 GiB wasm32 limit. Sequences are grouped by length bucket,
+   * in order within a bucket.
    */
   private microBatches(sequences: readonly ArrayLike<number>[], budget: number): MicroBatch[] {
-    const groups: number[][] = [];
-    let current: number[] = [];
-    let longest = 0;
+    const byLength = new Map<number, number[]>();
     sequences.forEach((sequence, index) => {
-      const length = bucketLength(Math.max(longest, sequence.length), this.config.maxSeqLen, TRAIN_LENGTH_BUCKET);
-      if (current.length > 0 && (current.length + 1) * length > budget) {
-        groups.push(current);
-        current = [];
-        longest = 0;
+      const length = powerOfTwoBucket(sequence.length, this.config.maxSeqLen);
+      if (sequence.length > this.config.maxSeqLen) {
+        throw new InvalidArgumentError(`a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`);
       }
-      current.push(index);
-      longest = Math.max(longest, sequence.length);
+      let group = byLength.get(length);
+      if (group === undefined) byLength.set(length, (group = []));
+      group.push(index);
     });
-    if (current.length > 0) groups.push(current);
-    return groups.map((indices) => ({
-      indices,
-      packed: packRightPadded(
-        indices.map((i) => sequences[i]!),
-        this.config.maxSeqLen,
-        Math.ceil(indices.length / ROW_MULTIPLE) * ROW_MULTIPLE,
-        TRAIN_LENGTH_BUCKET,
-      ),
-    }));
+    const micro: MicroBatch[] = [];
+    for (const length of [...byLength.keys()].sort((a, b) => a - b)) {
+      const indices = byLength.get(length)!;
+      const rows = Math.max(1, Math.floor(budget / length));
+      for (let start = 0; start < indices.length; start += rows) {
+        const chunk = indices.slice(start, start + rows);
+        micro.push({
+          indices: chunk,
+          packed: packRightPadded(
+            chunk.map((i) => sequences[i]!),
+            this.config.maxSeqLen,
+            rows,
+            length,
+          ),
+        });
+      }
+    }
+    return micro;
   }
 
   private async runHeads(
