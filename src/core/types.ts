@@ -89,6 +89,19 @@ export interface Turn {
   invalidAction: boolean;
 }
 
+/**
+ * One turn's training sample when the policy sees a bounded history (rollout `historyTurns`):
+ * the exact prompt it was given (system + the last k turns + the current observation, assembled
+ * from stored token ids) followed by its reply.
+ */
+export interface TrajectorySegment {
+  /** Index of the turn in `Trajectory.turns`. */
+  turn: number;
+  tokens: number[];
+  lossMask: number[];
+  logprobs: number[];
+}
+
 /** A token-level trajectory: ids end to end, never re-tokenized. */
 export interface Trajectory {
   /** All token ids: prompt, generated actions, observations. */
@@ -109,4 +122,9 @@ export interface Trajectory {
   seed: number;
   /** The episode ended because the context window or step limit ran out. */
   truncated: boolean;
+  /**
+   * Present when the policy saw a bounded history: one sample per turn, each the exact context
+   * the policy generated from. Train on these (the full-conversation fields above are a record).
+   */
+  segments?: TrajectorySegment[];
 }

@@ -5,7 +5,7 @@
  * appending rendered pieces, so the ids are the chat template's rendering of the conversation
  * (see rollout.ts for the format and the context-window policy).
  */
-import type { Env, Observation, StepResult, Trajectory, Turn } from '../core/types.ts';
+import type { Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { renderGenerationPrompt, renderMessage } from '../model/chat-template.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
@@ -18,6 +18,11 @@ export interface EpisodeSettings {
   /** Room kept free after a prompt: maxNewTokens + 1 (a cut generation is closed by `<|end|>`). */
   reserve: number;
   maxTurns: number;
+  /**
+   * Bounded history: the policy sees the system prompt, the last `historyTurns` turns and the
+   * current observation; every turn becomes a segment. Undefined = the whole conversation.
+   */
+  historyTurns?: number;
 }
 
 export interface EpisodeState {
@@ -40,6 +45,15 @@ export interface EpisodeState {
   success: boolean;
   truncated: boolean;
   ended: boolean;
+  /** The ids the policy continues from for the next turn. */
+  prompt: number[];
+  /** Bounded history only: `<|bos|>` + system message ids. */
+  header: number[];
+  /** Bounded history only: per finished turn, its user(observation) + `<|assistant|>` ids and its reply ids. */
+  history: { user: number[]; reply: number[] }[];
+  /** Bounded history only: the current observation's user + `<|assistant|>` ids. */
+  currentUser: number[];
+  segments: TrajectorySegment[] | undefined;
 }
 
 /** Resets the env and renders `<|bos|>` system, user(first observation), `<|assistant|>`. */
@@ -54,6 +68,7 @@ export async function startEpisode(
     { role: 'user' as const, content: observation.text },
   ];
   const prompt = renderGenerationPrompt(messages, { tokenizer: settings.tokenizer }).tokens;
+  const currentUser = userPrompt(observation.text, settings.tokenizer);
   const state: EpisodeState = {
     ...episode,
     env,
@@ -67,10 +82,16 @@ export async function startEpisode(
     success: false,
     truncated: false,
     ended: false,
+    prompt: [],
+    header: prompt.slice(0, prompt.length - currentUser.length),
+    history: [],
+    currentUser,
+    segments: settings.historyTurns === undefined ? undefined : [],
   };
   // Context-window policy: the first prompt must leave room for a full generation.
   if (prompt.length + settings.reserve > settings.contextWindow) return end(state, { truncated: true });
   append(state, prompt, 0);
+  state.prompt = settings.historyTurns === undefined ? state.tokens : prompt;
   return state;
 }
 
@@ -99,9 +120,18 @@ export function policyReply(generation: Generation): TurnReply {
 export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
   const end = settings.tokenizer.specialTokens.end;
   const closing = reply.tokens[reply.tokens.length - 1] === end ? [] : [end];
-  if (reply.tokens.length === 0 || state.tokens.length + reply.tokens.length + closing.length > settings.contextWindow) {
+  if (reply.tokens.length === 0 || state.prompt.length + reply.tokens.length + closing.length > settings.contextWindow) {
     endState(state, { truncated: true });
     return;
+  }
+  if (state.segments !== undefined) {
+    state.segments.push({
+      turn: state.turns.length,
+      tokens: [...state.prompt, ...reply.tokens, ...closing],
+      lossMask: [...state.prompt.map(() => 0), ...reply.tokens.map(() => 1), ...closing.map(() => 0)],
+      logprobs: [...state.prompt.map(() => 0), ...reply.logprobs, ...closing.map(() => 0)],
+    });
+    state.history.push({ user: state.currentUser, reply: [...reply.tokens, ...closing] });
   }
   const start = state.tokens.length;
   append(state, reply.tokens, 1, reply.logprobs);
@@ -124,14 +154,26 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
 
   if (result.done) return endState(state, { truncated: false });
   if (result.truncated || state.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
-  const next = [
-    ...renderMessage({ role: 'user', content: result.observation.text }, { tokenizer: settings.tokenizer }).tokens,
-    settings.tokenizer.specialTokens.assistant,
-  ];
+  const next = userPrompt(result.observation.text, settings.tokenizer);
+  if (settings.historyTurns !== undefined) {
+    // Bounded history: system + the last k turns + the new observation, from stored ids.
+    state.currentUser = next;
+    const kept = settings.historyTurns > 0 ? state.history.slice(-settings.historyTurns) : [];
+    const prompt = [...state.header, ...kept.flatMap((turn) => [...turn.user, ...turn.reply]), ...next];
+    if (prompt.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
+    append(state, next, 0);
+    state.prompt = prompt;
+    return;
+  }
   // Context-window policy: the next prompt must leave room for a full generation, else the
   // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
   if (state.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
   append(state, next, 0);
+}
+
+/** user(observation) followed by `<|assistant|>`: what a new turn appends before generating. */
+function userPrompt(text: string, tokenizer: Tokenizer): number[] {
+  return [...renderMessage({ role: 'user', content: text }, { tokenizer }).tokens, tokenizer.specialTokens.assistant];
 }
 
 export function finishEpisode(state: EpisodeState): Trajectory {
@@ -146,6 +188,7 @@ export function finishEpisode(state: EpisodeState): Trajectory {
     groupId: state.groupId,
     seed: state.seed,
     truncated: state.truncated,
+    ...(state.segments !== undefined ? { segments: state.segments } : {}),
   };
 }
 

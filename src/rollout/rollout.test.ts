@@ -203,3 +203,32 @@ test('rollout: a stop string ends the reply, closed by an unmasked <|end|>; toke
   assert.equal(stats.generatedTokens, byteTokenizer.encode('<answer>Right</answer>').length);
   assert.equal(stats.tokensPerSecond, stats.generatedTokens / 2);
 });
+
+test('bounded history: each turn is a segment whose ids re-render system + the last k turns + the observation', async () => {
+  const seeds = splitSeeds('train', 4);
+  for (const historyTurns of [0, 1]) {
+    const { trajectories } = await rollout({ policy: lakePolicy(), env: makeLake, seeds, maxTurns: 6, historyTurns });
+    let checked = 0;
+    for (const trajectory of trajectories) {
+      const env = makeLake();
+      const first = await env.reset({ seed: trajectory.seed });
+      assert.equal(trajectory.segments!.length, trajectory.turns.length);
+      const observations = [first.text, ...trajectory.turns.map((turn) => turn.observation)];
+      trajectory.segments!.forEach((segment, t) => {
+        const messages: Message[] = [{ role: 'system', content: env.instructions! }];
+        for (let i = Math.max(0, t - historyTurns); i < t; i++) {
+          messages.push({ role: 'user', content: observations[i]! }, { role: 'assistant', content: trajectory.turns[i]!.action });
+        }
+        messages.push({ role: 'user', content: observations[t]! });
+        const prompt = renderGenerationPrompt(messages).tokens;
+        const full = renderChat([...messages, { role: 'assistant', content: trajectory.turns[t]!.action }]);
+        assert.deepEqual(segment.tokens, full.tokens, `turn ${t} (history ${historyTurns})`);
+        // Only this turn's reply is trained; replies in the history are context (mask 0).
+        assert.deepEqual(segment.lossMask, [...prompt.map(() => 0), ...full.assistantMask.slice(prompt.length)]);
+        segment.logprobs.forEach((logprob, i) => assert.equal(logprob, i >= prompt.length && segment.lossMask[i] === 1 ? -0.5 : 0));
+        checked++;
+      });
+    }
+    assert.ok(checked > 8, `${checked} segments checked`);
+  }
+});

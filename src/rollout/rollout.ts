@@ -72,6 +72,13 @@ export interface RolloutOptions<Task = unknown> {
    * tokens are the encoded text + `<|end|>` (lossMask 1, logprob 0).
    */
   expert?: (episode: { seed: number; index: number }) => Expert;
+  /**
+   * Bounded history: the policy sees the system prompt, the last `historyTurns` turns and the
+   * current observation, and each turn is recorded as its own segment (Trajectory.segments) —
+   * the exact context it generated from. Keeps prompts short on long episodes (attention cost
+   * grows with the square of the context). Default: the whole conversation.
+   */
+  historyTurns?: number;
   /** Default: the policy's tokenizer (the byte tokenizer without a policy). */
   tokenizer?: Tokenizer;
   /** Default: the policy's context window (Infinity without a policy). */
@@ -119,7 +126,11 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
     contextWindow: options.contextWindow ?? policy?.contextWindow ?? Infinity,
     reserve: maxNewTokens + 1,
     maxTurns,
+    historyTurns: options.historyTurns,
   };
+  if (options.historyTurns !== undefined && !(Number.isInteger(options.historyTurns) && options.historyTurns >= 0)) {
+    throw new InvalidArgumentError(`historyTurns must be a non-negative integer, got ${options.historyTurns}`);
+  }
   const stopTokens = chatStopTokens(tokenizer);
   const samplingRng = new Rng(samplingSeed);
   const started = now();
@@ -162,7 +173,7 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
       played.length === 0
         ? []
         : await policy!.generateBatch(
-            played.map((state) => ({ prompt: state.tokens, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed: turnSeed })),
+            played.map((state) => ({ prompt: state.prompt, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed: turnSeed })),
           );
     const replies = new Map(played.map((state, i) => [state, policyReply(generations[i]!)]));
     await Promise.all(
