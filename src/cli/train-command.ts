@@ -73,6 +73,9 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
         expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
         config: options,
         maxTurns: options.maxTurns,
+        historyTurns: options.historyTurns < 0 ? undefined : options.historyTurns,
+        maxNewTokens: options.maxNewTokens,
+        instructions: options.systemPrompt,
         onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
       });
       progress.done({ loss: result.finalLoss });
@@ -84,7 +87,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
   }
 
   const policy = new BuiltinPolicy({ model });
-  const testConfig = { validationEpisodes: options.testEpisodes, maxTurns: options.maxTurns, maxNewTokens: options.maxNewTokens };
+  const testConfig = { ...options, validationEpisodes: options.testEpisodes };
   const before = await validate(policy, env, testConfig, 'test');
   console.error(`train: held-out test success before RL: ${(before * 100).toFixed(1)}% (${options.testEpisodes} episodes, greedy)`);
   await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });

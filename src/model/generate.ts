@@ -45,6 +45,8 @@ export interface GenerateOptions {
   /** Decoder for stop strings and the returned text. */
   decode?: (tokens: readonly number[]) => string;
   seed?: number;
+  /** Padded prompt tokens per prefill call (bounds memory); default 4096. */
+  prefillTokenBudget?: number;
 }
 
 export interface GeneratedRow {
@@ -60,6 +62,12 @@ interface Caches {
   k: JaxArray[]; // per layer [B, KV, Tc, hd] (main) or [B, KV, C, hd] (recent chunk)
   v: JaxArray[];
 }
+
+/** Padded prompt tokens (rows × P) per prefill call. */
+const PREFILL_TOKEN_BUDGET = 4096;
+
+/** Prompts are left-padded to a multiple of this (a multiple of CHUNK); few lengths, few shapes. */
+const PROMPT_BUCKET = 32;
 
 /** Generation batches are padded to a multiple of this many rows. */
 const ROW_MULTIPLE = 8;
@@ -223,7 +231,7 @@ export async function generate(
     throw new InvalidArgumentError('stopStrings need a decode function to read the generated text');
   }
   const longest = Math.max(...prompts.map((p) => p.length));
-  const P = bucketLength(longest, config.maxSeqLen);
+  const P = bucketLength(longest, config.maxSeqLen, PROMPT_BUCKET);
   if (longest >= config.maxSeqLen) {
     throw new InvalidArgumentError(`a prompt of ${longest} tokens leaves no room in the context window of ${config.maxSeqLen}`);
   }
@@ -262,14 +270,34 @@ export async function generate(
   // this thread instead of posting each one to the worker pool, which for small per-token kernels
   // costs more than it saves (measured in bench/engine.ts). Sync dispatch needs its inputs settled.
   await blockUntilReady(params);
-  const first = prefillFn(
-    tree.ref(params),
-    np.array(promptTokens),
-    np.array(prefillMask).reshape([B, P]),
-    np.array(rope.cos).reshape([B, 1, P, half]),
-    np.array(rope.sin).reshape([B, 1, P, half]),
-    np.zeros([Tc]),
-  ) as { logits: JaxArray; caches: Caches };
+  // Prefill in row groups of at most PREFILL_TOKEN_BUDGET padded tokens: attention over the
+  // prompt is [rows, H, P, P], so one call for a wide batch of long prompts would need gigabytes.
+  const budget = options.prefillTokenBudget ?? PREFILL_TOKEN_BUDGET;
+  const groupRows = Math.max(ROW_MULTIPLE, Math.floor(budget / P / ROW_MULTIPLE) * ROW_MULTIPLE);
+  const parts: { logits: JaxArray; caches: Caches }[] = [];
+  for (let start = 0; start < B; start += groupRows) {
+    const rows = Math.min(groupRows, B - start);
+    parts.push(
+      prefillFn(
+        tree.ref(params),
+        np.array(promptTokens.slice(start * P, (start + rows) * P)),
+        np.array(prefillMask.slice(start * P, (start + rows) * P)).reshape([rows, P]),
+        np.array(rope.cos.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
+        np.array(rope.sin.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
+        np.zeros([Tc]),
+      ) as { logits: JaxArray; caches: Caches },
+    );
+  }
+  const first =
+    parts.length === 1
+      ? parts[0]!
+      : {
+          logits: np.concatenate(parts.map((p) => p.logits), 0),
+          caches: {
+            k: main0(parts, 'k', config.numLayers),
+            v: main0(parts, 'v', config.numLayers),
+          },
+        };
   let logits: JaxArray | null = first.logits;
   let main = first.caches;
   const emptyChunk = (): Caches => ({
@@ -350,6 +378,11 @@ export async function generate(
   rows.length = realRows;
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);
   return rows;
+}
+
+/** Per layer, the row groups' caches joined along the batch axis. */
+function main0(parts: { caches: Caches }[], which: 'k' | 'v', layers: number): JaxArray[] {
+  return Array.from({ length: layers }, (_, i) => np.concatenate(parts.map((p) => p.caches[which][i]!), 0));
 }
 
 function hitsStopString(tokens: readonly number[], options: GenerateOptions): boolean {

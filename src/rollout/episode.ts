@@ -23,6 +23,8 @@ export interface EpisodeSettings {
    * current observation; every turn becomes a segment. Undefined = the whole conversation.
    */
   historyTurns?: number;
+  /** Put `env.instructions` in a system message. */
+  instructions: boolean;
 }
 
 export interface EpisodeState {
@@ -64,7 +66,7 @@ export async function startEpisode(
 ): Promise<EpisodeState> {
   const observation = await env.reset(episode.task === undefined ? { seed: episode.seed } : { seed: episode.seed, task: episode.task });
   const messages = [
-    ...(env.instructions === undefined ? [] : [{ role: 'system' as const, content: env.instructions }]),
+    ...(env.instructions === undefined || !settings.instructions ? [] : [{ role: 'system' as const, content: env.instructions }]),
     { role: 'user' as const, content: observation.text },
   ];
   const prompt = renderGenerationPrompt(messages, { tokenizer: settings.tokenizer }).tokens;

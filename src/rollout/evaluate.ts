@@ -9,7 +9,7 @@ import { rollout, type RolloutOptions, type RolloutResult } from './rollout.ts';
 import type { RolloutStats } from './stats.ts';
 
 export interface EvaluateOptions<Task = unknown>
-  extends Pick<RolloutOptions<Task>, 'tasks' | 'maxTurns' | 'maxNewTokens' | 'topP' | 'stopStrings' | 'concurrency' | 'samplingSeed' | 'contextWindow' | 'historyTurns'> {
+  extends Pick<RolloutOptions<Task>, 'tasks' | 'maxTurns' | 'maxNewTokens' | 'topP' | 'stopStrings' | 'concurrency' | 'samplingSeed' | 'contextWindow' | 'historyTurns' | 'instructions'> {
   policy: Policy;
   env: () => Env<Task>;
   seeds: readonly number[];

@@ -79,6 +79,11 @@ export interface RolloutOptions<Task = unknown> {
    * grows with the square of the context). Default: the whole conversation.
    */
   historyTurns?: number;
+  /**
+   * Put `env.instructions` in a system message. Default true. A small model trained from scratch
+   * learns the format from demonstrations, and the instructions then only cost context.
+   */
+  instructions?: boolean;
   /** Default: the policy's tokenizer (the byte tokenizer without a policy). */
   tokenizer?: Tokenizer;
   /** Default: the policy's context window (Infinity without a policy). */
@@ -127,6 +132,7 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
     reserve: maxNewTokens + 1,
     maxTurns,
     historyTurns: options.historyTurns,
+    instructions: options.instructions ?? true,
   };
   if (options.historyTurns !== undefined && !(Number.isInteger(options.historyTurns) && options.historyTurns >= 0)) {
     throw new InvalidArgumentError(`historyTurns must be a non-negative integer, got ${options.historyTurns}`);

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
-import { rlLoss, filterGroups } from '../algorithms/index.ts';
+import { rlLoss, filterGroups, klEstimate } from '../algorithms/index.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout, evaluate } from '../rollout/index.ts';
@@ -27,6 +27,8 @@ export const rlConfigSchema = z.object({
   groupSize: z.number().int().positive().default(8).describe('episodes per task (G)'),
   maxTurns: z.number().int().positive().default(10).describe('turns per episode at most'),
   maxNewTokens: z.number().int().positive().default(32).describe('tokens per reply at most'),
+  historyTurns: z.number().int().min(-1).default(-1).describe('previous turns the policy sees (-1 = the whole conversation)'),
+  systemPrompt: z.boolean().default(false).describe('show the env instructions as a system message (a from-scratch model learns the format from the warm start instead)'),
   temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
   learningRate: z.number().positive().default(5e-4).describe('peak learning rate'),
   warmupIterations: z.number().int().nonnegative().default(0).describe('iterations of linear lr warm-up'),
@@ -101,7 +103,7 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
 export async function validate<Task>(
   policy: BuiltinPolicy,
   env: () => Env<Task>,
-  config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens'>,
+  config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt'>,
   split: 'validation' | 'test' = 'validation',
 ): Promise<number> {
   const result = await evaluate({
@@ -110,6 +112,8 @@ export async function validate<Task>(
     seeds: splitSeeds(split, config.validationEpisodes),
     maxTurns: config.maxTurns,
     maxNewTokens: config.maxNewTokens,
+    historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+    instructions: config.systemPrompt,
   });
   return result.successRate;
 }
@@ -141,6 +145,8 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       groupSize: config.groupSize,
       maxTurns: config.maxTurns,
       maxNewTokens: config.maxNewTokens,
+      historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+      instructions: config.systemPrompt,
       temperature: config.temperature,
       samplingSeed: config.seed * 7919 + iteration,
       onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
@@ -198,8 +204,16 @@ interface UpdateReport {
   tokensPerSecond: number;
 }
 
-/** Minibatches are padded to a multiple of this many rows so compiled shapes repeat. */
-const ROW_BUCKET = 8;
+/** One sequence the update trains on, with everything the loss fixes. */
+interface TrainingSample {
+  tokens: number[];
+  lossMask: number[];
+  oldLogprobs: ArrayLike<number>;
+  refLogprobs?: ArrayLike<number>;
+  advantages: ArrayLike<number>;
+  returns?: ArrayLike<number>;
+  oldValues?: ArrayLike<number>;
+}
 
 async function updatePolicy(
   model: TransformerModel,
@@ -211,47 +225,27 @@ async function updatePolicy(
   rng: Rng,
 ): Promise<UpdateReport> {
   const started = performance.now();
-  const sequences = trajectories.map((t) => t.tokens);
-  const needsReference = reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
-  const refLogprobs = needsReference ? await scoreInBatches(reference!, sequences, config.minibatchSize, 'logprobs') : undefined;
-  const values = preset.valueHead ? await scoreInBatches(model, sequences, config.minibatchSize, 'values') : undefined;
-  const { advantages, returns } = computeAdvantages(
-    trajectories.map((t, i) => ({
-      lossMask: t.lossMask,
-      tokenRewards: t.tokenRewards,
-      groupId: t.groupId,
-      oldLogprobs: t.logprobs,
-      refLogprobs: refLogprobs?.[i],
-      values: values?.[i],
-    })),
-    preset,
-    { gamma: config.gamma, lambda: config.lambda },
-  );
+  const segmented = trajectories.every((t) => t.segments !== undefined);
+  const samples = segmented
+    ? await turnLevelSamples(model, reference, trajectories, preset, config)
+    : await tokenLevelSamples(model, reference, trajectories, preset, config);
   const totals = { loss: 0, pgLoss: 0, kl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
-    const order = rng.shuffle(trajectories.map((_, i) => i));
+    const order = rng.shuffle(samples.map((_, i) => i));
     for (let start = 0; start < order.length; start += config.minibatchSize) {
-      const indices = order.slice(start, start + config.minibatchSize);
-      const rows = Math.ceil(indices.length / ROW_BUCKET) * ROW_BUCKET;
-      // Filler rows: one masked token each, so the batch shape is a multiple of ROW_BUCKET.
-      const pick = <T>(get: (i: number) => T, filler: T): T[] => [
-        ...indices.map(get),
-        ...Array.from({ length: rows - indices.length }, () => filler),
-      ];
-      const zero = [0];
+      const batch = order.slice(start, start + config.minibatchSize).map((i) => samples[i]!);
       const loss = rlLoss({
-        oldLogprobs: pick((i) => trajectories[i]!.logprobs, zero),
-        refLogprobs: preset.loss.useKlLoss && refLogprobs ? pick((i) => refLogprobs[i]!, new Float32Array(1)) : undefined,
-        advantages: pick((i) => advantages[i]!, new Float64Array(1)),
-        lossMask: pick((i) => trajectories[i]!.lossMask, zero),
-        returns: returns ? pick((i) => returns[i]!, new Float64Array(1)) : undefined,
-        oldValues: values ? pick((i) => values[i]!, new Float32Array(1)) : undefined,
+        oldLogprobs: batch.map((b) => b.oldLogprobs),
+        refLogprobs: preset.loss.useKlLoss ? batch.map((b) => b.refLogprobs!) : undefined,
+        advantages: batch.map((b) => b.advantages),
+        lossMask: batch.map((b) => b.lossMask),
+        returns: preset.valueHead ? batch.map((b) => b.returns!) : undefined,
+        oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
         config: preset.loss,
       });
-      const batch = pick((i) => trajectories[i]!.tokens, zero);
-      const report = await model.trainStep(batch, loss, { learningRate, maxGradNorm: config.maxGradNorm });
-      tokens += batch.reduce((n, s) => n + s.length, 0);
+      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm });
+      tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
       totals.loss += report.loss;
       totals.pgLoss += report.metrics.pg_loss ?? 0;
       totals.kl += report.metrics.kl ?? report.metrics.ppo_kl ?? 0;
@@ -273,16 +267,110 @@ async function updatePolicy(
   };
 }
 
-async function scoreInBatches(
+function usesReference(reference: TransformerModel | undefined, preset: AlgorithmPreset): reference is TransformerModel {
+  return reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
+}
+
+/** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */
+async function tokenLevelSamples(
   model: TransformerModel,
-  sequences: readonly number[][],
-  batchSize: number,
-  what: 'logprobs' | 'values',
-): Promise<Float32Array[]> {
-  const out: Float32Array[] = [];
-  for (let start = 0; start < sequences.length; start += batchSize) {
-    const scored = await model.score(sequences.slice(start, start + batchSize));
-    out.push(...(what === 'logprobs' ? scored.logprobs : scored.values!));
-  }
-  return out;
+  reference: TransformerModel | undefined,
+  trajectories: Trajectory[],
+  preset: AlgorithmPreset,
+  config: RlConfig,
+): Promise<TrainingSample[]> {
+  const sequences = trajectories.map((t) => t.tokens);
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences)).logprobs : undefined;
+  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const { advantages, returns } = computeAdvantages(
+    trajectories.map((t, i) => ({
+      lossMask: t.lossMask,
+      tokenRewards: t.tokenRewards,
+      groupId: t.groupId,
+      oldLogprobs: t.logprobs,
+      refLogprobs: refLogprobs?.[i],
+      values: values?.[i],
+    })),
+    preset,
+    { gamma: config.gamma, lambda: config.lambda },
+  );
+  return trajectories.map((t, i) => ({
+    tokens: t.tokens,
+    lossMask: t.lossMask,
+    oldLogprobs: t.logprobs,
+    refLogprobs: refLogprobs?.[i],
+    advantages: advantages[i]!,
+    returns: returns?.[i],
+    oldValues: values?.[i],
+  }));
+}
+
+/**
+ * Bounded-history trajectories: turn-level credit assignment. Each episode becomes a sequence of
+ * turns (reward r_k, value = the value head at the turn's first generated token, KL-in-reward
+ * summed over the turn's tokens); the advantage estimator runs over turns (GRPO/RLOO: the
+ * episode return; REINFORCE++ and GAE: discounted over turns, as RAGEN's turn-level GAE), and
+ * each turn's advantage and return are broadcast over its segment's generated tokens.
+ */
+async function turnLevelSamples(
+  model: TransformerModel,
+  reference: TransformerModel | undefined,
+  trajectories: Trajectory[],
+  preset: AlgorithmPreset,
+  config: RlConfig,
+): Promise<TrainingSample[]> {
+  const segments = trajectories.flatMap((t) => t.segments!);
+  const sequences = segments.map((s) => s.tokens);
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences)).logprobs : undefined;
+  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
+  let cursor = 0;
+  const turnSamples = trajectories.map((trajectory) => {
+    const count = trajectory.segments!.length;
+    const rewards = new Float64Array(count);
+    const turnValues = new Float64Array(count);
+    for (let k = 0; k < count; k++) {
+      const index = cursor + k;
+      const segment = segments[index]!;
+      let reward = trajectory.turns[segment.turn]!.reward;
+      if (preset.klInReward !== null && refLogprobs) {
+        let kl = 0;
+        segment.lossMask.forEach((m, t) => {
+          if (m === 1) kl += klEstimate(segment.logprobs[t]!, refLogprobs[index]![t]!, preset.klInReward!.estimator).value;
+        });
+        reward -= preset.klInReward.coef * kl;
+      }
+      rewards[k] = reward;
+      if (values) turnValues[k] = values[index]![firstGenerated(segment.lossMask)]!;
+    }
+    cursor += count;
+    return {
+      lossMask: new Float64Array(count).fill(1),
+      tokenRewards: rewards,
+      groupId: trajectory.groupId,
+      oldLogprobs: new Float64Array(count),
+      values: values ? turnValues : undefined,
+    };
+  });
+  const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
+  const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
+  const samples: TrainingSample[] = [];
+  cursor = 0;
+  trajectories.forEach((trajectory, e) => {
+    trajectory.segments!.forEach((segment, k) => {
+      const index = cursor + k;
+      const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
+      samples.push({
+        tokens: segment.tokens,
+        lossMask: segment.lossMask,
+        oldLogprobs: segment.logprobs,
+        refLogprobs: refLogprobs?.[index],
+        advantages: broadcast(advantages[e]![k]!),
+        returns: returns ? broadcast(returns[e]![k]!) : undefined,
+        oldValues: values?.[index],
+      });
+    });
+    cursor += trajectory.segments!.length;
+  });
+  return samples;
 }

@@ -5,6 +5,7 @@
  * ids and loss masks are exactly what RL will later sample and train on.
  */
 import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
 import type { Env } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { splitSeeds } from '../envs/split.ts';
@@ -30,6 +31,12 @@ export async function expertDemonstrations<Task>(options: {
   contextWindow: number;
   /** Demonstrations use train seeds from this index on (RL uses the ones from 0). */
   seedOffset?: number;
+  /** Bounded history (see rollout): demonstrations are then the per-turn segments. */
+  historyTurns?: number;
+  /** The reply budget RL will use (the context-window check reserves it). */
+  maxNewTokens?: number;
+  /** Show env.instructions as a system message (as RL will). */
+  instructions?: boolean;
 }): Promise<{ examples: SftExample[]; successRate: number }> {
   const seeds = splitSeeds('train', options.episodes, options.seedOffset ?? 500_000_000);
   const { trajectories, stats } = await rollout({
@@ -39,8 +46,12 @@ export async function expertDemonstrations<Task>(options: {
     maxTurns: options.maxTurns,
     tokenizer: byteTokenizer,
     contextWindow: options.contextWindow,
+    historyTurns: options.historyTurns,
+    maxNewTokens: options.maxNewTokens,
+    instructions: options.instructions,
   });
   const examples = trajectories
+    .flatMap((t): { tokens: number[]; lossMask: number[] }[] => t.segments ?? [t])
     .filter((t) => t.lossMask.some((m) => m === 1))
     .map((t) => ({ tokens: t.tokens, mask: t.lossMask }));
   return { examples, successRate: stats.successRate };
@@ -52,6 +63,9 @@ export async function warmStart<Task>(options: {
   expert: (seed: number, randomActionRate: number) => Expert;
   config: WarmStartConfig;
   maxTurns: number;
+  historyTurns?: number;
+  maxNewTokens?: number;
+  instructions?: boolean;
   onProgress?: (progress: SftProgress) => void;
 }): Promise<{ demonstrationSuccess: number; finalLoss: number }> {
   const { config } = options;
@@ -61,7 +75,15 @@ export async function warmStart<Task>(options: {
     episodes: config.demonstrations,
     maxTurns: options.maxTurns,
     contextWindow: options.model.config.maxSeqLen,
+    historyTurns: options.historyTurns,
+    maxNewTokens: options.maxNewTokens,
+    instructions: options.instructions,
   });
+  if (examples.length === 0) {
+    throw new InvalidArgumentError(
+      `no expert demonstration fits the model's ${options.model.config.maxSeqLen}-token window; raise maxSeqLen or lower maxNewTokens/historyTurns`,
+    );
+  }
   const result = await runSft({
     model: options.model,
     train: examples,
