@@ -63,6 +63,12 @@ export const SCORE_TOKEN_BUDGET = 4096;
 /** Shortest padded length of a training or scoring micro-batch. */
 export const MIN_TRAIN_LENGTH = 32;
 
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
 /** The power of two ≥ length (and ≥ MIN_TRAIN_LENGTH), capped at the window. */
 export function powerOfTwoBucket(length: number, maxSeqLen: number): number {
   let bucket = MIN_TRAIN_LENGTH;
@@ -211,7 +217,8 @@ export class TransformerModel {
     const micro: MicroBatch[] = [];
     for (const length of [...byLength.keys()].sort((a, b) => a - b)) {
       const indices = byLength.get(length)!;
-      const rows = Math.max(1, Math.floor(budget / length));
+      // Full micro-batches fill the budget; a smaller group uses the next power of two of rows.
+      const rows = Math.min(Math.max(1, Math.floor(budget / length)), nextPowerOfTwo(indices.length));
       for (let start = 0; start < indices.length; start += rows) {
         const chunk = indices.slice(start, start + rows);
         micro.push({

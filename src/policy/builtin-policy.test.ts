@@ -11,7 +11,7 @@ const tinyModel = TransformerModel.create(
   { seed: 1 },
 );
 
-policyContract('builtin', async () => new BuiltinPolicy({ model: await tinyModel }));
+policyContract('builtin', async () => new BuiltinPolicy({ model: await tinyModel }), { trainable: true });
 
 test('builtin: the window is the model maxSeqLen; a tokenizer larger than the vocabulary is rejected', async () => {
   const model = await tinyModel;

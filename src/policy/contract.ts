@@ -28,6 +28,8 @@ import { isTrainablePolicy, type GenerateRequest, type Generation, type Policy }
 export interface PolicyContractOptions {
   /** `maxNewTokens` of the checks. Default 8. */
   maxNewTokens?: number;
+  /** Also run the TrainablePolicy checks (logprobs, forwardBackward, optimStep, save). Default false. */
+  trainable?: boolean;
 }
 
 export function policyContract(name: string, makePolicy: () => Policy | Promise<Policy>, options: PolicyContractOptions = {}): void {
@@ -121,12 +123,9 @@ export function policyContract(name: string, makePolicy: () => Policy | Promise<
       await assert.rejects(policy.generateBatch([{ prompt, maxNewTokens }, bad[0]!]), InvalidArgumentError);
     });
 
-    test('trainable: logprobs reproduce the sampling log-probs; forwardBackward + optimStep move them; save writes a checkpoint', async (t) => {
+    if (options.trainable === true) test('trainable: logprobs reproduce the sampling log-probs; forwardBackward + optimStep move them; save writes a checkpoint', async () => {
       const policy = await makePolicy();
-      if (!isTrainablePolicy(policy)) {
-        t.skip('not a TrainablePolicy');
-        return;
-      }
+      assert.ok(isTrainablePolicy(policy), 'the policy implements TrainablePolicy');
       const prompt = promptOf(policy, 'Say hi.');
       const temperature = 0.7;
       const generation = await policy.generate({ prompt, maxNewTokens, temperature, seed: 9 });
