@@ -25,7 +25,7 @@ export const defaultTrainModel = {
   numHeads: 4,
   numKvHeads: 4,
   intermediateSize: 512,
-  maxSeqLen: 512,
+  maxSeqLen: 256,
 } as const;
 
 export const trainCommandSchema = z.object({
@@ -35,6 +35,7 @@ export const trainCommandSchema = z.object({
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
   checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
   ...rlConfigSchema.shape,
+  historyTurns: rlConfigSchema.shape.historyTurns.removeDefault().default(0).describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
   ...warmStartConfigSchema.shape,
   ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
 });
