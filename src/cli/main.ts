@@ -6,6 +6,7 @@ import { flagHelp } from './flags.ts';
 import { sftCommand, sftCommandSchema } from './sft-command.ts';
 import { envsCommand } from './envs-command.ts';
 import { trainCommand, trainCommandSchema } from './train-command.ts';
+import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 
 interface Command {
   summary: string;
@@ -18,6 +19,11 @@ const commands: Record<string, Command> = {
     summary: 'train an agent with RL on an environment (SFT warm start, then grpo|ppo|rloo|reinforce++|gspo|dapo|dr-grpo)',
     run: trainCommand,
     help: () => flagHelp(trainCommandSchema),
+  },
+  dpo: {
+    summary: 'online DPO on preference pairs from rollouts (a success and a failure of the same task)',
+    run: dpoCommand,
+    help: () => flagHelp(dpoCommandSchema),
   },
   sft: {
     summary: 'supervised fine-tuning of the built-in model on chat JSONL (--data file.jsonl)',

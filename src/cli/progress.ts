@@ -22,8 +22,11 @@ export class Progress {
     this.tty = this.stream.isTTY === true;
   }
 
+  private fields: Record<string, string | number> = {};
+
   update(current: number, fields: Record<string, string | number> = {}, force = false): void {
     this.current = current;
+    this.fields = fields;
     const now = performance.now();
     if (!this.tty && !force && now - this.lastPlain < (this.options.plainIntervalMs ?? 5000)) return;
     this.lastPlain = now;
@@ -36,8 +39,8 @@ export class Progress {
     return this.current;
   }
 
-  done(fields: Record<string, string | number> = {}): void {
-    this.update(this.current, fields, true);
+  done(fields?: Record<string, string | number>): void {
+    this.update(this.current, fields ?? this.fields, true);
     if (this.tty) this.stream.write('\n');
   }
 
@@ -57,6 +60,7 @@ export class Progress {
 
 export function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value) && Math.abs(value) < 1e6) return String(value);
   const abs = Math.abs(value);
   if (abs !== 0 && (abs < 1e-3 || abs >= 1e5)) return value.toExponential(2);
   return abs >= 100 ? value.toFixed(0) : abs >= 1 ? value.toFixed(3) : value.toFixed(4);

@@ -7,37 +7,23 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { getEnvironment, environmentNames } from '../envs/index.ts';
-import { modelConfigSchema } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { saveCheckpoint } from '../model/checkpoint.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { algorithmPresets } from '../train/algorithm-presets.ts';
 import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
-import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
+import { modelSetupSchema, prepareModel } from './model-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
-
-/** The built-in model the main job trains: small enough for a 2-core CPU. */
-export const defaultTrainModel = {
-  vocabSize: 272,
-  hiddenSize: 128,
-  numLayers: 4,
-  numHeads: 4,
-  numKvHeads: 4,
-  intermediateSize: 512,
-  maxSeqLen: 256,
-} as const;
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
   out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-<algo>)'),
-  init: z.string().optional().describe('start from this checkpoint instead of the SFT warm start'),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
   checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
   ...rlConfigSchema.shape,
   historyTurns: rlConfigSchema.shape.historyTurns.removeDefault().default(0).describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
-  ...warmStartConfigSchema.shape,
-  ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
+  ...modelSetupSchema.shape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
@@ -49,43 +35,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
   const out = options.out ?? join('checkpoints', `${options.env}-${options.algo}`);
   const started = performance.now();
 
-  let model: TransformerModel;
-  if (options.init !== undefined) {
-    const checkpoint = await loadCheckpoint(options.init);
-    const params = checkpoint.params;
-    if (preset.valueHead && !checkpoint.config.valueHead) {
-      params.set('valueHead.w', { shape: [checkpoint.config.hiddenSize, 1], data: new Float32Array(checkpoint.config.hiddenSize) });
-      params.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
-    }
-    model = await TransformerModel.fromParams({ ...checkpoint.config, valueHead: preset.valueHead || checkpoint.config.valueHead }, params);
-    console.error(`train: loaded ${options.init}`);
-  } else {
-    const modelConfig: Record<string, unknown> = { ...defaultTrainModel, valueHead: preset.valueHead };
-    for (const key of Object.keys(modelConfigSchema.shape)) {
-      const value = (options as Record<string, unknown>)[key];
-      if (value !== undefined) modelConfig[key] = value;
-    }
-    model = await TransformerModel.create(modelConfig, { seed: options.seed });
-    if (options.demonstrations > 0 && options.sftSteps > 0) {
-      const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
-      const result = await warmStart({
-        model,
-        env,
-        expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
-        config: options,
-        maxTurns: options.maxTurns,
-        historyTurns: options.historyTurns < 0 ? undefined : options.historyTurns,
-        maxNewTokens: options.maxNewTokens,
-        instructions: options.systemPrompt,
-        onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
-      });
-      progress.done({ loss: result.finalLoss });
-      console.error(
-        `train: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
-          `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
-      );
-    }
-  }
+  const model = await prepareModel(options, descriptor, { valueHead: preset.valueHead, label: 'train' });
 
   const policy = new BuiltinPolicy({ model });
   const testConfig = { ...options, validationEpisodes: options.testEpisodes };

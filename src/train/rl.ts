@@ -40,6 +40,10 @@ export const rlConfigSchema = z.object({
   klCoef: z.number().min(0).optional().describe('override the preset’s KL coefficient (loss or reward)'),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
+  turnWeighting: z
+    .enum(['episode', 'turn'])
+    .default('episode')
+    .describe('bounded history: weight turns so each episode counts once (episode) or each turn once (turn)'),
   validateEvery: z.number().int().nonnegative().default(5).describe('validate every N iterations (0 = only at the end)'),
   validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
   seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
@@ -354,9 +358,15 @@ async function turnLevelSamples(
   });
   const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
   const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
+  // Episode weighting: an episode of K turns gives K samples; scaling its advantages by K̄/K makes
+  // every episode count once. Without it, long failing episodes (many turns, negative advantage)
+  // outweigh short successes on the tokens all turns share (the action format), and the format
+  // decays — measured on FrozenLake: the invalid-action rate rose each iteration.
+  const meanTurns = segments.length / Math.max(1, trajectories.length);
   const samples: TrainingSample[] = [];
   cursor = 0;
   trajectories.forEach((trajectory, e) => {
+    const weight = config.turnWeighting === 'episode' ? meanTurns / Math.max(1, trajectory.segments!.length) : 1;
     trajectory.segments!.forEach((segment, k) => {
       const index = cursor + k;
       const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
@@ -365,7 +375,7 @@ async function turnLevelSamples(
         lossMask: segment.lossMask,
         oldLogprobs: segment.logprobs,
         refLogprobs: refLogprobs?.[index],
-        advantages: broadcast(advantages[e]![k]!),
+        advantages: broadcast(weight * advantages[e]![k]!),
         returns: returns ? broadcast(returns[e]![k]!) : undefined,
         oldValues: values?.[index],
       });

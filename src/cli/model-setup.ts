@@ -1,0 +1,73 @@
+/**
+ * The starting policy of `agentrl train` and `agentrl dpo`: a checkpoint (`--init`), or a fresh
+ * built-in model warm-started by SFT on the environment's scripted expert.
+ */
+import { z } from 'zod';
+import type { EnvDescriptor } from '../envs/index.ts';
+import { modelConfigSchema } from '../model/config.ts';
+import { TransformerModel } from '../model/model.ts';
+import { loadCheckpoint } from '../model/checkpoint.ts';
+import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
+import { Progress } from './progress.ts';
+
+/** The built-in model the main job trains: small enough for a 2-core CPU. */
+export const defaultTrainModel = {
+  vocabSize: 272,
+  hiddenSize: 128,
+  numLayers: 4,
+  numHeads: 4,
+  numKvHeads: 4,
+  intermediateSize: 512,
+  maxSeqLen: 256,
+} as const;
+
+/** Flags shared by the commands that start from a warm-started or loaded model. */
+export const modelSetupSchema = z.object({
+  init: z.string().optional().describe('start from this checkpoint instead of the SFT warm start'),
+  ...warmStartConfigSchema.shape,
+  ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
+});
+
+export async function prepareModel(
+  options: z.infer<typeof modelSetupSchema> & { seed: number; maxTurns: number; maxNewTokens: number; systemPrompt: boolean; historyTurns?: number },
+  descriptor: EnvDescriptor,
+  { valueHead, label }: { valueHead: boolean; label: string },
+): Promise<TransformerModel> {
+  if (options.init !== undefined) {
+    const checkpoint = await loadCheckpoint(options.init);
+    const params = checkpoint.params;
+    if (valueHead && !checkpoint.config.valueHead) {
+      // A critic starts at zero on top of a checkpoint trained without one.
+      params.set('valueHead.w', { shape: [checkpoint.config.hiddenSize, 1], data: new Float32Array(checkpoint.config.hiddenSize) });
+      params.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
+    }
+    console.error(`${label}: loaded ${options.init}`);
+    return TransformerModel.fromParams({ ...checkpoint.config, valueHead: valueHead || checkpoint.config.valueHead }, params);
+  }
+  const modelConfig: Record<string, unknown> = { ...defaultTrainModel, valueHead };
+  for (const key of Object.keys(modelConfigSchema.shape)) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined && key !== 'valueHead') modelConfig[key] = value;
+  }
+  const model = await TransformerModel.create(modelConfig, { seed: options.seed });
+  if (options.demonstrations > 0 && options.sftSteps > 0) {
+    const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
+    const result = await warmStart({
+      model,
+      env: () => descriptor.make({}),
+      expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
+      config: options,
+      maxTurns: options.maxTurns,
+      historyTurns: options.historyTurns === undefined || options.historyTurns < 0 ? undefined : options.historyTurns,
+      maxNewTokens: options.maxNewTokens,
+      instructions: options.systemPrompt,
+      onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
+    });
+    progress.done({ loss: result.finalLoss });
+    console.error(
+      `${label}: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
+        `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
+    );
+  }
+  return model;
+}

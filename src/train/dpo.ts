@@ -1,0 +1,142 @@
+/**
+ * Online DPO from rollouts (Rafailov et al. 2023, arXiv:2305.18290): sample G episodes per task
+ * with the current policy, pair a successful episode with a failed one of the same task (chosen =
+ * higher return), and minimise the DPO (sigmoid) or IPO loss of the pair's whole trajectories
+ * against a frozen reference. Trajectories are whole conversations (the pair compares Σ log π over
+ * every generated token of the episode), so they must fit the model's window.
+ */
+import { z } from 'zod';
+import { Rng } from '../core/rng.ts';
+import type { Env, Trajectory } from '../core/types.ts';
+import { dpoLoss, dpoLossTypes, type PreferencePair } from '../algorithms/index.ts';
+import type { TransformerModel } from '../model/model.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { rollout } from '../rollout/index.ts';
+import { splitSeed } from '../envs/split.ts';
+import { validate } from './rl.ts';
+
+export const dpoConfigSchema = z.object({
+  iterations: z.number().int().positive().default(10).describe('rollout → DPO iterations'),
+  tasksPerIteration: z.number().int().positive().default(16).describe('tasks (seeds) per iteration'),
+  groupSize: z.number().int().min(2).default(4).describe('episodes per task, paired within the task'),
+  maxTurns: z.number().int().positive().default(10).describe('turns per episode at most'),
+  maxNewTokens: z.number().int().positive().default(32).describe('tokens per reply at most'),
+  temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
+  beta: z.number().positive().default(0.1).describe('DPO β (TRL default 0.1)'),
+  lossType: z.enum(dpoLossTypes).default('sigmoid').describe('DPO loss'),
+  learningRate: z.number().positive().default(1e-4).describe('learning rate'),
+  pairsPerStep: z.number().int().positive().default(8).describe('preference pairs per optimizer step'),
+  maxGradNorm: z.number().nonnegative().default(1).describe('global gradient-norm clip'),
+  systemPrompt: z.boolean().default(false).describe('show the env instructions as a system message'),
+  validateEvery: z.number().int().nonnegative().default(5).describe('validate every N iterations (0 = only at the end)'),
+  validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
+  seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
+});
+export type DpoConfig = z.infer<typeof dpoConfigSchema>;
+export type DpoConfigInput = z.input<typeof dpoConfigSchema>;
+
+export interface DpoIterationMetrics {
+  iteration: number;
+  success: number;
+  pairs: number;
+  loss: number;
+  rewardAccuracy: number;
+  margin: number;
+  seconds: number;
+  validationSuccess?: number;
+}
+
+/**
+ * Pairs within each group: successes (best return first) with failures (worst return first), as
+ * many pairs as the smaller side has; a group whose episodes all succeed or all fail gives none.
+ */
+export function preferencePairs(trajectories: readonly Trajectory[]): PreferencePair[] {
+  const groups = new Map<string, number[]>();
+  trajectories.forEach((t, i) => {
+    if (!t.lossMask.some((m) => m === 1)) return;
+    const members = groups.get(t.groupId) ?? [];
+    members.push(i);
+    groups.set(t.groupId, members);
+  });
+  const pairs: PreferencePair[] = [];
+  for (const members of groups.values()) {
+    const wins = members.filter((i) => trajectories[i]!.success).sort((a, b) => trajectories[b]!.totalReward - trajectories[a]!.totalReward);
+    const losses = members.filter((i) => !trajectories[i]!.success).sort((a, b) => trajectories[a]!.totalReward - trajectories[b]!.totalReward);
+    for (let k = 0; k < Math.min(wins.length, losses.length); k++) pairs.push({ chosen: wins[k]!, rejected: losses[k]! });
+  }
+  return pairs;
+}
+
+export async function runDpo<Task>(options: {
+  model: TransformerModel;
+  reference: TransformerModel;
+  env: () => Env<Task>;
+  config?: DpoConfigInput;
+  onIteration?: (metrics: DpoIterationMetrics) => void | Promise<void>;
+  shouldStop?: () => boolean;
+}): Promise<{ history: DpoIterationMetrics[]; finalValidationSuccess?: number }> {
+  const config = dpoConfigSchema.parse(options.config ?? {});
+  const { model, reference } = options;
+  const policy = new BuiltinPolicy({ model });
+  const rng = new Rng(config.seed);
+  const history: DpoIterationMetrics[] = [];
+  let validationSuccess: number | undefined;
+  const validationConfig = { ...config, historyTurns: -1 };
+  for (let iteration = 1; iteration <= config.iterations; iteration++) {
+    const started = performance.now();
+    const seeds = Array.from({ length: config.tasksPerIteration }, (_, i) =>
+      splitSeed('train', (config.seed * 1_000_003 + (iteration - 1) * config.tasksPerIteration + i) % 1_000_000_000),
+    );
+    const { trajectories, stats } = await rollout({
+      policy,
+      env: options.env,
+      seeds,
+      groupSize: config.groupSize,
+      maxTurns: config.maxTurns,
+      maxNewTokens: config.maxNewTokens,
+      temperature: config.temperature,
+      instructions: config.systemPrompt,
+      samplingSeed: config.seed * 7919 + iteration,
+    });
+    const pairs = rng.shuffle(preferencePairs(trajectories));
+    const totals = { loss: 0, accuracy: 0, margin: 0, steps: 0 };
+    for (let start = 0; start < pairs.length; start += config.pairsPerStep) {
+      const batchPairs = pairs.slice(start, start + config.pairsPerStep);
+      // Sequences: each pair's chosen then rejected trajectory; pairs index into that list.
+      const members = batchPairs.flatMap((p) => [trajectories[p.chosen]!, trajectories[p.rejected]!]);
+      const sequences = members.map((t) => t.tokens);
+      const refLogprobs = (await reference.score(sequences)).logprobs;
+      const loss = dpoLoss({
+        refLogprobs,
+        lossMask: members.map((t) => t.lossMask),
+        pairs: batchPairs.map((_, k) => ({ chosen: 2 * k, rejected: 2 * k + 1 })),
+        beta: config.beta,
+        lossType: config.lossType,
+      });
+      const report = await model.trainStep(sequences, loss, { learningRate: config.learningRate, maxGradNorm: config.maxGradNorm });
+      totals.loss += report.loss;
+      totals.accuracy += report.metrics.reward_accuracy ?? 0;
+      totals.margin += report.metrics.reward_margin ?? 0;
+      totals.steps++;
+    }
+    const n = Math.max(1, totals.steps);
+    const metrics: DpoIterationMetrics = {
+      iteration,
+      success: stats.successRate,
+      pairs: pairs.length,
+      loss: totals.steps > 0 ? totals.loss / n : NaN,
+      rewardAccuracy: totals.accuracy / n,
+      margin: totals.margin / n,
+      seconds: (performance.now() - started) / 1000,
+    };
+    const stopping = options.shouldStop?.() === true;
+    if ((config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping) {
+      validationSuccess = await validate(policy, options.env, validationConfig);
+      metrics.validationSuccess = validationSuccess;
+    }
+    history.push(metrics);
+    await options.onIteration?.(metrics);
+    if (stopping) break;
+  }
+  return { history, finalValidationSuccess: validationSuccess };
+}
