@@ -14,6 +14,7 @@ import { validate } from '../train/rl.ts';
 import { modelSetupSchema, prepareModel } from './model-setup.ts';
 import { Progress } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
+import { gracefulInterrupt } from './interrupt.ts';
 
 export const dpoCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
@@ -35,20 +36,14 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
   const before = await validate(policy, env, testConfig, 'test');
   console.error(`dpo: held-out test success before: ${(before * 100).toFixed(1)}%`);
   const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
-  let stop = false;
-  const onSigint = () => {
-    stop = true;
-    console.error('\ndpo: Ctrl-C — finishing this iteration, then saving (Ctrl-C again to abort)');
-    process.once('SIGINT', () => process.exit(130));
-  };
-  process.once('SIGINT', onSigint);
+  const interrupt = gracefulInterrupt('dpo', 'finishing this iteration, then saving');
   const progress = new Progress({ label: 'dpo', total: options.iterations });
   const result = await runDpo({
     model,
     reference,
     env,
     config: options,
-    shouldStop: () => stop,
+    shouldStop: interrupt.stopRequested,
     onIteration: (m) =>
       progress.update(
         m.iteration,
@@ -64,7 +59,7 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
       ),
   });
   progress.done();
-  process.removeListener('SIGINT', onSigint);
+  interrupt.dispose();
   const after = await validate(policy, env, testConfig, 'test');
   await saveCheckpoint(join(out, 'final'), {
     config: model.config,

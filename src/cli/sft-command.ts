@@ -11,6 +11,7 @@ import { readChatJsonl, splitHeldOut } from '../train/chat-data.ts';
 import { renderExamples, runSft, sftConfigSchema } from '../train/sft.ts';
 import { Progress } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
+import { gracefulInterrupt } from './interrupt.ts';
 
 export const sftCommandSchema = z.object({
   data: z.string().describe('chat JSONL file (OpenAI messages format)'),
@@ -40,20 +41,14 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
     `sft: ${trainSet.examples.length} training / ${heldOutSet.examples.length} held-out conversations` +
       (truncated > 0 ? ` (${truncated} cut at the ${model.config.maxSeqLen}-token window)` : ''),
   );
-  let stop = false;
-  const onSigint = () => {
-    stop = true;
-    console.error('\nsft: stopping after this step and saving the checkpoint (Ctrl-C again to abort)');
-    process.once('SIGINT', () => process.exit(130));
-  };
-  process.once('SIGINT', onSigint);
+  const interrupt = gracefulInterrupt('sft', 'stopping after this step and saving the checkpoint');
   const progress = new Progress({ label: 'sft', total: options.steps });
   const result = await runSft({
     model,
     train: trainSet.examples,
     heldOut: heldOutSet.examples,
     config: options,
-    shouldStop: () => stop,
+    shouldStop: interrupt.stopRequested,
     onProgress: (p) =>
       progress.update(p.step, {
         loss: p.loss,
@@ -63,7 +58,7 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
       }),
   });
   progress.done({ loss: result.finalLoss, ...(result.heldOutLoss !== undefined ? { 'held-out': result.heldOutLoss } : {}) });
-  process.removeListener('SIGINT', onSigint);
+  interrupt.dispose();
   await saveCheckpoint(options.out, {
     config: model.config,
     params: await model.hostParams(),

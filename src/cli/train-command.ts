@@ -15,6 +15,7 @@ import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
 import { modelSetupSchema, prepareModel } from './model-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
+import { gracefulInterrupt } from './interrupt.ts';
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
@@ -44,13 +45,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
   await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
 
   const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
-  let stop = false;
-  const onSigint = () => {
-    stop = true;
-    console.error('\ntrain: Ctrl-C — finishing this iteration, then validating and saving (Ctrl-C again to abort)');
-    process.once('SIGINT', () => process.exit(130));
-  };
-  process.once('SIGINT', onSigint);
+  const interrupt = gracefulInterrupt('train', 'finishing this iteration, then validating and saving');
   const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
   let lastFields: Record<string, string | number> = {};
   const save = async (name: string, extra: Record<string, unknown>) =>
@@ -60,7 +55,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     reference,
     env,
     config: options,
-    shouldStop: () => stop,
+    shouldStop: interrupt.stopRequested,
     onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
     onIteration: async (m) => {
       lastFields = {
@@ -77,7 +72,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     },
   });
   progress.done(lastFields);
-  process.removeListener('SIGINT', onSigint);
+  interrupt.dispose();
   await save('latest', { iteration: result.history.length });
 
   const after = await validate(policy, env, testConfig, 'test');

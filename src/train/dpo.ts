@@ -12,8 +12,7 @@ import { dpoLoss, dpoLossTypes, type PreferencePair } from '../algorithms/index.
 import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from '../rollout/index.ts';
-import { splitSeed } from '../envs/split.ts';
-import { validate } from './rl.ts';
+import { iterationSeeds, validate } from './rl.ts';
 
 export const dpoConfigSchema = z.object({
   iterations: z.number().int().positive().default(10).describe('rollout → DPO iterations'),
@@ -84,9 +83,7 @@ export async function runDpo<Task>(options: {
   const validationConfig = { ...config, historyTurns: -1 };
   for (let iteration = 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
-    const seeds = Array.from({ length: config.tasksPerIteration }, (_, i) =>
-      splitSeed('train', (config.seed * 1_000_003 + (iteration - 1) * config.tasksPerIteration + i) % 1_000_000_000),
-    );
+    const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);
     const { trajectories, stats } = await rollout({
       policy,
       env: options.env,

@@ -22,7 +22,7 @@ import { learningRateAt } from './schedule.ts';
 
 export const rlConfigSchema = z.object({
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
-  iterations: z.number().int().positive().default(20).describe('rollout → update iterations'),
+  iterations: z.number().int().positive().default(10).describe('rollout → update iterations'),
   tasksPerIteration: z.number().int().positive().default(8).describe('tasks (seeds) per iteration'),
   groupSize: z.number().int().positive().default(8).describe('episodes per task (G)'),
   maxTurns: z.number().int().positive().default(10).describe('turns per episode at most'),
@@ -103,6 +103,11 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   return preset;
 }
 
+/** The train-split task seeds of an iteration: fresh tasks every iteration, fixed by the run seed. */
+export function iterationSeeds(runSeed: number, iteration: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => splitSeed('train', (runSeed * 1_000_003 + (iteration - 1) * count + i) % 1_000_000_000));
+}
+
 /** Validation success on held-out seeds, greedy. */
 export async function validate<Task>(
   policy: BuiltinPolicy,
@@ -139,9 +144,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
   let validationSuccess: number | undefined;
   for (let iteration = 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
-    const seeds = Array.from({ length: config.tasksPerIteration }, (_, i) =>
-      splitSeed('train', (config.seed * 1_000_003 + (iteration - 1) * config.tasksPerIteration + i) % 1_000_000_000),
-    );
+    const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);
     const { trajectories: all, stats } = await rollout({
       policy,
       env: options.env,
