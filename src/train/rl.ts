@@ -30,7 +30,7 @@ export const rlConfigSchema = z.object({
   historyTurns: z.number().int().min(-1).default(-1).describe('previous turns the policy sees (-1 = the whole conversation)'),
   systemPrompt: z.boolean().default(false).describe('show the env instructions as a system message (a from-scratch model learns the format from the warm start instead)'),
   temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
-  learningRate: z.number().positive().default(5e-4).describe('peak learning rate'),
+  learningRate: z.number().positive().default(1e-4).describe('peak learning rate'),
   warmupIterations: z.number().int().nonnegative().default(0).describe('iterations of linear lr warm-up'),
   epochs: z.number().int().positive().default(1).describe('passes over each iteration’s data (PPO epochs)'),
   minibatchSize: z.number().int().positive().default(32).describe('trajectories per optimizer step'),
