@@ -13,23 +13,16 @@ import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from '../rollout/index.ts';
 import { iterationSeeds, validate } from './rl.ts';
+import { loopConfigShape } from './loop-config.ts';
 
 export const dpoConfigSchema = z.object({
-  iterations: z.number().int().positive().default(10).describe('rollout → DPO iterations'),
-  tasksPerIteration: z.number().int().positive().default(16).describe('tasks (seeds) per iteration'),
+  ...loopConfigShape,
+  tasksPerIteration: loopConfigShape.tasksPerIteration.removeDefault().default(16).describe('tasks (seeds) per iteration'),
   groupSize: z.number().int().min(2).default(4).describe('episodes per task, paired within the task'),
-  maxTurns: z.number().int().positive().default(10).describe('turns per episode at most'),
-  maxNewTokens: z.number().int().positive().default(32).describe('tokens per reply at most'),
-  temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
   beta: z.number().positive().default(0.1).describe('DPO β (TRL default 0.1)'),
   lossType: z.enum(dpoLossTypes).default('sigmoid').describe('DPO loss'),
   learningRate: z.number().positive().default(1e-4).describe('learning rate'),
   pairsPerStep: z.number().int().positive().default(8).describe('preference pairs per optimizer step'),
-  maxGradNorm: z.number().nonnegative().default(1).describe('global gradient-norm clip'),
-  systemPrompt: z.boolean().default(false).describe('show the env instructions as a system message'),
-  validateEvery: z.number().int().nonnegative().default(5).describe('validate every N iterations (0 = only at the end)'),
-  validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
-  seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
 });
 export type DpoConfig = z.infer<typeof dpoConfigSchema>;
 export type DpoConfigInput = z.input<typeof dpoConfigSchema>;

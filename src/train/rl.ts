@@ -19,22 +19,16 @@ import { splitSeed, splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
 import { learningRateAt } from './schedule.ts';
+import { loopConfigShape } from './loop-config.ts';
 
 export const rlConfigSchema = z.object({
+  ...loopConfigShape,
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
-  iterations: z.number().int().positive().default(10).describe('rollout → update iterations'),
-  tasksPerIteration: z.number().int().positive().default(8).describe('tasks (seeds) per iteration'),
-  groupSize: z.number().int().positive().default(8).describe('episodes per task (G)'),
-  maxTurns: z.number().int().positive().default(10).describe('turns per episode at most'),
-  maxNewTokens: z.number().int().positive().default(32).describe('tokens per reply at most'),
   historyTurns: z.number().int().min(-1).default(-1).describe('previous turns the policy sees (-1 = the whole conversation)'),
-  systemPrompt: z.boolean().default(false).describe('show the env instructions as a system message (a from-scratch model learns the format from the warm start instead)'),
-  temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
   learningRate: z.number().positive().default(1e-4).describe('peak learning rate'),
   warmupIterations: z.number().int().nonnegative().default(0).describe('iterations of linear lr warm-up'),
   epochs: z.number().int().positive().default(1).describe('passes over each iteration’s data (PPO epochs)'),
   minibatchSize: z.number().int().positive().default(32).describe('trajectories per optimizer step'),
-  maxGradNorm: z.number().nonnegative().default(1).describe('global gradient-norm clip'),
   gamma: z.number().min(0).max(1).default(1).describe('discount (GAE, REINFORCE++)'),
   lambda: z.number().min(0).max(1).default(1).describe('GAE λ'),
   klCoef: z.number().min(0).optional().describe('override the preset’s KL coefficient (loss or reward)'),
@@ -44,9 +38,6 @@ export const rlConfigSchema = z.object({
     .enum(['episode', 'turn'])
     .default('episode')
     .describe('bounded history: weight turns so each episode counts once (episode) or each turn once (turn)'),
-  validateEvery: z.number().int().nonnegative().default(5).describe('validate every N iterations (0 = only at the end)'),
-  validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
-  seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
 });
 export type RlConfig = z.infer<typeof rlConfigSchema>;
 export type RlConfigInput = z.input<typeof rlConfigSchema>;

@@ -12,6 +12,7 @@ import { parseMoveAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { generateLakeMap } from './generator.ts';
 import { lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
+import { gridText, invalidGridTurn } from '../grid-turn.ts';
 
 export const frozenLakeOptionsSchema = z.strictObject({
   /** Side of the square generated map. */
@@ -87,16 +88,7 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
 
     const parsed = parseMoveAction(action, { moves: lakeMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      episode.stepsUsed++;
-      const truncated = episode.stepsUsed >= maxSteps;
-      episode.ended = truncated;
-      return {
-        observation: this.observe(episode, parsed.reason),
-        reward: -formatPenalty,
-        done: false,
-        truncated,
-        info: { invalidAction: true, reason: parsed.reason, ...(truncated ? { success: false } : {}) },
-      };
+      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) => this.observe(episode, reason));
     }
 
     let done = false;
@@ -132,8 +124,7 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
   private observe(episode: Episode, invalidReason?: string): Observation {
     const map = renderLake(episode.cells, episode.player);
     const data: FrozenLakeData = { map, stepsLeft: this.options.maxSteps - episode.stepsUsed };
-    const text = map.join('\n') + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`);
-    return { text, data };
+    return { text: gridText(map, invalidReason), data };
   }
 }
 

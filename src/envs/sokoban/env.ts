@@ -11,6 +11,7 @@ import { parseMoveAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { generateSokobanMap } from './generator.ts';
 import { applySokobanMove, isSolved, parseSokobanMap, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
+import { gridText, invalidGridTurn } from '../grid-turn.ts';
 
 export const sokobanRewards = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
 
@@ -84,16 +85,7 @@ export class SokobanEnv implements Env<SokobanTask> {
 
     const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      episode.stepsUsed++;
-      const truncated = episode.stepsUsed >= maxSteps;
-      episode.ended = truncated;
-      return {
-        observation: this.observe(episode, parsed.reason),
-        reward: -formatPenalty,
-        done: false,
-        truncated,
-        info: { invalidAction: true, reason: parsed.reason, ...(truncated ? { success: false } : {}) },
-      };
+      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) => this.observe(episode, reason));
     }
 
     let reward = 0;
@@ -126,7 +118,7 @@ export class SokobanEnv implements Env<SokobanTask> {
   private observe(episode: Episode, invalidReason?: string): Observation {
     const map = renderSokoban(episode.room, episode.position);
     const data: SokobanData = { map, stepsLeft: this.options.maxSteps - episode.stepsUsed };
-    return { text: map.join('\n') + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data };
+    return { text: gridText(map, invalidReason), data };
   }
 }
 
