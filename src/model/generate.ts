@@ -47,6 +47,8 @@ export interface GenerateOptions {
   seed?: number;
   /** Padded prompt tokens per prefill call (bounds memory); default 4096. */
   prefillTokenBudget?: number;
+  /** Run decode kernels on the worker pool; default: from 32 rows on. */
+  decodeOnWorkers?: boolean;
 }
 
 export interface GeneratedRow {
@@ -62,6 +64,9 @@ interface Caches {
   k: JaxArray[]; // per layer [B, KV, Tc, hd] (main) or [B, KV, C, hd] (recent chunk)
   v: JaxArray[];
 }
+
+/** Batches of at least this many rows decode on the worker pool (see generate()). */
+const WORKER_ROWS = 32;
 
 /** Padded prompt tokens (rows × P) per prefill call. */
 const PREFILL_TOKEN_BUDGET = 4096;
@@ -266,9 +271,12 @@ export async function generate(
   const { prefill: prefillFn, decode: decodeFn, merge: mergeFn } = compiledFor(model);
   const rope = ropeTables(promptPositions, 2 * half, config.ropeTheta);
   const params = model.deviceParams();
-  // The decode loop reads logits with dataSync(): jax-js then runs those kernels synchronously on
+  // Narrow batches read logits with dataSync(): jax-js then runs those kernels synchronously on
   // this thread instead of posting each one to the worker pool, which for small per-token kernels
-  // costs more than it saves (measured in bench/engine.ts). Sync dispatch needs its inputs settled.
+  // costs more than it saves (bench/engine.ts: 16 rows). From WORKER_ROWS rows on, the kernels are
+  // big enough for the workers to pay (64 rows × 40-token prompts: 1,686 vs 1,400 tok/s).
+  // Sync dispatch needs its inputs settled.
+  const workerReads = options.decodeOnWorkers ?? B >= WORKER_ROWS;
   await blockUntilReady(params);
   // Prefill in row groups of at most PREFILL_TOKEN_BUDGET padded tokens: attention over the
   // prompt is [rows, H, P, P], so one call for a wide batch of long prompts would need gigabytes.
@@ -316,7 +324,7 @@ export async function generate(
   const slot = new Float32Array(CHUNK);
   try {
     for (let step = 0; step < maxNew && active > 0; step++) {
-      const hostLogits = logits!.dataSync() as Float32Array; // [B, V] (consumes the array)
+      const hostLogits = (workerReads ? await logits!.data() : logits!.dataSync()) as Float32Array; // [B, V] (consumes the array)
       logits = null;
       for (let b = 0; b < B; b++) {
         if (done[b]) {

@@ -109,9 +109,10 @@ for (const variant of [
 test('KV-cache sampling log-probs equal full-forward scoring (batch of different prompt lengths)', async () => {
   const model = await TransformerModel.create({ ...tiny, maxSeqLen: 64, valueHead: true }, { seed: 1 });
   const prompts = randomSequences(new Rng(2), 20, 40, 3, 17);
-  for (const [temperature, prefillTokenBudget] of [[1, undefined], [0.7, 64]] as const) {
-    // A budget of 64 prefills the 24 (padded) rows in three groups of 8.
-    const rows = await generate(model, prompts, { maxNewTokens: 40, temperature, seed: 9, prefillTokenBudget });
+  for (const [temperature, prefillTokenBudget, decodeOnWorkers] of [[1, undefined, false], [0.7, 64, true]] as const) {
+    // A budget of 64 prefills the 24 (padded) rows in three groups of 8; decoding runs on the
+    // calling thread in one case and on the worker pool in the other.
+    const rows = await generate(model, prompts, { maxNewTokens: 40, temperature, seed: 9, prefillTokenBudget, decodeOnWorkers });
     const scored = await model.score(
       prompts.map((p, b) => [...p, ...rows[b]!.tokens]),
       { temperature },
