@@ -11,13 +11,14 @@ import { saveCheckpoint } from '../model/checkpoint.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { dpoConfigSchema, runDpo } from '../train/dpo.ts';
 import { validate } from '../train/rl.ts';
-import { modelSetupSchema, prepareModel } from './model-setup.ts';
+import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
 import { Progress } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
 
 export const dpoCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
+  envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
   out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-dpo)'),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after'),
   ...dpoConfigSchema.shape,
@@ -28,9 +29,10 @@ export const dpoCommandSchema = z.object({
 export async function dpoCommand(argv: readonly string[]): Promise<number> {
   const options = validateFlags(dpoCommandSchema, parseFlags(dpoCommandSchema, argv).values);
   const descriptor = getEnvironment(options.env);
-  const env = () => descriptor.make({});
+  const envOptions = parseEnvOptions(options.envOptions);
+  const env = () => descriptor.make(envOptions);
   const out = options.out ?? join('checkpoints', `${options.env}-dpo`);
-  const model = await prepareModel({ ...options, historyTurns: undefined }, descriptor, { valueHead: false, label: 'dpo' });
+  const model = await prepareModel({ ...options, envOptions, historyTurns: undefined }, descriptor, { valueHead: false, label: 'dpo' });
   const policy = new BuiltinPolicy({ model });
   const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: -1 };
   const before = await validate(policy, env, testConfig, 'test');

@@ -3,6 +3,7 @@
  * built-in model warm-started by SFT on the environment's scripted expert.
  */
 import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
 import type { EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
@@ -28,8 +29,29 @@ export const modelSetupSchema = z.object({
   ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
 });
 
+/** `--env-options` JSON → an options object (validated by the env's own schema when it is made). */
+export function parseEnvOptions(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidArgumentError(`--env-options is not JSON: ${(error as Error).message}`, { text });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(`--env-options must be a JSON object, got ${text}`, { text });
+  }
+  return value as Record<string, unknown>;
+}
+
 export async function prepareModel(
-  options: z.infer<typeof modelSetupSchema> & { seed: number; maxTurns: number; maxNewTokens: number; systemPrompt: boolean; historyTurns?: number },
+  options: z.infer<typeof modelSetupSchema> & {
+    seed: number;
+    maxTurns: number;
+    maxNewTokens: number;
+    systemPrompt: boolean;
+    historyTurns?: number;
+    envOptions?: Record<string, unknown>;
+  },
   descriptor: EnvDescriptor,
   { valueHead, label }: { valueHead: boolean; label: string },
 ): Promise<TransformerModel> {
@@ -54,7 +76,7 @@ export async function prepareModel(
     const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
     const result = await warmStart({
       model,
-      env: () => descriptor.make({}),
+      env: () => descriptor.make(options.envOptions ?? {}),
       expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
       config: options,
       maxTurns: options.maxTurns,

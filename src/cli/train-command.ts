@@ -12,13 +12,14 @@ import { saveCheckpoint } from '../model/checkpoint.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { algorithmPresets } from '../train/algorithm-presets.ts';
 import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
-import { modelSetupSchema, prepareModel } from './model-setup.ts';
+import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
 import { parseFlags, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
+  envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
   out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-<algo>)'),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
   checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
@@ -31,12 +32,13 @@ export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 export async function trainCommand(argv: readonly string[]): Promise<number> {
   const options = validateFlags(trainCommandSchema, parseFlags(trainCommandSchema, argv).values);
   const descriptor = getEnvironment(options.env);
-  const env = () => descriptor.make({});
+  const envOptions = parseEnvOptions(options.envOptions);
+  const env = () => descriptor.make(envOptions);
   const preset = algorithmPresets[options.algo];
   const out = options.out ?? join('checkpoints', `${options.env}-${options.algo}`);
   const started = performance.now();
 
-  const model = await prepareModel(options, descriptor, { valueHead: preset.valueHead, label: 'train' });
+  const model = await prepareModel({ ...options, envOptions }, descriptor, { valueHead: preset.valueHead, label: 'train' });
 
   const policy = new BuiltinPolicy({ model });
   const testConfig = { ...options, validationEpisodes: options.testEpisodes };
