@@ -73,6 +73,8 @@ export interface RlRunOptions<Task> {
   config?: RlConfigInput;
   onIteration?: (metrics: IterationMetrics) => void | Promise<void>;
   onRolloutProgress?: (done: number, total: number) => void;
+  /** Every iteration's trajectories, before the update (for logging and run stores). */
+  onTrajectories?: (trajectories: readonly Trajectory[], iteration: number) => void | Promise<void>;
   shouldStop?: () => boolean;
 }
 
@@ -149,6 +151,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       samplingSeed: config.seed * 7919 + iteration,
       onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
     });
+    await options.onTrajectories?.(all, iteration);
     let trajectories = all.filter((t) => t.lossMask.some((m) => m === 1));
     if (preset.dropUniformGroups) {
       const kept = filterGroups({ groupIds: trajectories.map((t) => t.groupId), rewards: trajectories.map((t) => t.totalReward) }).kept;
