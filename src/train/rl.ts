@@ -356,9 +356,9 @@ async function turnLevelSamples(
   const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
   const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
   // Episode weighting: an episode of K turns gives K samples; scaling its advantages by K̄/K makes
-  // every episode count once. Without it, long failing episodes (many turns, negative advantage)
-  // outweigh short successes on the tokens all turns share (the action format), and the format
-  // decays — measured on FrozenLake: the invalid-action rate rose each iteration.
+  // every episode count once, so the group's advantages still sum to zero on the tokens all turns
+  // share (the action format). Without it, long failing episodes (many turns, negative
+  // advantage) outweigh short successes there. (docs/engineering-notes.md has the measurements.)
   const meanTurns = segments.length / Math.max(1, trajectories.length);
   const samples: TrainingSample[] = [];
   cursor = 0;
