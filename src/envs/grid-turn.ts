@@ -3,7 +3,27 @@
  * moves, an invalid turn costing one step and the format penalty, and the grid text plus an
  * `invalid: <reason>` line as the observation.
  */
+import { z } from 'zod';
 import type { Observation, StepResult } from '../core/types.ts';
+
+/** Option fields every grid puzzle has (spread into its options schema). */
+export const gridTurnOptionsShape = {
+  /** Moves allowed in one answer, separated by `||`. */
+  maxActionsPerTurn: z.number().int().positive().default(1),
+  /** Subtracted from the reward of an invalid turn (RAGEN 0.1). */
+  formatPenalty: z.number().min(0).default(0),
+} as const;
+
+/** A grid puzzle's task: the initial map in RAGEN symbols, one string per row. */
+export interface GridTask {
+  map: string[];
+}
+
+/** A grid puzzle's `observation.data`: the current map (RAGEN symbols) and the steps left. */
+export interface GridData {
+  map: string[];
+  stepsLeft: number;
+}
 
 export interface GridEpisode {
   stepsUsed: number;

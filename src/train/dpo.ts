@@ -13,7 +13,7 @@ import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from '../rollout/index.ts';
 import { iterationSeeds, validate } from './rl.ts';
-import { loopConfigShape } from './loop-config.ts';
+import { isValidationIteration, loopConfigShape } from './loop-config.ts';
 
 export const dpoConfigSchema = z.object({
   ...loopConfigShape,
@@ -120,7 +120,7 @@ export async function runDpo<Task>(options: {
       seconds: (performance.now() - started) / 1000,
     };
     const stopping = options.shouldStop?.() === true;
-    if ((config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping) {
+    if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, validationConfig);
       metrics.validationSuccess = validationSuccess;
     }

@@ -21,3 +21,12 @@ export const loopConfigShape = {
   validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
   seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
 } as const;
+
+/** Validation runs every `validateEvery` iterations, after the last one, and when stopping early. */
+export function isValidationIteration(
+  config: { validateEvery: number; iterations: number },
+  iteration: number,
+  stopping: boolean,
+): boolean {
+  return (config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping;
+}

@@ -19,7 +19,7 @@ import { splitSeed, splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
 import { learningRateAt } from './schedule.ts';
-import { loopConfigShape } from './loop-config.ts';
+import { isValidationIteration, loopConfigShape } from './loop-config.ts';
 
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
@@ -42,19 +42,23 @@ export const rlConfigSchema = z.object({
 export type RlConfig = z.infer<typeof rlConfigSchema>;
 export type RlConfigInput = z.input<typeof rlConfigSchema>;
 
-export interface IterationMetrics {
-  iteration: number;
-  reward: number;
-  success: number;
-  episodes: number;
-  /** Trajectories kept for the update (after dynamic sampling). */
-  trained: number;
+/** Means over an iteration's optimizer steps. */
+export interface UpdateMetrics {
   loss: number;
   pgLoss: number;
   kl: number;
   entropy: number;
   clipfrac: number;
   gradNorm: number;
+}
+
+export interface IterationMetrics extends UpdateMetrics {
+  iteration: number;
+  reward: number;
+  success: number;
+  episodes: number;
+  /** Trajectories kept for the update (after dynamic sampling). */
+  trained: number;
   learningRate: number;
   invalidActionRate: number;
   /** Generated tokens per second of the rollout. */
@@ -184,7 +188,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       seconds,
     };
     const stopping = options.shouldStop?.() === true;
-    if ((config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping) {
+    if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
       metrics.validationSuccess = validationSuccess;
     }
@@ -195,13 +199,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
   return { history, finalValidationSuccess: validationSuccess };
 }
 
-interface UpdateReport {
-  loss: number;
-  pgLoss: number;
-  kl: number;
-  entropy: number;
-  clipfrac: number;
-  gradNorm: number;
+interface UpdateReport extends UpdateMetrics {
   tokensPerSecond: number;
 }
 

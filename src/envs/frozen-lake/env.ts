@@ -12,7 +12,7 @@ import { parseMoveAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { generateLakeMap } from './generator.ts';
 import { lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
-import { gridText, invalidGridTurn } from '../grid-turn.ts';
+import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
 
 export const frozenLakeOptionsSchema = z.strictObject({
   /** Side of the square generated map. */
@@ -25,23 +25,15 @@ export const frozenLakeOptionsSchema = z.strictObject({
   slipperySuccessRate: z.number().min(0).max(1).default(0.8),
   /** Moves (and invalid turns) per episode; generated maps are solvable within it. */
   maxSteps: z.number().int().positive().default(10),
-  /** Moves allowed in one answer, separated by `||`. */
-  maxActionsPerTurn: z.number().int().positive().default(1),
-  /** Subtracted from the reward of an invalid turn (RAGEN 0.1). */
-  formatPenalty: z.number().min(0).default(0),
+  ...gridTurnOptionsShape,
 });
 export type FrozenLakeOptions = z.input<typeof frozenLakeOptionsSchema>;
 
 /** A task is the initial map in RAGEN symbols, one string per row. */
-export interface FrozenLakeTask {
-  map: string[];
-}
+export type FrozenLakeTask = GridTask;
 
 /** `observation.data`: the current map (RAGEN symbols) and the steps left. */
-export interface FrozenLakeData {
-  map: string[];
-  stepsLeft: number;
-}
+export type FrozenLakeData = GridData;
 
 interface Episode {
   cells: LakeCell[][];

@@ -11,7 +11,7 @@ import { parseMoveAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { generateSokobanMap } from './generator.ts';
 import { applySokobanMove, isSolved, parseSokobanMap, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
-import { gridText, invalidGridTurn } from '../grid-turn.ts';
+import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
 
 export const sokobanRewards = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
 
@@ -26,23 +26,15 @@ export const sokobanOptionsSchema = z.strictObject({
   floorFraction: z.number().min(0.3).max(1).default(0.75),
   /** Moves (and invalid turns) per episode (RAGEN 10); puzzles are generated solvable within it. */
   maxSteps: z.number().int().positive().max(50).default(10),
-  /** Moves allowed in one answer, separated by `||`. */
-  maxActionsPerTurn: z.number().int().positive().default(1),
-  /** Subtracted from the reward of an invalid turn (RAGEN 0.1). */
-  formatPenalty: z.number().min(0).default(0),
+  ...gridTurnOptionsShape,
 });
 export type SokobanOptions = z.input<typeof sokobanOptionsSchema>;
 
 /** A task is the initial map in RAGEN symbols, one string per row. */
-export interface SokobanTask {
-  map: string[];
-}
+export type SokobanTask = GridTask;
 
 /** `observation.data`: the current map (RAGEN symbols) and the steps left. */
-export interface SokobanData {
-  map: string[];
-  stepsLeft: number;
-}
+export type SokobanData = GridData;
 
 interface Episode {
   room: SokobanRoom;
