@@ -1,9 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Trajectory } from '../core/types.ts';
-import { TransformerModel } from '../model/model.ts';
-import { getEnvironment } from '../envs/index.ts';
-import { warmStart, warmStartConfigSchema } from './warm-start.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
 import { preferencePairs, runDpo } from './dpo.ts';
 
 const fake = (groupId: string, success: boolean, totalReward: number): Trajectory => ({
@@ -40,26 +38,11 @@ test('preference pairs: successes with failures of the same task, best with wors
 });
 
 test('online DPO on the bandit raises the better-arm rate', async () => {
-  const bandit = getEnvironment('bandit');
-  const env = () => bandit.make({});
-  const model = await TransformerModel.create(
-    { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 128, maxSeqLen: 64 },
-    { seed: 1 },
-  );
-  await warmStart({
-    model,
-    env,
-    expert: (seed, randomActionRate) => bandit.expert({ seed, randomActionRate }),
-    config: warmStartConfigSchema.parse({ demonstrations: 64, randomActionRate: 0.8, sftSteps: 80, sftBatchSize: 16, sftLearningRate: 1e-2 }),
-    maxTurns: 1,
-    maxNewTokens: 24,
-    instructions: false,
-  });
-  const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+  const { model, reference } = await warmStartedBandit();
   const result = await runDpo({
     model,
     reference,
-    env,
+    env: makeBanditEnv,
     config: { iterations: 8, tasksPerIteration: 8, groupSize: 4, maxTurns: 1, maxNewTokens: 24, learningRate: 1e-3, validateEvery: 0, validationEpisodes: 16, seed: 2 },
   });
   assert.ok(result.history.every((m) => m.pairs === 0 || Number.isFinite(m.loss)));

@@ -1,33 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TransformerModel } from '../model/model.ts';
-import { getEnvironment } from '../envs/index.ts';
-import { warmStart, warmStartConfigSchema } from './warm-start.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
 import { runRl } from './rl.ts';
-
-const bandit = getEnvironment('bandit');
-const env = () => bandit.make({});
-const tinyModel = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 128, maxSeqLen: 64 };
 
 for (const algo of ['grpo', 'ppo'] as const) {
   test(`learning smoke test (${algo} on the bandit): loss finite, every parameter moves, reward rises`, async () => {
-    const model = await TransformerModel.create({ ...tinyModel, valueHead: algo === 'ppo' }, { seed: 1 });
-    // An imperfect start: demonstrations pick a random arm 80% of the time (≈60% better arm).
-    await warmStart({
-      model,
-      env,
-      expert: (seed, randomActionRate) => bandit.expert({ seed, randomActionRate }),
-      config: warmStartConfigSchema.parse({ demonstrations: 64, randomActionRate: 0.8, sftSteps: 80, sftBatchSize: 16, sftLearningRate: 1e-2 }),
-      maxTurns: 1,
-      maxNewTokens: 24,
-      instructions: false,
-    });
+    const { model, reference } = await warmStartedBandit({ valueHead: algo === 'ppo' });
     const start = await model.hostParams();
-    const reference = await TransformerModel.fromParams(model.config, start);
     const result = await runRl({
       model,
       reference,
-      env,
+      env: makeBanditEnv,
       config: {
         algo,
         iterations: 10,

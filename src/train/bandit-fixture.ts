@@ -1,0 +1,37 @@
+/**
+ * Test fixture for the learning smoke tests: a tiny built-in model warm-started on the bandit with
+ * imperfect demonstrations (80% random arms, so ≈60% pick the better arm), and a frozen reference.
+ */
+import { TransformerModel } from '../model/model.ts';
+import { getEnvironment } from '../envs/index.ts';
+import { warmStart, warmStartConfigSchema } from './warm-start.ts';
+
+export const bandit = getEnvironment('bandit');
+export const makeBanditEnv = () => bandit.make({});
+
+export async function warmStartedBandit({ valueHead = false }: { valueHead?: boolean } = {}): Promise<{
+  model: TransformerModel;
+  reference: TransformerModel;
+}> {
+  const model = await TransformerModel.create(
+    { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 128, maxSeqLen: 64, valueHead },
+    { seed: 1 },
+  );
+  await warmStart({
+    model,
+    env: makeBanditEnv,
+    expert: (seed, randomActionRate) => bandit.expert({ seed, randomActionRate }),
+    config: warmStartConfigSchema.parse({ demonstrations: 64, randomActionRate: 0.8, sftSteps: 80, sftBatchSize: 16, sftLearningRate: 1e-2 }),
+    maxTurns: 1,
+    maxNewTokens: 24,
+    instructions: false,
+  });
+  const reference = await TransformerModel.fromParams({ ...model.config, valueHead: false }, withoutValueHead(await model.hostParams()));
+  return { model, reference };
+}
+
+function withoutValueHead<T extends Map<string, unknown>>(params: T): T {
+  params.delete('valueHead.w');
+  params.delete('valueHead.b');
+  return params;
+}
