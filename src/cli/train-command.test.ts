@@ -6,16 +6,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCheckpoint } from '../model/checkpoint.ts';
+import { RunStore } from '../store/run-store.ts';
 
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 
-test('agentrl train: a live progress line per iteration, and Ctrl-C leaves a usable checkpoint', async () => {
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+test('agentrl train: a live progress line per iteration, Ctrl-C leaves a usable checkpoint, --resume continues the recorded run', async () => {
   const out = await mkdtemp(join(tmpdir(), 'agentrl-train-'));
+  const storePath = join(out, 'runs.db');
   try {
     const child = spawn(
       process.execPath,
       [
-        bin, 'train', '--env', 'bandit', '--out', out, '--seed', '1',
+        bin, 'train', '--env', 'bandit', '--out', out, '--store', storePath, '--seed', '1',
         '--demonstrations', '32', '--sft-steps', '20', '--hidden-size', '32', '--num-layers', '1', '--num-heads', '2',
         '--num-kv-heads', '1', '--intermediate-size', '64', '--max-seq-len', '64', '--iterations', '200',
         '--tasks-per-iteration', '4', '--group-size', '4', '--max-turns', '1', '--max-new-tokens', '24',
@@ -46,6 +57,27 @@ test('agentrl train: a live progress line per iteration, and Ctrl-C leaves a usa
     const checkpoint = await loadCheckpoint(join(out, 'final'));
     assert.equal(checkpoint.config.hiddenSize, 32);
     assert.equal(checkpoint.extra?.iteration, iterations);
+
+    // The run store has the stopped run: its effective config and one metrics row per iteration.
+    const store = RunStore.open(storePath, { readonly: true });
+    const run = store.run('bandit-grpo-1');
+    assert.equal(run.status, 'stopped');
+    assert.equal(run.config.hiddenSize, 32);
+    assert.equal(run.config.learningRate, 1e-4, 'defaults are part of the effective config');
+    assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations }, (_, i) => i + 1));
+    assert.equal(store.trajectoryList(run.id).filter((t) => t.step === 1).length, 16);
+
+    // --resume takes the stored config; --iterations extends the run by one iteration.
+    const resumed = await runCli(['train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', String(iterations + 1)]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${iterations}`));
+    assert.match(resumed.stdout, new RegExp(`after ${iterations + 1} iterations`));
+    assert.equal(store.run(run.id).status, 'completed');
+    assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations + 1 }, (_, i) => i + 1));
+    const done = await runCli(['train', '--resume', String(run.id), '--store', storePath]);
+    assert.equal(done.code, 2);
+    assert.match(done.stderr, /has finished \d+ of \d+ iterations; pass --iterations N/);
+    store.close();
   } finally {
     await rm(out, { recursive: true, force: true });
   }

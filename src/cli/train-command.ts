@@ -3,6 +3,10 @@
  * on the env's scripted expert (with random actions), measures held-out success, trains with RL
  * with a live progress line, checkpoints periodically and on Ctrl-C, and ends by printing the
  * held-out success before and after RL.
+ *
+ * Every run is recorded in the run store (`--store`, default runs/agentrl.db): the effective
+ * config, each iteration's metrics, trajectories and resumable state, committed together, so
+ * `--resume <run>` continues a stopped or killed run exactly where its last iteration ended.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -14,8 +18,12 @@ import { algorithmPresets } from '../train/algorithm-presets.ts';
 import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
 import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
-import { parseFlags, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
+import { resolveOptions } from './config-file.ts';
+import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
+import { InvalidArgumentError } from '../core/errors.ts';
+import { RunStore } from '../store/run-store.ts';
+import { loadResumePoint, RunRecorder, type ResumePoint } from '../train/run-recorder.ts';
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
@@ -26,11 +34,60 @@ export const trainCommandSchema = z.object({
   ...rlConfigSchema.shape,
   historyTurns: rlConfigSchema.shape.historyTurns.removeDefault().default(0).describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
   ...modelSetupSchema.shape,
+  ...runOptionsShape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
 export async function trainCommand(argv: readonly string[]): Promise<number> {
-  const options = validateFlags(trainCommandSchema, parseFlags(trainCommandSchema, argv).values);
+  const { options: invoked } = resolveOptions(trainCommandSchema, argv);
+  const store = RunStore.open(invoked.store);
+  try {
+    return await train(store, invoked, argv);
+  } finally {
+    store.close();
+  }
+}
+
+/** A new run, or with `--resume` the stored run's config under the given flags and its resume point. */
+async function openRun(store: RunStore, invoked: TrainCommandOptions, argv: readonly string[]) {
+  if (invoked.resume === undefined) {
+    const run = store.createRun({
+      command: 'train',
+      name: invoked.runName,
+      namePrefix: `${invoked.env}-${invoked.algo}`,
+      seed: invoked.seed,
+      gitCommit: sourceCommit(),
+      config: effectiveConfig(invoked),
+    });
+    return { run, options: invoked, point: undefined };
+  }
+  const stored = store.run(invoked.resume);
+  const { options } = resolveOptions(trainCommandSchema, argv, { base: stored.config });
+  const point = await loadResumePoint(store, stored.id);
+  if (point === undefined) throw new InvalidArgumentError(`run ${stored.name} has no checkpoint to resume from (it stopped before its first iteration ended)`);
+  if (point.resume.iteration >= options.iterations) {
+    throw new InvalidArgumentError(`run ${stored.name} has finished ${point.resume.iteration} of ${options.iterations} iterations; pass --iterations N (> ${point.resume.iteration}) to continue it`);
+  }
+  store.setConfig(stored.id, effectiveConfig(options));
+  store.setStatus(stored.id, 'running');
+  console.error(`train: resuming run ${stored.name} after iteration ${point.resume.iteration} (optimizer step ${point.model.step})`);
+  return { run: stored, options, point };
+}
+
+async function train(store: RunStore, invoked: TrainCommandOptions, argv: readonly string[]): Promise<number> {
+  const { run, options, point } = await openRun(store, invoked, argv);
+  try {
+    const stopped = await trainRun(store, run.id, options, point);
+    store.setStatus(run.id, stopped ? 'stopped' : 'completed');
+  } catch (error) {
+    store.setStatus(run.id, 'failed');
+    throw error;
+  }
+  console.log(`run ${run.name} recorded in ${store.path} (agentrl dashboard --store ${store.path})`);
+  return 0;
+}
+
+async function trainRun(store: RunStore, runId: number, options: TrainCommandOptions, point: ResumePoint | undefined): Promise<boolean> {
   const descriptor = getEnvironment(options.env);
   const envOptions = parseEnvOptions(options.envOptions);
   const env = () => descriptor.make(envOptions);
@@ -38,17 +95,26 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
   const out = options.out ?? join('checkpoints', `${options.env}-${options.algo}`);
   const started = performance.now();
 
-  const model = await prepareModel({ ...options, envOptions }, descriptor, { valueHead: preset.valueHead, label: 'train' });
-
-  const policy = new BuiltinPolicy({ model });
+  const recorder = new RunRecorder({ store, runId, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes });
   const testConfig = { ...options, validationEpisodes: options.testEpisodes };
-  const before = await validate(policy, env, testConfig, 'test');
-  console.error(`train: held-out test success before RL: ${(before * 100).toFixed(1)}% (${options.testEpisodes} episodes, greedy)`);
-  await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
-
-  const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+  let model: TransformerModel;
+  let reference: TransformerModel;
+  let before: number;
+  if (point === undefined) {
+    model = await prepareModel({ ...options, envOptions }, descriptor, { valueHead: preset.valueHead, label: 'train' });
+    before = await validate(new BuiltinPolicy({ model }), env, testConfig, 'test');
+    console.error(`train: held-out test success before RL: ${(before * 100).toFixed(1)}% (${options.testEpisodes} episodes, greedy)`);
+    await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
+    reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+    await recorder.recordStart(reference, { path: join(out, 'start'), testSuccess: before, testEpisodes: options.testEpisodes });
+  } else {
+    ({ model, reference } = point);
+    before = store.evaluations(runId).find((e) => e.step === 0 && e.split === 'test')?.success ?? NaN;
+  }
+  const policy = new BuiltinPolicy({ model });
   const interrupt = gracefulInterrupt('train', 'finishing this iteration, then validating and saving');
   const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
+  if (point) progress.update(point.resume.iteration, {}, true);
   let lastFields: Record<string, string | number> = {};
   const save = async (name: string, extra: Record<string, unknown>) =>
     saveCheckpoint(join(out, name), { config: model.config, params: await model.hostParams(), extra: { algo: options.algo, env: options.env, ...extra } });
@@ -57,9 +123,11 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     reference,
     env,
     config: options,
+    resume: point?.resume,
+    ...recorder.hooks(),
     shouldStop: interrupt.stopRequested,
     onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
-    onIteration: async (m) => {
+    onIteration: async (m, state) => {
       lastFields = {
         reward: m.reward,
         success: m.success,
@@ -70,18 +138,22 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
         ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
       };
       progress.update(m.iteration, lastFields, true);
-      if (options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0) await save('latest', { iteration: m.iteration });
+      const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
+      if (folder) await save('latest', { iteration: m.iteration });
+      await recorder.commit(model, m, state, { checkpointPath: folder ? join(out, 'latest') : undefined });
     },
   });
+  const iterations = result.history.at(-1)?.iteration ?? point?.resume.iteration ?? 0;
   progress.done(lastFields);
   interrupt.dispose();
-  await save('latest', { iteration: result.history.length });
+  await save('latest', { iteration: iterations });
 
   const after = await validate(policy, env, testConfig, 'test');
-  await save('final', { iteration: result.history.length, testSuccess: after, testSuccessBefore: before });
+  await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
+  store.addEvaluation(runId, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
   console.log(
     `\n${options.env} / ${options.algo}: held-out test success ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
-      `${result.history.length} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
+      `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
   );
-  return 0;
+  return interrupt.stopRequested() && iterations < options.iterations;
 }

@@ -25,7 +25,7 @@ function spawnWriter(path: string, runId: number, steps: number, tokens: number)
 
 /** Every step 1..n is whole: its metrics, both trajectories and its checkpoint, with the values written. */
 function assertWholeSteps(store: RunStore, runId: number, tokens: number): number {
-  return store.snapshot(() => {
+  return store.transaction(() => {
     const metrics = store.metrics(runId);
     const steps = metrics.map((m) => m.step);
     assert.deepEqual(steps, steps.map((_, i) => i + 1), 'steps are 1..n without gaps');

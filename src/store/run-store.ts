@@ -91,7 +91,7 @@ export class RunStore {
         )
         .run(run.name ?? `pending-${now}-${process.pid}`, run.command, run.seed, run.gitCommit, JSON.stringify(run.config), now, now);
       const id = Number(info.lastInsertRowid);
-      if (run.name === undefined) this.db.prepare('UPDATE runs SET name = ? WHERE id = ?').run(`${run.command}-${id}`, id);
+      if (run.name === undefined) this.db.prepare('UPDATE runs SET name = ? WHERE id = ?').run(`${run.namePrefix ?? run.command}-${id}`, id);
       return id;
     });
     return this.run(String(create()));
@@ -187,9 +187,9 @@ export class RunStore {
 
   // --- reading ---------------------------------------------------------------------------------
 
-  /** Runs `read` in one read transaction: every query in it sees the same committed snapshot. */
-  snapshot<T>(read: () => T): T {
-    return this.db.transaction(read)();
+  /** Runs `body` in one transaction: its reads see one committed snapshot, its writes commit together. */
+  transaction<T>(body: () => T): T {
+    return this.db.transaction(body)();
   }
 
   metrics(runId: number): MetricsRecord[] {

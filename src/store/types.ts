@@ -23,7 +23,10 @@ export interface RunRecord {
 }
 
 export interface NewRun {
+  /** Default `<namePrefix>-<id>`. */
   name?: string;
+  /** Default: the command. */
+  namePrefix?: string;
   command: string;
   seed: number;
   gitCommit: string | null;

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
-import { Rng } from '../core/rng.ts';
+import { Rng, type RngState } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import { rlLoss, filterGroups, klEstimate } from '../algorithms/index.ts';
 import type { TransformerModel } from '../model/model.ts';
@@ -20,6 +20,7 @@ import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './a
 import { computeAdvantages } from './advantages.ts';
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape } from './loop-config.ts';
+import { trajectoryAdvantages } from './trajectory-advantages.ts';
 
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
@@ -75,11 +76,22 @@ export interface RlRunOptions<Task> {
   reference?: TransformerModel;
   env: () => Env<Task>;
   config?: RlConfigInput;
-  onIteration?: (metrics: IterationMetrics) => void | Promise<void>;
+  /** After each iteration; `state` is what resuming after this iteration needs (with the model's weights and optimizer). */
+  onIteration?: (metrics: IterationMetrics, state: RlResumeState) => void | Promise<void>;
   onRolloutProgress?: (done: number, total: number) => void;
   /** Every iteration's trajectories, before the update (for logging and run stores). */
   onTrajectories?: (trajectories: readonly Trajectory[], iteration: number) => void | Promise<void>;
   shouldStop?: () => boolean;
+  /** Per-token advantages the update trains on, aligned with each kept trajectory's `tokens` (for run stores). */
+  onAdvantages?: (trajectories: readonly Trajectory[], advantages: readonly Float64Array[], iteration: number) => void | Promise<void>;
+  /** Continue after a finished iteration (the model must already hold that iteration's weights and optimizer state). */
+  resume?: RlResumeState;
+}
+
+/** The trainer's own state after an iteration: the iteration number and the minibatch-shuffle RNG. */
+export interface RlResumeState {
+  iteration: number;
+  rngState: RngState;
 }
 
 export interface RlResult {
@@ -136,10 +148,10 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
     throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy: pass reference (a frozen copy of the start model) or set klCoef 0`);
   }
   const policy = new BuiltinPolicy({ model });
-  const rng = new Rng(config.seed);
+  const rng = new Rng(options.resume?.rngState ?? config.seed);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
-  for (let iteration = 1; iteration <= config.iterations; iteration++) {
+  for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
     const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);
     const { trajectories: all, stats } = await rollout({
@@ -167,7 +179,9 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       warmupSteps: config.warmupIterations,
       minRatio: 1,
     });
-    const update = trajectories.length > 0 ? await updatePolicy(model, reference, trajectories, preset, config, learningRate, rng) : undefined;
+    const kept = trajectories;
+    const onSamples = options.onAdvantages && ((samples: TrainingSample[]) => options.onAdvantages!(kept, trajectoryAdvantages(kept, samples), iteration));
+    const update = trajectories.length > 0 ? await updatePolicy(model, reference, trajectories, preset, config, learningRate, rng, onSamples) : undefined;
     const seconds = (performance.now() - started) / 1000;
     const metrics: IterationMetrics = {
       iteration,
@@ -193,7 +207,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       metrics.validationSuccess = validationSuccess;
     }
     history.push(metrics);
-    await options.onIteration?.(metrics);
+    await options.onIteration?.(metrics, { iteration, rngState: rng.state() });
     if (stopping) break;
   }
   return { history, finalValidationSuccess: validationSuccess };
@@ -222,12 +236,14 @@ async function updatePolicy(
   config: RlConfig,
   learningRate: number,
   rng: Rng,
+  onSamples?: (samples: TrainingSample[]) => void | Promise<void>,
 ): Promise<UpdateReport> {
   const started = performance.now();
   const segmented = trajectories.every((t) => t.segments !== undefined);
   const samples = segmented
     ? await turnLevelSamples(model, reference, trajectories, preset, config)
     : await tokenLevelSamples(model, reference, trajectories, preset, config);
+  await onSamples?.(samples);
   const totals = { loss: 0, pgLoss: 0, kl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
   for (let epoch = 0; epoch < config.epochs; epoch++) {

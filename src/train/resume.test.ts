@@ -1,0 +1,106 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunStore } from '../store/run-store.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { runRl, type RlConfigInput } from './rl.ts';
+import { loadResumePoint, RunRecorder } from './run-recorder.ts';
+import { captureTrainerState, restoreModel, type TrainerState } from './trainer-state.ts';
+
+const config: RlConfigInput = {
+  algo: 'grpo',
+  iterations: 4,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  maxTurns: 1,
+  maxNewTokens: 24,
+  learningRate: 2e-3,
+  klCoef: 0.05,
+  validateEvery: 2,
+  validationEpisodes: 4,
+  seed: 5,
+};
+/** Wall-clock measurements, the only metrics allowed to differ between the two runs. */
+const timing = ['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond'];
+
+class Crash extends Error {}
+
+async function train(store: RunStore, start: { model: TrainerState; reference: TrainerState }, crashInIteration?: number): Promise<number> {
+  const run = store.createRun({ command: 'train', seed: 5, gitCommit: null, config: { ...config } });
+  const model = await restoreModel(start.model);
+  const reference = await restoreModel(start.reference);
+  const recorder = new RunRecorder({ store, runId: run.id, validationEpisodes: 4 });
+  await recorder.recordStart(reference);
+  const hooks = recorder.hooks();
+  await runRl({
+    model,
+    reference,
+    env: makeBanditEnv,
+    config,
+    ...hooks,
+    onTrajectories: async (trajectories, iteration) => {
+      await hooks.onTrajectories!(trajectories, iteration);
+      // A crash after the rollout, before the update: the iteration in progress is lost.
+      if (iteration === crashInIteration) throw new Crash(`crash in iteration ${iteration}`);
+    },
+    onIteration: (metrics, state) => recorder.commit(model, metrics, state),
+  });
+  return run.id;
+}
+
+function withoutTiming(values: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(values).filter(([key]) => !timing.includes(key)));
+}
+
+test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterrupted run step for step', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrl-resume-'));
+  try {
+    const fixture = await warmStartedBandit();
+    const start = { model: await captureTrainerState(fixture.model), reference: await captureTrainerState(fixture.reference) };
+    const store = RunStore.open(join(dir, 'agentrl.db'));
+
+    const straight = await train(store, start);
+    await assert.rejects(train(store, start, 3), Crash);
+    const interrupted = store.runs()[0]!.id;
+    assert.deepEqual(store.metrics(interrupted).map((m) => m.step), [1, 2], 'the crashed iteration left nothing');
+
+    const point = (await loadResumePoint(store, interrupted))!;
+    assert.equal(point.resume.iteration, 2);
+    assert.equal(point.model.step, start.model.optimizer!.step + 2, 'optimizer step counter restored (warm-start steps + 2)');
+    const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
+    const result = await runRl({
+      model: point.model,
+      reference: point.reference,
+      env: makeBanditEnv,
+      config,
+      resume: point.resume,
+      ...recorder.hooks(),
+      onIteration: (metrics, state) => recorder.commit(point.model, metrics, state),
+    });
+    assert.deepEqual(result.history.map((m) => m.iteration), [3, 4]);
+
+    const expected = store.metrics(straight);
+    const actual = store.metrics(interrupted);
+    assert.deepEqual(actual.map((m) => m.step), [1, 2, 3, 4]);
+    for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(actual[i]!.values), withoutTiming(expected[i]!.values), `step ${i + 1}`);
+    assert.ok(expected[3]!.values.validationSuccess !== undefined && Number.isFinite(expected[3]!.values.loss));
+    for (const step of [3, 4]) {
+      for (let index = 0; index < 16; index++) {
+        assert.deepEqual(store.trajectory(interrupted, step, index), store.trajectory(straight, step, index), `trajectory ${step}/${index}`);
+      }
+    }
+    // Final weights and optimizer state are bit-identical.
+    const a = (await loadResumePoint(store, straight))!;
+    const b = (await loadResumePoint(store, interrupted))!;
+    const stateA = await captureTrainerState(a.model);
+    const stateB = await captureTrainerState(b.model);
+    assert.equal(stateA.optimizer!.step, start.model.optimizer!.step + 4);
+    for (const [name, tensor] of stateA.params) assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
+    for (const [name, tensor] of stateA.optimizer!.v) assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
+    store.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
