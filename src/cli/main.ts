@@ -7,6 +7,7 @@ import { sftCommand, sftCommandSchema } from './sft-command.ts';
 import { envsCommand } from './envs-command.ts';
 import { trainCommand, trainCommandSchema } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
+import { exportCommand, exportCommandSchema } from './export-command.ts';
 
 interface Command {
   summary: string;
@@ -31,6 +32,11 @@ const commands: Record<string, Command> = {
     help: () => flagHelp(sftCommandSchema),
   },
   envs: { summary: 'list the environments with their actions and rewards', run: envsCommand },
+  export: {
+    summary: 'write a recorded run\'s trajectories for TRL / verl: agentrl export <run> --format jsonl|parquet',
+    run: exportCommand,
+    help: () => flagHelp(exportCommandSchema),
+  },
 };
 
 export function usage(): string {
