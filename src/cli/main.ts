@@ -8,6 +8,7 @@ import { envsCommand } from './envs-command.ts';
 import { trainCommand, trainCommandSchema } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 import { exportCommand, exportCommandSchema } from './export-command.ts';
+import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
 
 interface Command {
   summary: string;
@@ -36,6 +37,11 @@ const commands: Record<string, Command> = {
     summary: 'write a recorded run\'s trajectories for TRL / verl: agentrl export <run> --format jsonl|parquet',
     run: exportCommand,
     help: () => flagHelp(exportCommandSchema),
+  },
+  dashboard: {
+    summary: 'serve the run dashboard on 127.0.0.1: runs, metric charts, trajectories, config diff',
+    run: dashboardCommand,
+    help: () => flagHelp(dashboardCommandSchema),
   },
 };
 

@@ -1,0 +1,22 @@
+/**
+ * `agentrl dashboard`: serves the run dashboard on 127.0.0.1 (run list, metric charts with runs
+ * overlaid, trajectory viewer, config diff) until Ctrl-C. Everything is served locally: no CDN.
+ */
+import { z } from 'zod';
+import { startDashboard } from '../dashboard/server.ts';
+import { defaultStorePath } from '../store/run-store.ts';
+import { parseFlags, validateFlags } from './flags.ts';
+
+export const dashboardCommandSchema = z.object({
+  store: z.string().default(defaultStorePath).describe('run store (SQLite file) to show'),
+  port: z.number().int().min(0).max(65535).default(8600).describe('port on 127.0.0.1 (0 = any free port)'),
+});
+
+export async function dashboardCommand(argv: readonly string[]): Promise<number> {
+  const options = validateFlags(dashboardCommandSchema, parseFlags(dashboardCommandSchema, argv).values);
+  const dashboard = await startDashboard(options);
+  console.log(`agentrl dashboard: ${dashboard.url} (store ${options.store}; Ctrl-C to stop)`);
+  await new Promise<void>((resolve) => process.once('SIGINT', resolve));
+  await dashboard.close();
+  return 0;
+}
