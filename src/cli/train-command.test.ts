@@ -19,7 +19,7 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-test('agentrl train: a live progress line per iteration, Ctrl-C leaves a usable checkpoint, --resume continues the recorded run', async () => {
+test('agentrl train: progress per iteration, Ctrl-C leaves a usable checkpoint, the run is recorded; --resume survives SIGKILL and continues', async () => {
   const out = await mkdtemp(join(tmpdir(), 'agentrl-train-'));
   const storePath = join(out, 'runs.db');
   try {
@@ -67,13 +67,31 @@ test('agentrl train: a live progress line per iteration, Ctrl-C leaves a usable 
     assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations }, (_, i) => i + 1));
     assert.equal(store.trajectoryList(run.id).filter((t) => t.step === 1).length, 16);
 
-    // --resume takes the stored config; --iterations extends the run by one iteration.
-    const resumed = await runCli(['train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', String(iterations + 1)]);
+    // --resume takes the stored config (here with --iterations raised); SIGKILL mid-iteration
+    // loses only that iteration: the file stays sound with every committed step.
+    const killed = spawn(process.execPath, [bin, 'train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', '200'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let killedStderr = '';
+    let timer: NodeJS.Timeout | undefined;
+    killed.stderr.on('data', (chunk) => {
+      killedStderr += chunk;
+      // Once the first resumed iteration is reported, kill a moment later: mid-commit or mid-iteration.
+      if (timer === undefined && killedStderr.includes(`] ${iterations + 1}/200`)) timer = setTimeout(() => killed.kill('SIGKILL'), 150);
+    });
+    const killedSignal = await new Promise<NodeJS.Signals | null>((resolve) => killed.on('close', (_code, signal) => resolve(signal)));
+    assert.equal(killedSignal, 'SIGKILL', killedStderr);
+    assert.match(killedStderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${iterations}`));
+    assert.equal(store.integrityCheck(), 'ok');
+    assert.equal(store.run(run.id).status, 'running', 'a killed run stays "running"');
+    const committed = store.metrics(run.id).map((m) => m.step);
+    assert.deepEqual(committed, Array.from({ length: committed.length }, (_, i) => i + 1));
+    assert.ok(committed.length >= iterations, `${committed.length} steps committed`);
+
+    const resumed = await runCli(['train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', String(committed.length + 1)]);
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(resumed.stderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${iterations}`));
-    assert.match(resumed.stdout, new RegExp(`after ${iterations + 1} iterations`));
+    assert.match(resumed.stderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${committed.length}`));
+    assert.match(resumed.stdout, new RegExp(`after ${committed.length + 1} iterations`));
     assert.equal(store.run(run.id).status, 'completed');
-    assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations + 1 }, (_, i) => i + 1));
+    assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: committed.length + 1 }, (_, i) => i + 1));
     const done = await runCli(['train', '--resume', String(run.id), '--store', storePath]);
     assert.equal(done.code, 2);
     assert.match(done.stderr, /has finished \d+ of \d+ iterations; pass --iterations N/);

@@ -19,8 +19,8 @@ async function withStore(body: (path: string) => Promise<void>): Promise<void> {
   }
 }
 
-function spawnWriter(path: string, runId: number, steps: number, tokens: number): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', writer, path, String(runId), String(steps), String(tokens)], { stdio: 'pipe' });
+function spawnWriter(path: string, runId: number, steps: number, tokens: number, pauseMs = 0): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', writer, path, String(runId), String(steps), String(tokens), String(pauseMs)], { stdio: 'pipe' });
 }
 
 /** Every step 1..n is whole: its metrics, both trajectories and its checkpoint, with the values written. */
@@ -76,7 +76,8 @@ test('run store: a reader sees only whole steps while another process writes', a
     const store = RunStore.open(path);
     const run = store.createRun({ command: 'train', seed: 0, gitCommit: null, config: {} });
     const reader = RunStore.open(path, { readonly: true });
-    const child = spawnWriter(path, run.id, 120, 64);
+    // A short pause after each commit spreads the writes over ~0.6 s, so the reader sees the run grow.
+    const child = spawnWriter(path, run.id, 120, 64, 5);
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
