@@ -150,7 +150,10 @@ async function trainRun(store: RunStore, runId: number, options: TrainCommandOpt
 
   const after = await validate(policy, env, testConfig, 'test');
   await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
-  store.addEvaluation(runId, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
+  store.transaction(() => {
+    store.addEvaluation(runId, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
+    store.addCheckpoint(runId, { step: iterations, kind: 'final', path: join(out, 'final') });
+  });
   console.log(
     `\n${options.env} / ${options.algo}: held-out test success ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
       `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
