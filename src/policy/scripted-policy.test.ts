@@ -62,6 +62,10 @@ test('messagesFromTokens inverts renderChat for plain messages', () => {
     { role: 'tool', content: '{"x":1}' },
   ];
   assert.deepEqual(messagesFromTokens(renderChat(messages).tokens), messages);
+  // A rendering cut inside a reply: the unfinished message is dropped, or kept with includeUnfinished.
+  const cut = [...renderChat(messages.slice(0, 2)).tokens, byteTokenizer.specialTokens.assistant, ...byteTokenizer.encode('<ans')];
+  assert.deepEqual(messagesFromTokens(cut), messages.slice(0, 2));
+  assert.deepEqual(messagesFromTokens(cut, byteTokenizer, { includeUnfinished: true }).at(-1), { role: 'assistant', content: '<ans' });
 });
 
 test('scripted: bad options are rejected', () => {

@@ -101,9 +101,10 @@ function firstStopStringEnd(tokens: readonly number[], stopStrings: readonly str
 /**
  * Reads chat messages back out of template ids (the inverse of `renderChat` for plain-text
  * messages): each role header starts a message that its `<|end|>` closes. An unclosed message
- * at the end (the generation prompt's `<|assistant|>`) is left out.
+ * at the end (the generation prompt's `<|assistant|>`) is left out, or kept as far as it goes
+ * with `includeUnfinished` (a trajectory cut by the context window).
  */
-export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer = byteTokenizer): Message[] {
+export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer = byteTokenizer, { includeUnfinished = false } = {}): Message[] {
   const special = tokenizer.specialTokens;
   const roles = new Map<number, Role>([
     [special.system, 'system'],
@@ -121,5 +122,7 @@ export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer 
       open = null;
     }
   });
+  const last = open as { role: Role; start: number } | null;
+  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: tokenizer.decode(ids.slice(last.start)) });
   return messages;
 }

@@ -9,7 +9,8 @@ import { warmStart, warmStartConfigSchema } from './warm-start.ts';
 export const bandit = getEnvironment('bandit');
 export const makeBanditEnv = () => bandit.make({});
 
-export async function warmStartedBandit({ valueHead = false }: { valueHead?: boolean } = {}): Promise<{
+/** `sftSteps` / `demonstrations` shorten the warm start for tests that need a varied policy, not a learning one. */
+export async function warmStartedBandit({ valueHead = false, sftSteps = 80, demonstrations = 64 }: { valueHead?: boolean; sftSteps?: number; demonstrations?: number } = {}): Promise<{
   model: TransformerModel;
   reference: TransformerModel;
 }> {
@@ -21,7 +22,7 @@ export async function warmStartedBandit({ valueHead = false }: { valueHead?: boo
     model,
     env: makeBanditEnv,
     expert: (seed, randomActionRate) => bandit.expert({ seed, randomActionRate }),
-    config: warmStartConfigSchema.parse({ demonstrations: 64, randomActionRate: 0.8, sftSteps: 80, sftBatchSize: 16, sftLearningRate: 1e-2 }),
+    config: warmStartConfigSchema.parse({ demonstrations, randomActionRate: 0.8, sftSteps, sftBatchSize: 16, sftLearningRate: 1e-2 }),
     maxTurns: 1,
     maxNewTokens: 24,
     instructions: false,

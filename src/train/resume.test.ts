@@ -57,7 +57,7 @@ function withoutTiming(values: Record<string, number>): Record<string, number> {
 test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterrupted run step for step', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-resume-'));
   try {
-    const fixture = await warmStartedBandit();
+    const fixture = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
     const start = { model: await captureTrainerState(fixture.model), reference: await captureTrainerState(fixture.reference) };
     const store = RunStore.open(join(dir, 'agentrl.db'));
 
@@ -86,6 +86,9 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     assert.deepEqual(actual.map((m) => m.step), [1, 2, 3, 4]);
     for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(actual[i]!.values), withoutTiming(expected[i]!.values), `step ${i + 1}`);
     assert.ok(expected[3]!.values.validationSuccess !== undefined && Number.isFinite(expected[3]!.values.loss));
+    // The steps compared are real updates: rewards vary within groups, so advantages are not all zero.
+    assert.ok(store.trajectory(straight, 3, 0)!.advantages !== null);
+    assert.ok([...store.iterateTrajectories(straight)].some((t) => t.advantages!.some((a) => a !== 0)), 'some advantage is non-zero');
     for (const step of [3, 4]) {
       for (let index = 0; index < 16; index++) {
         assert.deepEqual(store.trajectory(interrupted, step, index), store.trajectory(straight, step, index), `trajectory ${step}/${index}`);

@@ -9,7 +9,8 @@
 import type { Trajectory } from '../core/types.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
-import { messagesFromTokens, tokenPieces } from '../model/token-text.ts';
+import { tokenPieces } from '../model/token-text.ts';
+import { messagesFromTokens } from '../policy/scripted-policy.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
 import type { IterationMetrics, RlResumeState, RlRunOptions } from './rl.ts';
@@ -83,7 +84,7 @@ export class RunRecorder {
       totalReward: t.totalReward,
       success: t.success,
       truncated: t.truncated,
-      messages: messagesFromTokens(t.tokens, tokenizer),
+      messages: messagesFromTokens(t.tokens, tokenizer, { includeUnfinished: true }),
       tokens: t.tokens,
       pieces: tokenPieces(t.tokens, tokenizer),
       lossMask: t.lossMask,
