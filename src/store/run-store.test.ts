@@ -50,6 +50,8 @@ test('run store: a run and a step round-trip; unknown runs are named with the kn
     const run = store.createRun({ command: 'train', seed: 7, gitCommit: 'abc123', config: { learningRate: 1e-4, env: 'bandit' } });
     assert.equal(run.name, 'train-1');
     assert.equal(run.status, 'running');
+    store.createRun({ command: 'train', name: 'baseline', seed: 7, gitCommit: null, config: {} });
+    assert.throws(() => store.createRun({ command: 'train', name: 'baseline', seed: 7, gitCommit: null, config: {} }), /a run named "baseline" exists/);
     store.recordStep(run.id, { ...syntheticStep(1, 16), evaluations: [{ split: 'validation', episodes: 8, success: 0.625 }] });
     store.addCheckpoint(run.id, { step: 0, kind: 'start', state: Uint8Array.of(1, 2, 3) });
     store.setStatus(run.id, 'completed');
@@ -60,7 +62,7 @@ test('run store: a run and a step round-trip; unknown runs are named with the kn
     assert.deepEqual(again.evaluations(run.id).map((e) => [e.step, e.split, e.episodes, e.success]), [[1, 'validation', 8, 0.625]]);
     assert.deepEqual([...again.iterateTrajectories(run.id)], [0, 1].map((i) => ({ step: 1, ...syntheticTrajectory(1, i, 16) })));
     assert.deepEqual(again.checkpointState(again.latestCheckpoint(run.id, 'start')!.id), Uint8Array.of(1, 2, 3));
-    assert.throws(() => again.run('nope'), (e: unknown) => e instanceof RunNotFoundError && /no run "nope"; runs: 1 \(train-1\)/.test(e.message));
+    assert.throws(() => again.run('nope'), (e: unknown) => e instanceof RunNotFoundError && /no run "nope"; runs: 1 \(train-1\), 2 \(baseline\)/.test(e.message));
     // The newest resume checkpoint keeps its state; older ones keep only their row.
     store.recordStep(run.id, syntheticStep(2, 16));
     assert.deepEqual(store.checkpoints(run.id).map((c) => [c.step, c.kind, c.hasState]), [[0, 'start', true], [1, 'resume', false], [2, 'resume', true]]);

@@ -83,6 +83,9 @@ export class RunStore {
 
   createRun(run: NewRun): RunRecord {
     const now = new Date().toISOString();
+    if (run.name !== undefined && this.db.prepare('SELECT 1 FROM runs WHERE name = ?').get(run.name) !== undefined) {
+      throw new AgentRlError('STORE', `${this.path}: a run named "${run.name}" exists; pick another name or --resume it`, { file: this.path, name: run.name });
+    }
     const create = this.db.transaction(() => {
       const info = this.db
         .prepare(
