@@ -9,11 +9,12 @@
  *
  * Each `RemoteEnv` holds one WebSocket session (one env instance on a server), opened at its
  * first `reset` on the server with the fewest sessions from this pool that has a free slot (the
- * server's `max_sessions`; when all are full, `reset` waits for a slot). `close()` ends the
+ * server's `max_sessions`; when all are full, `reset` rejects with `PoolFullError`: keep the
+ * rollout's `concurrency` at most `pool.capacity`). `close()` ends the
  * session and frees the slot; the rollout calls it as each episode ends. Seeds, actions and
  * results travel unchanged (wire.ts), so an episode replays exactly as with the local env.
  */
-import { EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError } from '../../core/errors.ts';
+import { AgentRlError, EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError } from '../../core/errors.ts';
 import type { Action, Env, Observation, StepResult } from '../../core/types.ts';
 import { OpenEnvClient, OpenEnvError, type OpenEnvClientOptions, type OpenEnvSession } from './client.ts';
 import { deserializeObservation, deserializeStep, fromWireAction } from './wire.ts';
@@ -37,7 +38,6 @@ interface Server {
 export class RemoteEnvPool {
   readonly info: RemoteEnvInfo;
   private readonly servers: Server[];
-  private readonly waiting: (() => void)[] = [];
   private readonly envs = new Set<RemoteEnv>();
 
   private constructor(info: RemoteEnvInfo, servers: Server[]) {
@@ -84,32 +84,42 @@ export class RemoteEnvPool {
     await Promise.all([...this.envs].map((env) => env.close()));
   }
 
-  /** @internal Opens a session on the least-loaded server with a free slot (waits when all are full). */
+  /** Sessions the pool can hold at once (the servers' `max_sessions` summed): the largest useful rollout concurrency. */
+  get capacity(): number {
+    return this.servers.reduce((sum, server) => sum + server.capacity, 0);
+  }
+
+  /** @internal Opens a session on the least-loaded server with a free slot. */
   async openSession(env: RemoteEnv): Promise<{ session: OpenEnvSession; release: () => void }> {
-    for (;;) {
-      const free = this.servers.filter((server) => server.active < server.capacity);
-      if (free.length > 0) {
-        const server = free.reduce((best, candidate) => (candidate.active < best.active ? candidate : best));
-        server.active++;
-        let released = false;
-        const release = (): void => {
-          if (released) return;
-          released = true;
-          server.active--;
-          this.envs.delete(env);
-          this.waiting.shift()?.();
-        };
-        try {
-          const session = await server.client.session();
-          this.envs.add(env);
-          return { session, release };
-        } catch (error) {
-          release();
-          throw error;
-        }
-      }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const free = this.servers.filter((server) => server.active < server.capacity);
+    if (free.length === 0) {
+      // Waiting here would deadlock a rollout that starts all its episodes before stepping any.
+      throw new PoolFullError(this.capacity);
     }
+    const server = free.reduce((best, candidate) => (candidate.active < best.active ? candidate : best));
+    server.active++;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      server.active--;
+      this.envs.delete(env);
+    };
+    try {
+      const session = await server.client.session();
+      this.envs.add(env);
+      return { session, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+}
+
+/** Every server slot of the pool is in use. */
+export class PoolFullError extends AgentRlError {
+  constructor(capacity: number) {
+    super('POOL_FULL', `all ${capacity} sessions of the env server pool are in use; keep the rollout concurrency at most pool.capacity (${capacity}), close finished envs, or add servers`, { capacity });
   }
 }
 
