@@ -7,6 +7,7 @@ import { sftCommand, sftCommandSchema } from './sft-command.ts';
 import { envsCommand } from './envs-command.ts';
 import { trainCommand, trainCommandSchema } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
+import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvCommandSchema, servePolicyCommand, servePolicyCommandSchema } from './serve-commands.ts';
 
 interface Command {
   summary: string;
@@ -31,6 +32,21 @@ const commands: Record<string, Command> = {
     help: () => flagHelp(sftCommandSchema),
   },
   envs: { summary: 'list the environments with their actions and rewards', run: envsCommand },
+  'serve-env': {
+    summary: 'serve an environment over the OpenEnv protocol (HTTP + WebSocket + MCP) for TRL, SkyRL, torchforge: serve-env <env>',
+    run: serveEnvCommand,
+    help: () => flagHelp(serveEnvCommandSchema),
+  },
+  'serve-policy': {
+    summary: 'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
+    run: servePolicyCommand,
+    help: () => flagHelp(servePolicyCommandSchema),
+  },
+  'export-hf': {
+    summary: 'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
+    run: exportHfCommand,
+    help: () => flagHelp(exportHfCommandSchema),
+  },
 };
 
 export function usage(): string {
