@@ -15,7 +15,7 @@
  * alternatives are not computed (`top_logprobs` > 0 is a 400). `tool_choice: 'required'` or a
  * named function cannot be enforced on a free-running model and are treated like 'auto'.
  * Special tokens a model samples mid-reply are left out of the text (vLLM's default), the stop
- * token `<|end|>` included; they still count in `usage` and appear in `logprobs` only as text.
+ * token `<|end|>` included; they still count in `usage`, and `logprobs` lists every sampled id but the final stop token.
  * Completion prompts given as text get `<|bos|>` in front, as every training sequence had.
  * Errors use OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`.
  */

@@ -198,6 +198,7 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
     ws.on('close', () => {
       clearTimeout(timer);
       sockets.delete(ws);
+      void session.env.close?.().catch(() => {});
     });
     ws.on('error', () => ws.terminate());
   }
