@@ -119,7 +119,7 @@ export class RemoteEnvPool {
 /** Every server slot of the pool is in use. */
 export class PoolFullError extends AgentRlError {
   constructor(capacity: number) {
-    super('POOL_FULL', `all ${capacity} sessions of the env server pool are in use; keep the rollout concurrency at most pool.capacity (${capacity}), close finished envs, or add servers`, { capacity });
+    super('POOL_FULL', `all ${capacity} sessions of the env server pool are in use; keep the rollout concurrency at most pool.capacity (${capacity}; runRl runs up to 64 episodes at once), close finished envs, or add servers / raise serve-env --max-sessions`, { capacity });
   }
 }
 
