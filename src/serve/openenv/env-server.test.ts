@@ -222,3 +222,21 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     await assert.rejects(session.state(), (error: OpenEnvError) => error.protocolCode === 'SESSION_ERROR' && /idle/.test(error.message));
   });
 });
+
+test('an env factory that throws answers FACTORY_ERROR and closes the socket', async () => {
+  let built = 0;
+  const server = await startEnvServer({
+    env: () => {
+      if (built++ > 0) throw new Error('no browser available');
+      return makeEnv('bandit');
+    },
+    port: 0,
+  });
+  try {
+    const session = await new OpenEnvClient(server.url).session();
+    await assert.rejects(session.reset({ seed: 1 }), (error: OpenEnvError) => error.protocolCode === 'FACTORY_ERROR' && /no browser available/.test(error.message));
+    assert.equal(server.activeSessions(), 0);
+  } finally {
+    await server.close();
+  }
+});
