@@ -9,6 +9,7 @@ import { trainCommand, trainCommandSchema } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 import { exportCommand, exportCommandSchema } from './export-command.ts';
 import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
+import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvCommandSchema, servePolicyCommand, servePolicyCommandSchema } from './serve-commands.ts';
 
 interface Command {
   summary: string;
@@ -42,6 +43,21 @@ const commands: Record<string, Command> = {
     summary: 'serve the run dashboard on 127.0.0.1: runs, metric charts, trajectories, config diff',
     run: dashboardCommand,
     help: () => flagHelp(dashboardCommandSchema),
+  },
+  'serve-env': {
+    summary: 'serve an environment over the OpenEnv protocol (HTTP + WebSocket + MCP) for TRL, SkyRL, torchforge: serve-env <env>',
+    run: serveEnvCommand,
+    help: () => flagHelp(serveEnvCommandSchema),
+  },
+  'serve-policy': {
+    summary: 'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
+    run: servePolicyCommand,
+    help: () => flagHelp(servePolicyCommandSchema),
+  },
+  'export-hf': {
+    summary: 'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
+    run: exportHfCommand,
+    help: () => flagHelp(exportHfCommandSchema),
   },
 };
 

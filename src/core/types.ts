@@ -71,6 +71,8 @@ export interface Env<Task = unknown> {
   instructions?: string;
   reset(options: { seed: number; task?: Task }): Promise<Observation>;
   step(action: Action): Promise<StepResult>;
+  /** Releases what the instance holds (e.g. a remote session); optional. The rollout calls it as each episode ends. */
+  close?(): Promise<void>;
 }
 
 /** Which seed ranges a task generator uses; they never overlap. */

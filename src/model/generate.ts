@@ -49,6 +49,8 @@ export interface GenerateOptions {
   prefillTokenBudget?: number;
   /** Run decode kernels on the worker pool; default: from 32 rows on. */
   decodeOnWorkers?: boolean;
+  /** Called with each sampled id as it is sampled (streaming servers). */
+  onToken?: (row: number, token: number, logprob: number) => void;
 }
 
 export interface GeneratedRow {
@@ -336,6 +338,7 @@ export async function generate(
         const row = rows[b]!;
         row.tokens.push(sampled.token);
         row.logprobs.push(sampled.logprob);
+        options.onToken?.(b, sampled.token, sampled.logprob);
         if (stopTokens.has(sampled.token) || hitsStopString(row.tokens, options)) {
           row.finishReason = 'stop';
           done[b] = true;

@@ -30,7 +30,8 @@
  * masked tokens). An expert reply that would not fit ends the episode the same way.
  *
  * Episodes also end on `done` (truncated false), on the env's `truncated`, or after `maxTurns`
- * turns (truncated true). `success` is the last step's `info.success === true`.
+ * turns (truncated true). `success` is the last step's `info.success === true`. An env with a
+ * `close()` (a remote env's session) is closed as its episode ends.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
@@ -147,7 +148,9 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   let completed = 0;
   let live: EpisodeState[] = [];
 
+  const closing: Promise<void>[] = [];
   const finish = (state: EpisodeState): void => {
+    if (state.env.close !== undefined) closing.push(state.env.close());
     const trajectory = finishEpisode(state);
     results[state.index] = trajectory;
     completed++;
@@ -187,7 +190,9 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
     );
     for (const state of live) if (state.ended) finish(state);
     live = live.filter((state) => !state.ended);
+    await Promise.all(closing.splice(0));
   }
+  await Promise.all(closing.splice(0));
 
   return { trajectories: results, stats: rolloutStats(results, (now() - started) / 1000) };
 }

@@ -1,0 +1,103 @@
+/**
+ * `agentrl serve-env <env>`, `agentrl serve-policy <checkpoint>` and `agentrl export-hf
+ * <checkpoint>`: agentrl's environments and trained policies for the tools people already run
+ * (OpenEnv trainers, OpenAI clients, Hugging Face / llama.cpp). The servers run until Ctrl-C or
+ * SIGTERM, then close their sessions and exit.
+ */
+import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
+import { getEnvironment } from '../envs/index.ts';
+import { hfArchitectures } from '../model/hf-config.ts';
+import { exportHuggingFace } from '../serve/export-hf.ts';
+import { startEnvServer } from '../serve/openenv/env-server.ts';
+import { loadServedPolicy, startPolicyServer } from '../serve/openai/policy-server.ts';
+import { parseFlags, validateFlags } from './flags.ts';
+import { parseEnvOptions } from './model-setup.ts';
+
+const listenShape = {
+  host: z.string().default('127.0.0.1').describe('address to listen on (0.0.0.0 for other machines)'),
+};
+
+export const serveEnvCommandSchema = z.object({
+  ...listenShape,
+  port: z.number().int().min(0).max(65535).default(8000).describe('port (0 = any free port)'),
+  envOptions: z.string().default('{}').describe('environment options as JSON (see agentrl envs)'),
+  maxSessions: z.number().int().positive().default(64).describe('concurrent WebSocket sessions at most (one more gets CAPACITY_REACHED)'),
+  sessionTimeoutS: z.number().min(0).default(300).describe('close a session silent this many seconds (0 = never)'),
+});
+
+export const servePolicyCommandSchema = z.object({
+  ...listenShape,
+  port: z.number().int().min(0).max(65535).default(8001).describe('port (0 = any free port)'),
+  modelName: z.string().optional().describe('the model id clients pass (default: the checkpoint folder name)'),
+  batchWindowMs: z.number().min(0).default(10).describe('wait this long for more requests to batch with the first'),
+  maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
+});
+
+export const exportHfCommandSchema = z.object({
+  out: z.string().describe('the Hugging Face model folder to write'),
+  architecture: z.enum(hfArchitectures).optional().describe('HF architecture (default: Qwen2 with q/k/v biases, else Llama)'),
+});
+
+function onePositional(positional: readonly string[], what: string): string {
+  if (positional.length !== 1) throw new InvalidArgumentError(`expected one ${what}, got ${positional.length === 0 ? 'none' : positional.join(' ')}`);
+  return positional[0]!;
+}
+
+/** Resolves when the process gets SIGINT or SIGTERM. */
+function untilStopped(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+export async function serveEnvCommand(argv: readonly string[]): Promise<number> {
+  const { values, positional } = parseFlags(serveEnvCommandSchema, argv);
+  const options = validateFlags(serveEnvCommandSchema, values);
+  const descriptor = getEnvironment(onePositional(positional, 'environment name (see agentrl envs)'));
+  const envOptions = parseEnvOptions(options.envOptions);
+  descriptor.make(envOptions); // validates the options before listening
+  const server = await startEnvServer({
+    env: () => descriptor.make(envOptions),
+    name: descriptor.name,
+    description: descriptor.description,
+    readme: `## Actions\n\n${descriptor.actions}\n\n## Reward\n\n${descriptor.reward}`,
+    host: options.host,
+    port: options.port,
+    maxSessions: options.maxSessions,
+    sessionTimeoutS: options.sessionTimeoutS,
+  });
+  console.error(
+    `serve-env: ${descriptor.name} on ${server.url} (OpenEnv: POST /reset /step, GET /state /health /metadata /schema, POST /mcp, WebSocket /ws; ` +
+      `${options.maxSessions} sessions, idle timeout ${options.sessionTimeoutS || 'off'} s). Ctrl-C stops.`,
+  );
+  await untilStopped();
+  await server.close();
+  return 0;
+}
+
+export async function servePolicyCommand(argv: readonly string[]): Promise<number> {
+  const { values, positional } = parseFlags(servePolicyCommandSchema, argv);
+  const options = validateFlags(servePolicyCommandSchema, values);
+  const checkpoint = onePositional(positional, 'checkpoint folder');
+  const served = await loadServedPolicy(checkpoint);
+  const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
+  const server = await startPolicyServer({ ...served, modelName, host: options.host, port: options.port, batchWindowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize });
+  console.error(
+    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}) on ${server.url}/v1 ` +
+      `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
+  );
+  await untilStopped();
+  await server.close();
+  return 0;
+}
+
+export async function exportHfCommand(argv: readonly string[]): Promise<number> {
+  const { values, positional } = parseFlags(exportHfCommandSchema, argv);
+  const options = validateFlags(exportHfCommandSchema, values);
+  const checkpoint = onePositional(positional, 'checkpoint folder');
+  const result = await exportHuggingFace(checkpoint, options.out, { architecture: options.architecture });
+  console.log(`export-hf: ${options.out} (${result.architecture}, ${result.parameters.toLocaleString('en-US')} parameters): ${result.files.join(', ')}`);
+  return 0;
+}

@@ -1,0 +1,62 @@
+/**
+ * Small HTTP helpers shared by the env server and the policy server (node:http, no framework).
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AgentRlError } from '../core/errors.ts';
+
+/** Request bodies larger than this are refused (413). */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export class BodyTooLargeError extends AgentRlError {
+  constructor(limit: number) {
+    super('BODY_TOO_LARGE', `request body over ${limit} bytes`, { limit });
+  }
+}
+
+export type JsonBody = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Reads the whole body and parses it as JSON; an empty body is `emptyValue`. */
+export async function readJsonBody(request: IncomingMessage, emptyValue: unknown = undefined): Promise<JsonBody> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError(MAX_BODY_BYTES);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return emptyValue === undefined ? { ok: false, message: 'empty body; expected JSON' } : { ok: true, value: emptyValue };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, message: `invalid JSON: ${(error as Error).message}` };
+  }
+}
+
+export function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** Starts listening; resolves with the bound port (0 = any free port). */
+export function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** `http://host:port`, with IPv6 hosts bracketed. */
+export function baseUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** The path of a request without its query string. */
+export function pathOf(request: IncomingMessage): string {
+  return (request.url ?? '/').split('?')[0]!;
+}

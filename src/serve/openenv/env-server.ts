@@ -1,0 +1,257 @@
+/**
+ * An agentrl environment served over the OpenEnv protocol (../shared/notes/openenv-protocol.md),
+ * so distributed trainers (TRL, SkyRL, torchforge) can train on it.
+ *
+ *   const server = await startEnvServer({ env: () => makeEnv('frozen-lake'), name: 'frozen-lake', port: 8000 });
+ *   // POST /reset {"seed": 3}   POST /step {"action": {"text": "<answer>Right</answer>"}}   WS /ws
+ *
+ * HTTP (as in OpenEnv, stateless: every call builds a fresh environment and drops it):
+ *   POST /reset   {seed?, episode_id?, task?}          → {observation, reward: null, done}
+ *   POST /step    {action, timeout_s?, request_id?, seed?} → the first step of the episode of `seed`
+ *                 (default 0); a body or action that does not validate → 422 {detail: [...]}
+ *   GET  /state   {episode_id, step_count, …}   GET /health {"status":"healthy"}
+ *   GET  /metadata {name, description, readme_content, version, author}
+ *   GET  /schema  {action, observation, state} (JSON Schemas from the zod schemas in wire.ts)
+ *   POST /mcp     JSON-RPC 2.0 tools/list, tools/call (mcp.ts)
+ *   GET  /agentrl/env  agentrl extension: {name, instructions, tools, max_sessions, …} for RemoteEnvPool
+ * WebSocket /ws: one environment instance per connection, messages handled in order:
+ *   → {"type":"reset","data":{…}} {"type":"step","data":{action}} {"type":"state"} {"type":"close"} {"type":"mcp","data":{jsonrpc}}
+ *   ← {"type":"observation","data":{observation, reward, done, metadata?}} {"type":"state","data":{…}}
+ *     {"type":"mcp","data":{jsonrpc}} {"type":"error","data":{"message","code"}}
+ *   codes: INVALID_JSON, UNKNOWN_TYPE, VALIDATION_ERROR, EXECUTION_ERROR (the env threw, e.g. a
+ *   step after the episode ended), CAPACITY_REACHED (more than `maxSessions` connections; the
+ *   socket is then closed), FACTORY_ERROR (the env could not be built), SESSION_ERROR (idle
+ *   timeout: the session is closed after `sessionTimeoutS` seconds without a message).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { z } from 'zod';
+import { AgentRlError, InvalidArgumentError } from '../../core/errors.ts';
+import type { Env } from '../../core/types.ts';
+import { baseUrl, BodyTooLargeError, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
+import { describeTools, handleMcp, jsonRpcError, jsonRpcErrorCodes } from './mcp.ts';
+import { EnvSession } from './session.ts';
+import { actionSchema, resetRequestSchema, stepRequestSchema, validationDetail, wireSchemas } from './wire.ts';
+
+export interface EnvServerOptions {
+  /** Builds one environment instance (one per WebSocket session and per HTTP call). */
+  env: () => Env;
+  /** Default: the env's own name. */
+  name?: string;
+  description?: string;
+  /** Extra README text for `/metadata` (actions, reward). */
+  readme?: string;
+  /** Concurrent WebSocket sessions at most; one more is answered CAPACITY_REACHED. Default 64. */
+  maxSessions?: number;
+  /** Seconds a session may stay silent before the server closes it (SESSION_ERROR). Default 300; 0 = never. */
+  sessionTimeoutS?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8000; 0 = any free port. */
+  port?: number;
+}
+
+export interface EnvServer {
+  url: string;
+  port: number;
+  /** Open WebSocket sessions now. */
+  activeSessions(): number;
+  /** Closes every session and stops listening. */
+  close(): Promise<void>;
+}
+
+export type WsErrorCode = 'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_ERROR' | 'EXECUTION_ERROR' | 'CAPACITY_REACHED' | 'FACTORY_ERROR' | 'SESSION_ERROR';
+
+const resetMessageSchema = z.strictObject({ type: z.literal('reset'), data: resetRequestSchema.default({}) });
+const stepMessageSchema = z.strictObject({ type: z.literal('step'), data: actionSchema });
+const stateMessageSchema = z.strictObject({ type: z.literal('state') });
+const closeMessageSchema = z.strictObject({ type: z.literal('close') });
+const mcpMessageSchema = z.strictObject({ type: z.literal('mcp'), data: z.unknown() });
+
+export async function startEnvServer(options: EnvServerOptions): Promise<EnvServer> {
+  const { env: makeEnv, maxSessions = 64, sessionTimeoutS = 300, host = '127.0.0.1', port = 8000 } = options;
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new InvalidArgumentError(`maxSessions must be a positive integer, got ${maxSessions}`);
+  if (!(sessionTimeoutS >= 0)) throw new InvalidArgumentError(`sessionTimeoutS must be >= 0 (0 = no timeout), got ${sessionTimeoutS}`);
+  const probe = makeEnv();
+  const name = options.name ?? probe.name;
+  const tools = probe.tools ?? [];
+  const description = options.description ?? `agentrl environment ${name}`;
+  const readme = [`# ${name}`, '', description, '', '## Instructions (system prompt)', '', probe.instructions ?? '(none)', '', options.readme ?? ''].join('\n').trim();
+  const schemas = wireSchemas();
+  const info = {
+    name,
+    description,
+    instructions: probe.instructions ?? null,
+    tools: describeTools(tools),
+    max_sessions: maxSessions,
+    session_timeout_s: sessionTimeoutS === 0 ? null : sessionTimeoutS,
+  };
+  const sockets = new Set<WebSocket>();
+
+  async function handleHttp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = pathOf(request);
+    const method = request.method ?? 'GET';
+    const routes: Record<string, Record<string, () => Promise<void> | void>> = {
+      '/health': { GET: () => sendJson(response, 200, { status: 'healthy' }) },
+      '/metadata': { GET: () => sendJson(response, 200, { name, description, readme_content: readme, version: '0.1.0', author: 'agentrl' }) },
+      '/schema': { GET: () => sendJson(response, 200, schemas) },
+      '/state': { GET: () => sendJson(response, 200, new EnvSession(makeEnv()).state()) },
+      '/agentrl/env': { GET: () => sendJson(response, 200, info) },
+      '/reset': { POST: () => httpReset(request, response) },
+      '/step': { POST: () => httpStep(request, response) },
+      '/mcp': { POST: () => httpMcp(request, response) },
+    };
+    const route = routes[path];
+    if (route === undefined) return sendJson(response, 404, { detail: `Not Found: ${path}; endpoints: ${[...Object.keys(routes), '/ws'].join(', ')}` });
+    const handler = route[method];
+    if (handler === undefined) return sendJson(response, 405, { detail: `Method Not Allowed: ${method} ${path}; allowed: ${Object.keys(route).join(', ')}` });
+    await handler();
+  }
+
+  async function httpReset(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readJsonBody(request, {});
+    if (!body.ok) return sendJson(response, 422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: body.message }] });
+    const parsed = resetRequestSchema.safeParse(body.value);
+    if (!parsed.success) return sendJson(response, 422, { detail: validationDetail(parsed.error, ['body']) });
+    sendJson(response, 200, await new EnvSession(makeEnv()).reset(parsed.data));
+  }
+
+  async function httpStep(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readJsonBody(request);
+    if (!body.ok) return sendJson(response, 422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: body.message }] });
+    const parsed = stepRequestSchema.safeParse(body.value);
+    if (!parsed.success) return sendJson(response, 422, { detail: validationDetail(parsed.error, ['body']) });
+    const action = actionSchema.safeParse(parsed.data.action);
+    if (!action.success) return sendJson(response, 422, { detail: validationDetail(action.error, ['body', 'action']) });
+    const session = new EnvSession(makeEnv());
+    await session.reset({ seed: parsed.data.seed ?? 0 });
+    sendJson(response, 200, await session.step(action.data));
+  }
+
+  async function httpMcp(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readJsonBody(request);
+    if (!body.ok) return sendJson(response, 200, jsonRpcError(null, jsonRpcErrorCodes.parseError, `Parse error: ${body.message}`));
+    const answer = await handleMcp(body.value, tools, name);
+    if (answer === null) {
+      response.writeHead(202).end();
+      return;
+    }
+    sendJson(response, 200, answer);
+  }
+
+  const httpServer = createServer((request, response) => {
+    handleHttp(request, response).catch((error: unknown) => {
+      if (response.headersSent) return response.destroy();
+      if (error instanceof BodyTooLargeError) return sendJson(response, 413, { detail: error.message });
+      if (error instanceof AgentRlError) return sendJson(response, 400, { detail: error.message, code: error.code });
+      sendJson(response, 500, { detail: error instanceof Error ? error.message : String(error) });
+    });
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
+  httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (pathOf(request) !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => openSession(ws));
+  });
+
+  function sendError(ws: WebSocket, code: WsErrorCode, message: string, extra: Record<string, unknown> = {}): void {
+    ws.send(JSON.stringify({ type: 'error', data: { message, code, ...extra } }));
+  }
+
+  function openSession(ws: WebSocket): void {
+    if (sockets.size >= maxSessions) {
+      sendError(ws, 'CAPACITY_REACHED', `server at capacity: ${sockets.size} of ${maxSessions} sessions active; retry later or raise --max-sessions`, {
+        active_sessions: sockets.size,
+        max_sessions: maxSessions,
+      });
+      ws.close(1013, 'capacity reached');
+      return;
+    }
+    let session: EnvSession;
+    try {
+      session = new EnvSession(makeEnv());
+    } catch (error) {
+      sendError(ws, 'FACTORY_ERROR', `cannot build environment ${name}: ${(error as Error).message}`);
+      ws.close(1011, 'factory error');
+      return;
+    }
+    sockets.add(ws);
+    let timer: NodeJS.Timeout | undefined;
+    const touch = (): void => {
+      if (sessionTimeoutS === 0) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        sendError(ws, 'SESSION_ERROR', `session idle for ${sessionTimeoutS} s; closed`);
+        ws.close(1000, 'idle timeout');
+      }, sessionTimeoutS * 1000);
+    };
+    touch();
+    let queue = Promise.resolve();
+    ws.on('message', (raw: RawData) => {
+      touch();
+      queue = queue.then(() => handleMessage(ws, session, raw));
+    });
+    ws.on('close', () => {
+      clearTimeout(timer);
+      sockets.delete(ws);
+      void session.env.close?.().catch(() => {});
+    });
+    ws.on('error', () => ws.terminate());
+  }
+
+  async function handleMessage(ws: WebSocket, session: EnvSession, raw: RawData): Promise<void> {
+    if (ws.readyState !== ws.OPEN) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(raw.toString());
+    } catch (error) {
+      return sendError(ws, 'INVALID_JSON', `Invalid JSON: ${(error as Error).message}`);
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      return sendError(ws, 'VALIDATION_ERROR', 'a message is a JSON object {"type": ..., "data": ...}');
+    }
+    const type = (message as { type?: unknown }).type;
+    const schema = { reset: resetMessageSchema, step: stepMessageSchema, state: stateMessageSchema, close: closeMessageSchema, mcp: mcpMessageSchema }[
+      String(type)
+    ];
+    if (schema === undefined) return sendError(ws, 'UNKNOWN_TYPE', `Unknown message type: ${JSON.stringify(type ?? null)}; types: reset, step, state, close, mcp`);
+    const parsed = schema.safeParse(message);
+    if (!parsed.success) {
+      return sendError(ws, 'VALIDATION_ERROR', `invalid ${String(type)} message: ${z.prettifyError(parsed.error)}`, {
+        errors: validationDetail(parsed.error, []),
+      });
+    }
+    try {
+      const valid = parsed.data as { type: string; data?: unknown };
+      if (valid.type === 'reset') ws.send(JSON.stringify({ type: 'observation', data: await session.reset(valid.data as z.output<typeof resetRequestSchema>) }));
+      else if (valid.type === 'step') ws.send(JSON.stringify({ type: 'observation', data: await session.step(valid.data as z.output<typeof actionSchema>) }));
+      else if (valid.type === 'state') ws.send(JSON.stringify({ type: 'state', data: session.state() }));
+      else if (valid.type === 'close') ws.close(1000, 'closed by client');
+      else {
+        const answer = await handleMcp(valid.data, session.env.tools ?? [], name);
+        if (answer !== null) ws.send(JSON.stringify({ type: 'mcp', data: answer }));
+      }
+    } catch (error) {
+      const code = error instanceof AgentRlError ? { error_code: error.code } : {};
+      sendError(ws, 'EXECUTION_ERROR', error instanceof Error ? error.message : String(error), code);
+    }
+  }
+
+  const boundPort = await listen(httpServer, port, host);
+  return {
+    url: baseUrl(host, boundPort),
+    port: boundPort,
+    activeSessions: () => sockets.size,
+    close: async () => {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      httpServer.closeAllConnections();
+      await closed;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The OpenEnv wire format for agentrl environments (../shared/notes/openenv-protocol.md): zod
+ * schemas for what travels, their JSON Schemas (`GET /schema`), and the mapping between agentrl's
+ * `StepResult` and OpenEnv's `{observation, reward, done, metadata}`.
+ *
+ *   action       {"text": "<answer>Right</answer>"}                     the policy's reply
+ *                {"text": "", "tool_call": {"name": "calculator", "arguments": {"expression": "2+3"}}}
+ *   observation  {"text": "_P__\n...", "data": {...}, "truncated": false}
+ *   response     {"observation": {...}, "reward": 0, "done": false, "metadata": {"invalidAction": false}}
+ *
+ * `done` on the wire is "the episode is over" (agentrl's `done || truncated`), so an OpenEnv client
+ * that loops until `done` stops at the step limit too; `observation.truncated` says which of the
+ * two ended it, and `metadata` carries agentrl's `StepResult.info`. Reset answers `reward: null`.
+ * Actions reject unknown fields (OpenEnv's `extra="forbid"`); a bad one is HTTP 422 or a
+ * VALIDATION_ERROR message.
+ */
+import { z } from 'zod';
+import type { Action, Observation, StepResult } from '../../core/types.ts';
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const actionSchema = z.strictObject({
+  /** The policy's reply, parsed by the environment (`<think>…</think><answer>…</answer>` or `<tool_call>…</tool_call>`). */
+  text: z.string().describe('the policy reply, parsed by the environment (see GET /metadata)'),
+  /** A structured tool call (instead of one written in `text`). */
+  tool_call: z
+    .strictObject({
+      id: z.string().optional(),
+      name: z.string().min(1),
+      arguments: jsonObject.default({}),
+    })
+    .optional()
+    .describe('a structured tool call; the environment runs it as its turn'),
+  metadata: jsonObject.default({}).describe('free-form data, ignored by the environment'),
+});
+export type WireAction = z.output<typeof actionSchema>;
+
+/** The full Observation model (`done`, `reward`, `metadata` are lifted to the response's top level). */
+export const observationSchema = z.strictObject({
+  text: z.string().describe('what goes into the model context'),
+  data: z.unknown().optional().describe('structured payload (grid, expression, ...) for renderers and scripted policies'),
+  truncated: z.boolean().describe('the episode was cut (step limit) rather than reaching a terminal state'),
+  done: z.boolean().default(false).describe('the episode is over (terminal or truncated)'),
+  reward: z.number().nullable().default(null),
+  metadata: jsonObject.default({}).describe("agentrl's StepResult.info (invalidAction, success, reason, ...)"),
+});
+
+export const stateSchema = z.looseObject({
+  episode_id: z.string().nullable().default(null),
+  step_count: z.number().int().min(0).default(0),
+  seed: z.number().int().nullable().default(null).describe('seed of the current episode'),
+  done: z.boolean().default(false).describe('the current episode is over'),
+});
+
+export const resetRequestSchema = z.looseObject({
+  seed: z.number().int().min(0).optional(),
+  episode_id: z.string().max(255).optional(),
+  /** agentrl extension: a task object passed to `env.reset({ seed, task })`. */
+  task: z.unknown().optional(),
+});
+export type ResetRequest = z.output<typeof resetRequestSchema>;
+
+export const stepRequestSchema = z.looseObject({
+  action: jsonObject,
+  timeout_s: z.number().positive().optional(),
+  request_id: z.string().max(255).optional(),
+  /** agentrl extension for the stateless HTTP /step: the seed of the episode whose first step this is. */
+  seed: z.number().int().min(0).optional(),
+});
+
+/** Everything `/schema` answers. */
+export function wireSchemas(): { action: unknown; observation: unknown; state: unknown } {
+  return {
+    action: z.toJSONSchema(actionSchema, { io: 'input' }),
+    observation: z.toJSONSchema(observationSchema, { io: 'output' }),
+    state: z.toJSONSchema(stateSchema, { io: 'output' }),
+  };
+}
+
+export interface WireResult {
+  observation: { text: string; data?: unknown; truncated: boolean };
+  reward: number | null;
+  done: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+export function toWireAction(action: WireAction): Action {
+  if (action.tool_call === undefined) return { text: action.text };
+  const { id = 'call_0', name, arguments: args } = action.tool_call;
+  return { text: action.text, toolCall: { id, name, arguments: args } };
+}
+
+export function fromWireAction(action: Action): WireAction {
+  const wire: WireAction = { text: action.text, metadata: {} };
+  if (action.toolCall !== undefined) wire.tool_call = { id: action.toolCall.id, name: action.toolCall.name, arguments: action.toolCall.arguments };
+  return wire;
+}
+
+export function serializeReset(observation: Observation): WireResult {
+  return { observation: wireObservation(observation, false), reward: null, done: false };
+}
+
+export function serializeStep(result: StepResult): WireResult {
+  return {
+    observation: wireObservation(result.observation, result.truncated),
+    reward: result.reward,
+    done: result.done || result.truncated,
+    metadata: { ...result.info },
+  };
+}
+
+/** The inverse of `serializeStep` (agentrl's `done` is "over and not truncated"). */
+export function deserializeStep(wire: WireResult): StepResult {
+  const truncated = wire.observation.truncated === true;
+  return {
+    observation: deserializeObservation(wire),
+    reward: wire.reward ?? 0,
+    done: wire.done && !truncated,
+    truncated,
+    info: wire.metadata ?? {},
+  };
+}
+
+export function deserializeObservation(wire: WireResult): Observation {
+  const { text, data } = wire.observation;
+  return data === undefined ? { text } : { text, data };
+}
+
+function wireObservation(observation: Observation, truncated: boolean): WireResult['observation'] {
+  return observation.data === undefined ? { text: observation.text, truncated } : { text: observation.text, data: observation.data, truncated };
+}
+
+/** A zod failure as FastAPI's 422 `detail` list. */
+export function validationDetail(error: z.ZodError, location: string[]): { type: string; loc: (string | number)[]; msg: string }[] {
+  return error.issues.map((issue) => ({ type: issue.code, loc: [...location, ...issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key))], msg: issue.message }));
+}
