@@ -5,7 +5,7 @@ import { environmentNames, environments, getEnvironment, makeEnv, playEpisode, s
 
 test('every described environment makes an env of its name whose expert succeeds', async () => {
   assert.deepEqual(environmentNames().slice(0, 4), ['frozen-lake', 'sokoban', 'calculator', 'bandit']);
-  for (const name of ['math', 'countdown', 'code', 'search', 'swe', 'webshop', 'negotiation', 'mcp-files', 'absolute-zero']) assert.ok(environmentNames().includes(name), name);
+  for (const name of ['math', 'countdown', 'code', 'search', 'swe', 'webshop', 'negotiation', 'mcp-files', 'absolute-zero', 'browser-shop']) assert.ok(environmentNames().includes(name), name);
   for (const descriptor of environments) {
     const env = descriptor.make();
     assert.equal(env.name, descriptor.name);

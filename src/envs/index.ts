@@ -17,6 +17,8 @@ import { frozenLakeOptionsSchema, makeFrozenLake, type FrozenLakeOptions } from 
 import { frozenLakeExpert } from './frozen-lake/expert.ts';
 import { makeSokoban, sokobanOptionsSchema, type SokobanOptions } from './sokoban/env.ts';
 import { sokobanExpert } from './sokoban/expert.ts';
+import { browserShopOptionsSchema, makeBrowserShop, type BrowserShopOptions } from './browser-shop/env.ts';
+import { browserShopExpert } from './browser-shop/expert.ts';
 import { absoluteZeroOptionsSchema, makeAbsoluteZero, type AbsoluteZeroOptions } from './absolute-zero/env.ts';
 import { absoluteZeroExpert } from './absolute-zero/expert.ts';
 import { codeOptionsSchema, makeCode, type CodeOptions } from './code/env.ts';
@@ -167,6 +169,15 @@ export const environments: readonly EnvDescriptor[] = [
     make: (options) => makeAbsoluteZero(options as AbsoluteZeroOptions),
     expert: absoluteZeroExpert,
   },
+  {
+    name: 'browser-shop',
+    description: 'The web shop driven through real headless Chromium (/usr/bin/chromium, playwright-core); accessibility-tree observations.',
+    actions: '<answer>type[query]</answer> (search box) or <answer>click[name]</answer> (link or button by accessible name)',
+    reward: 'the web shop reward of what was bought; success = 1',
+    optionsSchema: browserShopOptionsSchema,
+    make: (options) => makeBrowserShop(options as BrowserShopOptions),
+    expert: browserShopExpert,
+  },
 ];
 
 export function environmentNames(): string[] {
@@ -241,3 +252,6 @@ export { mcpFilesExpert } from './mcp/expert.ts';
 export { AbsoluteZeroEnv, absoluteZeroOptionsSchema, makeAbsoluteZero } from './absolute-zero/env.ts';
 export type { Solver } from './absolute-zero/env.ts';
 export { absoluteZeroExpert } from './absolute-zero/expert.ts';
+export { BrowserShopEnv, browserShopOptionsSchema, makeBrowserShop } from './browser-shop/env.ts';
+export { chromiumArgs, chromiumPath, openBrowserShop } from './browser-shop/browser.ts';
+export { browserShopExpert } from './browser-shop/expert.ts';
