@@ -17,3 +17,4 @@ export { runRl, rlConfigSchema, validate } from './train/rl.ts';
 export { algorithmPresets, algorithmNames } from './train/algorithm-presets.ts';
 export { warmStart, expertDemonstrations } from './train/warm-start.ts';
 export { readChatJsonl, parseChatJsonl } from './train/chat-data.ts';
+export { policySolver, type PolicySolverOptions } from './train/self-play.ts';
