@@ -86,6 +86,9 @@ for (const name of names) {
     const percent = (wins: number) => `${((wins / episodes) * 100).toFixed(0)}%`;
     rows.push(`| ${name} | ${stepsPerSecond.toFixed(1)} | ${percent(expertWins)} | ${percent(randomWins)} | ${(after * 100).toFixed(0)}% | ${episodes} | ${rlSeconds.toFixed(0)} |`);
     console.error(`${name}: ${rows.at(-1)}`);
+  } catch (error) {
+    rows.push(`| ${name} | failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 80)} | | | | ${episodes} | |`);
+    console.error(error);
   } finally {
     await close();
   }

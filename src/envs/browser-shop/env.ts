@@ -7,7 +7,8 @@
  *   <answer>type[waterproof backpack]</answer>   types into the search box and presses Enter
  *
  * Buying ends the episode with the server's recorded WebShop reward (success = 1). An action on
- * nothing (no such link, no search box) is invalid: −formatPenalty. Truncated after `maxTurns`.
+ * nothing (no such link, no search box) or one the page does not answer within `actionTimeoutMs`
+ * is invalid: −formatPenalty. Truncated after `maxTurns`.
  * The browser and the HTML server start on the first reset and are shared by envs made with the
  * same `shared` handle; `close()` stops them when this env started them.
  */
@@ -25,6 +26,8 @@ import { openBrowserShop, type BrowserShop } from './browser.ts';
 export const browserShopOptionsSchema = webShopOptionsSchema.extend({
   /** Time one click or typed search may take (ms). */
   actionTimeoutMs: z.number().int().positive().default(3000),
+  /** Time reading the accessibility tree may take (ms); a loaded machine needs a generous one. */
+  snapshotTimeoutMs: z.number().int().positive().default(20_000),
   /** Longest observation (characters of the accessibility tree). */
   maxObservationChars: z.number().int().positive().default(1400),
 });
@@ -83,7 +86,7 @@ export class BrowserShopEnv implements Env<Goal> {
     if (episode === null) throw new EpisodeNotStartedError(this.name);
     if (episode.ended) throw new EpisodeEndedError(this.name);
     episode.turnsUsed++;
-    const reason = await this.act(episode, action);
+    const reason = await this.act(action);
     if (reason === null && episode.session.reward !== null) {
       episode.ended = true;
       const reward = episode.session.reward;
@@ -96,13 +99,22 @@ export class BrowserShopEnv implements Env<Goal> {
   }
 
   /** Performs a GUI action; returns why it is invalid, or null. */
-  private async act(episode: BrowserEpisode, action: Action): Promise<string | null> {
+  private async act(action: Action): Promise<string | null> {
     const parsed = action.toolCall ? null : parseAction(action.text);
     if (parsed === null || parsed.kind === 'tool_call') return 'no tools here; reply <answer>click[name]</answer> or <answer>type[text]</answer>';
     if (parsed.kind === 'invalid') return parsed.reason;
     const match = parsed.answer.match(/^(click|type)\[([\s\S]*)\]$/i);
     if (match === null || match[2]!.trim() === '') return 'answer must be click[name] or type[text]';
     const [verb, target] = [match[1]!.toLowerCase(), match[2]!.trim()];
+    try {
+      return await this.perform(verb, target);
+    } catch (error) {
+      if (error instanceof Error && error.name === 'TimeoutError') return `the page did not respond within ${this.options.actionTimeoutMs} ms`;
+      throw error;
+    }
+  }
+
+  private async perform(verb: string, target: string): Promise<string | null> {
     const tab = this.tab!;
     if (verb === 'type') {
       const box = tab.getByRole('textbox', { name: 'Search' });
@@ -125,7 +137,7 @@ export class BrowserShopEnv implements Env<Goal> {
     const tab = this.tab!;
     const { shop } = await this.resources!;
     // link targets (`- /url: …`) carry the session id and say nothing the names do not
-    const tree = (await tab.locator('body').ariaSnapshot()).split('\n').filter((line) => !/^\s*- \/url: /.test(line)).join('\n');
+    const tree = (await tab.locator('body').ariaSnapshot({ timeout: this.options.snapshotTimeoutMs })).split('\n').filter((line) => !/^\s*- \/url: /.test(line)).join('\n');
     const cut = tree.length > this.options.maxObservationChars ? `${tree.slice(0, this.options.maxObservationChars - 1)}…` : tree;
     const url = new URL(tab.url());
     const links = await tab.getByRole('link').allInnerTexts();
