@@ -18,3 +18,4 @@ export { algorithmPresets, algorithmNames } from './train/algorithm-presets.ts';
 export { warmStart, expertDemonstrations } from './train/warm-start.ts';
 export { readChatJsonl, parseChatJsonl } from './train/chat-data.ts';
 export * from './serve/index.ts';
+export { policySolver, type PolicySolverOptions } from './train/self-play.ts';

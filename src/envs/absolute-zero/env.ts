@@ -1,0 +1,176 @@
+/**
+ * Absolute Zero-style self-play (Zhao et al. 2025, "deduction" tasks): the same policy proposes a
+ * task and then solves it, in one two-turn episode.
+ *
+ *   turn 1, propose: <answer>{"program": "function f(x) { return x * 3 + 1; }", "input": 4}</answer>
+ *           the executor runs f(input) twice in the code sandbox; an error, a timeout, a
+ *           non-JSON or a non-deterministic result rejects the task (the episode ends, reward 0).
+ *   turn 2, solve:   <answer>13</answer>   (the output as JSON) → reward 1 when it equals f(input).
+ *
+ * The proposer is rewarded for learnable tasks: with a `solver` (n samples of the current policy
+ * on the solve prompt, e.g. `policySolver` in train/self-play.ts), the solve rate r̄ gives
+ * r_propose = 1 − r̄ when 0 < r̄ < 1, else 0 (too easy or impossible teaches nothing). Without a
+ * solver r_propose is 0. Both turns are the policy's, so GRPO trains both roles from the same
+ * trajectories. Success = the task was valid and solved. An unparsable turn is invalid
+ * (−formatPenalty, same role again); truncated after `maxTurns` turns.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { z } from 'zod';
+import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { parseAction } from '../action-format.ts';
+import { parseOptions } from '../options.ts';
+import { runFunction } from '../sandbox/function-runner.ts';
+import { randomInput, referencePrograms, type ReferenceProgram } from './programs.ts';
+
+export const absoluteZeroOptionsSchema = z.strictObject({
+  /** Longest program accepted (characters). */
+  maxProgramChars: z.number().int().min(20).max(2000).default(300),
+  /** Solver samples per proposal for the learnability reward. */
+  solverSamples: z.number().int().min(1).max(64).default(4),
+  /** Turns per episode. */
+  maxTurns: z.number().int().min(2).default(4),
+  /** Subtracted from the reward of an invalid turn. */
+  formatPenalty: z.number().min(0).default(0),
+});
+export type AbsoluteZeroOptions = z.input<typeof absoluteZeroOptionsSchema>;
+
+/** n solution texts for a solve prompt (the policy's own attempts). */
+export type Solver = (prompt: string, count: number) => Promise<string[]>;
+
+export interface Proposal {
+  program: string;
+  input: unknown;
+  output: unknown;
+}
+
+/** `observation.data`: the role, the reference program, and the accepted proposal (with the executor's output, for scripted experts). */
+export interface AbsoluteZeroData {
+  role: 'propose' | 'solve' | 'done';
+  reference: ReferenceProgram;
+  proposal: Proposal | null;
+}
+
+interface Episode {
+  reference: ReferenceProgram & { example: unknown };
+  proposal: Proposal | null;
+  turnsUsed: number;
+  ended: boolean;
+}
+
+/** The solve prompt of a task. */
+export function solvePrompt(program: string, input: unknown): string {
+  return `Solve: what does f return?\n${program}\nInput: ${JSON.stringify(input)}\nReply the output as JSON: <answer>13</answer>`;
+}
+
+/** Whether a solve reply states the output (JSON, or the plain string for string outputs). */
+export function solves(reply: string, output: unknown): boolean {
+  const parsed = parseAction(reply);
+  if (parsed.kind !== 'answer') return false;
+  try {
+    return isDeepStrictEqual(JSON.parse(parsed.answer), output);
+  } catch {
+    return typeof output === 'string' && parsed.answer === output;
+  }
+}
+
+/** r_propose = 1 − r̄ for 0 < r̄ < 1, else 0. */
+export function learnabilityReward(solveRate: number): number {
+  return solveRate > 0 && solveRate < 1 ? 1 - solveRate : 0;
+}
+
+export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
+  readonly name = 'absolute-zero';
+  readonly instructions =
+    'Self-play. When asked to propose, reply <answer>{"program": "function f(x) { ... }", "input": ...}</answer> (a deterministic JavaScript function f ' +
+    'and one JSON input). When asked to solve, reply the output of f(input) as JSON: <answer>13</answer>.';
+  private readonly options: z.output<typeof absoluteZeroOptionsSchema>;
+  private readonly solver: Solver | undefined;
+  private episode: Episode | null = null;
+
+  constructor(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}) {
+    this.options = parseOptions(absoluteZeroOptionsSchema, options, 'absolute-zero');
+    this.solver = resources.solver;
+  }
+
+  async reset({ seed, task }: { seed: number; task?: ReferenceProgram }): Promise<Observation> {
+    const rng = new Rng(seed);
+    const reference = task ?? rng.pick(referencePrograms);
+    this.episode = { reference: { ...reference, example: randomInput(reference.input, rng) }, proposal: null, turnsUsed: 0, ended: false };
+    return this.observe(this.episode);
+  }
+
+  async step(action: Action): Promise<StepResult> {
+    const episode = this.episode;
+    if (episode === null) throw new EpisodeNotStartedError(this.name);
+    if (episode.ended) throw new EpisodeEndedError(this.name);
+    episode.turnsUsed++;
+    const truncated = episode.turnsUsed >= this.options.maxTurns;
+    const invalid = (reason: string): StepResult => {
+      episode.ended = truncated;
+      const info = { invalidAction: true, reason, ...(truncated ? { success: false } : {}) };
+      return { observation: this.observe(episode, `invalid: ${reason}`), reward: -this.options.formatPenalty, done: false, truncated, info };
+    };
+    const parsed = action.toolCall ? null : parseAction(action.text);
+    if (parsed === null || parsed.kind === 'tool_call') return invalid('no tools here; reply <answer>...</answer>');
+    if (parsed.kind === 'invalid') return invalid(parsed.reason);
+
+    if (episode.proposal !== null) {
+      const success = solves(action.text, episode.proposal.output);
+      episode.ended = true;
+      return { observation: this.observe(episode, success ? 'correct' : 'wrong'), reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success, role: 'solve' } };
+    }
+    const read = readProposal(parsed.answer, this.options.maxProgramChars);
+    if (typeof read === 'string') return invalid(read);
+    const executed = await runFunction({ code: read.program, entry: 'f', calls: [[read.input], [read.input]], callTimeoutMs: 300 });
+    const [first, second] = executed.results;
+    const rejection =
+      executed.failure ?? (first === undefined || !('value' in first) ? `f failed: ${first && 'error' in first ? first.error : 'no result'}` : !isDeepStrictEqual(first, second) ? 'f is not deterministic' : null);
+    if (rejection !== null || first === undefined || !('value' in first)) {
+      episode.ended = true;
+      const text = `task rejected: ${rejection}`.slice(0, 200);
+      return { observation: this.observe(episode, text), reward: 0, done: true, truncated: false, info: { invalidAction: false, success: false, role: 'propose', rejected: true } };
+    }
+    episode.proposal = { program: read.program, input: read.input, output: first.value };
+    let solveRate: number | undefined;
+    if (this.solver !== undefined) {
+      const replies = await this.solver(solvePrompt(read.program, read.input), this.options.solverSamples);
+      solveRate = replies.filter((reply) => solves(reply, first.value)).length / Math.max(1, replies.length);
+    }
+    const reward = solveRate === undefined ? 0 : learnabilityReward(solveRate);
+    episode.ended = truncated;
+    const info = { invalidAction: false, role: 'propose', ...(solveRate === undefined ? {} : { solveRate }), ...(truncated ? { success: false } : {}) };
+    return { observation: this.observe(episode), reward, done: false, truncated, info };
+  }
+
+  private observe(episode: Episode, note?: string): Observation {
+    const { reference, proposal } = episode;
+    let text: string;
+    if (proposal === null) {
+      text = `Propose a task: a function f and an input. Example: ${JSON.stringify({ program: reference.program, input: reference.example })}`;
+    } else {
+      text = solvePrompt(proposal.program, proposal.input);
+    }
+    if (note !== undefined) text = episode.ended ? note : `${text}\n${note}`;
+    const data: AbsoluteZeroData = { role: episode.ended ? 'done' : proposal === null ? 'propose' : 'solve', reference, proposal };
+    return { text, data };
+  }
+}
+
+/** Reads `{"program": string, "input": JSON}`; a reason when it is not one. */
+function readProposal(answer: string, maxProgramChars: number): { program: string; input: unknown } | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(answer);
+  } catch {
+    return 'proposal must be JSON {"program": "...", "input": ...}';
+  }
+  const { program, input } = (value ?? {}) as { program?: unknown; input?: unknown };
+  if (typeof program !== 'string' || input === undefined) return 'proposal must be JSON {"program": "...", "input": ...}';
+  if (program.length > maxProgramChars) return `program longer than ${maxProgramChars} characters`;
+  if (!/function\s+f\s*\(|\bf\s*=/.test(program)) return 'program must define a function f';
+  return { program, input };
+}
+
+export function makeAbsoluteZero(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}): AbsoluteZeroEnv {
+  return new AbsoluteZeroEnv(options, resources);
+}

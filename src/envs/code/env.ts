@@ -1,0 +1,102 @@
+/**
+ * Code: write a JavaScript function from a one-line spec; the answer is the code,
+ * `<answer>function add(a, b) { return a + b; }</answer>`. It runs in the sandbox (a separate
+ * node process under the permission model, no network, memory and time limits, inside a `vm`
+ * context — sandbox/) against the task's unit tests. Reward = fraction of tests passed; success =
+ * all passed. −formatPenalty per invalid turn.
+ *
+ * Tasks (tasks.ts, 57) are split by index so held-out seeds see held-out tasks: index % 10 = 0
+ * → test, = 1 → validation, the rest → train.
+ */
+import { z } from 'zod';
+import { isDeepStrictEqual } from 'node:util';
+import type { Split } from '../../core/index.ts';
+import { parseOptions } from '../options.ts';
+import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
+import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
+import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { codeTasks, type CodeTask } from './tasks.ts';
+
+export const codeOptionsSchema = z.strictObject({
+  ...toolTaskOptionsShape,
+  maxTurns: z.number().int().positive().default(2),
+  /** CPU time per test call in the sandbox (ms). */
+  callTimeoutMs: z.number().int().positive().max(10_000).default(500),
+  /** JS heap of the sandbox process (MiB). */
+  maxHeapMb: z.number().int().min(16).max(1024).default(64),
+});
+export type CodeOptions = z.input<typeof codeOptionsSchema>;
+
+/** `observation.data`: the task (with its reference solution, for the scripted expert). */
+export interface CodeData {
+  task: CodeTask;
+}
+
+interface CodeEpisode extends ToolTaskEpisode {
+  task: CodeTask;
+}
+
+/** The tasks a split draws from. */
+export function codeTasksOf(split: Split): CodeTask[] {
+  const slot = { test: 0, validation: 1 }[split as 'test' | 'validation'];
+  return codeTasks.filter((_, index) => (slot === undefined ? index % 10 > 1 : index % 10 === slot));
+}
+
+/** The task of a seed: its split's tasks, in turn. */
+export function codeTaskOf(seed: number): CodeTask {
+  const tasks = codeTasksOf(splitOfSeed(seed));
+  return tasks[(seed % SPLIT_SIZE) % tasks.length]!;
+}
+
+/** Runs a solution against a task's tests: how many passed and the first failure. */
+export async function scoreSolution(task: CodeTask, code: string, options: { callTimeoutMs: number; maxHeapMb: number }): Promise<{ passed: number; total: number; firstFailure: string | null }> {
+  const entry = task.signature.slice(0, task.signature.indexOf('('));
+  const run = await runFunction({ code, entry, calls: task.tests.map(([args]) => args), ...options });
+  const total = task.tests.length;
+  if (run.failure !== null) return { passed: 0, total, firstFailure: run.failure };
+  let passed = 0;
+  let firstFailure: string | null = null;
+  task.tests.forEach(([args, expected], index) => {
+    const result: CallResult = run.results[index] ?? { error: 'not run' };
+    if ('value' in result && isDeepStrictEqual(result.value, expected)) passed++;
+    else firstFailure ??= `${entry}(${JSON.stringify(args).slice(1, -1)}) gave ${'error' in result ? `error ${result.error}` : JSON.stringify(result.value)}, expected ${JSON.stringify(expected)}`;
+  });
+  return { passed, total, firstFailure };
+}
+
+export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode> {
+  readonly name = 'code';
+  readonly instructions =
+    'Write the JavaScript function the spec asks for. Reply <think>...</think><answer>function add(a, b) { return a + b; }</answer>. ' +
+    'It runs without require, timers or I/O; reward = fraction of unit tests passed.';
+  private readonly options: z.output<typeof codeOptionsSchema>;
+
+  constructor(options: CodeOptions = {}) {
+    const parsed = parseOptions(codeOptionsSchema, options, 'code');
+    super(parsed);
+    this.options = parsed;
+  }
+
+  protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {
+    const chosen = task ?? codeTaskOf(seed);
+    const [args, expected] = chosen.tests[0]!;
+    const entry = chosen.signature.slice(0, chosen.signature.indexOf('('));
+    const text = `Write a JavaScript function ${chosen.signature} that ${chosen.spec}\nExample: ${entry}(${JSON.stringify(args).slice(1, -1)}) returns ${JSON.stringify(expected)}`;
+    return { episode: { task: chosen, turnsUsed: 0, ended: false }, text };
+  }
+
+  protected async finish(episode: CodeEpisode, answer: string): Promise<Verdict> {
+    const code = answer.replace(/^```(?:js|javascript)?\s*|```$/g, '');
+    const { passed, total, firstFailure } = await scoreSolution(episode.task, code, this.options);
+    const text = `passed ${passed}/${total} tests${firstFailure === null ? '' : `; ${firstFailure}`}`.slice(0, 300);
+    return { reward: passed / total, success: passed === total, text, info: { passed, total } };
+  }
+
+  protected data(episode: CodeEpisode): CodeData {
+    return { task: episode.task };
+  }
+}
+
+export function makeCode(options: CodeOptions = {}): CodeEnv {
+  return new CodeEnv(options);
+}

@@ -1,0 +1,67 @@
+/**
+ * Countdown (TinyZero): given numbers and a target, answer an equation that reaches the target
+ * using each number at most once: `<think>…</think><answer>(25 - 5) * 3</answer>`. The verifier
+ * checks the numbers used and the value. Reward (TinyZero): 1 for a correct equation,
+ * `partialReward` (0.1) for a readable but wrong one, 0 for an unreadable one; the answer ends
+ * the episode. −formatPenalty per invalid turn; truncated after `maxTurns` turns.
+ */
+import { z } from 'zod';
+import { Rng } from '../../core/index.ts';
+import { parseOptions } from '../options.ts';
+import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { checkEquation, generateCountdown, type CountdownTask } from './countdown.ts';
+
+export const countdownOptionsSchema = z.strictObject({
+  ...toolTaskOptionsShape,
+  maxTurns: z.number().int().positive().default(2),
+  /** How many numbers are given. */
+  numCount: z.number().int().min(2).max(6).default(4),
+  /** Largest given number. */
+  maxNumber: z.number().int().min(2).max(1000).default(99),
+  /** Largest target. */
+  maxTarget: z.number().int().min(2).max(100_000).default(100),
+  /** Reward of a readable but wrong equation (TinyZero's format score). */
+  partialReward: z.number().min(0).max(1).default(0.1),
+});
+export type CountdownEnvOptions = z.input<typeof countdownOptionsSchema>;
+
+/** `observation.data`: the task. */
+export type CountdownData = CountdownTask;
+
+interface CountdownEpisode extends ToolTaskEpisode {
+  task: CountdownTask;
+}
+
+export class CountdownEnv extends ToolTaskEnv<CountdownTask, CountdownEpisode> {
+  readonly name = 'countdown';
+  readonly instructions =
+    'Using the numbers, each at most once, and + - * / ( ), write an equation equal to the target. ' +
+    'Reply <think>...</think><answer>(25 - 5) * 3</answer>.';
+  private readonly options: z.output<typeof countdownOptionsSchema>;
+
+  constructor(options: CountdownEnvOptions = {}) {
+    const parsed = parseOptions(countdownOptionsSchema, options, 'countdown');
+    super(parsed);
+    this.options = parsed;
+  }
+
+  protected async start(seed: number, task: CountdownTask | undefined): Promise<{ episode: CountdownEpisode; text: string }> {
+    const chosen = task ?? generateCountdown(new Rng(seed), this.options);
+    return { episode: { task: chosen, turnsUsed: 0, ended: false }, text: `Numbers: ${chosen.numbers.join(' ')}\nTarget: ${chosen.target}` };
+  }
+
+  protected async finish(episode: CountdownEpisode, answer: string): Promise<Verdict> {
+    const check = checkEquation(answer, episode.task);
+    if (check.kind === 'correct') return { reward: 1, success: true, text: 'correct' };
+    const reward = check.kind === 'wrong' ? this.options.partialReward : 0;
+    return { reward, success: false, text: `${check.kind}: ${check.reason}`.slice(0, 200), info: { check: check.kind } };
+  }
+
+  protected data(episode: CountdownEpisode): CountdownData {
+    return episode.task;
+  }
+}
+
+export function makeCountdown(options: CountdownEnvOptions = {}): CountdownEnv {
+  return new CountdownEnv(options);
+}

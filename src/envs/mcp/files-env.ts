@@ -1,0 +1,140 @@
+/**
+ * mcp-files: an environment whose whole tool set comes from a real MCP server — the npm package
+ * @modelcontextprotocol/server-filesystem, spawned over stdio on a generated workspace of notes
+ * (notes/<name>.txt, each holding a code word). The task: "What is the code word in notes/x.txt?";
+ * the agent calls the server's tools (read_text_file, list_directory, search_files, …) with
+ * `<tool_call>` and answers `<answer>amber</answer>`. Reward 1 for the exact word (SQuAD
+ * normalisation), else 0; −formatPenalty per invalid turn.
+ *
+ * The workspace and its server live as long as the env (`close()` ends both); envs can share
+ * one workspace (`openFilesWorkspace`) to start the server once.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { Rng } from '../../core/index.ts';
+import { parseOptions } from '../options.ts';
+import { exactMatch } from '../search/reward.ts';
+import { SPLIT_SIZE } from '../split.ts';
+import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { connectMcp, type McpConnection } from './client.ts';
+
+export const mcpFilesOptionsSchema = z.strictObject({
+  ...toolTaskOptionsShape,
+  /** Seed of the generated notes. */
+  workspaceSeed: z.number().int().nonnegative().default(11),
+  /** Notes in the workspace. */
+  noteCount: z.number().int().min(1).max(500).default(24),
+});
+export type McpFilesOptions = z.input<typeof mcpFilesOptionsSchema>;
+
+export interface FilesTask {
+  file: string;
+  answer: string;
+}
+
+export interface FilesWorkspace {
+  folder: string;
+  tasks: FilesTask[];
+  connection: McpConnection;
+  close(): Promise<void>;
+}
+
+const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'marrow', 'nectar', 'onyx', 'pumice', 'quartz', 'russet', 'sorrel', 'tundra', 'umber', 'vellum', 'willow', 'yarrow', 'zephyr'];
+
+/** Writes the notes to a fresh folder and starts server-filesystem on it (stdio). */
+export async function openFilesWorkspace(options: { workspaceSeed: number; noteCount: number }): Promise<FilesWorkspace> {
+  const rng = new Rng(options.workspaceSeed);
+  const folder = mkdtempSync(join(tmpdir(), 'agentrl-mcp-'));
+  mkdirSync(join(folder, 'notes'));
+  const tasks: FilesTask[] = [];
+  for (let i = 0; i < options.noteCount; i++) {
+    const file = `notes/${rng.pick(words)}-${i}.txt`;
+    const answer = rng.pick(words);
+    writeFileSync(join(folder, file), `Note ${i}.\nThe code word is ${answer}.\nFiled under ${rng.pick(words)}.\n`);
+    tasks.push({ file, answer });
+  }
+  const serverScript = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+  let connection: McpConnection;
+  try {
+    connection = await connectMcp({ command: process.execPath, args: [serverScript, folder], cwd: folder });
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    folder,
+    tasks,
+    connection,
+    async close() {
+      await connection.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `observation.data`: the task (with its answer, for the scripted expert) and the last tool result. */
+export interface McpFilesData {
+  task: FilesTask;
+  lastToolResult: string | null;
+}
+
+interface FilesEpisode extends ToolTaskEpisode {
+  task: FilesTask;
+  lastToolResult: string | null;
+}
+
+export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode> {
+  readonly name = 'mcp-files';
+  readonly instructions =
+    'Answer from the files, using the MCP filesystem tools (read_text_file, list_directory, search_files, ...): ' +
+    '<tool_call>{"name": "read_text_file", "arguments": {"path": "notes/a.txt"}}</tool_call>. Then reply <answer>word</answer>.';
+  private readonly options: z.output<typeof mcpFilesOptionsSchema>;
+  private workspace: Promise<FilesWorkspace> | null;
+  private readonly ownsWorkspace: boolean;
+
+  constructor(options: McpFilesOptions = {}, shared?: { workspace: Promise<FilesWorkspace> }) {
+    const parsed = parseOptions(mcpFilesOptionsSchema, options, 'mcp-files');
+    super(parsed);
+    this.options = parsed;
+    this.workspace = shared?.workspace ?? null;
+    this.ownsWorkspace = shared === undefined;
+  }
+
+  protected async start(seed: number, task: FilesTask | undefined): Promise<{ episode: FilesEpisode; text: string }> {
+    this.workspace ??= openFilesWorkspace(this.options);
+    const workspace = await this.workspace;
+    this.tools = workspace.connection.tools.map((tool) => ({
+      ...tool,
+      execute: async (input: unknown) => {
+        const episode = this.current();
+        episode.lastToolResult = null;
+        episode.lastToolResult = String(await tool.execute(input));
+        return episode.lastToolResult;
+      },
+    }));
+    const chosen = task ?? workspace.tasks[(seed % SPLIT_SIZE) % workspace.tasks.length]!;
+    return { episode: { task: chosen, lastToolResult: null, turnsUsed: 0, ended: false }, text: `What is the code word in ${chosen.file}?` };
+  }
+
+  protected async finish(episode: FilesEpisode, answer: string): Promise<Verdict> {
+    const success = exactMatch(answer, episode.task.answer);
+    return { reward: success ? 1 : 0, success, text: success ? 'correct' : 'wrong' };
+  }
+
+  protected data(episode: FilesEpisode): McpFilesData {
+    return { task: episode.task, lastToolResult: episode.lastToolResult };
+  }
+
+  /** Stops the MCP server and removes the workspace (when this env started them). */
+  async close(): Promise<void> {
+    if (this.ownsWorkspace && this.workspace !== null) await (await this.workspace).close();
+    this.workspace = null;
+  }
+}
+
+export function makeMcpFiles(options: McpFilesOptions = {}, shared?: { workspace: Promise<FilesWorkspace> }): McpFilesEnv {
+  return new McpFilesEnv(options, shared);
+}

@@ -1,0 +1,118 @@
+/**
+ * Negotiation, a two-agent game (game.ts) for multi-agent RL: Alice and Bob act in turn, each
+ * seeing only its own values. A turn is `<answer>take 2 0 1</answer>` (books hats balls the
+ * speaker keeps) or `<answer>accept</answer>` (the other's last proposal). `observation.data.agent`
+ * says who acts next, so two policies can play (route by agent) or one shared policy plays both
+ * (MAGRPO-style: the whole game is one trajectory, trained with GRPO on the joint reward).
+ *
+ * Rewards per agent: on a deal, each agent's value of its share / 10; no deal → 0 each
+ * (`info.agentRewards`). The step reward is the joint reward, their mean, on the final step.
+ * Success = a deal that reaches the largest possible joint value. Invalid turn: −formatPenalty
+ * and the same agent acts again; truncated (no deal) after `maxTurns` turns.
+ */
+import { z } from 'zod';
+import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { parseAction } from '../action-format.ts';
+import { parseOptions } from '../options.ts';
+import { agentNames, generateNegotiation, itemNames, maxJointValue, shareValue, type NegotiationTask } from './game.ts';
+
+export const negotiationOptionsSchema = z.strictObject({
+  /** Turns (both agents together) before the game ends without a deal. */
+  maxTurns: z.number().int().min(2).default(6),
+  /** Subtracted from the reward of an invalid turn. */
+  formatPenalty: z.number().min(0).default(0),
+});
+export type NegotiationOptions = z.input<typeof negotiationOptionsSchema>;
+
+/** `observation.data`: the task (both valuations, for scripted experts), who acts, the last proposal (proposer's share). */
+export interface NegotiationData {
+  task: NegotiationTask;
+  agent: number;
+  proposal: { by: number; share: number[] } | null;
+}
+
+interface NegotiationEpisode {
+  task: NegotiationTask;
+  agent: number;
+  proposal: { by: number; share: number[] } | null;
+  turnsUsed: number;
+  ended: boolean;
+}
+
+export class NegotiationEnv implements Env<NegotiationTask> {
+  readonly name = 'negotiation';
+  readonly instructions =
+    'Two agents split books, hats and balls; you see only your own values. Reply <answer>take 2 0 1</answer> to propose keeping ' +
+    '2 books, 0 hats, 1 ball (the rest goes to the other), or <answer>accept</answer> to accept their last proposal. No deal scores 0.';
+  private readonly options: z.output<typeof negotiationOptionsSchema>;
+  private episode: NegotiationEpisode | null = null;
+
+  constructor(options: NegotiationOptions = {}) {
+    this.options = parseOptions(negotiationOptionsSchema, options, 'negotiation');
+  }
+
+  async reset({ seed, task }: { seed: number; task?: NegotiationTask }): Promise<Observation> {
+    this.episode = { task: task ?? generateNegotiation(new Rng(seed)), agent: 0, proposal: null, turnsUsed: 0, ended: false };
+    return this.observe(this.episode);
+  }
+
+  async step(action: Action): Promise<StepResult> {
+    const episode = this.episode;
+    if (episode === null) throw new EpisodeNotStartedError(this.name);
+    if (episode.ended) throw new EpisodeEndedError(this.name);
+    episode.turnsUsed++;
+    const move = this.readMove(episode, action);
+    const truncated = episode.turnsUsed >= this.options.maxTurns;
+    if (typeof move === 'string') {
+      episode.ended = truncated;
+      const info = { invalidAction: true, reason: move, ...(truncated ? { success: false, agentRewards: [0, 0] } : {}) };
+      return { observation: this.observe(episode, `invalid: ${move}`), reward: -this.options.formatPenalty, done: false, truncated, info };
+    }
+    if ('accept' in move) {
+      const { by, share } = episode.proposal!;
+      const shares = by === 0 ? [share, episode.task.counts.map((c, i) => c - share[i]!)] : [episode.task.counts.map((c, i) => c - share[i]!), share];
+      const agentRewards = shares.map((s, agent) => shareValue(episode.task, agent, s) / 10);
+      const joint = (agentRewards[0]! + agentRewards[1]!) / 2;
+      const success = shareValue(episode.task, 0, shares[0]!) + shareValue(episode.task, 1, shares[1]!) === maxJointValue(episode.task);
+      episode.ended = true;
+      const observation = this.observe(episode, `deal: Alice ${shares[0]!.join(' ')}, Bob ${shares[1]!.join(' ')}`);
+      return { observation, reward: joint, done: true, truncated: false, info: { invalidAction: false, success, agentRewards } };
+    }
+    episode.proposal = { by: episode.agent, share: move };
+    episode.agent = 1 - episode.agent;
+    episode.ended = truncated;
+    const info = { invalidAction: false, ...(truncated ? { success: false, agentRewards: [0, 0] } : {}) };
+    return { observation: this.observe(episode, truncated ? 'no deal' : undefined), reward: 0, done: false, truncated, info };
+  }
+
+  /** 'accept', the proposer's share, or why the turn is invalid. */
+  private readMove(episode: NegotiationEpisode, action: Action): { accept: true } | number[] | string {
+    if (action.toolCall) return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
+    const parsed = parseAction(action.text);
+    if (parsed.kind === 'invalid') return parsed.reason;
+    if (parsed.kind === 'tool_call') return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
+    const answer = parsed.answer.trim().toLowerCase();
+    if (answer === 'accept') return episode.proposal === null ? 'nothing to accept yet; propose with take b h k' : { accept: true };
+    const match = answer.match(/^take\s+(\d+)\s+(\d+)\s+(\d+)$/);
+    if (match === null) return 'reply take b h k (three counts) or accept';
+    const share = match.slice(1, 4).map(Number);
+    if (share.some((count, i) => count > episode.task.counts[i]!)) return `you can take at most ${episode.task.counts.join(' ')}`;
+    return share;
+  }
+
+  private observe(episode: NegotiationEpisode, note?: string): Observation {
+    const { task, agent, proposal } = episode;
+    const lines = [
+      `You are ${agentNames[agent]}. Items: ${itemNames.map((name, i) => `${name} ${task.counts[i]}`).join(', ')}.`,
+      `Your values: ${itemNames.map((name, i) => `${name} ${task.values[agent]![i]}`).join(', ')}.`,
+    ];
+    if (proposal !== null) lines.push(`${agentNames[proposal.by]} proposed to take ${proposal.share.join(' ')}.`);
+    if (note !== undefined) lines.push(note);
+    const data: NegotiationData = { task, agent, proposal };
+    return { text: lines.join('\n'), data };
+  }
+}
+
+export function makeNegotiation(options: NegotiationOptions = {}): NegotiationEnv {
+  return new NegotiationEnv(options);
+}

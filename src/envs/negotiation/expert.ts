@@ -1,0 +1,29 @@
+/**
+ * Negotiation expert (cooperative, for MAGRPO-style joint reward): proposes the split that
+ * maximises the joint value, and accepts a proposal exactly when it is such a split. A random
+ * turn proposes random counts or accepts.
+ */
+import { formatAnswer } from '../action-format.ts';
+import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
+import { requireData } from '../require-data.ts';
+import type { NegotiationData } from './env.ts';
+import { maxJointValue, shareValue, bestSplit } from './game.ts';
+
+export function negotiationExpert(options: ExpertOptions = {}): Expert {
+  return makeExpert(
+    options,
+    (observation) => {
+      const { task, agent, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
+      if (proposal !== null) {
+        const rest = task.counts.map((count, i) => count - proposal.share[i]!);
+        if (shareValue(task, proposal.by, proposal.share) + shareValue(task, agent, rest) === maxJointValue(task)) return formatAnswer('accept');
+      }
+      return formatAnswer(`take ${bestSplit(task, agent).join(' ')}`);
+    },
+    (observation, rng) => {
+      const { task, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
+      if (proposal !== null && rng.next() < 0.3) return formatAnswer('accept');
+      return formatAnswer(`take ${task.counts.map((count) => rng.range(0, count)).join(' ')}`);
+    },
+  );
+}

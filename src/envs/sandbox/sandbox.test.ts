@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { runFunction } from './function-runner.ts';
+import { runInSandbox } from './sandbox.ts';
+
+const folder = mkdtempSync(join(tmpdir(), 'agentrl-sandbox-'));
+const outside = mkdtempSync(join(tmpdir(), 'agentrl-outside-'));
+writeFileSync(join(folder, 'task.txt'), 'inside');
+writeFileSync(join(outside, 'secret.txt'), 'secret');
+let connections = 0;
+const server = createServer((_request, response) => response.end('reached'));
+server.on('connection', () => connections++);
+let port = 0;
+
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+after(() => {
+  server.close();
+  rmSync(folder, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+test('sandbox: files inside the task folder are readable, nothing outside it is', async () => {
+  const read = (path: string) => runInSandbox({ script: `emit(require('node:fs').readFileSync(${JSON.stringify(path)}, 'utf8'))`, input: null, allowRead: [folder] });
+  assert.deepEqual((await read(join(folder, 'task.txt'))).ok, true);
+  for (const path of [join(outside, 'secret.txt'), '/etc/passwd', join(process.cwd(), 'package.json')]) {
+    const result = await read(path);
+    assert.equal(result.ok, false, path);
+    assert.match(!result.ok ? result.message : '', /Access to this API has been restricted/);
+  }
+  const write = await runInSandbox({ script: `require('node:fs').writeFileSync(${JSON.stringify(join(folder, 'x'))}, 'x'); emit(1)`, input: null, allowRead: [folder] });
+  assert.equal(write.ok, false);
+  const spawn = await runInSandbox({ script: "emit(require('node:child_process').execSync('cat /etc/passwd').length)", input: null });
+  assert.match(!spawn.ok ? spawn.message : '', /Access to this API has been restricted/);
+});
+
+test('sandbox: no network — fetch, sockets and http never reach a live 127.0.0.1 server', async () => {
+  const attempts = [
+    `fetch('http://127.0.0.1:${port}/').then(() => emit('reached'), (e) => emit(String(e)))`,
+    `emit(String(require('node:net').connect(${port}, '127.0.0.1')))`,
+    `require('node:http').get('http://127.0.0.1:${port}/', () => emit('reached'))`,
+    `new (require('node:net').Socket)().connect(${port}, '127.0.0.1', () => emit('reached'))`,
+  ];
+  for (const script of attempts) {
+    const result = await runInSandbox({ script, input: null, timeoutMs: 2000 });
+    assert.equal(result.ok, false, script);
+    assert.match(!result.ok ? result.message : '', /fetch is not defined|network access is denied/, script);
+  }
+  const escape = await runFunction({ code: "function f() { return this.constructor.constructor('return process')().pid; }", entry: 'f', calls: [[]] });
+  assert.deepEqual(escape.results, [{ error: 'Code generation from strings disallowed for this context' }]);
+  const globals = await runFunction({ code: "function f() { return [typeof process, typeof require, typeof fetch, typeof setTimeout].join(); }", entry: 'f', calls: [[]] });
+  assert.deepEqual(globals.results, [{ value: 'undefined,undefined,undefined,undefined' }]);
+  const load = await runFunction({ code: `let state = 'pending'; import('node:net').then(() => { state = 'imported'; }, (error) => { state = error.code; }); function f() { return state; }`, entry: 'f', calls: [[]] });
+  assert.deepEqual(load.results, [{ value: 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING' }]);
+  assert.equal(connections, 0, 'the server saw no connection');
+});
+
+test('sandbox: a runaway loop is killed within its limit, in the process and inside a call', async () => {
+  const started = performance.now();
+  const loop = await runInSandbox({ script: 'while (true) {}', input: null, timeoutMs: 800 });
+  const elapsed = performance.now() - started;
+  assert.deepEqual([loop.ok, !loop.ok && loop.failure], [false, 'timeout']);
+  assert.ok(elapsed < 800 + 700, `took ${elapsed.toFixed(0)} ms`);
+  const promises = await runInSandbox({ script: '(async () => { for (;;) await null; })();', input: null, timeoutMs: 800 });
+  assert.deepEqual([promises.ok, !promises.ok && promises.failure], [false, 'timeout']);
+  const call = await runFunction({ code: 'function f(x) { if (x) while (true) {} return 1; }', entry: 'f', calls: [[true], [false]], callTimeoutMs: 300 });
+  assert.deepEqual(call.results, [{ error: 'Script execution timed out after 300ms' }, { value: 1 }]);
+});
+
+test('sandbox: memory bombs (heap and typed arrays) are stopped; the host survives all of the above', async () => {
+  const heap = await runInSandbox({ script: 'const a = []; while (true) a.push(new Array(1e5).fill(1));', input: null, timeoutMs: 5000 });
+  assert.deepEqual([heap.ok, !heap.ok && heap.failure], [false, 'memory']);
+  const buffers = await runInSandbox({ script: 'const a = []; while (true) a.push(new Uint8Array(50e6).fill(1));', input: null, timeoutMs: 5000 });
+  assert.deepEqual([buffers.ok, !buffers.ok && buffers.failure], [false, 'memory']);
+  const inCall = await runFunction({ code: 'function f() { const a = []; while (true) a.push(new Array(1e5).fill(1)); }', entry: 'f', calls: [[]], callTimeoutMs: 5000 });
+  assert.equal(inCall.sandboxFailure, 'memory');
+  const fine = await runFunction({ code: 'function add(a, b) { return a + b; }', entry: 'add', calls: [[2, 3]] });
+  assert.deepEqual(fine, { failure: null, results: [{ value: 5 }] });
+  assert.ok(process.memoryUsage().heapUsed < 512 * 2 ** 20);
+});

@@ -1,0 +1,119 @@
+/**
+ * Runs untrusted JavaScript in a separate, locked-down node process:
+ *
+ * - node's permission model (`--experimental-permission`, Node 20): no file-system reads or
+ *   writes except the directories in `allowRead`, no child processes, no worker threads, no
+ *   native addons, no `process.binding`;
+ * - no network: the prelude replaces every socket entry point (net, tls, dgram, dns, http(s),
+ *   http2) with a function that throws, and removes `fetch`, `WebSocket`, `EventSource` — before
+ *   any untrusted code runs;
+ * - memory: `--max-old-space-size` caps the JS heap, `ulimit -v` the whole address space
+ *   (typed arrays included); `ulimit -t` caps CPU seconds;
+ * - time: the parent SIGKILLs the process (and so everything it runs) after `timeoutMs` of wall
+ *   time; output is capped at `maxOutputBytes`.
+ *
+ * The script reads its input as `input` (JSON from stdin) and ends with `emit(value)` (JSON back
+ * to the parent). Untrusted code should additionally run inside `vm` (see code/harness.ts) so it
+ * cannot reach `process` at all; the process limits above are the second wall.
+ */
+import { spawn } from 'node:child_process';
+
+export interface SandboxOptions {
+  /** The script (CommonJS, `-e`), run after the lock-down prelude; it calls `emit(value)`. */
+  script: string;
+  /** JSON value the script reads as `input`. */
+  input: unknown;
+  /** Wall-clock limit; the process is killed after it. Default 3000. */
+  timeoutMs?: number;
+  /** JS heap limit (MiB). Default 64. */
+  maxHeapMb?: number;
+  /** Address-space limit (MiB) for everything the process maps. Default 1024. */
+  maxAddressSpaceMb?: number;
+  /** Directories (absolute) the script may read. Default none. */
+  allowRead?: readonly string[];
+  /** Largest stdout kept; the process is killed beyond it. Default 1 MiB. */
+  maxOutputBytes?: number;
+}
+
+export type SandboxFailure = 'timeout' | 'memory' | 'output' | 'crash' | 'no-result';
+
+export type SandboxResult =
+  | { ok: true; value: unknown; durationMs: number }
+  | { ok: false; failure: SandboxFailure; message: string; durationMs: number };
+
+const marker = '\u0000SANDBOX-RESULT\u0000';
+
+const prelude = `'use strict';
+{
+  const deny = (what) => function denied() { throw new Error('network access is denied in the sandbox (' + what + ')'); };
+  const net = require('node:net'), tls = require('node:tls'), dgram = require('node:dgram'), dns = require('node:dns');
+  const http = require('node:http'), https = require('node:https'), http2 = require('node:http2');
+  net.connect = net.createConnection = net.Socket.prototype.connect = deny('net');
+  net.createServer = net.Server.prototype.listen = deny('listen');
+  tls.connect = deny('tls');
+  dgram.createSocket = deny('udp');
+  for (const key of ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'reverse']) { dns[key] = deny('dns'); dns.promises[key] = deny('dns'); }
+  http.request = http.get = https.request = https.get = http2.connect = deny('http');
+  http.createServer = https.createServer = http2.createServer = deny('listen');
+  for (const key of ['fetch', 'WebSocket', 'EventSource', 'Request', 'Response']) delete globalThis[key];
+}
+const input = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+const emit = (value) => { process.stdout.write(${JSON.stringify(marker)} + JSON.stringify(value) + '\\n', () => process.exit(0)); };
+`;
+
+export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
+  const { script, input, timeoutMs = 3000, maxHeapMb = 64, maxAddressSpaceMb = 1024, allowRead = [], maxOutputBytes = 1 << 20 } = options;
+  const nodeArgs = [
+    '--experimental-permission',
+    ...allowRead.map((dir) => `--allow-fs-read=${dir}`),
+    `--max-old-space-size=${maxHeapMb}`,
+    '--no-warnings',
+    '-e',
+    prelude + script,
+  ];
+  const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
+  const started = performance.now();
+  const child = spawn('/bin/sh', ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, process.execPath, ...nodeArgs], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: '/usr/bin:/bin' },
+  });
+  let stdout = '';
+  let stderr = '';
+  let killedFor: SandboxFailure | null = null;
+  const kill = (why: SandboxFailure): void => {
+    if (killedFor === null) killedFor = why;
+    child.kill('SIGKILL');
+  };
+  const timer = setTimeout(() => kill('timeout'), timeoutMs);
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (stdout.length > maxOutputBytes) kill('output');
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    if (stderr.length < 64 * 1024) stderr += chunk;
+  });
+  child.stdin.on('error', () => {}); // the child may exit before reading its input
+  child.stdin.end(JSON.stringify(input));
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  clearTimeout(timer);
+  const durationMs = performance.now() - started;
+  if (killedFor === 'timeout') return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
+  if (killedFor === 'output') return { ok: false, failure: 'output', message: `output over ${maxOutputBytes} bytes`, durationMs };
+  const at = stdout.lastIndexOf(marker);
+  if (at >= 0 && exit.code === 0) {
+    try {
+      return { ok: true, value: JSON.parse(stdout.slice(at + marker.length)), durationMs };
+    } catch {
+      return { ok: false, failure: 'no-result', message: 'unreadable result', durationMs };
+    }
+  }
+  if (/out of memory|OOM|allocation failed|Cannot allocate|bad_alloc/i.test(stderr)) {
+    return { ok: false, failure: 'memory', message: `memory limit reached (heap ${maxHeapMb} MiB)`, durationMs };
+  }
+  if (exit.signal === 'SIGXCPU' || exit.signal === 'SIGKILL') return { ok: false, failure: 'timeout', message: `CPU limit (${cpuSeconds} s) reached`, durationMs };
+  const lines = stderr.trim().split('\n');
+  const lastLine = lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.pop() ?? '';
+  return { ok: false, failure: 'crash', message: `exited with ${exit.code ?? exit.signal}: ${lastLine.slice(0, 200)}`, durationMs };
+}

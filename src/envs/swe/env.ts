@@ -1,0 +1,144 @@
+/**
+ * Software fix (SWE-bench-style instance (P, C, T, δ), instances.ts): the agent gets the issue
+ * text P and works on the repository snapshot C with tools —
+ *
+ *   list_files {}                               → the paths
+ *   read_file {"path"}                          → the file with line numbers
+ *   search {"text"}                             → matching lines, "path:line: text"
+ *   edit_file {"path", "old", "new"}            → replaces the one exact occurrence of old
+ *   run_tests {}                                → the visible tests' results, run in the sandbox
+ *
+ * and submits with `<answer>submit</answer>`. The hidden tests T are then added and everything
+ * runs in the sandbox: reward 1 when every fail-to-pass test now passes and every pass-to-pass
+ * test still passes, else 0. −formatPenalty per invalid turn; truncated after `maxTurns`.
+ * The instances are few, so every split draws from all of them (seed mod count).
+ */
+import { z } from 'zod';
+import type { Tool } from '../../core/index.ts';
+import { parseOptions } from '../options.ts';
+import { SPLIT_SIZE } from '../split.ts';
+import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { sweInstances, type SweInstance } from './instances.ts';
+import { runRepoTests, summarizeRun, type RepoTestRun } from './run-tests.ts';
+
+export const sweOptionsSchema = z.strictObject({
+  ...toolTaskOptionsShape,
+  maxTurns: z.number().int().positive().default(12),
+  maxToolResultChars: z.number().int().positive().default(1200),
+  /** Wall-clock limit of one test run (ms). */
+  testTimeoutMs: z.number().int().positive().max(60_000).default(5000),
+});
+export type SweOptions = z.input<typeof sweOptionsSchema>;
+
+/** `observation.data`: the instance (with its gold patch, for the scripted expert), edits made, tests run. */
+export interface SweData {
+  instance: SweInstance;
+  editsMade: number;
+  testRuns: number;
+}
+
+interface SweEpisode extends ToolTaskEpisode {
+  instance: SweInstance;
+  files: Record<string, string>;
+  editsMade: number;
+  testRuns: number;
+}
+
+/** Whether a test run resolves the instance: all fail-to-pass and pass-to-pass tests pass. */
+export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: boolean; failToPass: number; passToPass: number } {
+  const passing = new Set(run.outcomes.filter((outcome) => outcome.pass).map((outcome) => outcome.name));
+  const failToPass = instance.failToPass.filter((name) => passing.has(name)).length;
+  const passToPass = instance.passToPass.filter((name) => passing.has(name)).length;
+  return { resolved: failToPass === instance.failToPass.length && passToPass === instance.passToPass.length, failToPass, passToPass };
+}
+
+/** Applies exact find → replace edits (each `find` must occur exactly once); throws naming the bad edit. */
+export function applyEdit(files: Record<string, string>, path: string, find: string, replace: string): void {
+  const content = files[path];
+  if (content === undefined) throw new Error(`no file ${path}; see list_files`);
+  if (find === '') throw new Error('old text is empty');
+  const count = content.split(find).length - 1;
+  if (count !== 1) throw new Error(`old text found ${count} times in ${path}; it must occur exactly once`);
+  files[path] = content.replace(find, () => replace);
+}
+
+export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode> {
+  readonly name = 'swe';
+  readonly instructions =
+    'Fix the issue in the repository. Tools: list_files {}, read_file {"path"}, search {"text"}, edit_file {"path", "old", "new"}, run_tests {}. ' +
+    'Call one per turn: <tool_call>{"name": "read_file", "arguments": {"path": "src/x.js"}}</tool_call>. When done, reply <answer>submit</answer>.';
+  private readonly options: z.output<typeof sweOptionsSchema>;
+
+  constructor(options: SweOptions = {}) {
+    const parsed = parseOptions(sweOptionsSchema, options, 'swe');
+    super(parsed);
+    this.options = parsed;
+    const files = () => this.current().files;
+    const tools: Tool[] = [
+      { name: 'list_files', description: 'Lists the repository files.', inputSchema: z.strictObject({}), execute: () => Object.keys(files()).sort().join('\n') },
+      {
+        name: 'read_file',
+        description: 'Shows a file with line numbers.',
+        inputSchema: z.strictObject({ path: z.string() }),
+        execute: ({ path }: { path: string }) => {
+          const content = files()[path];
+          if (content === undefined) throw new Error(`no file ${path}; see list_files`);
+          return content.split('\n').map((line, i) => `${i + 1}: ${line}`).join('\n');
+        },
+      },
+      {
+        name: 'search',
+        description: 'Finds lines containing the text.',
+        inputSchema: z.strictObject({ text: z.string().min(1) }),
+        execute: ({ text }: { text: string }) => {
+          const hits = Object.entries(files()).flatMap(([path, content]) =>
+            content.split('\n').flatMap((line, i) => (line.includes(text) ? [`${path}:${i + 1}: ${line.trim()}`] : [])),
+          );
+          return hits.length === 0 ? 'no matches' : hits.join('\n');
+        },
+      },
+      {
+        name: 'edit_file',
+        description: 'Replaces the single exact occurrence of old with new in a file.',
+        inputSchema: z.strictObject({ path: z.string(), old: z.string(), new: z.string() }),
+        execute: (input: { path: string; old: string; new: string }) => {
+          applyEdit(files(), input.path, input.old, input.new);
+          this.current().editsMade++;
+          return `edited ${input.path}`;
+        },
+      },
+      {
+        name: 'run_tests',
+        description: "Runs the repository's tests in the sandbox.",
+        inputSchema: z.strictObject({}),
+        execute: async () => {
+          this.current().testRuns++;
+          return summarizeRun(await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs }));
+        },
+      },
+    ];
+    this.tools = tools;
+  }
+
+  protected async start(seed: number, task: SweInstance | undefined): Promise<{ episode: SweEpisode; text: string }> {
+    const instance = task ?? sweInstances[(seed % SPLIT_SIZE) % sweInstances.length]!;
+    const episode: SweEpisode = { instance, files: { ...instance.files }, editsMade: 0, testRuns: 0, turnsUsed: 0, ended: false };
+    return { episode, text: `Issue: ${instance.issue}\nFiles: ${Object.keys(instance.files).sort().join(', ')}` };
+  }
+
+  protected async finish(episode: SweEpisode): Promise<Verdict> {
+    const run = await runRepoTests({ ...episode.files, ...episode.instance.hiddenTests }, { timeoutMs: this.options.testTimeoutMs });
+    const { resolved, failToPass, passToPass } = resolves(episode.instance, run);
+    const { instance } = episode;
+    const text = `${resolved ? 'resolved' : 'not resolved'}: fail-to-pass ${failToPass}/${instance.failToPass.length}, pass-to-pass ${passToPass}/${instance.passToPass.length}`;
+    return { reward: resolved ? 1 : 0, success: resolved, text, info: { failToPass, passToPass } };
+  }
+
+  protected data(episode: SweEpisode): SweData {
+    return { instance: episode.instance, editsMade: episode.editsMade, testRuns: episode.testRuns };
+  }
+}
+
+export function makeSwe(options: SweOptions = {}): SweEnv {
+  return new SweEnv(options);
+}
