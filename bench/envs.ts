@@ -17,7 +17,7 @@ import { environmentNames, getEnvironment, playEpisode, splitSeeds } from '../sr
 import { makeMcpFiles, openFilesWorkspace } from '../src/envs/mcp/files-env.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
-import { runRl, validate } from '../src/train/rl.ts';
+import { rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
 import { policySolver } from '../src/train/self-play.ts';
 
 const names = (process.env.BENCH_ENVS ?? environmentNames().join(',')).split(',').filter(Boolean);
@@ -81,7 +81,7 @@ for (const name of names) {
       config: rlConfig,
       onIteration: (m) => console.error(`  ${name} RL ${m.iteration}/${rlIterations}: reward ${m.reward.toFixed(3)} success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)}`),
     });
-    const after = await validate(new BuiltinPolicy({ model }), make, { ...rlConfig, validationEpisodes: episodes, historyTurns: -1, systemPrompt: false }, 'test');
+    const after = await validate(new BuiltinPolicy({ model }), make, { ...rlConfigSchema.parse(rlConfig), validationEpisodes: episodes, historyTurns: -1, systemPrompt: false }, 'test');
     const rlSeconds = (performance.now() - t1) / 1000;
     const percent = (wins: number) => `${((wins / episodes) * 100).toFixed(0)}%`;
     rows.push(`| ${name} | ${stepsPerSecond.toFixed(1)} | ${percent(expertWins)} | ${percent(randomWins)} | ${(after * 100).toFixed(0)}% | ${episodes} | ${rlSeconds.toFixed(0)} |`);

@@ -3,8 +3,14 @@
  * expert (with random actions), then GRPO and PPO from that same start; prints held-out test
  * success before and after RL, wall time and tokens/s, as a markdown table.
  *
+ * Success is measured two ways on the same held-out test seeds: **sampled** — the policy as it acts
+ * and is trained (temperature 1, `BENCH_SAMPLES` episodes per seed) — and **greedy** (temperature
+ * 0, one episode per seed). Δ is the sampled difference.
+ *
+ * Each environment runs with its training preset (src/train/env-presets.ts).
+ *
  * Environment variables (defaults in brackets): BENCH_ENVS [frozen-lake,sokoban,calculator],
- * BENCH_ALGOS [grpo,ppo], BENCH_ITERATIONS [20], BENCH_SFT_STEPS [150], BENCH_TEST [100],
+ * BENCH_ALGOS [grpo,ppo], BENCH_ITERATIONS [per env], BENCH_TEST [100], BENCH_SAMPLES [2],
  * BENCH_SEED [0].
  */
 import { getEnvironment } from '../src/envs/index.ts';
@@ -12,40 +18,60 @@ import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, validate, type IterationMetrics } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
+import { trainingPresets } from '../src/train/env-presets.ts';
 import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-presets.ts';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const envs = list('BENCH_ENVS', 'frozen-lake,sokoban,calculator');
 const algos = list('BENCH_ALGOS', 'grpo,ppo').map((a) => algorithmNameSchema.parse(a));
-const iterations = Number(process.env.BENCH_ITERATIONS ?? 20);
-const sftSteps = Number(process.env.BENCH_SFT_STEPS ?? 150);
 const testEpisodes = Number(process.env.BENCH_TEST ?? 100);
+const samples = Number(process.env.BENCH_SAMPLES ?? 2);
 const seed = Number(process.env.BENCH_SEED ?? 0);
-
-const rl = rlConfigSchema.parse({ iterations, historyTurns: 0, systemPrompt: false, validateEvery: 0, seed });
-const evalConfig = { ...rl, validationEpisodes: testEpisodes };
 const rows: string[] = [];
+const settings: string[] = [];
+const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 for (const name of envs) {
+  const preset = trainingPresets[name];
+  if (preset === undefined) throw new Error(`no training preset for ${name}; presets: ${Object.keys(trainingPresets).join(', ')}`);
   const descriptor = getEnvironment(name);
-  const env = () => descriptor.make({});
+  const env = () => descriptor.make(preset.envOptions);
+  const iterations = Number(process.env.BENCH_ITERATIONS ?? preset.rl.iterations ?? 20);
+  const rl = rlConfigSchema.parse({ historyTurns: 0, systemPrompt: false, validateEvery: 0, seed, ...preset.rl, iterations });
+  const evalConfig = { ...rl, validationEpisodes: testEpisodes };
+  const measure = async (model: TransformerModel) => {
+    const policy = new BuiltinPolicy({ model });
+    return {
+      sampled: await validate(policy, env, evalConfig, 'test', { samples, seed: 12_345 }),
+      greedy: await validate(policy, env, evalConfig, 'test'),
+    };
+  };
+
   const started = performance.now();
   const model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
+  const warmConfig = warmStartConfigSchema.parse(preset.warm);
   const warm = await warmStart({
     model,
     env,
     expert: (s, randomActionRate) => descriptor.expert({ seed: s, randomActionRate }),
-    config: warmStartConfigSchema.parse({ sftSteps }),
+    config: warmConfig,
     maxTurns: rl.maxTurns,
     historyTurns: 0,
     maxNewTokens: rl.maxNewTokens,
     instructions: false,
+    onProgress: (p) => {
+      if (p.step % 100 === 0) console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
+    },
   });
+  const sftMinutes = (performance.now() - started) / 60_000;
   const start = await model.hostParams();
-  const before = await validate(new BuiltinPolicy({ model }), env, evalConfig, 'test');
-  const warmSeconds = (performance.now() - started) / 1000;
-  console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)}, held-out success ${(before * 100).toFixed(1)}% (${warmSeconds.toFixed(0)} s)`);
+  const before = await measure(model);
+  console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)}, held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`);
+  settings.push(
+    `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} on ${warmConfig.demonstrations} demonstrations ` +
+      `(${warmConfig.randomActionRate * 100}% random actions); RL ${iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}`,
+  );
   for (const algo of algos) {
     const t0 = performance.now();
     const valueHead = algorithmPresets[algo].valueHead;
@@ -64,20 +90,24 @@ for (const name of envs) {
       config: { ...rl, algo },
       onIteration: (m) => {
         history.push(m);
-        console.error(`  ${name}/${algo} ${m.iteration}/${iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} kl ${m.kl.toFixed(4)}`);
+        console.error(
+          `  ${name}/${algo} ${m.iteration}/${iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} kl ${m.kl.toFixed(4)} (${m.seconds.toFixed(1)} s)`,
+        );
       },
     });
-    const after = await validate(new BuiltinPolicy({ model: policyModel }), env, evalConfig, 'test');
-    const seconds = warmSeconds + (performance.now() - t0) / 1000;
+    const rlMinutes = (performance.now() - t0) / 60_000;
+    const after = await measure(policyModel);
     const mean = (key: 'rolloutTokensPerSecond' | 'trainTokensPerSecond') => history.reduce((n, m) => n + m[key], 0) / Math.max(1, history.length);
     rows.push(
-      `| ${name} | ${algo} | ${(before * 100).toFixed(1)}% | ${(after * 100).toFixed(1)}% | ${((after - before) * 100).toFixed(1)} | ` +
-        `${(seconds / 60).toFixed(1)} | ${mean('rolloutTokensPerSecond').toFixed(0)} | ${mean('trainTokensPerSecond').toFixed(0)} |`,
+      `| ${name} | ${algo} | ${percent(before.sampled)} | ${percent(after.sampled)} | ${((after.sampled - before.sampled) * 100).toFixed(1)} | ` +
+        `${percent(before.greedy)} → ${percent(after.greedy)} | ${sftMinutes.toFixed(1)} | ${rlMinutes.toFixed(1)} | ${mean('rolloutTokensPerSecond').toFixed(0)} | ${mean('trainTokensPerSecond').toFixed(0)} |`,
     );
+    console.error(rows.at(-1));
   }
 }
 
-console.log(`\nheld-out test success (${testEpisodes} episodes, greedy); SFT warm start ${sftSteps} steps; RL ${iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}; seed ${seed}\n`);
-console.log('| env | algo | SFT start | after RL | Δ (pp) | wall (min) | gen tok/s | train tok/s |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+console.log(`\nheld-out test seeds: ${testEpisodes}; sampled = temperature 1, ${samples} episodes per seed; seed ${seed}`);
+for (const line of settings) console.log(`- ${line}`);
+console.log('\n| env | algo | SFT start (sampled) | after RL (sampled) | Δ (pp) | greedy before → after | SFT (min) | RL (min) | gen tok/s | train tok/s |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);

@@ -51,7 +51,7 @@ test('agentrl train: progress per iteration, Ctrl-C leaves a usable checkpoint, 
     assert.equal(code, 0, stderr);
     assert.match(stderr, /reward [\d.]+\s+success [\d.]+\s+kl [\d.e+-]+\s+entropy [\d.e+-]+\s+gen tok\/s \d+/);
     assert.match(stderr, /Ctrl-C/);
-    assert.match(stdout, /held-out test success [\d.]+% before RL → [\d.]+% after \d+ iterations/);
+    assert.match(stdout, /held-out test success \(sampled\) [\d.]+% before RL → [\d.]+% after \d+ iterations/);
     const iterations = Number(/after (\d+) iterations/.exec(stdout)![1]);
     assert.ok(iterations >= 2 && iterations < 200, `${iterations} iterations before stopping`);
     const checkpoint = await loadCheckpoint(join(out, 'final'));

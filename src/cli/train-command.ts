@@ -15,7 +15,8 @@ import { TransformerModel } from '../model/model.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { algorithmPresets } from '../train/algorithm-presets.ts';
-import { rlConfigSchema, runRl, validate } from '../train/rl.ts';
+import { heldOutSuccess, rlConfigSchema, runRl } from '../train/rl.ts';
+import { presetOptions } from '../train/env-presets.ts';
 import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
 import { gracefulInterrupt } from './interrupt.ts';
@@ -39,7 +40,9 @@ export const trainCommandSchema = z.object({
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
 export async function trainCommand(argv: readonly string[]): Promise<number> {
-  const { options: invoked } = resolveOptions(trainCommandSchema, argv);
+  // The env's training preset (src/train/env-presets.ts) sits under config files and flags.
+  const { options: plain } = resolveOptions(trainCommandSchema, argv);
+  const { options: invoked } = resolveOptions(trainCommandSchema, argv, { base: presetOptions(plain.env) });
   const store = RunStore.open(invoked.store);
   try {
     return await train(store, invoked, argv);
@@ -102,8 +105,9 @@ async function trainRun(store: RunStore, runId: number, options: TrainCommandOpt
   let before: number;
   if (point === undefined) {
     model = await prepareModel({ ...options, envOptions }, descriptor, { valueHead: preset.valueHead, label: 'train' });
-    before = await validate(new BuiltinPolicy({ model }), env, testConfig, 'test');
-    console.error(`train: held-out test success before RL: ${(before * 100).toFixed(1)}% (${options.testEpisodes} episodes, greedy)`);
+    const measured = await heldOutSuccess(new BuiltinPolicy({ model }), env, testConfig);
+    before = measured.sampled;
+    console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
     await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
     reference = await TransformerModel.fromParams(model.config, await model.hostParams());
     await recorder.recordStart(reference, { path: join(out, 'start'), testSuccess: before, testEpisodes: options.testEpisodes });
@@ -148,15 +152,21 @@ async function trainRun(store: RunStore, runId: number, options: TrainCommandOpt
   interrupt.dispose();
   await save('latest', { iteration: iterations });
 
-  const after = await validate(policy, env, testConfig, 'test');
+  const measured = await heldOutSuccess(policy, env, testConfig);
+  const after = measured.sampled;
+  console.error(`train: held-out test success after RL: ${describeSuccess(measured, options.testEpisodes)}`);
   await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
   store.transaction(() => {
     store.addEvaluation(runId, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
     store.addCheckpoint(runId, { step: iterations, kind: 'final', path: join(out, 'final') });
   });
   console.log(
-    `\n${options.env} / ${options.algo}: held-out test success ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
+    `\n${options.env} / ${options.algo}: held-out test success (sampled) ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
       `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
   );
   return interrupt.stopRequested() && iterations < options.iterations;
+}
+
+function describeSuccess({ sampled, greedy }: { sampled: number; greedy: number }, seeds: number): string {
+  return `${(sampled * 100).toFixed(1)}% sampled (temperature 1, 2 episodes on each of ${seeds} seeds), ${(greedy * 100).toFixed(1)}% greedy`;
 }

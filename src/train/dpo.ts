@@ -13,7 +13,7 @@ import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from '../rollout/index.ts';
 import { iterationSeeds, validate } from './rl.ts';
-import { isValidationIteration, loopConfigShape } from './loop-config.ts';
+import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 
 export const dpoConfigSchema = z.object({
   ...loopConfigShape,
@@ -86,6 +86,7 @@ export async function runDpo<Task>(options: {
       maxNewTokens: config.maxNewTokens,
       temperature: config.temperature,
       instructions: config.systemPrompt,
+      stopStrings: replyStopStrings(config),
       samplingSeed: config.seed * 7919 + iteration,
     });
     const pairs = rng.shuffle(preferencePairs(trajectories));

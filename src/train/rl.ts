@@ -19,7 +19,7 @@ import { splitSeed, splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
 import { learningRateAt } from './schedule.ts';
-import { isValidationIteration, loopConfigShape } from './loop-config.ts';
+import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
 
 export const rlConfigSchema = z.object({
@@ -37,7 +37,7 @@ export const rlConfigSchema = z.object({
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
   turnWeighting: z
     .enum(['episode', 'turn'])
-    .default('episode')
+    .default('turn')
     .describe('bounded history: weight turns so each episode counts once (episode) or each turn once (turn)'),
 });
 export type RlConfig = z.infer<typeof rlConfigSchema>;
@@ -121,19 +121,42 @@ export function iterationSeeds(runSeed: number, iteration: number, count: number
 export async function validate<Task>(
   policy: BuiltinPolicy,
   env: () => Env<Task>,
-  config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt'>,
+  config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt' | 'stopAtTag' | 'temperature'>,
   split: 'validation' | 'test' = 'validation',
+  /** Sample at the rollout temperature, `samples` episodes per seed, instead of greedy decoding. */
+  sampled?: { samples: number; seed: number },
 ): Promise<number> {
+  const seeds = splitSeeds(split, config.validationEpisodes);
   const result = await evaluate({
     policy,
     env,
-    seeds: splitSeeds(split, config.validationEpisodes),
+    seeds: sampled ? seeds.flatMap((s) => Array<number>(sampled.samples).fill(s)) : seeds,
+    greedy: sampled === undefined,
+    temperature: config.temperature,
+    samplingSeed: sampled?.seed,
+    stopStrings: replyStopStrings(config),
     maxTurns: config.maxTurns,
     maxNewTokens: config.maxNewTokens,
     historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
     instructions: config.systemPrompt,
   });
   return result.successRate;
+}
+
+/**
+ * Held-out success two ways on the same seeds: `sampled` — the policy as it acts and is trained
+ * (the rollout temperature, `samples` episodes per seed) — and `greedy` (temperature 0).
+ */
+export async function heldOutSuccess<Task>(
+  policy: BuiltinPolicy,
+  env: () => Env<Task>,
+  config: Parameters<typeof validate>[2],
+  { split = 'test', samples = 2, seed = 12_345 }: { split?: 'validation' | 'test'; samples?: number; seed?: number } = {},
+): Promise<{ sampled: number; greedy: number }> {
+  return {
+    sampled: await validate(policy, env, config, split, { samples, seed }),
+    greedy: await validate(policy, env, config, split),
+  };
 }
 
 export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult> {
@@ -164,6 +187,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
       instructions: config.systemPrompt,
       temperature: config.temperature,
+      stopStrings: replyStopStrings(config),
       samplingSeed: config.seed * 7919 + iteration,
       onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
     });
@@ -369,10 +393,10 @@ async function turnLevelSamples(
   });
   const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
   const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
-  // Episode weighting: an episode of K turns gives K samples; scaling its advantages by K̄/K makes
-  // every episode count once, so the group's advantages still sum to zero on the tokens all turns
-  // share (the action format). Without it, long failing episodes (many turns, negative
-  // advantage) outweigh short successes there. (docs/engineering-notes.md has the measurements.)
+  // Turn weighting (default, as verl/RAGEN): every turn is one sample with its episode's advantage.
+  // Episode weighting scales an episode's advantages by K̄/K so each episode counts once; it
+  // multiplies the advantage of a one-turn success by K̄ (≈5 on FrozenLake) and, measured, drives
+  // the policy off its format within 3 iterations (docs/engineering-notes.md).
   const meanTurns = segments.length / Math.max(1, trajectories.length);
   const samples: TrainingSample[] = [];
   cursor = 0;
