@@ -38,7 +38,7 @@ for (const name of envs) {
   const descriptor = getEnvironment(name);
   const env = () => descriptor.make(preset.envOptions);
   const iterations = Number(process.env.BENCH_ITERATIONS ?? preset.rl.iterations ?? 20);
-  const rl = rlConfigSchema.parse({ historyTurns: 0, systemPrompt: false, validateEvery: 0, seed, ...preset.rl, iterations });
+  const rl = rlConfigSchema.parse({ historyTurns: 0, systemPrompt: false, seed, ...preset.rl, iterations, validateEvery: 0 });
   const evalConfig = { ...rl, validationEpisodes: testEpisodes };
   const measure = async (model: TransformerModel) => {
     const policy = new BuiltinPolicy({ model });

@@ -90,6 +90,9 @@ export async function prepareModel(
       `${label}: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
         `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
     );
+    // RL starts with a fresh optimizer: the SFT moments (at a 30-100x larger learning rate) say
+    // nothing about the RL gradients. bench:learning starts RL the same way.
+    return TransformerModel.fromParams(model.config, await model.hostParams());
   }
   return model;
 }

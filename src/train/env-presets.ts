@@ -18,12 +18,12 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
   'frozen-lake': {
     envOptions: { size: 3 },
     warm: { demonstrations: 1024, sftSteps: 500, sftBatchSize: 32, randomActionRate: 0.5 },
-    rl: { iterations: 40, learningRate: 5e-5 },
+    rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
   },
   sokoban: {
     envOptions: { width: 5, height: 5 },
     warm: { demonstrations: 1024, sftSteps: 500, sftBatchSize: 32, randomActionRate: 0.5 },
-    rl: { iterations: 40, learningRate: 5e-5 },
+    rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
   },
   calculator: {
     envOptions: { numOperands: 2, maxOperand: 9 },
