@@ -10,8 +10,10 @@
  *
  * `generate` reads the chat messages back out of the prompt ids (the chat template), sends them,
  * and turns the answer into ids of `tokenizer`:
- * - when the server returned token ids (vLLM `return_tokens_as_token_ids`), those ids and their
- *   log-probs are the generation (use the served model's tokenizer then);
+ * - when the server's tokens are tokens of `tokenizer` — ids from vLLM's
+ *   `return_tokens_as_token_ids`, or each token's `bytes` exactly one token of it (the same
+ *   tokenizer on both sides) — those ids and their log-probs are the generation, as sampled
+ *   (unless the answer holds tool calls, which are rendered as below);
  * - otherwise the text (content, then each tool call rendered as `<tool_call>{…}</tool_call>`) is
  *   encoded with `tokenizer`, and each server token's log-prob is placed on the token holding its
  *   first byte (the sequence log-prob is kept; a token covering no server token gets 0). Without
@@ -25,7 +27,7 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Tool } from '../core/types.ts';
 import { assistantText, renderToolCall } from '../model/chat-template.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, specialTokenById, type Tokenizer } from '../model/tokenizer.ts';
 import { PolicyRequestError, postJson, type RetryOptions } from './openai-http.ts';
 import { parseChatCompletion, toolSchema, toWireMessages, type ChatCompletion, type TokenLogprob } from './openai-wire.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';
@@ -175,9 +177,10 @@ export class OpenAIPolicy implements Policy {
     const entries = completion.tokens;
     let tokens: number[];
     let logprobs: number[];
-    if (entries !== undefined && entries.length > 0 && entries.every((entry) => entry.id !== undefined)) {
-      tokens = entries.map((entry) => entry.id!);
-      logprobs = entries.map((entry) => entry.logprob);
+    const ids = completion.toolCalls.length === 0 && completion.malformedToolCalls.length === 0 ? idsOfEntries(entries ?? [], this.tokenizer) : undefined;
+    if (ids !== undefined) {
+      tokens = ids;
+      logprobs = entries!.map((entry) => entry.logprob);
     } else {
       let text = assistantText({ content: completion.content, toolCalls: completion.toolCalls });
       for (const call of completion.malformedToolCalls) text += renderToolCall({ name: call.name, arguments: {} }).replace('"arguments":{}', `"arguments":${call.arguments}`);
@@ -213,6 +216,40 @@ export class OpenAIPolicy implements Policy {
     logprobs = logprobs.slice(0, tokens.length).map((logprob) => (Number.isFinite(logprob) ? Math.min(0, logprob) : 0));
     return { tokens, logprobs, text: generationText(tokens, finishReason, request, this.tokenizer), finishReason };
   }
+}
+
+/**
+ * The ids of the server's tokens in `tokenizer`, when each one is a token of it: a `token_id:<id>`
+ * entry, a special token's text, or bytes that are exactly one token's bytes. Undefined otherwise.
+ */
+export function idsOfEntries(entries: readonly TokenLogprob[], tokenizer: Tokenizer): number[] | undefined {
+  if (entries.length === 0) return undefined;
+  if (entries.every((entry) => entry.id !== undefined)) return entries.map((entry) => entry.id!);
+  const byBytes = tokenIndex(tokenizer);
+  const ids: number[] = [];
+  for (const entry of entries) {
+    const key = entry.bytes === undefined || entry.bytes.length === 0 ? `special:${entry.token}` : entry.bytes.join(',');
+    const id = byBytes.get(key);
+    if (id === undefined) return undefined;
+    ids.push(id);
+  }
+  return ids;
+}
+
+const tokenIndexes = new WeakMap<Tokenizer, Map<string, number>>();
+
+/** Token bytes ("104,105") or "special:<|end|>" → id, built once per tokenizer. */
+function tokenIndex(tokenizer: Tokenizer): Map<string, number> {
+  let index = tokenIndexes.get(tokenizer);
+  if (index !== undefined) return index;
+  index = new Map();
+  for (const [id, text] of specialTokenById(tokenizer)) index.set(`special:${text}`, id);
+  for (let id = 0; id < tokenizer.vocabSize; id++) {
+    const bytes = tokenizer.tokenBytes(id);
+    if (bytes !== undefined && bytes.length > 0 && !index.has(bytes.join(','))) index.set(bytes.join(','), id);
+  }
+  tokenIndexes.set(tokenizer, index);
+  return index;
 }
 
 /**
