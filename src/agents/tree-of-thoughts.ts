@@ -167,7 +167,7 @@ export async function runTreeOfThoughts(options: TreeOfThoughtsOptions): Promise
     return { ...(best === undefined ? { best: undefined } : { best }), solved: best !== undefined && solves(best), tree, stopReason: 'done', calls };
   }
 
-  const maxStates = search.maxStates ?? 100;
+  const { threshold, maxStates = 100 } = search;
   let deepest: ThoughtNode | undefined;
   let stopReason: TreeOfThoughtsResult['stopReason'] = 'done';
   async function dfs(state: ThoughtNode): Promise<ThoughtNode | undefined> {
@@ -177,7 +177,7 @@ export async function runTreeOfThoughts(options: TreeOfThoughtsOptions): Promise
       return undefined;
     }
     const candidates = (await evaluate(await children(state), state.id < 0 ? null : state.id)).sort(byValue);
-    for (const child of candidates) child.pruned = child.value <= search.threshold;
+    for (const child of candidates) child.pruned = child.value <= threshold;
     for (const child of candidates.filter((candidate) => !candidate.pruned)) {
       if (deepest === undefined || child.thoughts.length > deepest.thoughts.length || (child.thoughts.length === deepest.thoughts.length && child.value > deepest.value)) deepest = child;
       const found = await dfs(child);
