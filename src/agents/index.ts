@@ -1,6 +1,6 @@
 export { Transcript, clip } from './transcript.ts';
 export type { AgentSampling } from './transcript.ts';
-export { callTool, describeTools } from './tools.ts';
+export { callTool, describeTools, listTools } from './tools.ts';
 export type { ToolOutcome } from './tools.ts';
 export { hasFinalAnswer, hasToolCall, stepCountIs } from './stop-conditions.ts';
 export type { StopCondition, ToolResult, ToolStep } from './stop-conditions.ts';

@@ -68,6 +68,7 @@ describe('MemGPT-style memory (scripted policy)', () => {
 
   test('memory pressure: an alert near the budget, then eviction with a recursive summary; evicted messages stay searchable, in pages', async () => {
     const summaryRequests: string[] = [];
+    let asking = false;
     const policy = new ScriptedPolicy({
       reply: ({ messages }) => {
         const first = messages[0]!.content;
@@ -78,17 +79,20 @@ describe('MemGPT-style memory (scripted policy)', () => {
         }
         const last = messages.at(-1)!;
         if (last.content.startsWith('[system] Memory pressure')) return call('archival_memory_insert', { content: 'The user keeps reporting the weather.' });
-        if (last.content.startsWith('What was message number 1')) return call('conversation_search', { query: 'message number 1', page: 0 });
         if (last.role === 'tool' && last.content.startsWith('Results')) return call('send_message', { message: last.content.split('\n').find((line) => line.includes('Message number 1:'))! });
+        if (asking) {
+          asking = false;
+          return call('conversation_search', { query: 'message number 1', page: 0 });
+        }
         return call('send_message', { message: 'Noted.' });
       },
     });
     const base = new MemGPTAgent({ policy, sampling }).promptTokens();
-    const agent = new MemGPTAgent({ policy, sampling, contextBudget: Math.ceil(base * 1.6) + sampling.maxNewTokens + 1 });
+    const agent = new MemGPTAgent({ policy, sampling, contextBudget: base * 4 + sampling.maxNewTokens + 1 });
     const limit = agent.contextBudget - sampling.maxNewTokens - 1;
     let alerts = 0;
     let evictionSeenAt = -1;
-    for (let i = 1; i <= 24; i++) {
+    for (let i = 1; i <= 80; i++) {
       const turn = await agent.send(`Message number ${i}: the weather is fine today in town ${i}.`);
       assert.equal(turn.stopReason, 'send_message');
       alerts += turn.steps.filter((step) => step.call?.name === 'archival_memory_insert').length;
@@ -102,11 +106,12 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.match(agent.summary, new RegExp(`^S${summaryRequests.length} `));
     assert.match(agent.mainContext()[1]!.content, /^\[system\] Summary of the earlier conversation: S\d+/);
     assert.ok(agent.queue.every((message) => !message.content.startsWith('Message number 1:')), 'message 1 left the main context');
-    assert.equal(agent.recall.entries.filter((entry) => entry.text.startsWith('user: Message number')).length, 24, 'recall storage keeps every message');
+    assert.equal(agent.recall.entries.filter((entry) => entry.text.startsWith('user: Message number')).length, 80, 'recall storage keeps every message');
 
+    asking = true;
     const answer = await agent.send('What was message number 1 about?');
-    assert.equal(answer.steps[0]!.call?.name, 'conversation_search');
-    assert.match(answer.steps[0]!.result, /^Results 1-5 of \d+ for "message number 1" \(page 0 of 0-\d+\):/);
+    const search = answer.steps.find((step) => step.call?.name === 'conversation_search')!;
+    assert.match(search.result, /^Results 1-5 of \d+ for "message number 1" \(page 0 of 0-\d+\):/);
     assert.equal(answer.reply, '[0] user: Message number 1: the weather is fine today in town 1.', 'the evicted message 1 is on the first page');
   });
 

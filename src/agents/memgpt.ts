@@ -16,7 +16,7 @@
  * the agent steps again (MemGPT's heartbeat), up to `maxSteps` per user message.
  *
  * Memory pressure: when the prompt passes `warningFraction` of the budget, a system alert is queued
- * once, telling the agent to save what matters. When a step's prompt would not fit, the oldest
+ * (once, until the prompt is back under that mark), telling the agent to save what matters. When a step's prompt would not fit, the oldest
  * messages are evicted until the queue is at most `evictFraction` of its size, and the policy
  * writes a new summary from the previous summary and the evicted messages (recursive
  * summarisation); evicted messages stay in recall storage.
@@ -30,11 +30,15 @@ import type { Message, Tool, Trajectory, TrajectorySegment, Turn } from '../core
 import { parseAssistantText, renderGenerationPrompt } from '../model/chat-template.ts';
 import type { Policy } from '../policy/types.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
-import { callTool, describeTools } from './tools.ts';
+import { callTool, listTools } from './tools.ts';
 import type { AgentSampling } from './transcript.ts';
 
 export interface MemGPTOptions {
   policy: Policy;
+  /** The instructions at the top of the system message. Default: MemGPT's, in short. */
+  instructions?: string;
+  /** List the memory functions (one line each) in the system message. Default true; off saves ~800 byte tokens for a model trained to use them. */
+  listFunctions?: boolean;
   /** Core memory: the agent's persona. */
   persona?: string;
   /** Core memory: what the agent knows about the user. */
@@ -170,8 +174,8 @@ export class MemGPTAgent {
   /** The main context as messages: system (instructions, functions, working context), summary, queue. */
   mainContext(): Message[] {
     const system = [
-      INSTRUCTIONS,
-      describeTools(this.functions),
+      this.options.instructions ?? INSTRUCTIONS,
+      ...(this.options.listFunctions === false ? [] : [listTools(this.functions)]),
       '### Working context (core memory)',
       `<persona>\n${this.core.persona}\n</persona>`,
       `<human>\n${this.core.human}\n</human>`,
@@ -199,7 +203,9 @@ export class MemGPTAgent {
   private async fitPrompt(maxNewTokens: number): Promise<number[] | undefined> {
     const limit = this.contextBudget - maxNewTokens - 1;
     let prompt = this.render();
-    if (!this.warned && prompt.length > (this.options.warningFraction ?? 0.7) * limit) {
+    const warning = (this.options.warningFraction ?? 0.7) * limit;
+    if (prompt.length <= warning) this.warned = false;
+    if (!this.warned && prompt.length > warning) {
       this.warned = true;
       const alert = `[system] Memory pressure: the context holds ${prompt.length} of ${limit} tokens. Older messages will soon be evicted; save anything important to archival or core memory now.`;
       this.enqueue({ role: 'user', content: alert });
@@ -224,7 +230,6 @@ export class MemGPTAgent {
     if (count === 0) return;
     const evicted = this.queue.splice(0, count);
     this.evicted += evicted.length;
-    this.warned = false;
     const request = [
       'Write a short summary of this conversation so far, keeping facts that may matter later.',
       ...(this.summary === '' ? [] : [`Summary of what came before: ${this.summary}`]),

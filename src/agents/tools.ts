@@ -30,6 +30,29 @@ export async function callTool(tools: readonly Tool[], name: string, input: unkn
   }
 }
 
+/**
+ * The tools as one line each, `name(arg: type, …): description` (a short context: small models,
+ * byte-level tokens), with how to call them.
+ */
+export function listTools(tools: readonly Tool[]): string {
+  const lines = tools.map((tool) => {
+    const { properties = {}, required = [] } = toolSchema(tool).function.parameters as { properties?: Record<string, JsonSchema>; required?: string[] };
+    const args = Object.entries(properties).map(([name, schema]) => `${name}${required.includes(name) ? '' : '?'}: ${typeName(schema)}`);
+    return `- ${tool.name}(${args.join(', ')}): ${tool.description}`;
+  });
+  return ['Functions:', ...lines, 'To call a function, reply with <tool_call>{"name": "<function>", "arguments": {...}}</tool_call>.'].join('\n');
+}
+
+interface JsonSchema {
+  type?: string;
+  enum?: unknown[];
+}
+
+function typeName(schema: JsonSchema): string {
+  if (schema.enum !== undefined) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
+  return schema.type ?? 'any';
+}
+
 /** The tools as a system-prompt block (JSON-schema functions) with how to call them. */
 export function describeTools(tools: readonly Tool[]): string {
   const lines = tools.map((tool) => JSON.stringify(toolSchema(tool).function));
