@@ -1,4 +1,4 @@
-export { Transcript, clip } from './transcript.ts';
+export { Transcript, clip, rewardFinalTurn } from './transcript.ts';
 export type { AgentSampling } from './transcript.ts';
 export { callTool, describeTools, listTools } from './tools.ts';
 export type { ToolOutcome } from './tools.ts';

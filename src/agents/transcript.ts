@@ -98,3 +98,16 @@ export class Transcript {
 export function clip(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
+
+/**
+ * Adds a reward to a trajectory's last turn (on its last generated token), e.g. a task score
+ * computed after the scaffold finished. Returns the same trajectory.
+ */
+export function rewardFinalTurn(trajectory: Trajectory, reward: number): Trajectory {
+  const turn = trajectory.turns.at(-1);
+  if (turn === undefined) return trajectory;
+  turn.reward += reward;
+  if (trajectory.segments === undefined) trajectory.tokenRewards[turn.end - 1]! += reward;
+  trajectory.totalReward += reward;
+  return trajectory;
+}
