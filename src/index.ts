@@ -11,6 +11,7 @@ export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
 export * from './policy/index.ts';
 export * from './envs/index.ts';
 export * from './rollout/index.ts';
+export * from './agents/index.ts';
 export * from './algorithms/index.ts';
 export { runSft, renderExamples, sftConfigSchema } from './train/sft.ts';
 export { runRl, rlConfigSchema, validate } from './train/rl.ts';

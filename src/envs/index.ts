@@ -37,6 +37,8 @@ import { makeSwe, sweOptionsSchema, type SweOptions } from './swe/env.ts';
 import { sweExpert } from './swe/expert.ts';
 import { makeWebShop, webShopOptionsSchema, type WebShopOptions } from './webshop/env.ts';
 import { webShopExpert } from './webshop/expert.ts';
+import { makeMemoryRecall, memoryRecallOptionsSchema, type MemoryRecallOptions } from './memory-recall/env.ts';
+import { memoryRecallExpert } from './memory-recall/expert.ts';
 
 export interface EnvDescriptor {
   name: string;
@@ -178,6 +180,15 @@ export const environments: readonly EnvDescriptor[] = [
     make: (options) => makeBrowserShop(options as BrowserShopOptions),
     expert: browserShopExpert,
   },
+  {
+    name: 'memory-recall',
+    description: 'Facts early, distractors, then a question about one fact: with a bounded history the policy must use memory_insert / memory_search.',
+    actions: '<answer>ok</answer>, <answer>code</answer> for the question, or <tool_call>{"name": "memory_insert"|"memory_search", "arguments": {...}}</tool_call>',
+    reward: '1 for the asked code, else 0; -formatPenalty per invalid turn',
+    optionsSchema: memoryRecallOptionsSchema,
+    make: (options) => makeMemoryRecall(options as MemoryRecallOptions),
+    expert: memoryRecallExpert,
+  },
 ];
 
 export function environmentNames(): string[] {
@@ -255,3 +266,6 @@ export { absoluteZeroExpert } from './absolute-zero/expert.ts';
 export { BrowserShopEnv, browserShopOptionsSchema, makeBrowserShop } from './browser-shop/env.ts';
 export { chromiumArgs, chromiumPath, openBrowserShop } from './browser-shop/browser.ts';
 export { browserShopExpert } from './browser-shop/expert.ts';
+export { MemoryRecallEnv, makeMemoryRecall, memoryRecallOptionsSchema, searchPassages } from './memory-recall/env.ts';
+export type { MemoryRecallData, MemoryRecallOptions, MemoryRecallTask } from './memory-recall/env.ts';
+export { memoryRecallExpert } from './memory-recall/expert.ts';

@@ -16,3 +16,9 @@ export type {
   TokenBatch,
   TrainablePolicy,
 } from './types.ts';
+export { OpenAIPolicy, alignLogprobs, idsOfEntries } from './openai-policy.ts';
+export type { ChatOptions, OpenAIPolicyOptions } from './openai-policy.ts';
+export { PolicyRequestError, postJson } from './openai-http.ts';
+export type { PostJsonOptions, RequestFailure, RetryOptions } from './openai-http.ts';
+export { parseChatCompletion, toolSchema, toWireMessages } from './openai-wire.ts';
+export type { ChatCompletion, FunctionSchema, MalformedToolCall, TokenLogprob, WireMessage, WireToolCall } from './openai-wire.ts';

@@ -89,7 +89,7 @@ export class ScriptedPolicy implements Policy {
 }
 
 /** The shortest prefix length of `tokens` whose text contains a stop string, if any. */
-function firstStopStringEnd(tokens: readonly number[], stopStrings: readonly string[], tokenizer: Tokenizer): number | undefined {
+export function firstStopStringEnd(tokens: readonly number[], stopStrings: readonly string[], tokenizer: Tokenizer): number | undefined {
   if (stopStrings.length === 0) return undefined;
   for (let end = 1; end <= tokens.length; end++) {
     const text = tokenizer.decode(tokens.slice(0, end));

@@ -14,7 +14,7 @@ import type { Env, Trajectory } from '../core/types.ts';
 import { rlLoss, filterGroups, klEstimate } from '../algorithms/index.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { rollout, evaluate } from '../rollout/index.ts';
+import { rollout, evaluate, rolloutStats } from '../rollout/index.ts';
 import { splitSeed, splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
@@ -86,6 +86,12 @@ export interface RlRunOptions<Task> {
   onAdvantages?: (trajectories: readonly Trajectory[], advantages: readonly Float64Array[], iteration: number) => void | Promise<void>;
   /** Continue after a finished iteration (the model must already hold that iteration's weights and optimizer state). */
   resume?: RlResumeState;
+  /**
+   * Collects an iteration's trajectories in place of the env rollout — an agent scaffold (ReAct,
+   * tool calling, MemGPT) running the policy; trajectories of one task share a `groupId`.
+   * Validation still plays `env`.
+   */
+  collect?: (context: { policy: BuiltinPolicy; seeds: readonly number[]; iteration: number; config: RlConfig }) => Promise<Trajectory[]>;
 }
 
 /** The trainer's own state after an iteration: the iteration number and the minibatch-shuffle RNG. */
@@ -177,7 +183,9 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
     const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);
-    const { trajectories: all, stats } = await rollout({
+    const { trajectories: all, stats } = options.collect
+      ? await collectWith(options.collect, { policy, seeds, iteration, config })
+      : await rollout({
       policy,
       env: options.env,
       seeds,
@@ -235,6 +243,12 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
     if (stopping) break;
   }
   return { history, finalValidationSuccess: validationSuccess };
+}
+
+async function collectWith(collect: NonNullable<RlRunOptions<unknown>['collect']>, context: Parameters<NonNullable<RlRunOptions<unknown>['collect']>>[0]) {
+  const started = performance.now();
+  const trajectories = await collect(context);
+  return { trajectories, stats: rolloutStats(trajectories, (performance.now() - started) / 1000) };
 }
 
 interface UpdateReport extends UpdateMetrics {

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
+import type { Tool } from '../core/types.ts';
+import { ScriptedPolicy } from '../policy/scripted-policy.ts';
+import { runReAct } from './react.ts';
+import { describeReAct, reflectionsText, runReflexion } from './reflexion.ts';
+
+const lookup: Tool<string> = {
+  name: 'lookup',
+  description: 'The capital of a country.',
+  inputSchema: z.string(),
+  execute: (country) => ({ France: 'Paris' })[country] ?? 'unknown',
+};
+
+describe('Reflexion (scripted policy, ReAct actor)', () => {
+  test('a failed trial leads to a reflection in episodic memory; the next trial is given it and succeeds', async () => {
+    const seen: string[] = [];
+    const policy = new ScriptedPolicy({
+      reply: ({ messages }) => {
+        const first = messages[0]!.content;
+        const last = messages.at(-1)!.content;
+        if (first.startsWith('You tried the task')) {
+          seen.push(first);
+          return ' I answered from memory and was wrong. Next time, use lookup before answering. ';
+        }
+        if (!first.includes('use lookup before answering')) return 'Thought: I remember it.\nAction: Finish[Lyon]';
+        if (last.startsWith('Task:')) return 'Thought: check first.\nAction: lookup[France]';
+        return 'Thought: confirmed.\nAction: Finish[Paris]';
+      },
+    });
+    const question = 'What is the capital of France?';
+    const result = await runReflexion({
+      policy,
+      task: question,
+      trials: 3,
+      attempt: async ({ reflections }) => {
+        const run = await runReAct({ policy, tools: [lookup], question, ...(reflections.length === 0 ? {} : { instructions: reflectionsText(reflections) }) });
+        return { success: run.answer === 'Paris', transcript: describeReAct(run), feedback: `answer ${run.answer} is wrong`, result: run };
+      },
+    });
+    assert.equal(result.success, true);
+    assert.equal(result.trials.length, 2);
+    assert.equal(result.trials[0]!.outcome.result.answer, 'Lyon');
+    assert.equal(result.trials[0]!.reflection, 'I answered from memory and was wrong. Next time, use lookup before answering.');
+    assert.deepEqual(result.trials[1]!.given, [result.trials[0]!.reflection]);
+    assert.deepEqual(result.trials[1]!.outcome.result.steps.map((step) => step.action), ['lookup', 'Finish']);
+    assert.deepEqual(result.memory, [result.trials[0]!.reflection]);
+    assert.equal(seen.length, 1);
+    assert.match(seen[0]!, /Action 1: Finish\[Lyon\]/, 'the reflection prompt shows the failed attempt');
+    assert.match(seen[0]!, /Feedback: answer Lyon is wrong/);
+  });
+
+  test('trials run out: every failure reflected on (but the last), memory keeps the newest memorySize, an empty reflection is not kept', async () => {
+    let reflections = 0;
+    const policy = new ScriptedPolicy({ reply: () => (++reflections === 2 ? '   ' : `reflection ${reflections}`) });
+    const given: string[][] = [];
+    const result = await runReflexion({
+      policy,
+      task: 'impossible',
+      trials: 4,
+      memorySize: 1,
+      attempt: async ({ reflections: memory }) => {
+        given.push([...memory]);
+        return { success: false, transcript: 'failed', result: null };
+      },
+    });
+    assert.equal(result.success, false);
+    assert.equal(result.trials.length, 4);
+    assert.deepEqual(given, [[], ['reflection 1'], ['reflection 1'], ['reflection 3']]);
+    assert.equal(reflections, 3, 'no reflection after the last trial');
+    assert.equal(result.trials[1]!.reflection, undefined);
+    assert.deepEqual(result.memory, ['reflection 3']);
+  });
+
+  test('bad settings are rejected', async () => {
+    const policy = new ScriptedPolicy({ reply: ['x'] });
+    const attempt = async () => ({ success: true, transcript: '', result: null });
+    await assert.rejects(runReflexion({ policy, task: 't', attempt, trials: 0 }), InvalidArgumentError);
+    await assert.rejects(runReflexion({ policy, task: 't', attempt, memorySize: 0 }), InvalidArgumentError);
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The tool-calling loop: the policy replies, each `<tool_call>{…}</tool_call>` in its reply runs
+ * (tools declared with zod), the results come back as tool messages, until a stop condition holds.
+ *
+ *   const result = await runToolLoop({ policy, tools: [calculator], prompt: 'What is 17 * 23?',
+ *     stopWhen: [hasFinalAnswer(), stepCountIs(6)] });
+ *   result.finalAnswer; result.trajectory; // token-level, trainable with the RL trainer
+ *
+ * - Unknown tools, invalid arguments and throwing tools come back to the model as the tool
+ *   message (tools.ts); a malformed or unclosed `<tool_call>` block gets a user message saying
+ *   so.
+ * - A reply with no tool call is a final answer; when no stop condition takes it, the loop asks
+ *   the model to go on (`continuePrompt`).
+ * - The loop also ends at `maxSteps` and when the context window has no room for another reply.
+ */
+import type { Message, Tool, Trajectory } from '../core/types.ts';
+import { parseAssistantText } from '../model/chat-template.ts';
+import type { Policy } from '../policy/types.ts';
+import { hasFinalAnswer, stepCountIs, type StopCondition, type ToolResult, type ToolStep } from './stop-conditions.ts';
+import { callTool, describeTools } from './tools.ts';
+import { Transcript, type AgentSampling, clip } from './transcript.ts';
+
+export interface ToolLoopOptions {
+  policy: Policy;
+  tools: readonly Tool[];
+  /** The task: a user message, or a whole conversation to continue. */
+  prompt: string | readonly Message[];
+  /** Put first in the system message (the tool list follows it). */
+  system?: string;
+  /** Default [hasFinalAnswer(), stepCountIs(10)]. */
+  stopWhen?: StopCondition | readonly StopCondition[];
+  /** Hard ceiling on steps whatever `stopWhen` says. Default 50. */
+  maxSteps?: number;
+  /** Sampling of every reply. Default { maxNewTokens: 256 }; the seed advances by one per step. */
+  sampling?: AgentSampling;
+  /** Said to the model after a final answer no stop condition took. */
+  continuePrompt?: string;
+}
+
+export interface ToolLoopResult {
+  steps: ToolStep[];
+  /** The last step's final answer, if it gave one. */
+  finalAnswer?: string;
+  stopReason: 'stop-condition' | 'max-steps' | 'context-window';
+  messages: Message[];
+  trajectory: Trajectory;
+}
+
+export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopResult> {
+  const { policy, tools, prompt, maxSteps = 50, continuePrompt = 'Go on: call a tool or give your final answer.' } = options;
+  const stopWhen = options.stopWhen === undefined ? [hasFinalAnswer(), stepCountIs(10)] : [options.stopWhen].flat();
+  const sampling = options.sampling ?? { maxNewTokens: 256 };
+  const system = [options.system, tools.length > 0 ? describeTools(tools) : undefined].filter((part) => part !== undefined).join('\n\n');
+  const conversation: Message[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : [...prompt];
+  const messages = system === '' ? conversation : [{ role: 'system' as const, content: system }, ...conversation.filter((message) => message.role !== 'system')];
+  const transcript = new Transcript(policy, messages);
+  const steps: ToolStep[] = [];
+  let stopReason: ToolLoopResult['stopReason'] = 'max-steps';
+
+  while (steps.length < maxSteps) {
+    const generation = await transcript.generate({ ...sampling, seed: (sampling.seed ?? 0) + steps.length });
+    if (generation === undefined) {
+      stopReason = 'context-window';
+      break;
+    }
+    const parsed = parseAssistantText(generation.text, { idPrefix: `call_${steps.length}_` });
+    const unclosed = parsed.content.replace(/<tool_call>[\s\S]*?<\/tool_call>/g, '').includes('<tool_call>');
+    const malformed = unclosed ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf('<tool_call>'))] : parsed.invalid;
+    const step: ToolStep = { text: generation.text, toolCalls: parsed.toolCalls, results: [], malformed };
+    for (const call of parsed.toolCalls) {
+      const outcome = await callTool(tools, call.name, call.arguments);
+      const result: ToolResult = outcome.ok ? { call, output: outcome.output } : { call, output: outcome.error, error: outcome.kind };
+      step.results.push(result);
+      transcript.observe({ role: 'tool', content: result.output, name: call.name, toolCallId: call.id }, { invalidAction: !outcome.ok });
+    }
+    if (malformed.length > 0) {
+      transcript.observe(
+        { role: 'user', content: `Error: malformed tool call ${clip(malformed[0]!, 120)}; write <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> with valid JSON.` },
+        { invalidAction: true },
+      );
+    } else if (parsed.toolCalls.length === 0) step.finalAnswer = parsed.content.trim();
+    steps.push(step);
+    if (stopWhen.some((condition) => condition({ steps }))) {
+      stopReason = 'stop-condition';
+      break;
+    }
+    if (step.finalAnswer !== undefined) transcript.observe({ role: 'user', content: continuePrompt });
+  }
+  const finalAnswer = steps.at(-1)?.finalAnswer;
+  return {
+    steps,
+    ...(finalAnswer === undefined ? {} : { finalAnswer }),
+    stopReason,
+    messages: transcript.messages,
+    trajectory: transcript.toTrajectory({ success: finalAnswer !== undefined, truncated: stopReason !== 'stop-condition' }),
+  };
+}

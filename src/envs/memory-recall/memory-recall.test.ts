@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Rng } from '../../core/rng.ts';
+import { ScriptedPolicy } from '../../policy/scripted-policy.ts';
+import { rollout } from '../../rollout/rollout.ts';
+import { envContract } from '../contract.ts';
+import { generateTask, makeMemoryRecall, searchPassages, type MemoryRecallData } from './env.ts';
+import { memoryRecallExpert } from './expert.ts';
+
+envContract('memory-recall', () => makeMemoryRecall(), { makeExpert: memoryRecallExpert });
+
+const call = (name: string, args: Record<string, unknown>) => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+
+describe('memory-recall', () => {
+  test('facts, then distractors, then the question; the expert saves, searches and answers', async () => {
+    const env = makeMemoryRecall({ facts: 2, fillerTurns: 2 });
+    let observation = await env.reset({ seed: 4 });
+    const expert = memoryRecallExpert();
+    const seen: string[] = [observation.text];
+    for (;;) {
+      const result = await env.step({ text: expert.act(observation) });
+      observation = result.observation;
+      seen.push(observation.text);
+      if (result.done) {
+        assert.equal(result.reward, 1);
+        assert.equal(result.info.success, true);
+        break;
+      }
+    }
+    assert.match(seen[0]!, /^Remember: the code of locker \d+ is \d{4}\.$/);
+    assert.match(seen[1]!, /^<tool_response>saved \(1 passages\)<\/tool_response>\nRemember: /);
+    assert.match(seen[2]!, /^<tool_response>saved \(2 passages\)<\/tool_response>\nNote: the weather in town/);
+    assert.match(seen[3]!, /^Note: the weather in town/);
+    assert.match(seen[4]!, /^Question: what is the code of locker \d+\?/);
+    assert.match(seen[5]!, /^<tool_response>the code of locker \d+ is \d{4}\..*<\/tool_response>\nQuestion:/, 'a search answers with the saved facts and asks again');
+    assert.equal(seen.at(-1), 'correct');
+  });
+
+  test('without memory tools a tool call is an invalid turn, and the no-memory expert cannot answer', async () => {
+    const env = makeMemoryRecall({ memoryTools: false });
+    assert.deepEqual(env.tools, []);
+    await env.reset({ seed: 1 });
+    const result = await env.step({ text: call('memory_insert', { text: 'x' }) });
+    assert.equal(result.info.invalidAction, true);
+    assert.match(result.observation.text, /^invalid: no tools here/);
+
+    let solved = 0;
+    for (let seed = 0; seed < 10; seed++) {
+      const fresh = makeMemoryRecall({ memoryTools: false });
+      const expert = memoryRecallExpert();
+      let observation = await fresh.reset({ seed });
+      for (;;) {
+        const step = await fresh.step({ text: expert.act(observation) });
+        observation = step.observation;
+        if (step.done || step.truncated) {
+          solved += step.info.success === true ? 1 : 0;
+          break;
+        }
+      }
+    }
+    assert.equal(solved, 0);
+  });
+
+  test('bad tool arguments and unknown tools are invalid; the episode is cut at maxTurns', async () => {
+    const env = makeMemoryRecall({ maxTurns: 3 });
+    const observation = await env.reset({ seed: 2 });
+    const first = await env.step({ text: call('memory_insert', { note: 'x' }) });
+    assert.equal(first.info.invalidAction, true);
+    assert.equal(first.observation.text, `invalid: memory_insert arguments must be {"text": string}\n${observation.text}`, 'the message repeats');
+    const second = await env.step({ text: call('memory_delete', {}) });
+    assert.match(second.observation.text, /unknown tool "memory_delete"; allowed: memory_insert, memory_search/);
+    const third = await env.step({ text: '<answer>ok</answer>' });
+    assert.equal(third.truncated, true);
+    assert.equal(third.info.success, false);
+    assert.equal((third.observation.data as MemoryRecallData).turnsLeft, 0);
+  });
+
+  test('search ranks passages by shared words, newest first among equals, at most 3', () => {
+    const passages = ['the code of locker 12 is 1111.', 'the code of locker 40 is 2222.', 'weather is fine', 'the code of locker 12 is 3333.', 'locker 99'];
+    assert.deepEqual(searchPassages(passages, 'code of locker 12'), ['the code of locker 12 is 3333.', 'the code of locker 12 is 1111.', 'the code of locker 40 is 2222.']);
+    assert.deepEqual(searchPassages(passages, 'zebra'), []);
+  });
+
+  test('tasks are seeded: distinct lockers, 4-digit codes, the asked one among them', () => {
+    const task = generateTask(new Rng(9), { facts: 5, fillerTurns: 3 });
+    assert.deepEqual(generateTask(new Rng(9), { facts: 5, fillerTurns: 3 }), task);
+    assert.equal(new Set(task.facts.map((fact) => fact.locker)).size, 5);
+    assert.ok(task.facts.every((fact) => /^\d{4}$/.test(fact.code)));
+    assert.ok(task.asked >= 0 && task.asked < 5);
+    assert.equal(task.fillers.length, 3);
+  });
+});
+
+describe('memory-recall needs memory under a bounded history (rollout, scripted policies that read only their context)', () => {
+  /** Replies from the visible messages only: saves facts when it has tools, answers from what it can see or find. */
+  const reader = (tools: boolean) =>
+    new ScriptedPolicy({
+      reply: ({ messages }) => {
+        const last = messages.at(-1)!.content;
+        const question = /what is the code of locker (\d+)\?/.exec(last);
+        if (question === null) {
+          const fact = /Remember: (the code of locker \d+ is \d+\.)/.exec(last);
+          return tools && fact !== null ? call('memory_insert', { text: fact[1]! }) : '<answer>ok</answer>';
+        }
+        const seen = messages.map((message) => message.content).join('\n');
+        const known = new RegExp(`locker ${question[1]} is (\\d+)`).exec(seen);
+        if (known !== null) return `<answer>${known[1]}</answer>`;
+        return tools ? call('memory_search', { query: `code of locker ${question[1]}` }) : '<answer>0000</answer>';
+      },
+    });
+  const success = async (tools: boolean, historyTurns: number | undefined) => {
+    const { stats } = await rollout({
+      policy: reader(tools),
+      env: () => makeMemoryRecall({ memoryTools: tools, facts: 3, fillerTurns: 4 }),
+      seeds: [0, 1, 2, 3, 4, 5],
+      maxTurns: 20,
+      maxNewTokens: 200,
+      ...(historyTurns === undefined ? {} : { historyTurns }),
+    });
+    return stats.successRate;
+  };
+
+  test('full history: recall without tools works; history of 2 turns: only the memory tools recall', async () => {
+    assert.equal(await success(false, undefined), 1);
+    assert.equal(await success(false, 2), 0);
+    assert.equal(await success(true, 2), 1);
+  });
+});
