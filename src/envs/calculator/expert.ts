@@ -1,6 +1,8 @@
 /**
  * Calculator expert: calls the tool with the whole expression, then answers the tool's result.
- * A random turn answers a random integer in [-100, 100].
+ * A random turn answers a random integer in [-100, 100] instead of calling the tool; once the tool
+ * has answered, the expert always copies its result (random answers there would only teach a
+ * small model that the result is noise, and it then never learns to copy it).
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';
@@ -10,13 +12,15 @@ import type { CalculatorData } from './env.ts';
 export function calculatorExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
-    (observation) => {
-      const { expression, lastToolResult } = calculatorData(observation);
-      if (lastToolResult !== null && /^-?\d+$/.test(lastToolResult)) return formatAnswer(lastToolResult);
-      return formatToolCall({ name: 'calculator', arguments: { expression } });
-    },
-    (_observation, rng) => formatAnswer(String(rng.range(-100, 100))),
+    (observation) => copyToolResult(observation) ?? formatToolCall({ name: 'calculator', arguments: { expression: calculatorData(observation).expression } }),
+    (observation, rng) => copyToolResult(observation) ?? formatAnswer(String(rng.range(-100, 100))),
   );
+}
+
+/** The answer that copies the tool's integer result, or null before the tool has answered. */
+function copyToolResult(observation: Observation): string | null {
+  const { lastToolResult } = calculatorData(observation);
+  return lastToolResult !== null && /^-?\d+$/.test(lastToolResult) ? formatAnswer(lastToolResult) : null;
 }
 
 function calculatorData(observation: Observation): CalculatorData {
