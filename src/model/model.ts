@@ -262,18 +262,21 @@ export class TransformerModel {
     return { ...report, loss: loss.dependsOnCurrent ? report.loss : surrogate };
   }
 
-  /** Back-propagates each micro-batch's surrogate into the accumulator; returns Σ surrogate values. */
+  /**
+   * Back-propagates each micro-batch's surrogate into the accumulator; returns Σ surrogate values.
+   * Each micro-batch is finished (its value read) before the next is dispatched: dispatching them
+   * all at once keeps every micro-batch's activations alive together, and a 512-sequence batch
+   * then exceeded the 4 GiB wasm heap.
+   */
   private async accumulate(micro: PreparedMicroBatch[], needs: HeadNeeds): Promise<number> {
     const fn = this.compiledGrad(needs);
-    const values: JaxArray[] = [];
+    let total = 0;
     for (const { packed, cotangents } of micro) {
       const [value, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, 1), cotangents) as [JaxArray, DeviceParams];
-      values.push(value);
       if (this.accumulated === null) this.accumulated = grads;
       else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
+      total += ((await value.data()) as Float32Array)[0]!;
     }
-    let total = 0;
-    for (const value of values) total += ((await value.data()) as Float32Array)[0]!;
     return total;
   }
 
