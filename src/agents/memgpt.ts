@@ -32,6 +32,7 @@ import type { Policy } from '../policy/types.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
 import { callTool, listTools } from './tools.ts';
 import type { AgentSampling } from './transcript.ts';
+import { ToolError } from '../core/errors.ts';
 
 export interface MemGPTOptions {
   policy: Policy;
@@ -281,7 +282,7 @@ export class MemGPTAgent {
     const block = z.enum(['persona', 'human']);
     const page = z.number().int().min(0).default(0).describe('0-based result page');
     const fits = (name: BlockName, value: string): void => {
-      if (value.length > limit) throw new Error(`core memory block "${name}" would hold ${value.length} characters; the limit is ${limit}. Move details to archival memory.`);
+      if (value.length > limit) throw new ToolError('core_memory', `core memory block "${name}" would hold ${value.length} characters; the limit is ${limit}. Move details to archival memory.`);
     };
     return [
       {
@@ -309,7 +310,7 @@ export class MemGPTAgent {
         description: 'Replaces old_content with new_content in a block of your working context.',
         inputSchema: z.object({ name: block, old_content: z.string().min(1), new_content: z.string() }),
         execute: ({ name, old_content, new_content }: { name: BlockName; old_content: string; new_content: string }) => {
-          if (!this.core[name].includes(old_content)) throw new Error(`"${old_content}" is not in core memory block "${name}"`);
+          if (!this.core[name].includes(old_content)) throw new ToolError('core_memory_replace', `"${old_content}" is not in core memory block "${name}"`);
           const next = this.core[name].replace(old_content, new_content);
           fits(name, next);
           this.core[name] = next;

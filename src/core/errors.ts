@@ -20,6 +20,13 @@ export class InvalidArgumentError extends AgentRlError {
   }
 }
 
+/** A tool refused its call (a missing file, a used-up budget, a failed remote tool); the agent sees the message as the tool's result. */
+export class ToolError extends AgentRlError {
+  constructor(tool: string, message: string, details: Record<string, unknown> = {}) {
+    super('TOOL_ERROR', message, { tool, ...details });
+  }
+}
+
 /** Input data (a JSONL file, a checkpoint, a config file) is malformed; `details` locate it. */
 export class DataFormatError extends AgentRlError {
   constructor(message: string, details: { file?: string; line?: number; key?: string } & Record<string, unknown> = {}) {

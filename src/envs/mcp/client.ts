@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AgentRlError, type Tool } from '../../core/index.ts';
 import { zodFromJsonSchema } from './json-schema.ts';
+import { ToolError } from '../../core/errors.ts';
 
 export type McpServerSpec = { command: string; args?: string[]; cwd?: string; env?: Record<string, string> } | { url: string };
 
@@ -51,7 +52,7 @@ export async function connectMcp(server: McpServerSpec, options: { timeoutMs?: n
       const result = await client.callTool({ name: tool.name, arguments: input as Record<string, unknown> }, undefined, { timeout });
       const content = Array.isArray(result.content) ? result.content : [];
       const text = content.map((part: { type: string; text?: string }) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
-      if (result.isError === true) throw new Error(text || 'tool failed');
+      if (result.isError === true) throw new ToolError(tool.name, text || 'tool failed');
       return text;
     },
   }));

@@ -23,6 +23,7 @@ import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict }
 import { generateCorpus, type Article, type Corpus, type Question } from './corpus.ts';
 import { makeRetriever, renderDocuments, type Retriever } from './retriever.ts';
 import { searchReward } from './reward.ts';
+import { ToolError } from '../../core/errors.ts';
 
 export const searchOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
@@ -106,7 +107,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode> {
 
   private search(query: string): string {
     const episode = this.current();
-    if (episode.queries.length >= this.options.searchBudget) throw new Error(`search budget of ${this.options.searchBudget} used up; answer now`);
+    if (episode.queries.length >= this.options.searchBudget) throw new ToolError('search', `search budget of ${this.options.searchBudget} used up; answer now`);
     episode.queries.push(query);
     const documents = this.retriever.search(query, this.options.topK);
     for (const document of documents) if (!episode.retrieved.some((seen) => seen.id === document.id)) episode.retrieved.push(document);

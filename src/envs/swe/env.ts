@@ -20,6 +20,7 @@ import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { sweInstances, type SweInstance } from './instances.ts';
 import { runRepoTests, summarizeRun, type RepoTestRun } from './run-tests.ts';
+import { ToolError } from '../../core/errors.ts';
 
 export const sweOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
@@ -55,10 +56,10 @@ export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: b
 /** Applies exact find → replace edits (each `find` must occur exactly once); throws naming the bad edit. */
 export function applyEdit(files: Record<string, string>, path: string, find: string, replace: string): void {
   const content = files[path];
-  if (content === undefined) throw new Error(`no file ${path}; see list_files`);
-  if (find === '') throw new Error('old text is empty');
+  if (content === undefined) throw new ToolError('edit_file', `no file ${path}; see list_files`, { path });
+  if (find === '') throw new ToolError('edit_file', 'old text is empty', { path });
   const count = content.split(find).length - 1;
-  if (count !== 1) throw new Error(`old text found ${count} times in ${path}; it must occur exactly once`);
+  if (count !== 1) throw new ToolError('edit_file', `old text found ${count} times in ${path}; it must occur exactly once`);
   files[path] = content.replace(find, () => replace);
 }
 
@@ -82,7 +83,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode> {
         inputSchema: z.strictObject({ path: z.string() }),
         execute: ({ path }: { path: string }) => {
           const content = files()[path];
-          if (content === undefined) throw new Error(`no file ${path}; see list_files`);
+          if (content === undefined) throw new ToolError('read_file', `no file ${path}; see list_files`, { path });
           return content.split('\n').map((line, i) => `${i + 1}: ${line}`).join('\n');
         },
       },
