@@ -46,13 +46,14 @@ export interface ToolTaskEpisode {
   ended: boolean;
 }
 
-export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode> implements Env<Task> {
+export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options extends ToolTaskSettings = ToolTaskSettings> implements Env<Task> {
   abstract readonly name: string;
   abstract readonly instructions: string;
   tools: Tool[] = [];
   protected episode: Episode | null = null;
 
-  constructor(protected readonly settings: ToolTaskSettings) {}
+  /** The env's parsed options (the subclass's schema output; the turn settings are read here). */
+  constructor(protected readonly options: Options) {}
 
   /** A new episode and its first observation text. */
   protected abstract start(seed: number, task: Task | undefined): Promise<{ episode: Episode; text: string }>;
@@ -93,12 +94,12 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode> impleme
       return { observation: this.observe(episode, verdict.text), reward: verdict.reward, done: true, truncated: false, info };
     }
     const outcome = parsed.kind === 'invalid' ? { invalid: parsed.reason } : await this.callTool(parsed.call);
-    const truncated = episode.turnsUsed >= this.settings.maxTurns && !episode.ended;
+    const truncated = episode.turnsUsed >= this.options.maxTurns && !episode.ended;
     if (truncated) episode.ended = true;
     const ending = truncated ? { success: false } : {};
     if ('invalid' in outcome) {
       const observation = this.observe(episode, `invalid: ${outcome.invalid}`);
-      return { observation, reward: -this.settings.formatPenalty, done: false, truncated, info: { invalidAction: true, reason: outcome.invalid, ...ending } };
+      return { observation, reward: -this.options.formatPenalty, done: false, truncated, info: { invalidAction: true, reason: outcome.invalid, ...ending } };
     }
     const observation = this.observe(episode, this.renderToolResult(parsed.kind === 'tool_call' ? parsed.call : { name: '', arguments: {} }, outcome.result));
     return { observation, reward: 0, done: false, truncated, info: { invalidAction: false, tool: outcome.tool, ...ending } };
@@ -119,7 +120,7 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode> impleme
     } catch (error) {
       result = `error: ${error instanceof Error ? error.message : String(error)}`;
     }
-    return { tool: tool.name, result: clipText(result, this.settings.maxToolResultChars) };
+    return { tool: tool.name, result: clipText(result, this.options.maxToolResultChars) };
   }
 
   /** The current episode (for tools); throws before `reset`. */

@@ -64,17 +64,14 @@ export async function scoreSolution(task: CodeTask, code: string, options: { cal
   return { passed, total, firstFailure };
 }
 
-export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode> {
+export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof codeOptionsSchema>> {
   readonly name = 'code';
   readonly instructions =
     'Write the JavaScript function the spec asks for. Reply <think>...</think><answer>function add(a, b) { return a + b; }</answer>. ' +
     'It runs without require, timers or I/O; reward = fraction of unit tests passed.';
-  private readonly options: z.output<typeof codeOptionsSchema>;
 
   constructor(options: CodeOptions = {}) {
-    const parsed = parseOptions(codeOptionsSchema, options, 'code');
-    super(parsed);
-    this.options = parsed;
+    super(parseOptions(codeOptionsSchema, options, 'code'));
   }
 
   protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {

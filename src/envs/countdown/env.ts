@@ -32,17 +32,14 @@ interface CountdownEpisode extends ToolTaskEpisode {
   task: CountdownTask;
 }
 
-export class CountdownEnv extends ToolTaskEnv<CountdownTask, CountdownEpisode> {
+export class CountdownEnv extends ToolTaskEnv<CountdownTask, CountdownEpisode, z.output<typeof countdownOptionsSchema>> {
   readonly name = 'countdown';
   readonly instructions =
     'Using the numbers, each at most once, and + - * / ( ), write an equation equal to the target. ' +
     'Reply <think>...</think><answer>(25 - 5) * 3</answer>.';
-  private readonly options: z.output<typeof countdownOptionsSchema>;
 
   constructor(options: CountdownEnvOptions = {}) {
-    const parsed = parseOptions(countdownOptionsSchema, options, 'countdown');
-    super(parsed);
-    this.options = parsed;
+    super(parseOptions(countdownOptionsSchema, options, 'countdown'));
   }
 
   protected async start(seed: number, task: CountdownTask | undefined): Promise<{ episode: CountdownEpisode; text: string }> {

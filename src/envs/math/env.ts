@@ -53,17 +53,14 @@ interface MathEpisode extends ToolTaskEpisode {
   lastToolResult: string | null;
 }
 
-export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode> {
+export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof mathOptionsSchema>> {
   readonly name = 'math';
   readonly instructions =
     'Solve the problem. You may call <tool_call>{"name": "calculator", "arguments": {"expression": "(20 - 5) / 3"}}</tool_call>. ' +
     'Then reply <think>...</think><answer>5</answer> (a number; fractions like 7/2 are fine).';
-  private readonly options: z.output<typeof mathOptionsSchema>;
 
   constructor(options: MathOptions = {}) {
-    const parsed = parseOptions(mathOptionsSchema, options, 'math');
-    super(parsed);
-    this.options = parsed;
+    super(parseOptions(mathOptionsSchema, options, 'math'));
     this.tools = [
       {
         ...mathCalculatorTool,

@@ -86,19 +86,16 @@ interface FilesEpisode extends ToolTaskEpisode {
   lastToolResult: string | null;
 }
 
-export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode> {
+export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<typeof mcpFilesOptionsSchema>> {
   readonly name = 'mcp-files';
   readonly instructions =
     'Answer from the files, using the MCP filesystem tools (read_text_file, list_directory, search_files, ...): ' +
     '<tool_call>{"name": "read_text_file", "arguments": {"path": "notes/a.txt"}}</tool_call>. Then reply <answer>word</answer>.';
-  private readonly options: z.output<typeof mcpFilesOptionsSchema>;
   private workspace: Promise<FilesWorkspace> | null;
   private readonly ownsWorkspace: boolean;
 
   constructor(options: McpFilesOptions = {}, shared?: { workspace: Promise<FilesWorkspace> }) {
-    const parsed = parseOptions(mcpFilesOptionsSchema, options, 'mcp-files');
-    super(parsed);
-    this.options = parsed;
+    super(parseOptions(mcpFilesOptionsSchema, options, 'mcp-files'));
     this.workspace = shared?.workspace ?? null;
     this.ownsWorkspace = shared === undefined;
   }

@@ -60,20 +60,17 @@ interface SearchEpisode extends ToolTaskEpisode {
 
 const searchPattern = /^\s*(?:<think>([\s\S]*?)<\/think>)?\s*<search>([\s\S]*?)<\/search>\s*$/;
 
-export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode> {
+export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typeof searchOptionsSchema>> {
   readonly name = 'search';
   readonly instructions =
     'Answer the question. Reason inside <think>...</think>. To search the encyclopedia write <search> query </search>; ' +
     'results come back between <information> and </information>. Give the final answer without explanation: <answer> Tarsil </answer>.';
   readonly corpus: Corpus;
   private readonly retriever: Retriever;
-  private readonly options: z.output<typeof searchOptionsSchema>;
 
   constructor(options: SearchOptions = {}) {
-    const parsed = parseOptions(searchOptionsSchema, options, 'search');
-    super(parsed);
-    this.options = parsed;
-    this.corpus = generateCorpus(parsed.corpusSeed);
+    super(parseOptions(searchOptionsSchema, options, 'search'));
+    this.corpus = generateCorpus(this.options.corpusSeed);
     this.retriever = makeRetriever(this.corpus.articles);
     this.tools = [
       {

@@ -63,17 +63,14 @@ export function applyEdit(files: Record<string, string>, path: string, find: str
   files[path] = content.replace(find, () => replace);
 }
 
-export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode> {
+export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof sweOptionsSchema>> {
   readonly name = 'swe';
   readonly instructions =
     'Fix the issue in the repository. Tools: list_files {}, read_file {"path"}, search {"text"}, edit_file {"path", "old", "new"}, run_tests {}. ' +
     'Call one per turn: <tool_call>{"name": "read_file", "arguments": {"path": "src/x.js"}}</tool_call>. When done, reply <answer>submit</answer>.';
-  private readonly options: z.output<typeof sweOptionsSchema>;
 
   constructor(options: SweOptions = {}) {
-    const parsed = parseOptions(sweOptionsSchema, options, 'swe');
-    super(parsed);
-    this.options = parsed;
+    super(parseOptions(sweOptionsSchema, options, 'swe'));
     const files = () => this.current().files;
     const tools: Tool[] = [
       { name: 'list_files', description: 'Lists the repository files.', inputSchema: z.strictObject({}), execute: () => Object.keys(files()).sort().join('\n') },
