@@ -13,18 +13,14 @@
  * BENCH_ALGOS [grpo,ppo], BENCH_ITERATIONS [per env], BENCH_TEST [100], BENCH_SAMPLES [2],
  * BENCH_SEED [0].
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
-import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { rlConfigSchema, runRl, type IterationMetrics } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';
 import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-presets.ts';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
+import { measureHeldOut } from './measure.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const envs = list('BENCH_ENVS', 'frozen-lake,sokoban,calculator');
@@ -44,19 +40,8 @@ for (const name of envs) {
   const iterations = Number(process.env.BENCH_ITERATIONS ?? preset.rl.iterations ?? 20);
   const rl = rlConfigSchema.parse({ historyTurns: 0, systemPrompt: false, seed, ...preset.rl, iterations, validateEvery: 0 });
   const evalConfig = { ...rl, validationEpisodes: testEpisodes };
-  // Measured in a child process from a saved checkpoint: a fresh wasm heap (bench/held-out.ts).
-  const measure = async (model: TransformerModel): Promise<{ sampled: number; greedy: number }> => {
-    const dir = mkdtempSync(join(tmpdir(), 'agentrl-bench-'));
-    try {
-      await saveCheckpoint(dir, { config: model.config, params: await model.hostParams() });
-      const args = ['--import', 'tsx', 'bench/held-out.ts', dir, name, JSON.stringify(preset.envOptions), JSON.stringify(evalConfig)];
-      const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, BENCH_SAMPLES: String(samples) } });
-      if (child.status !== 0) throw new Error(`held-out evaluation failed: ${child.stderr.slice(-2000)}`);
-      return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { sampled: number; greedy: number };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
+  // Measured in a child process from a saved checkpoint: a fresh wasm heap (bench/measure.ts).
+  const measure = (model: TransformerModel) => measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
 
   const started = performance.now();
   const model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });

@@ -8,17 +8,17 @@
  * table.
  *
  * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [3], BENCH_HISTORY [2],
- * BENCH_DEMOS [256], BENCH_SFT_STEPS [300], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
- * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [96], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
+ * BENCH_DEMOS [512], BENCH_SFT_STEPS [500], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
+ * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [128], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
  * check, not a result].
  */
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
 import { makeMemoryRecall } from '../src/envs/memory-recall/env.ts';
 import { memoryRecallExpert } from '../src/envs/memory-recall/expert.ts';
 import { TransformerModel } from '../src/model/model.ts';
-import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
-import { rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
+import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
+import { measureHeldOut } from './measure.ts';
 
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
@@ -37,27 +37,26 @@ const rows: string[] = [];
 
 for (const memoryTools of [true, false]) {
   const arm = memoryTools ? 'with memory tools' : 'without memory tools';
-  const env = () => makeMemoryRecall({ facts, fillerTurns, memoryTools });
+  const envOptions = { facts, fillerTurns, memoryTools };
+  const env = () => makeMemoryRecall(envOptions);
   const rl = rlConfigSchema.parse({
     algo: 'grpo',
     iterations: number('BENCH_ITERATIONS', 30),
     tasksPerIteration: number('BENCH_TASKS', 8),
     groupSize: number('BENCH_GROUP', 8),
     maxTurns,
-    maxNewTokens: number('BENCH_MAX_NEW_TOKENS', 96),
+    maxNewTokens: number('BENCH_MAX_NEW_TOKENS', 128),
     historyTurns,
-    learningRate: 1e-4,
+    learningRate: 5e-5,
     validateEvery: 0,
     validationEpisodes: testEpisodes,
     seed,
   });
-  const measure = async (model: TransformerModel) => {
-    const policy = new BuiltinPolicy({ model });
-    return { sampled: await validate(policy, env, rl, 'test', { samples, seed: 12_345 }), greedy: await validate(policy, env, rl, 'test') };
-  };
+  // In a child process from a saved checkpoint (bench/measure.ts): a fresh wasm heap.
+  const measure = (model: TransformerModel) => measureHeldOut(model, { name: 'memory-recall', options: envOptions }, rl, samples);
   const started = performance.now();
   const model = await TransformerModel.create(modelConfig, { seed });
-  const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 256), sftSteps: number('BENCH_SFT_STEPS', 300), randomActionRate: 0.1 });
+  const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 500), randomActionRate: 0.1 });
   await warmStart({
     model,
     env,
@@ -66,7 +65,7 @@ for (const memoryTools of [true, false]) {
     maxTurns,
     historyTurns,
     maxNewTokens: rl.maxNewTokens,
-    instructions: true,
+    instructions: false,
     onProgress: (p) => {
       if (p.step % 50 === 0) console.error(`  ${arm} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
     },
