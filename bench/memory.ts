@@ -1,14 +1,15 @@
 /**
  * `npm run bench:memory`: memory-recall (facts early, a question after distractors) with the policy
- * seeing a bounded history (`historyTurns`, default 2: the facts are out of view at the question).
+ * seeing a bounded history (`historyTurns`, default 0: only the current message, so the facts are
+ * out of view at the question; a tool's result comes with the next message).
  * Two arms from the same model config and budget: **with memory tools** (memory_insert /
  * memory_search) and **without** (the same env, no tools). Each arm: SFT warm start on the scripted
  * expert's episodes (with tools it saves and searches; without, it can only answer "ok" and guess),
  * then GRPO; prints held-out test success (sampled and greedy) before and after RL as a markdown
  * table.
  *
- * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [3], BENCH_HISTORY [2],
- * BENCH_DEMOS [512], BENCH_SFT_STEPS [500], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
+ * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [3], BENCH_HISTORY [0],
+ * BENCH_DEMOS [512], BENCH_SFT_STEPS [400], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
  * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [128], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
  * check, not a result].
  */
@@ -23,7 +24,7 @@ import { measureHeldOut } from './measure.ts';
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
 const fillerTurns = number('BENCH_FILLER', 3);
-const historyTurns = number('BENCH_HISTORY', 2);
+const historyTurns = number('BENCH_HISTORY', 0);
 const testEpisodes = number('BENCH_TEST', 100);
 const samples = number('BENCH_SAMPLES', 2);
 const seed = number('BENCH_SEED', 0);
@@ -56,7 +57,7 @@ for (const memoryTools of [true, false]) {
   const measure = (model: TransformerModel) => measureHeldOut(model, { name: 'memory-recall', options: envOptions }, rl, samples);
   const started = performance.now();
   const model = await TransformerModel.create(modelConfig, { seed });
-  const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 500), randomActionRate: 0.1 });
+  const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 400), randomActionRate: 0.1 });
   await warmStart({
     model,
     env,

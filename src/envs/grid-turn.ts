@@ -1,6 +1,6 @@
 /**
  * Turn bookkeeping shared by the grid puzzles (FrozenLake, Sokoban): a step budget counted in
- * moves, an invalid turn costing one step and the format penalty, and the grid text plus an
+ * moves, an invalid turn costing one step (and a move's reward) and the format penalty, and the grid text plus an
  * `invalid: <reason>` line as the observation.
  */
 import { z } from 'zod';
@@ -30,11 +30,15 @@ export interface GridEpisode {
   ended: boolean;
 }
 
-/** The result of a turn whose action did not parse: one step used, the format penalty, maybe the end. */
+/**
+ * The result of a turn whose action did not parse: one step used, its cost (`stepReward`, as a
+ * move's: an invalid turn must never score better than a move, or RL learns to emit garbage to
+ * dodge the step cost) and the format penalty, maybe the end.
+ */
 export function invalidGridTurn(
   episode: GridEpisode,
   reason: string,
-  { maxSteps, formatPenalty }: { maxSteps: number; formatPenalty: number },
+  { maxSteps, formatPenalty, stepReward = 0 }: { maxSteps: number; formatPenalty: number; stepReward?: number },
   observe: (reason: string) => Observation,
 ): StepResult {
   episode.stepsUsed++;
@@ -42,7 +46,7 @@ export function invalidGridTurn(
   episode.ended = truncated;
   return {
     observation: observe(reason),
-    reward: -formatPenalty,
+    reward: stepReward - formatPenalty,
     done: false,
     truncated,
     info: { invalidAction: true, reason, ...(truncated ? { success: false } : {}) },

@@ -21,7 +21,7 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
     rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
   },
   sokoban: {
-    envOptions: { width: 5, height: 5 },
+    envOptions: { width: 5, height: 5, formatPenalty: 0.1 },
     warm: { demonstrations: 1024, sftSteps: 500, sftBatchSize: 32, randomActionRate: 0.5 },
     rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
   },

@@ -2,7 +2,7 @@
  * Sokoban (RAGEN text version): push every box X onto a target O.
  * Reward per move, as gym-sokoban / RAGEN: −0.1 for the move, +1 for a box pushed onto a target,
  * −1 for a box pushed off one, +10 when all boxes are on targets (success = solved). A wall bump
- * is a move (−0.1). An invalid turn scores −formatPenalty and uses one of `maxSteps`, like a move;
+ * is a move (−0.1). An invalid turn costs a move's −0.1 plus −formatPenalty and uses one of `maxSteps`;
  * the episode is truncated when they run out. Generated puzzles are solvable within `maxSteps`.
  */
 import { z } from 'zod';
@@ -77,7 +77,7 @@ export class SokobanEnv implements Env<SokobanTask> {
 
     const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) => this.observe(episode, reason));
+      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty, stepReward: sokobanRewards.step }, (reason) => this.observe(episode, reason));
     }
 
     let reward = 0;

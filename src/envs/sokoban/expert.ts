@@ -1,6 +1,8 @@
 /**
  * Sokoban expert: the first move of a BFS-optimal solution of the current map (recomputed each
- * turn). When the map has become unsolvable (a box in a corner after random moves) it plays Up.
+ * turn). When the map has become unsolvable (a box in a corner after random moves) it plays a
+ * random move: a fixed fallback (it was Up) fills the failed demonstrations' remaining turns with
+ * one label and teaches the imitating model that move as a bias (measured: greedy play stuck on it).
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer } from '../action-format.ts';
@@ -12,10 +14,10 @@ import { solveSokoban } from './solver.ts';
 export function sokobanExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
-    (observation) => {
+    (observation, rng) => {
       const { room, position } = parseSokobanMap(sokobanData(observation).map);
       const solution = solveSokoban(room, position);
-      return formatAnswer(sokobanMoves[solution?.[0] ?? 0]!);
+      return formatAnswer(solution === null || solution.length === 0 ? rng.pick(sokobanMoves) : sokobanMoves[solution[0]!]!);
     },
     (_observation, rng) => formatAnswer(rng.pick(sokobanMoves)),
   );

@@ -13,7 +13,8 @@ import { solveSokoban } from './solver.ts';
 envContract('sokoban', () => makeSokoban({ formatPenalty: 0.1 }), {
   makeExpert: sokobanExpert,
   invalidActions: ['<answer>Push</answer>', '<answer>Up || Up</answer>'],
-  invalidActionReward: -0.1,
+  // The move's −0.1 plus the format penalty: an invalid turn never scores better than a move.
+  invalidActionReward: -0.2,
 });
 
 // Player left of a box, target right of it; a second target already holds a box.
@@ -73,4 +74,12 @@ test('sokoban expert solves 100% of 50 test tasks within maxSteps; random play d
   }
   assert.equal(expertWins, 50);
   assert.ok(randomWins < 12, `random won ${randomWins}/50`);
+});
+
+test('sokoban expert on an unsolvable map plays varied moves, not one fixed fallback', () => {
+  // The box sits in a corner off the target: no push can ever move it.
+  const stuck = ['#####', '#X__#', '#_P_#', '#__O#', '#####'];
+  const expert = sokobanExpert({ seed: 3 });
+  const moves = new Set(Array.from({ length: 40 }, () => expert.act({ text: stuck.join('\n'), data: { map: stuck, stepsLeft: 5 } })));
+  assert.ok(moves.size >= 3, `moves: ${[...moves].join(' ')}`);
 });
