@@ -24,11 +24,21 @@ export async function measureHeldOut(
   const dir = mkdtempSync(join(tmpdir(), 'agentrl-bench-'));
   try {
     await saveCheckpoint(dir, { config: model.config, params: await model.hostParams() });
-    const args = ['--import', 'tsx', 'bench/held-out.ts', dir, env.name, JSON.stringify(env.options), JSON.stringify(evalConfig)];
-    const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, BENCH_SAMPLES: String(samples) } });
-    if (child.status !== 0) throw new Error(`held-out evaluation failed: ${child.stderr.slice(-2000)}`);
-    return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as HeldOut;
+    return measureCheckpoint(dir, env, evalConfig, samples);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Held-out success of the checkpoint in `dir`, in a child process. */
+export function measureCheckpoint(
+  dir: string,
+  env: { name: string; options: Record<string, unknown> },
+  evalConfig: Record<string, unknown>,
+  samples: number,
+): HeldOut {
+  const args = ['--import', 'tsx', 'bench/held-out.ts', dir, env.name, JSON.stringify(env.options), JSON.stringify(evalConfig)];
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, BENCH_SAMPLES: String(samples) } });
+  if (child.status !== 0) throw new Error(`held-out evaluation failed: ${child.stderr.slice(-2000)}`);
+  return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as HeldOut;
 }

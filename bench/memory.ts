@@ -6,20 +6,27 @@
  * memory_search) and **without** (the same env, no tools). Each arm: SFT warm start on the scripted
  * expert's episodes (with tools it saves and searches; without, it can only answer "ok" and guess),
  * then GRPO; prints held-out test success (sampled and greedy) before and after RL as a markdown
- * table.
+ * table. Each phase (SFT, RL, each held-out measurement) runs in its own child process from a
+ * saved checkpoint: one process doing all of them exhausted the 4 GiB wasm heap (free lists for
+ * every shape of the SFT, generation and training calls) in the first RL step.
  *
  * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [3], BENCH_HISTORY [0],
  * BENCH_DEMOS [512], BENCH_SFT_STEPS [400], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
  * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [128], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
  * check, not a result].
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
 import { makeMemoryRecall } from '../src/envs/memory-recall/env.ts';
 import { memoryRecallExpert } from '../src/envs/memory-recall/expert.ts';
+import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
-import { measureHeldOut } from './measure.ts';
+import { measureCheckpoint } from './measure.ts';
 
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
@@ -30,37 +37,33 @@ const samples = number('BENCH_SAMPLES', 2);
 const seed = number('BENCH_SEED', 0);
 const modelConfig =
   process.env.BENCH_MODEL === 'tiny'
-    ? { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 }
-    : { ...defaultTrainModel, maxSeqLen: 1024 };
+    ? { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 512 }
+    : { ...defaultTrainModel, maxSeqLen: 512 };
 const maxTurns = 2 * (facts + fillerTurns + 1) + 4;
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
-const rows: string[] = [];
+const envOptionsFor = (memoryTools: boolean) => ({ facts, fillerTurns, memoryTools });
+const armName = (memoryTools: boolean) => (memoryTools ? 'with memory tools' : 'without memory tools');
+const rl = rlConfigSchema.parse({
+  algo: 'grpo',
+  iterations: number('BENCH_ITERATIONS', 30),
+  tasksPerIteration: number('BENCH_TASKS', 8),
+  groupSize: number('BENCH_GROUP', 8),
+  maxTurns,
+  maxNewTokens: number('BENCH_MAX_NEW_TOKENS', 128),
+  historyTurns,
+  learningRate: 5e-5,
+  validateEvery: 0,
+  validationEpisodes: testEpisodes,
+  seed,
+});
+const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 400), randomActionRate: 0.1 });
 
-for (const memoryTools of [true, false]) {
-  const arm = memoryTools ? 'with memory tools' : 'without memory tools';
-  const envOptions = { facts, fillerTurns, memoryTools };
-  const env = () => makeMemoryRecall(envOptions);
-  const rl = rlConfigSchema.parse({
-    algo: 'grpo',
-    iterations: number('BENCH_ITERATIONS', 30),
-    tasksPerIteration: number('BENCH_TASKS', 8),
-    groupSize: number('BENCH_GROUP', 8),
-    maxTurns,
-    maxNewTokens: number('BENCH_MAX_NEW_TOKENS', 128),
-    historyTurns,
-    learningRate: 5e-5,
-    validateEvery: 0,
-    validationEpisodes: testEpisodes,
-    seed,
-  });
-  // In a child process from a saved checkpoint (bench/measure.ts): a fresh wasm heap.
-  const measure = (model: TransformerModel) => measureHeldOut(model, { name: 'memory-recall', options: envOptions }, rl, samples);
-  const started = performance.now();
+/** Child phase `sft <tools|none> <out>`: warm start from scratch, saved to <out>. */
+async function sftPhase(memoryTools: boolean, out: string): Promise<void> {
   const model = await TransformerModel.create(modelConfig, { seed });
-  const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 400), randomActionRate: 0.1 });
   await warmStart({
     model,
-    env,
+    env: () => makeMemoryRecall(envOptionsFor(memoryTools)),
     expert: (s, randomActionRate) => memoryRecallExpert({ seed: s, randomActionRate }),
     config: warmConfig,
     maxTurns,
@@ -68,25 +71,66 @@ for (const memoryTools of [true, false]) {
     maxNewTokens: rl.maxNewTokens,
     instructions: false,
     onProgress: (p) => {
-      if (p.step % 50 === 0) console.error(`  ${arm} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
+      if (p.step % 50 === 0) console.error(`  ${armName(memoryTools)} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
     },
   });
-  const before = await measure(model);
-  const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+  await saveCheckpoint(out, { config: model.config, params: await model.hostParams() });
+}
+
+/** Child phase `rl <tools|none> <in> <out>`: GRPO from the checkpoint <in> (also the KL reference), saved to <out>. */
+async function rlPhase(memoryTools: boolean, from: string, out: string): Promise<void> {
+  const start = await loadCheckpoint(from);
+  const model = await TransformerModel.fromParams(start.config, start.params);
+  const reference = await TransformerModel.fromParams(start.config, start.params);
   await runRl({
     model,
     reference,
-    env,
+    env: () => makeMemoryRecall(envOptionsFor(memoryTools)),
     config: rl,
-    onIteration: (m) => console.error(`  ${arm} rl ${m.iteration}/${rl.iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} (${m.seconds.toFixed(1)} s)`),
+    onIteration: (m) =>
+      console.error(`  ${armName(memoryTools)} rl ${m.iteration}/${rl.iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} (${m.seconds.toFixed(1)} s)`),
   });
-  const after = await measure(model);
-  const minutes = (performance.now() - started) / 60_000;
-  rows.push(`| ${arm} | ${percent(before.sampled)} | ${percent(after.sampled)} | ${percent(before.greedy)} → ${percent(after.greedy)} | ${minutes.toFixed(1)} |`);
-  console.error(rows.at(-1));
+  await saveCheckpoint(out, { config: model.config, params: await model.hostParams() });
 }
 
-console.log(`\nmemory-recall: ${facts} facts, ${fillerTurns} distractors, history ${historyTurns} turns; held-out test seeds ${testEpisodes}, sampled = temperature 1 × ${samples}; seed ${seed}; model ${JSON.stringify(modelConfig)}`);
-console.log('\n| arm | SFT start (sampled) | after GRPO (sampled) | greedy before → after | minutes |');
-console.log('|---|---:|---:|---:|---:|');
-for (const row of rows) console.log(row);
+function runPhase(...args: string[]): void {
+  const child = spawnSync(process.execPath, ['--import', 'tsx', 'bench/memory.ts', ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (child.status !== 0) throw new Error(`bench:memory phase "${args[0]}" failed (exit ${child.status ?? child.signal})`);
+}
+
+const heldOut = (memoryTools: boolean, dir: string) => measureCheckpoint(dir, { name: 'memory-recall', options: envOptionsFor(memoryTools) }, rl, samples);
+
+const [phase, tools, ...dirs] = process.argv.slice(2);
+if (phase === 'sft') await sftPhase(tools === 'tools', dirs[0]!);
+else if (phase === 'rl') await rlPhase(tools === 'tools', dirs[0]!, dirs[1]!);
+else {
+  const rows: string[] = [];
+  for (const memoryTools of [true, false]) {
+    const work = mkdtempSync(join(tmpdir(), 'agentrl-memory-'));
+    try {
+      const flag = memoryTools ? 'tools' : 'none';
+      const started = performance.now();
+      runPhase('sft', flag, join(work, 'sft'));
+      const sftMinutes = (performance.now() - started) / 60_000;
+      const before = heldOut(memoryTools, join(work, 'sft'));
+      console.error(`  ${armName(memoryTools)}: SFT start sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`);
+      const t0 = performance.now();
+      runPhase('rl', flag, join(work, 'sft'), join(work, 'rl'));
+      const rlMinutes = (performance.now() - t0) / 60_000;
+      const after = heldOut(memoryTools, join(work, 'rl'));
+      rows.push(
+        `| ${armName(memoryTools)} | ${percent(before.sampled)} | ${percent(after.sampled)} | ${percent(before.greedy)} → ${percent(after.greedy)} | ${sftMinutes.toFixed(1)} | ${rlMinutes.toFixed(1)} |`,
+      );
+      console.error(rows.at(-1));
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  console.log(
+    `\nmemory-recall: ${facts} facts, ${fillerTurns} distractors, history ${historyTurns} turns; SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} on ${warmConfig.demonstrations} demonstrations; ` +
+      `GRPO ${rl.iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}; held-out test seeds ${testEpisodes}, sampled = temperature 1 × ${samples}; seed ${seed}; model ${JSON.stringify(modelConfig)}`,
+  );
+  console.log('\n| arm | SFT start (sampled) | after GRPO (sampled) | greedy before → after | SFT (min) | RL (min) |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const row of rows) console.log(row);
+}
