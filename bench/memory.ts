@@ -10,8 +10,8 @@
  * saved checkpoint: one process doing all of them exhausted the 4 GiB wasm heap (free lists for
  * every shape of the SFT, generation and training calls) in the first RL step.
  *
- * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [3], BENCH_HISTORY [0],
- * BENCH_DEMOS [512], BENCH_SFT_STEPS [400], BENCH_ITERATIONS [30], BENCH_TASKS [8], BENCH_GROUP [8],
+ * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [2], BENCH_HISTORY [0],
+ * BENCH_DEMOS [512], BENCH_SFT_STEPS [600], BENCH_ITERATIONS [20], BENCH_TASKS [4], BENCH_GROUP [8],
  * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [128], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
  * check, not a result].
  */
@@ -30,7 +30,7 @@ import { measureCheckpoint } from './measure.ts';
 
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
-const fillerTurns = number('BENCH_FILLER', 3);
+const fillerTurns = number('BENCH_FILLER', 2);
 const historyTurns = number('BENCH_HISTORY', 0);
 const testEpisodes = number('BENCH_TEST', 100);
 const samples = number('BENCH_SAMPLES', 2);
@@ -45,8 +45,8 @@ const envOptionsFor = (memoryTools: boolean) => ({ facts, fillerTurns, memoryToo
 const armName = (memoryTools: boolean) => (memoryTools ? 'with memory tools' : 'without memory tools');
 const rl = rlConfigSchema.parse({
   algo: 'grpo',
-  iterations: number('BENCH_ITERATIONS', 30),
-  tasksPerIteration: number('BENCH_TASKS', 8),
+  iterations: number('BENCH_ITERATIONS', 20),
+  tasksPerIteration: number('BENCH_TASKS', 4),
   groupSize: number('BENCH_GROUP', 8),
   maxTurns,
   maxNewTokens: number('BENCH_MAX_NEW_TOKENS', 128),
@@ -56,7 +56,7 @@ const rl = rlConfigSchema.parse({
   validationEpisodes: testEpisodes,
   seed,
 });
-const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 400), randomActionRate: 0.1 });
+const warmConfig = warmStartConfigSchema.parse({ demonstrations: number('BENCH_DEMOS', 512), sftSteps: number('BENCH_SFT_STEPS', 600), randomActionRate: 0.1 });
 
 /** Child phase `sft <tools|none> <out>`: warm start from scratch, saved to <out>. */
 async function sftPhase(memoryTools: boolean, out: string): Promise<void> {

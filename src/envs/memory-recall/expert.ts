@@ -1,6 +1,8 @@
 /**
- * Memory-recall expert: with memory tools it saves every fact, answers "ok" to distractors, and
- * at the question searches memory for the locker and answers the code it finds. Without tools it
+ * Memory-recall expert: with memory tools it saves every fact as a short note ("locker 29: 7821"),
+ * answers "ok" to distractors, and at the question searches memory for the locker ("locker 29")
+ * and answers the code it finds. Short notes keep the replies a small model imitates short (the
+ * whole sentence made a ~100-byte tool call, and every digit in it is a copy the model must learn). Without tools it
  * cannot remember (it answers 0000 — the baseline's ceiling is chance). A random turn answers "ok".
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
@@ -13,11 +15,15 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
     options,
     (observation) => {
       const data = memoryData(observation);
-      if (data.kind === 'fact') return data.memoryTools ? formatToolCall({ name: 'memory_insert', arguments: { text: data.message.replace(/^Remember: /, '') } }) : formatAnswer('ok');
+      if (data.kind === 'fact') {
+        if (!data.memoryTools) return formatAnswer('ok');
+        const [, locker, code] = /locker (\d+) is (\d+)/.exec(data.message) ?? [];
+        return formatToolCall({ name: 'memory_insert', arguments: { text: `locker ${locker}: ${code}` } });
+      }
       if (data.kind === 'filler') return formatAnswer('ok');
       if (!data.memoryTools) return formatAnswer('0000');
-      const found = new RegExp(`locker ${data.locker} is (\\d+)`).exec(data.lastToolResult ?? '');
-      return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `code of locker ${data.locker}` } }) : formatAnswer(found[1]!);
+      const found = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '');
+      return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(found[1]!);
     },
     () => formatAnswer('ok'),
   );
