@@ -21,9 +21,9 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
     rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
   },
   sokoban: {
-    envOptions: { width: 5, height: 5, formatPenalty: 0.1 },
-    warm: { demonstrations: 1024, sftSteps: 500, sftBatchSize: 32, randomActionRate: 0.5 },
-    rl: { iterations: 40, learningRate: 5e-5, validateEvery: 10 },
+    envOptions: { width: 5, height: 5, maxSteps: 6, formatPenalty: 0.1 },
+    warm: { demonstrations: 2048, sftSteps: 700, sftBatchSize: 32, randomActionRate: 0.3 },
+    rl: { iterations: 40, learningRate: 1e-4, validateEvery: 10 },
   },
   calculator: {
     envOptions: { numOperands: 2, maxOperand: 9 },

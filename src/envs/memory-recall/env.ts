@@ -21,6 +21,8 @@ import { parseOptions } from '../options.ts';
 export const memoryRecallOptionsSchema = z.strictObject({
   /** Facts given at the start (one is asked about). */
   facts: z.number().int().min(1).max(20).default(3),
+  /** Digits of each code (chance of guessing one: 1 in 9·10^(digits−1)). */
+  codeDigits: z.number().int().min(1).max(8).default(4),
   /** Distractor messages between the facts and the question. */
   fillerTurns: z.number().int().min(0).max(100).default(6),
   /** Offer memory_insert / memory_search. */
@@ -48,6 +50,7 @@ export interface MemoryRecallData {
   locker?: number;
   lastToolResult: string | null;
   memoryTools: boolean;
+  codeDigits: number;
   turnsLeft: number;
 }
 
@@ -66,10 +69,10 @@ const searchTool: Tool<{ query: string }> = {
 
 const towns = ['rainy', 'sunny', 'windy', 'foggy', 'snowy'];
 
-export function generateTask(rng: Rng, { facts, fillerTurns }: { facts: number; fillerTurns: number }): MemoryRecallTask {
+export function generateTask(rng: Rng, { facts, fillerTurns, codeDigits = 4 }: { facts: number; fillerTurns: number; codeDigits?: number }): MemoryRecallTask {
   const lockers = rng.shuffle(Array.from({ length: 90 }, (_, i) => i + 10)).slice(0, facts);
   return {
-    facts: lockers.map((locker) => ({ locker, code: String(rng.range(1000, 9999)) })),
+    facts: lockers.map((locker) => ({ locker, code: String(rng.range(10 ** (codeDigits - 1), 10 ** codeDigits - 1)) })),
     fillers: Array.from({ length: fillerTurns }, () => `Note: the weather in town ${rng.range(1, 99)} is ${rng.pick(towns)}.`),
     asked: rng.range(0, facts - 1),
   };
@@ -176,6 +179,7 @@ export class MemoryRecallEnv implements Env<MemoryRecallTask> {
       ...(message.kind === 'question' ? { locker: asked.locker } : {}),
       lastToolResult: episode.lastToolResult,
       memoryTools: this.options.memoryTools,
+      codeDigits: this.options.codeDigits,
       turnsLeft: this.maxTurns - episode.turnsUsed,
     };
     return { text: `${prefix}${message.text}`.slice(0, 500), data };

@@ -3,7 +3,7 @@
  * answers "ok" to distractors, and at the question searches memory for the locker ("locker 29")
  * and answers the code it finds. Short notes keep the replies a small model imitates short (the
  * whole sentence made a ~100-byte tool call, and every digit in it is a copy the model must learn). Without tools it
- * cannot remember (it answers 0000 — the baseline's ceiling is chance). A random turn answers "ok".
+ * cannot remember (it answers a code of zeros — the baseline's ceiling is chance). A random turn answers "ok".
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';
@@ -21,7 +21,7 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
         return formatToolCall({ name: 'memory_insert', arguments: { text: `locker ${locker}: ${code}` } });
       }
       if (data.kind === 'filler') return formatAnswer('ok');
-      if (!data.memoryTools) return formatAnswer('0000');
+      if (!data.memoryTools) return formatAnswer('0'.repeat(data.codeDigits));
       const found = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '');
       return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(found[1]!);
     },

@@ -86,6 +86,8 @@ describe('memory-recall', () => {
     assert.deepEqual(generateTask(new Rng(9), { facts: 5, fillerTurns: 3 }), task);
     assert.equal(new Set(task.facts.map((fact) => fact.locker)).size, 5);
     assert.ok(task.facts.every((fact) => /^\d{4}$/.test(fact.code)));
+    const short = generateTask(new Rng(5), { facts: 20, fillerTurns: 0, codeDigits: 2 });
+    assert.ok(short.facts.every((fact) => /^[1-9]\d$/.test(fact.code)));
     assert.ok(task.asked >= 0 && task.asked < 5);
     assert.equal(task.fillers.length, 3);
   });
