@@ -10,7 +10,7 @@
  * saved checkpoint: one process doing all of them exhausted the 4 GiB wasm heap (free lists for
  * every shape of the SFT, generation and training calls) in the first RL step.
  *
- * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [1], BENCH_CODE_DIGITS [2], BENCH_HISTORY [0],
+ * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [1], BENCH_CODE_DIGITS [1], BENCH_LOCKER_DIGITS [1], BENCH_HISTORY [0],
  * BENCH_DEMOS [512], BENCH_SFT_STEPS [500], BENCH_ITERATIONS [20], BENCH_TASKS [4], BENCH_GROUP [8],
  * BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_MAX_NEW_TOKENS [128], BENCH_SEED [0], BENCH_MODEL [default | tiny: a quick wiring
  * check, not a result].
@@ -31,7 +31,8 @@ import { measureCheckpoint } from './measure.ts';
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
 const fillerTurns = number('BENCH_FILLER', 1);
-const codeDigits = number('BENCH_CODE_DIGITS', 2);
+const codeDigits = number('BENCH_CODE_DIGITS', 1);
+const lockerDigits = number('BENCH_LOCKER_DIGITS', 1);
 const historyTurns = number('BENCH_HISTORY', 0);
 const testEpisodes = number('BENCH_TEST', 100);
 const samples = number('BENCH_SAMPLES', 2);
@@ -42,7 +43,7 @@ const modelConfig =
     : { ...defaultTrainModel, maxSeqLen: 512 };
 const maxTurns = 2 * (facts + fillerTurns + 1) + 4;
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
-const envOptionsFor = (memoryTools: boolean) => ({ facts, fillerTurns, codeDigits, memoryTools });
+const envOptionsFor = (memoryTools: boolean) => ({ facts, fillerTurns, codeDigits, lockerDigits, memoryTools });
 const armName = (memoryTools: boolean) => (memoryTools ? 'with memory tools' : 'without memory tools');
 const rl = rlConfigSchema.parse({
   algo: 'grpo',
@@ -128,7 +129,7 @@ else {
     }
   }
   console.log(
-    `\nmemory-recall: ${facts} facts with ${codeDigits}-digit codes, ${fillerTurns} distractors, history ${historyTurns} turns; SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} on ${warmConfig.demonstrations} demonstrations; ` +
+    `\nmemory-recall: ${facts} facts with ${lockerDigits}-digit lockers and ${codeDigits}-digit codes, ${fillerTurns} distractors, history ${historyTurns} turns; SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} on ${warmConfig.demonstrations} demonstrations; ` +
       `GRPO ${rl.iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}; held-out test seeds ${testEpisodes}, sampled = temperature 1 × ${samples}; seed ${seed}; model ${JSON.stringify(modelConfig)}`,
   );
   console.log('\n| arm | SFT start (sampled) | after GRPO (sampled) | greedy before → after | SFT (min) | RL (min) |');

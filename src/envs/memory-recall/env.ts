@@ -14,13 +14,15 @@
  * action repeats the message. The episode is cut at `maxTurns`.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
+import { EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
 import { parseAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 
 export const memoryRecallOptionsSchema = z.strictObject({
   /** Facts given at the start (one is asked about). */
   facts: z.number().int().min(1).max(20).default(3),
+  /** Digits of each locker number (1: lockers 1–9; 2: lockers 10–99). */
+  lockerDigits: z.number().int().min(1).max(2).default(2),
   /** Digits of each code (chance of guessing one: 1 in 9·10^(digits−1)). */
   codeDigits: z.number().int().min(1).max(8).default(4),
   /** Distractor messages between the facts and the question. */
@@ -69,8 +71,14 @@ const searchTool: Tool<{ query: string }> = {
 
 const towns = ['rainy', 'sunny', 'windy', 'foggy', 'snowy'];
 
-export function generateTask(rng: Rng, { facts, fillerTurns, codeDigits = 4 }: { facts: number; fillerTurns: number; codeDigits?: number }): MemoryRecallTask {
-  const lockers = rng.shuffle(Array.from({ length: 90 }, (_, i) => i + 10)).slice(0, facts);
+export function generateTask(
+  rng: Rng,
+  { facts, fillerTurns, codeDigits = 4, lockerDigits = 2 }: { facts: number; fillerTurns: number; codeDigits?: number; lockerDigits?: number },
+): MemoryRecallTask {
+  const first = 10 ** (lockerDigits - 1);
+  const count = 10 ** lockerDigits - first;
+  if (facts > count) throw new InvalidArgumentError(`memory-recall: ${facts} facts need more than ${count} lockers of ${lockerDigits} digit(s)`);
+  const lockers = rng.shuffle(Array.from({ length: count }, (_, i) => i + first)).slice(0, facts);
   return {
     facts: lockers.map((locker) => ({ locker, code: String(rng.range(10 ** (codeDigits - 1), 10 ** codeDigits - 1)) })),
     fillers: Array.from({ length: fillerTurns }, () => `Note: the weather in town ${rng.range(1, 99)} is ${rng.pick(towns)}.`),

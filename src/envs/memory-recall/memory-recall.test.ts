@@ -88,6 +88,9 @@ describe('memory-recall', () => {
     assert.ok(task.facts.every((fact) => /^\d{4}$/.test(fact.code)));
     const short = generateTask(new Rng(5), { facts: 20, fillerTurns: 0, codeDigits: 2 });
     assert.ok(short.facts.every((fact) => /^[1-9]\d$/.test(fact.code)));
+    const small = generateTask(new Rng(5), { facts: 9, fillerTurns: 0, codeDigits: 1, lockerDigits: 1 });
+    assert.deepEqual(small.facts.map((fact) => fact.locker).sort(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.throws(() => generateTask(new Rng(5), { facts: 10, fillerTurns: 0, lockerDigits: 1 }), /10 facts need more than 9 lockers/);
     assert.ok(task.asked >= 0 && task.asked < 5);
     assert.equal(task.fillers.length, 3);
   });
