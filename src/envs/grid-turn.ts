@@ -1,7 +1,7 @@
 /**
  * Turn bookkeeping shared by the grid puzzles (FrozenLake, Sokoban): a step budget counted in
- * moves, an invalid turn costing one step (and a move's reward) and the format penalty, and the grid text plus an
- * `invalid: <reason>` line as the observation.
+ * moves, an invalid turn costing one step (and a move's reward) and the format penalty, and the
+ * grid text plus an `invalid: <reason>` line as the observation.
  */
 import { z } from 'zod';
 import type { Observation, StepResult } from '../core/types.ts';

@@ -33,6 +33,9 @@ export const memoryRecallOptionsSchema = z.strictObject({
   maxTurns: z.number().int().positive().optional(),
   /** Subtracted from the reward of an invalid turn. */
   formatPenalty: z.number().min(0).default(0),
+}).refine((o) => o.facts <= lockerCount(o.lockerDigits), {
+  message: 'more facts than lockers of lockerDigits digits (1 digit: at most 9 facts)',
+  path: ['facts'],
 });
 export type MemoryRecallOptions = z.input<typeof memoryRecallOptionsSchema>;
 
@@ -69,6 +72,11 @@ const searchTool: Tool<{ query: string }> = {
   execute: ({ query }) => query,
 };
 
+/** Locker numbers with `digits` digits (1–9, 10–99). */
+function lockerCount(digits: number): number {
+  return 10 ** digits - 10 ** (digits - 1);
+}
+
 const towns = ['rainy', 'sunny', 'windy', 'foggy', 'snowy'];
 
 export function generateTask(
@@ -76,7 +84,7 @@ export function generateTask(
   { facts, fillerTurns, codeDigits = 4, lockerDigits = 2 }: { facts: number; fillerTurns: number; codeDigits?: number; lockerDigits?: number },
 ): MemoryRecallTask {
   const first = 10 ** (lockerDigits - 1);
-  const count = 10 ** lockerDigits - first;
+  const count = lockerCount(lockerDigits);
   if (facts > count) throw new InvalidArgumentError(`memory-recall: ${facts} facts need more than ${count} lockers of ${lockerDigits} digit(s)`);
   const lockers = rng.shuffle(Array.from({ length: count }, (_, i) => i + first)).slice(0, facts);
   return {

@@ -2,8 +2,9 @@
  * Memory-recall expert: with memory tools it saves every fact as a short note ("locker 29: 7821"),
  * answers "ok" to distractors, and at the question searches memory for the locker ("locker 29")
  * and answers the code it finds. Short notes keep the replies a small model imitates short (the
- * whole sentence made a ~100-byte tool call, and every digit in it is a copy the model must learn). Without tools it
- * cannot remember (it answers a code of zeros — the baseline's ceiling is chance). A random turn answers "ok".
+ * whole sentence made a ~100-byte tool call, and every digit in it is a copy the model must
+ * learn). Without tools it cannot remember (it answers a code of zeros — the baseline's ceiling
+ * is chance). A random turn answers "ok".
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';

@@ -91,6 +91,7 @@ describe('memory-recall', () => {
     const small = generateTask(new Rng(5), { facts: 9, fillerTurns: 0, codeDigits: 1, lockerDigits: 1 });
     assert.deepEqual(small.facts.map((fact) => fact.locker).sort(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.throws(() => generateTask(new Rng(5), { facts: 10, fillerTurns: 0, lockerDigits: 1 }), /10 facts need more than 9 lockers/);
+    assert.throws(() => makeMemoryRecall({ facts: 10, lockerDigits: 1 }), /more facts than lockers/);
     assert.ok(task.asked >= 0 && task.asked < 5);
     assert.equal(task.fillers.length, 3);
   });

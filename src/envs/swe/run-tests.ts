@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runInSandbox } from '../sandbox/sandbox.ts';
+import { InvalidArgumentError } from '../../core/errors.ts';
 
 export interface TestOutcome {
   file: string;
@@ -44,7 +45,7 @@ export async function runRepoTests(files: Record<string, string>, options: { tes
   try {
     for (const [path, content] of Object.entries(files)) {
       const target = join(root, path);
-      if (!target.startsWith(root + '/')) throw new Error(`path escapes the repository: ${path}`);
+      if (!target.startsWith(root + '/')) throw new InvalidArgumentError(`path escapes the repository: ${path}`, { path });
       mkdirSync(dirname(target), { recursive: true });
       writeFileSync(target, content);
     }
