@@ -64,7 +64,7 @@ for (const name of envs) {
   const before = await measure(model);
   console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)}, held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`);
   settings.push(
-    `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} on ${warmConfig.demonstrations} demonstrations ` +
+    `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} at lr ${warmConfig.sftLearningRate} on ${warmConfig.demonstrations} demonstrations ` +
       `(${warmConfig.randomActionRate * 100}% random actions); RL ${iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}`,
   );
   for (const algo of algos) {

@@ -22,7 +22,7 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
   },
   sokoban: {
     envOptions: { width: 5, height: 5, maxSteps: 6, formatPenalty: 0.1 },
-    warm: { demonstrations: 2048, sftSteps: 1200, sftBatchSize: 32, sftLearningRate: 1e-3, randomActionRate: 0.5 },
+    warm: { demonstrations: 2048, sftSteps: 1600, sftBatchSize: 32, sftLearningRate: 1e-3, randomActionRate: 0.4 },
     rl: { iterations: 40, learningRate: 1e-4, validateEvery: 10 },
   },
   calculator: {

@@ -3,8 +3,9 @@
  * answers "ok" to distractors, and at the question searches memory for the locker ("locker 29")
  * and answers the code it finds. Short notes keep the replies a small model imitates short (the
  * whole sentence made a ~100-byte tool call, and every digit in it is a copy the model must
- * learn). Without tools it cannot remember (it answers a code of zeros — the baseline's ceiling
- * is chance). A random turn answers "ok".
+ * learn). Without tools it cannot remember: it guesses a code of the right length, uniformly — the
+ * best a memoryless policy can do (chance), so the no-memory baseline starts at its ceiling. A random
+ * turn answers "ok".
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';
@@ -14,7 +15,7 @@ import type { MemoryRecallData } from './env.ts';
 export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
-    (observation) => {
+    (observation, rng) => {
       const data = memoryData(observation);
       if (data.kind === 'fact') {
         if (!data.memoryTools) return formatAnswer('ok');
@@ -22,7 +23,7 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
         return formatToolCall({ name: 'memory_insert', arguments: { text: `locker ${locker}: ${code}` } });
       }
       if (data.kind === 'filler') return formatAnswer('ok');
-      if (!data.memoryTools) return formatAnswer('0'.repeat(data.codeDigits));
+      if (!data.memoryTools) return formatAnswer(String(rng.range(10 ** (data.codeDigits - 1), 10 ** data.codeDigits - 1)));
       const found = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '');
       return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(found[1]!);
     },

@@ -61,6 +61,31 @@ describe('memory-recall', () => {
     assert.equal(solved, 0);
   });
 
+  test('the no-memory expert guesses a code of the right length, uniformly: the chance ceiling of a memoryless policy', async () => {
+    const answers = new Map<string, number>();
+    let solved = 0;
+    const episodes = 270;
+    for (let seed = 0; seed < episodes; seed++) {
+      const env = makeMemoryRecall({ facts: 2, fillerTurns: 1, codeDigits: 1, lockerDigits: 1, memoryTools: false });
+      const expert = memoryRecallExpert({ seed });
+      let observation = await env.reset({ seed });
+      for (;;) {
+        const action = expert.act(observation);
+        const step = await env.step({ text: action });
+        observation = step.observation;
+        if (step.done || step.truncated) {
+          const answer = /<answer>(.*)<\/answer>/.exec(action)![1]!;
+          answers.set(answer, (answers.get(answer) ?? 0) + 1);
+          solved += step.info.success === true ? 1 : 0;
+          break;
+        }
+      }
+    }
+    assert.deepEqual([...answers.keys()].sort(), ['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    assert.ok([...answers.values()].every((count) => count >= 15 && count <= 45), `roughly uniform: ${JSON.stringify([...answers])}`);
+    assert.ok(solved >= 15 && solved <= 45, `about 1 in 9 of ${episodes}: ${solved}`);
+  });
+
   test('bad tool arguments and unknown tools are invalid; the episode is cut at maxTurns', async () => {
     const env = makeMemoryRecall({ maxTurns: 3 });
     const observation = await env.reset({ seed: 2 });
