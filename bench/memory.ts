@@ -38,7 +38,7 @@ const testEpisodes = number('BENCH_TEST', 100);
 const samples = number('BENCH_SAMPLES', 2);
 const seed = number('BENCH_SEED', 0);
 /**
- * The model: 2 layers × 64 wide (≈0.1M parameters) by default. Copying the fact's numbers into the
+ * The model: 2 layers × 64 wide (≈0.15M parameters) by default. Copying the fact's numbers into the
  * memory call is the skill this task hinges on; this model learns it after ~850 SFT steps of 32
  * (loss 0.046 → 0.009 between steps 600 and 850) at ~1 s a step on one core, where the default 4 × 128
  * model costs ~4× as much per step and had not learned it after 500 steps of 16 (held-out 5%).
