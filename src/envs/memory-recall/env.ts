@@ -79,6 +79,11 @@ function lockerCount(digits: number): number {
 
 const towns = ['rainy', 'sunny', 'windy', 'foggy', 'snowy'];
 
+/** A random code of `digits` digits, no leading zero (a task's codes, and the memoryless expert's guess). */
+export function randomCode(rng: Rng, digits: number): string {
+  return String(rng.range(10 ** (digits - 1), 10 ** digits - 1));
+}
+
 export function generateTask(
   rng: Rng,
   { facts, fillerTurns, codeDigits = 4, lockerDigits = 2 }: { facts: number; fillerTurns: number; codeDigits?: number; lockerDigits?: number },
@@ -88,7 +93,7 @@ export function generateTask(
   if (facts > count) throw new InvalidArgumentError(`memory-recall: ${facts} facts need more than ${count} lockers of ${lockerDigits} digit(s)`);
   const lockers = rng.shuffle(Array.from({ length: count }, (_, i) => i + first)).slice(0, facts);
   return {
-    facts: lockers.map((locker) => ({ locker, code: String(rng.range(10 ** (codeDigits - 1), 10 ** codeDigits - 1)) })),
+    facts: lockers.map((locker) => ({ locker, code: randomCode(rng, codeDigits) })),
     fillers: Array.from({ length: fillerTurns }, () => `Note: the weather in town ${rng.range(1, 99)} is ${rng.pick(towns)}.`),
     asked: rng.range(0, facts - 1),
   };

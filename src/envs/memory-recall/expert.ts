@@ -10,7 +10,7 @@
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import type { MemoryRecallData } from './env.ts';
+import { randomCode, type MemoryRecallData } from './env.ts';
 
 export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
@@ -23,7 +23,7 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
         return formatToolCall({ name: 'memory_insert', arguments: { text: `locker ${locker}: ${code}` } });
       }
       if (data.kind === 'filler') return formatAnswer('ok');
-      if (!data.memoryTools) return formatAnswer(String(rng.range(10 ** (data.codeDigits - 1), 10 ** data.codeDigits - 1)));
+      if (!data.memoryTools) return formatAnswer(randomCode(rng, data.codeDigits));
       const found = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '');
       return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(found[1]!);
     },

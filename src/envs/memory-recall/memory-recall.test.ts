@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import { Rng } from '../../core/rng.ts';
 import { ScriptedPolicy } from '../../policy/scripted-policy.ts';
 import { rollout } from '../../rollout/rollout.ts';
+import type { Observation } from '../../core/index.ts';
 import { envContract } from '../contract.ts';
+import { playEpisode } from '../play.ts';
 import { generateTask, makeMemoryRecall, searchPassages, type MemoryRecallData } from './env.ts';
 import { memoryRecallExpert } from './expert.ts';
 
@@ -46,17 +48,7 @@ describe('memory-recall', () => {
 
     let solved = 0;
     for (let seed = 0; seed < 10; seed++) {
-      const fresh = makeMemoryRecall({ memoryTools: false });
-      const expert = memoryRecallExpert();
-      let observation = await fresh.reset({ seed });
-      for (;;) {
-        const step = await fresh.step({ text: expert.act(observation) });
-        observation = step.observation;
-        if (step.done || step.truncated) {
-          solved += step.info.success === true ? 1 : 0;
-          break;
-        }
-      }
+      solved += (await playEpisode(makeMemoryRecall({ memoryTools: false }), memoryRecallExpert(), seed)).success ? 1 : 0;
     }
     assert.equal(solved, 0);
   });
@@ -66,20 +58,13 @@ describe('memory-recall', () => {
     let solved = 0;
     const episodes = 270;
     for (let seed = 0; seed < episodes; seed++) {
-      const env = makeMemoryRecall({ facts: 2, fillerTurns: 1, codeDigits: 1, lockerDigits: 1, memoryTools: false });
       const expert = memoryRecallExpert({ seed });
-      let observation = await env.reset({ seed });
-      for (;;) {
-        const action = expert.act(observation);
-        const step = await env.step({ text: action });
-        observation = step.observation;
-        if (step.done || step.truncated) {
-          const answer = /<answer>(.*)<\/answer>/.exec(action)![1]!;
-          answers.set(answer, (answers.get(answer) ?? 0) + 1);
-          solved += step.info.success === true ? 1 : 0;
-          break;
-        }
-      }
+      let lastAction = '';
+      const recording = { act: (observation: Observation) => (lastAction = expert.act(observation)) };
+      const episode = await playEpisode(makeMemoryRecall({ facts: 2, fillerTurns: 1, codeDigits: 1, lockerDigits: 1, memoryTools: false }), recording, seed);
+      const answer = /<answer>(.*)<\/answer>/.exec(lastAction)![1]!;
+      answers.set(answer, (answers.get(answer) ?? 0) + 1);
+      solved += episode.success ? 1 : 0;
     }
     assert.deepEqual([...answers.keys()].sort(), ['1', '2', '3', '4', '5', '6', '7', '8', '9']);
     assert.ok([...answers.values()].every((count) => count >= 15 && count <= 45), `roughly uniform: ${JSON.stringify([...answers])}`);
