@@ -11,8 +11,13 @@
  *
  * Environment variables (defaults in brackets): BENCH_ENVS [frozen-lake,sokoban,calculator],
  * BENCH_ALGOS [grpo,ppo], BENCH_ITERATIONS [per env], BENCH_TEST [100], BENCH_SAMPLES [2],
- * BENCH_SEED [0].
+ * BENCH_SEED [0], BENCH_CHECKPOINTS [none]: a folder where each warm start is saved as
+ * `<env>-sft` (with its settings, minutes and held-out success) and each RL result as `<env>-<algo>`;
+ * a later run with the same folder reuses a saved warm start whose settings match, so a crash or a
+ * stopped run in RL does not cost the warm start again.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { rlConfigSchema, runRl, type IterationMetrics } from '../src/train/rl.ts';
@@ -20,7 +25,8 @@ import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';
 import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-presets.ts';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
-import { measureHeldOut } from './measure.ts';
+import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
+import { measureHeldOut, type HeldOut } from './measure.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const envs = list('BENCH_ENVS', 'frozen-lake,sokoban,calculator');
@@ -28,6 +34,7 @@ const algos = list('BENCH_ALGOS', 'grpo,ppo').map((a) => algorithmNameSchema.par
 const testEpisodes = Number(process.env.BENCH_TEST ?? 100);
 const samples = Number(process.env.BENCH_SAMPLES ?? 2);
 const seed = Number(process.env.BENCH_SEED ?? 0);
+const checkpoints = process.env.BENCH_CHECKPOINTS;
 const rows: string[] = [];
 const settings: string[] = [];
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -43,26 +50,44 @@ for (const name of envs) {
   // Measured in a child process from a saved checkpoint: a fresh wasm heap (bench/measure.ts).
   const measure = (model: TransformerModel) => measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
 
-  const started = performance.now();
-  const model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
   const warmConfig = warmStartConfigSchema.parse(preset.warm);
-  const warm = await warmStart({
-    model,
-    env,
-    expert: (s, randomActionRate) => descriptor.expert({ seed: s, randomActionRate }),
-    config: warmConfig,
-    maxTurns: rl.maxTurns,
-    historyTurns: 0,
-    maxNewTokens: rl.maxNewTokens,
-    instructions: false,
-    onProgress: (p) => {
-      if (p.step % 100 === 0) console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
-    },
-  });
-  const sftMinutes = (performance.now() - started) / 60_000;
+  // What makes a saved warm start reusable: the same model, seed, environment and warm-start settings.
+  const warmKey = JSON.stringify({ model: defaultTrainModel, seed, envOptions: preset.envOptions, warm: warmConfig, maxTurns: rl.maxTurns, maxNewTokens: rl.maxNewTokens });
+  const sftDir = checkpoints === undefined ? undefined : join(checkpoints, `${name}-sft`);
+  const saved = sftDir !== undefined && existsSync(join(sftDir, 'config.json')) ? await loadCheckpoint(sftDir) : undefined;
+  let model: TransformerModel;
+  let sftMinutes: number;
+  let before: HeldOut;
+  if (saved !== undefined && saved.extra.warmKey === warmKey) {
+    model = await TransformerModel.fromParams(saved.config, saved.params);
+    sftMinutes = saved.extra.sftMinutes as number;
+    before = saved.extra.before as HeldOut;
+    console.error(`${name}: warm start reused from ${sftDir} (trained in ${sftMinutes.toFixed(1)} min)`);
+  } else {
+    const started = performance.now();
+    model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
+    const warm = await warmStart({
+      model,
+      env,
+      expert: (s, randomActionRate) => descriptor.expert({ seed: s, randomActionRate }),
+      config: warmConfig,
+      maxTurns: rl.maxTurns,
+      historyTurns: 0,
+      maxNewTokens: rl.maxNewTokens,
+      instructions: false,
+      onProgress: (p) => {
+        if (p.step % 100 === 0) console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
+      },
+    });
+    sftMinutes = (performance.now() - started) / 60_000;
+    before = await measure(model);
+    console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)} (${sftMinutes.toFixed(1)} min)`);
+    if (sftDir !== undefined) {
+      await saveCheckpoint(sftDir, { config: model.config, params: await model.hostParams(), extra: { warmKey, sftMinutes, before } });
+    }
+  }
   const start = await model.hostParams();
-  const before = await measure(model);
-  console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)}, held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`);
+  console.error(`${name}: SFT start held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)}`);
   settings.push(
     `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} at lr ${warmConfig.sftLearningRate} on ${warmConfig.demonstrations} demonstrations ` +
       `(${warmConfig.randomActionRate * 100}% random actions); RL ${iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}`,
@@ -92,6 +117,9 @@ for (const name of envs) {
     });
     const rlMinutes = (performance.now() - t0) / 60_000;
     const after = await measure(policyModel);
+    if (checkpoints !== undefined) {
+      await saveCheckpoint(join(checkpoints, `${name}-${algo}`), { config: policyModel.config, params: await policyModel.hostParams(), extra: { rlMinutes, after } });
+    }
     const mean = (key: 'rolloutTokensPerSecond' | 'trainTokensPerSecond') => history.reduce((n, m) => n + m[key], 0) / Math.max(1, history.length);
     rows.push(
       `| ${name} | ${algo} | ${percent(before.sampled)} | ${percent(after.sampled)} | ${((after.sampled - before.sampled) * 100).toFixed(1)} | ` +

@@ -40,6 +40,12 @@ export const rlLossConfigSchema = z.object({
   lossScaleFactor: z.number().positive().nullable().default(null),
   /** Weight of the value loss, used when `returns` are given (verl trains a separate critic; 0.5 is CleanRL's). */
   vfCoef: z.number().min(0).default(0.5),
+  /**
+   * The value loss trains only the value head (a stop-gradient before it), not the trunk it shares
+   * with the policy. verl's critic is a separate model, so its loss never moves the actor; with one
+   * shared trunk this is the way to keep that separation.
+   */
+  detachValueHead: z.boolean().default(false),
   /** Value clip range ε_v (verl `critic.cliprange_value`). */
   clipRangeValue: z.number().min(0).default(0.5),
   /** Weight of the entropy bonus (verl `entropy_coeff`); needs entropies from the model when non-zero. */
@@ -161,6 +167,7 @@ export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): Token
   return {
     name: config.policyLoss,
     dependsOnCurrent: true,
+    detachValueHead: config.detachValueHead,
     compute(input: TokenLossInput): TokenLossOutput {
       return toOutput(rlLossTerms(batch, input, config));
     },

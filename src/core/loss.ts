@@ -41,5 +41,10 @@ export interface TokenLoss {
    * extra forward pass and fuse forward, backward and the optimizer into one compiled call.
    */
   dependsOnCurrent: boolean;
+  /**
+   * True when the value loss should train the value head alone: the head then reads the hidden
+   * states through a stop-gradient, so a critic sharing the policy's trunk cannot move it.
+   */
+  detachValueHead?: boolean;
   compute(input: TokenLossInput): TokenLossOutput;
 }

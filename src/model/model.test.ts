@@ -208,3 +208,32 @@ test('micro-batched training and scoring equal one big batch (gradients, scores,
   const sb = await split.score(sequences, { entropies: true });
   sa.logprobs.forEach((lp, i) => lp.forEach((x, t) => assert.ok(Math.abs(x - sb.logprobs[i]![t]!) < 1e-5)));
 });
+
+test('detachValueHead: a value-only loss trains the value head alone; shared, it also moves the trunk', async () => {
+  const sequences = randomSequences(new Rng(11), 4, 40, 5, 12);
+  const weights = sequences.map((s) => Float32Array.from({ length: s.length }, (_, t) => (t === 0 ? 0 : 1)));
+  const valueLoss = (detach: boolean): TokenLoss => ({
+    name: 'value-only',
+    dependsOnCurrent: true,
+    detachValueHead: detach,
+    compute: (input) => ({
+      loss: input.values!.reduce((n, v) => n + v.reduce((m, x) => m + x, 0), 0),
+      gradLogprobs: sequences.map((s) => new Float32Array(s.length)),
+      gradValues: weights,
+      metrics: {},
+    }),
+  });
+  for (const detach of [true, false]) {
+    const model = await TransformerModel.create({ ...tiny, valueHead: true }, { seed: 12 });
+    // The value head starts at zero, so the first step cannot reach the trunk either way; the second can.
+    await model.trainStep(sequences, valueLoss(detach), { learningRate: 1e-2 });
+    const before = await model.hostParams();
+    await model.trainStep(sequences, valueLoss(detach), { learningRate: 1e-2 });
+    const after = await model.hostParams();
+    const moved = [...before].filter(([name, t]) => after.get(name)!.data.some((x, i) => x !== t.data[i])).map(([name]) => name);
+    assert.ok(moved.includes('valueHead.w') && moved.includes('valueHead.b'), `${detach}: the value head moves`);
+    const trunk = moved.filter((name) => !name.startsWith('valueHead'));
+    if (detach) assert.deepEqual(trunk, [], 'detached: nothing but the value head moves');
+    else assert.ok(trunk.length > 5, `shared: the trunk moves too (${trunk.length} tensors)`);
+  }
+});

@@ -91,6 +91,8 @@ interface PreparedMicroBatch {
 interface HeadNeeds {
   entropy: boolean;
   value: boolean;
+  /** The value loss trains the value head only (TokenLoss.detachValueHead). */
+  detachValue?: boolean;
 }
 
 export class TransformerModel {
@@ -351,7 +353,11 @@ export class TransformerModel {
       // The gradient does not read the inputs; zeros of the right shapes stand in.
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
     }
-    const needs: HeadNeeds = { entropy: output.gradEntropies !== undefined, value: output.gradValues !== undefined };
+    const needs: HeadNeeds = {
+      entropy: output.gradEntropies !== undefined,
+      value: output.gradValues !== undefined,
+      detachValue: output.gradValues !== undefined && loss.detachValueHead === true,
+    };
     if (needs.value && !this.config.valueHead) {
       throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
     }
@@ -396,7 +402,7 @@ export class TransformerModel {
   private heads(params: DeviceParams, batch: DeviceBatch, needs: HeadNeeds) {
     const [B, T] = batch.keyMask.shape as [number, number];
     const h = hiddenStates(params, this.config, batch.tokens, batch.keyMask, batch.cos, batch.sin, B, T);
-    const out = outputHeads(params, this.config, h, batch.targets, batch.invTemperature, needs.entropy);
+    const out = outputHeads(params, this.config, h, batch.targets, batch.invTemperature, needs.entropy, needs.detachValue);
     // Only defined leaves: a jax-js tree must not hold `undefined`.
     const result: { logprobs: JaxArray; entropies?: JaxArray; values?: JaxArray } = { logprobs: out.logprobs };
     if (out.entropies) result.entropies = out.entropies;
@@ -435,14 +441,14 @@ export class TransformerModel {
   }
 
   private compiledGrad(needs: HeadNeeds) {
-    return this.memo(`grad:${needs.entropy}:${needs.value}`, () =>
+    return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue === true}`, () =>
       ((params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
         valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(params)),
     );
   }
 
   private compiledFused(needs: HeadNeeds) {
-    return this.memo(`fused:${needs.entropy}:${needs.value}`, () =>
+    return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue === true}`, () =>
       ((params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
         const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(tree.ref(params));
         const out = clipAndAdamW(params, state, grads, hyper, this.decayed);

@@ -15,7 +15,7 @@
  * Hidden states are kept as [N = B·T, D] so the embedding gather feeds straight into a
  * computation (a view op between a gather and its use breaks the backward pass under jit).
  */
-import { numpy as np, nn, type JaxArray } from './jax.ts';
+import { numpy as np, nn, lax, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 
 /** Device parameters: host names (see config.ts) → arrays. */
@@ -167,7 +167,9 @@ export interface HeadOutputs {
 
 /**
  * Per-position outputs for given next-token targets. `invTemperature` scales the logits
- * (1 = the model's own distribution). Consumes all inputs.
+ * (1 = the model's own distribution). With `detachValue` the value head reads the hidden states
+ * through a stop-gradient: a value loss then trains the head alone, never the shared trunk.
+ * Consumes all inputs.
  */
 export function outputHeads(
   params: DeviceParams,
@@ -176,10 +178,12 @@ export function outputHeads(
   targets: JaxArray,
   invTemperature: JaxArray,
   withEntropy: boolean,
+  detachValue = false,
 ): HeadOutputs {
   let values: JaxArray | undefined;
   if (config.valueHead) {
-    values = np.matmul(h.ref, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
+    const features = detachValue ? lax.stopGradient(h.ref) : h.ref;
+    values = np.matmul(features, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
   }
   const logits = lmLogits(params, config, h).mul(invTemperature); // [N, V]
   const logp = nn.logSoftmax(logits, -1); // [N, V]

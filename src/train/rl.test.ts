@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
-import { runRl } from './rl.ts';
+import { effectivePreset, rlConfigSchema, runRl } from './rl.ts';
 
 for (const algo of ['grpo', 'ppo'] as const) {
   test(`learning smoke test (${algo} on the bandit): loss finite, every parameter moves, reward rises`, async () => {
@@ -36,3 +36,13 @@ for (const algo of ['grpo', 'ppo'] as const) {
     assert.ok(late > early + 0.15, `better-arm rate ${early.toFixed(2)} → ${late.toFixed(2)} (iterations 1–2 vs 9–10)`);
   });
 }
+
+test('trainer overrides reach the loss: vfCoef and detachValueHead (PPO), left alone when not given', () => {
+  const base = effectivePreset(rlConfigSchema.parse({ algo: 'ppo' })).loss;
+  assert.equal(base.vfCoef, 0.5);
+  assert.equal(base.detachValueHead, undefined);
+  const tuned = effectivePreset(rlConfigSchema.parse({ algo: 'ppo', vfCoef: 0.1, detachValueHead: true })).loss;
+  assert.equal(tuned.vfCoef, 0.1);
+  assert.equal(tuned.detachValueHead, true);
+  assert.throws(() => rlConfigSchema.parse({ algo: 'ppo', vfCoef: -1 }));
+});

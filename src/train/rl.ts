@@ -35,6 +35,8 @@ export const rlConfigSchema = z.object({
   klCoef: z.number().min(0).optional().describe('override the preset’s KL coefficient (loss or reward)'),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
+  vfCoef: z.number().min(0).optional().describe('override the value-loss weight (PPO)'),
+  detachValueHead: z.boolean().optional().describe('the value loss trains the value head only, not the shared trunk (PPO)'),
   turnWeighting: z
     .enum(['episode', 'turn'])
     .default('turn')
@@ -110,6 +112,8 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   const preset: AlgorithmPreset = structuredClone(base);
   preset.loss = { ...preset.loss, entropyCoef: config.entropyCoef };
   if (config.clipRatioHigh !== undefined) preset.loss.clipRatioHigh = config.clipRatioHigh;
+  if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
+  if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
   if (config.klCoef !== undefined) {
     if (preset.loss.useKlLoss) preset.loss.klLossCoef = config.klCoef;
     else if (preset.klInReward) preset.klInReward.coef = config.klCoef;
