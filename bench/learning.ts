@@ -64,6 +64,7 @@ for (const name of envs) {
     before = saved.extra.before as HeldOut;
     console.error(`${name}: warm start reused from ${sftDir} (trained in ${sftMinutes.toFixed(1)} min)`);
   } else {
+    if (saved !== undefined) console.error(`${name}: the warm start in ${sftDir} has other settings; training a new one`);
     const started = performance.now();
     model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
     const warm = await warmStart({
