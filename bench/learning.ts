@@ -12,7 +12,7 @@
  * Environment variables (defaults in brackets): BENCH_ENVS [frozen-lake,sokoban,calculator],
  * BENCH_ALGOS [grpo,ppo], BENCH_ITERATIONS [per env], BENCH_TEST [100], BENCH_SAMPLES [2],
  * BENCH_SEED [0], BENCH_CHECKPOINTS [none]: a folder where each warm start is saved as
- * `<env>-sft` (with its settings, minutes and held-out success) and each RL result as `<env>-<algo>`;
+ * `<env>-sft` (with its settings and minutes) and each RL result as `<env>-<algo>`;
  * a later run with the same folder reuses a saved warm start whose settings match, so a crash or a
  * stopped run in RL does not cost the warm start again.
  */
@@ -26,7 +26,8 @@ import { trainingPresets } from '../src/train/env-presets.ts';
 import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-presets.ts';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
-import { measureHeldOut, type HeldOut } from './measure.ts';
+import { withZeroValueHead } from '../src/model/config.ts';
+import { measureHeldOut } from './measure.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const envs = list('BENCH_ENVS', 'frozen-lake,sokoban,calculator');
@@ -57,11 +58,9 @@ for (const name of envs) {
   const saved = sftDir !== undefined && existsSync(join(sftDir, 'config.json')) ? await loadCheckpoint(sftDir) : undefined;
   let model: TransformerModel;
   let sftMinutes: number;
-  let before: HeldOut;
   if (saved !== undefined && saved.extra.warmKey === warmKey) {
     model = await TransformerModel.fromParams(saved.config, saved.params);
     sftMinutes = saved.extra.sftMinutes as number;
-    before = saved.extra.before as HeldOut;
     console.error(`${name}: warm start reused from ${sftDir} (trained in ${sftMinutes.toFixed(1)} min)`);
   } else {
     if (saved !== undefined) console.error(`${name}: the warm start in ${sftDir} has other settings; training a new one`);
@@ -81,13 +80,14 @@ for (const name of envs) {
       },
     });
     sftMinutes = (performance.now() - started) / 60_000;
-    before = await measure(model);
     console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)} (${sftMinutes.toFixed(1)} min)`);
     if (sftDir !== undefined) {
-      await saveCheckpoint(sftDir, { config: model.config, params: await model.hostParams(), extra: { warmKey, sftMinutes, before } });
+      await saveCheckpoint(sftDir, { config: model.config, params: await model.hostParams(), extra: { warmKey, sftMinutes } });
     }
   }
   const start = await model.hostParams();
+  // Measured on every run, reused start or not: the held-out settings (BENCH_TEST, BENCH_SAMPLES) may differ.
+  const before = await measure(model);
   console.error(`${name}: SFT start held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)}`);
   settings.push(
     `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} at lr ${warmConfig.sftLearningRate} on ${warmConfig.demonstrations} demonstrations ` +
@@ -95,13 +95,8 @@ for (const name of envs) {
   );
   for (const algo of algos) {
     const t0 = performance.now();
-    const valueHead = algorithmPresets[algo].valueHead;
-    const params = new Map(start);
-    if (valueHead) {
-      params.set('valueHead.w', { shape: [model.config.hiddenSize, 1], data: new Float32Array(model.config.hiddenSize) });
-      params.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
-    }
-    const policyModel = await TransformerModel.fromParams({ ...model.config, valueHead }, params);
+    const policy = algorithmPresets[algo].valueHead ? withZeroValueHead(model.config, start) : { config: model.config, params: start };
+    const policyModel = await TransformerModel.fromParams(policy.config, policy.params);
     const reference = await TransformerModel.fromParams(model.config, start);
     const history: IterationMetrics[] = [];
     await runRl({

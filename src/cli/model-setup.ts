@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { EnvDescriptor } from '../envs/index.ts';
-import { modelConfigSchema } from '../model/config.ts';
+import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
@@ -57,14 +57,10 @@ export async function prepareModel(
 ): Promise<TransformerModel> {
   if (options.init !== undefined) {
     const checkpoint = await loadCheckpoint(options.init);
-    const params = checkpoint.params;
-    if (valueHead && !checkpoint.config.valueHead) {
-      // A critic starts at zero on top of a checkpoint trained without one.
-      params.set('valueHead.w', { shape: [checkpoint.config.hiddenSize, 1], data: new Float32Array(checkpoint.config.hiddenSize) });
-      params.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
-    }
+    // A critic starts at zero on top of a checkpoint trained without one.
+    const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
     console.error(`${label}: loaded ${options.init}`);
-    return TransformerModel.fromParams({ ...checkpoint.config, valueHead: valueHead || checkpoint.config.valueHead }, params);
+    return TransformerModel.fromParams(loaded.config, loaded.params);
   }
   const modelConfig: Record<string, unknown> = { ...defaultTrainModel, valueHead };
   for (const key of Object.keys(modelConfigSchema.shape)) {

@@ -96,3 +96,15 @@ export function parameterShapes(config: ModelConfig): Map<string, number[]> {
   }
   return shapes;
 }
+
+/**
+ * The same weights with a critic added: a value head of zeros (so it predicts 0 until trained) on
+ * top of a model trained without one, e.g. PPO from an SFT checkpoint. Unchanged if it has one.
+ */
+export function withZeroValueHead(config: ModelConfig, params: HostParams): { config: ModelConfig; params: HostParams } {
+  if (config.valueHead) return { config, params };
+  const out = new Map(params);
+  out.set('valueHead.w', { shape: [config.hiddenSize, 1], data: new Float32Array(config.hiddenSize) });
+  out.set('valueHead.b', { shape: [1], data: new Float32Array(1) });
+  return { config: { ...config, valueHead: true }, params: out };
+}

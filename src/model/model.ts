@@ -92,7 +92,7 @@ interface HeadNeeds {
   entropy: boolean;
   value: boolean;
   /** The value loss trains the value head only (TokenLoss.detachValueHead). */
-  detachValue?: boolean;
+  detachValue: boolean;
 }
 
 export class TransformerModel {
@@ -172,7 +172,7 @@ export class TransformerModel {
 
   /** Per-token log-probs (and entropies, values) of given sequences. */
   async score(sequences: readonly ArrayLike<number>[], options: ScoreOptions = {}): Promise<ScoreResult> {
-    const needs = { entropy: options.entropies ?? false, value: this.config.valueHead };
+    const needs = { entropy: options.entropies ?? false, value: this.config.valueHead, detachValue: false };
     return this.scoreAll(sequences, options.temperature ?? 1, needs);
   }
 
@@ -347,7 +347,7 @@ export class TransformerModel {
   ): Promise<{ micro: PreparedMicroBatch[]; report: LossReport; needs: HeadNeeds }> {
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
-      const current = await this.scoreAll(sequences, 1, { entropy: true, value: this.config.valueHead });
+      const current = await this.scoreAll(sequences, 1, { entropy: true, value: this.config.valueHead, detachValue: false });
       output = loss.compute(current);
     } else {
       // The gradient does not read the inputs; zeros of the right shapes stand in.
@@ -441,14 +441,14 @@ export class TransformerModel {
   }
 
   private compiledGrad(needs: HeadNeeds) {
-    return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue === true}`, () =>
+    return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
       ((params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
         valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(params)),
     );
   }
 
   private compiledFused(needs: HeadNeeds) {
-    return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue === true}`, () =>
+    return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
       ((params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
         const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(tree.ref(params));
         const out = clipAndAdamW(params, state, grads, hyper, this.decayed);
