@@ -45,15 +45,19 @@ export interface AdamState {
   v: DeviceParams;
 }
 
-/** Consumes params, state, grads and hyper; returns the new params and state and the pre-clip norm. */
+/**
+ * Consumes params, state, grads and hyper; returns the new params and state and the pre-clip norm.
+ * `names` fixes the order of the global-norm sum and of the outputs (the canonical parameter
+ * order, params.ts): float32 addition is not associative, so another order gives another norm.
+ */
 export function clipAndAdamW(
   params: DeviceParams,
   state: AdamState,
   grads: DeviceParams,
   hyper: JaxArray,
   decayed: ReadonlySet<string>,
+  names: readonly string[],
 ): { params: DeviceParams; state: AdamState; gradNorm: JaxArray } {
-  const names = Object.keys(params);
   const h = (i: number): JaxArray => hyper.ref.slice([i, i + 1]); // [1]
   let squares: JaxArray | undefined;
   for (const name of names) {

@@ -13,7 +13,7 @@ import { numpy as np, jit, valueAndGrad, tree, initJax, type JaxArray } from './
 import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
 import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
-import { checkHostParams, decayedNames, initHostParams, toDevice, toHost, zerosLike } from './params.ts';
+import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
 import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
 import { ropeTables } from './rope.ts';
 
@@ -106,6 +106,8 @@ export class TransformerModel {
   /** Padded tokens per compiled scoring call. */
   scoreTokenBudget = SCORE_TOKEN_BUDGET;
   private readonly decayed: Set<string>;
+  /** The canonical parameter order (params.ts): every device tree and the global-norm sum use it. */
+  private readonly names: readonly string[];
   private accumulated: DeviceParams | null = null;
   private readonly compiled = new Map<string, (...args: any[]) => any>();
   private hostRopeCache = new Map<number, { cos: Float32Array; sin: Float32Array }>();
@@ -119,7 +121,8 @@ export class TransformerModel {
       throw new InvalidArgumentError(`numKvHeads ${config.numKvHeads} must divide numHeads ${config.numHeads}`);
     }
     this.config = config;
-    this.params = toDevice(params);
+    this.names = parameterNames(config);
+    this.params = toDevice(config, params);
     this.adam = { m: zerosLike(config), v: zerosLike(config) };
     this.decayed = decayedNames(config);
   }
@@ -151,7 +154,7 @@ export class TransformerModel {
     checkHostParams(this.config, state.m);
     checkHostParams(this.config, state.v);
     tree.dispose(this.adam);
-    this.adam = { m: toDevice(state.m), v: toDevice(state.v) };
+    this.adam = { m: toDevice(this.config, state.m), v: toDevice(this.config, state.v) };
     this.step = state.step;
   }
 
@@ -159,7 +162,7 @@ export class TransformerModel {
   setParams(params: HostParams): void {
     checkHostParams(this.config, params);
     tree.dispose(this.params);
-    this.params = toDevice(params);
+    this.params = toDevice(this.config, params);
   }
 
   /** Device params for the sampler in this folder; shares references (caller must not consume). */
@@ -451,7 +454,7 @@ export class TransformerModel {
     return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
       ((params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
         const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(tree.ref(params));
-        const out = clipAndAdamW(params, state, grads, hyper, this.decayed);
+        const out = clipAndAdamW(params, state, grads, hyper, this.decayed, this.names);
         return { ...out, value };
       }),
     );
@@ -460,7 +463,7 @@ export class TransformerModel {
   private compiledAdam() {
     return this.memo('adam', () =>
       ((params: DeviceParams, state: AdamState, grads: DeviceParams, hyper: JaxArray) =>
-        clipAndAdamW(params, state, grads, hyper, this.decayed)),
+        clipAndAdamW(params, state, grads, hyper, this.decayed, this.names)),
     );
   }
 
@@ -468,7 +471,7 @@ export class TransformerModel {
     return this.memo('add', () =>
       ((a: DeviceParams, b: DeviceParams) => {
         const sum: DeviceParams = {};
-        for (const name of Object.keys(a)) sum[name] = a[name]!.add(b[name]!);
+        for (const name of this.names) sum[name] = a[name]!.add(b[name]!);
         return sum;
       }),
     );

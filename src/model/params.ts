@@ -2,6 +2,12 @@
  * Parameter initialisation and host ↔ device transfer.
  * Init (GPT-2 / Llama practice): matrices ~ N(0, σ²), output projections (wo, wDown) scaled by
  * 1/√(2L), norms 1, biases 0, value head 0.
+ *
+ * Parameter order: device parameters, AdamW moments and gradients always hold their names in
+ * the canonical order of `parameterShapes(config)`, whatever order a checkpoint stored them in
+ * (safetensors sorts names). Float32 sums over parameters (the global gradient norm) depend on
+ * that order, so one order everywhere is what makes a resumed run match an uninterrupted one bit
+ * for bit.
  */
 import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
@@ -53,9 +59,18 @@ export function checkHostParams(config: ModelConfig, params: HostParams): void {
   }
 }
 
-export function toDevice(params: HostParams): DeviceParams {
+/** The canonical parameter order (see the header). */
+export function parameterNames(config: ModelConfig): string[] {
+  return [...parameterShapes(config).keys()];
+}
+
+/** Host params (checked against the config) to device params, in the canonical order. */
+export function toDevice(config: ModelConfig, params: HostParams): DeviceParams {
   const device: DeviceParams = {};
-  for (const [name, tensor] of params) device[name] = np.array(tensor.data.slice()).reshape(tensor.shape);
+  for (const name of parameterNames(config)) {
+    const tensor = params.get(name)!;
+    device[name] = np.array(tensor.data.slice()).reshape(tensor.shape);
+  }
   return device;
 }
 

@@ -17,11 +17,16 @@ const config: RlConfigInput = {
   maxTurns: 1,
   maxNewTokens: 24,
   learningRate: 2e-3,
+  minibatchSize: 4,
   klCoef: 0.05,
+  // Low enough that every update is clipped: the global-norm sum order then matters bit for bit.
+  maxGradNorm: 0.05,
   validateEvery: 2,
   validationEpisodes: 4,
   seed: 5,
 };
+/** 16 trajectories per iteration in minibatches of 4: optimizer steps per iteration. */
+const stepsPerIteration = 4;
 /** Wall-clock measurements, the only metrics allowed to differ between the two runs. */
 const timing = ['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond'];
 
@@ -54,7 +59,7 @@ function withoutTiming(values: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(values).filter(([key]) => !timing.includes(key)));
 }
 
-test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterrupted run step for step', async () => {
+test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterrupted run step for step, with gradient clipping active', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-resume-'));
   try {
     const fixture = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
@@ -68,7 +73,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
 
     const point = (await loadResumePoint(store, interrupted))!;
     assert.equal(point.resume.iteration, 2);
-    assert.equal(point.model.step, start.model.optimizer!.step + 2, 'optimizer step counter restored (warm-start steps + 2)');
+    assert.equal(point.model.step, start.model.optimizer!.step + 2 * stepsPerIteration, 'optimizer step counter restored (warm-start steps + 2 iterations of steps)');
     const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
     const result = await runRl({
       model: point.model,
@@ -86,6 +91,8 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     assert.deepEqual(actual.map((m) => m.step), [1, 2, 3, 4]);
     for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(actual[i]!.values), withoutTiming(expected[i]!.values), `step ${i + 1}`);
     assert.ok(expected[3]!.values.validationSuccess !== undefined && Number.isFinite(expected[3]!.values.loss));
+    // Clipping was active in every iteration: the pre-clip global norm exceeds the threshold.
+    for (const m of expected) assert.ok(m.values.gradNorm! > config.maxGradNorm!, `step ${m.step}: gradNorm ${m.values.gradNorm} ≤ ${config.maxGradNorm}`);
     // The steps compared are real updates: rewards vary within groups, so advantages are not all zero.
     assert.ok(store.trajectory(straight, 3, 0)!.advantages !== null);
     assert.ok([...store.iterateTrajectories(straight)].some((t) => t.advantages!.some((a) => a !== 0)), 'some advantage is non-zero');
@@ -99,7 +106,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const b = (await loadResumePoint(store, interrupted))!;
     const stateA = await captureTrainerState(a.model);
     const stateB = await captureTrainerState(b.model);
-    assert.equal(stateA.optimizer!.step, start.model.optimizer!.step + 4);
+    assert.equal(stateA.optimizer!.step, start.model.optimizer!.step + 4 * stepsPerIteration);
     for (const [name, tensor] of stateA.params) assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
     for (const [name, tensor] of stateA.optimizer!.v) assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
     store.close();
