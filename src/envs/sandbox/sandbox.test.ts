@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { runFunction } from './function-runner.ts';
+import { probeNamespaces, SandboxUnavailableError } from './namespaces.ts';
 import { runInSandbox } from './sandbox.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'agentrl-sandbox-'));
@@ -83,4 +86,61 @@ test('sandbox: memory bombs (heap and typed arrays) are stopped; the host surviv
   const fine = await runFunction({ code: 'function add(a, b) { return a + b; }', entry: 'add', calls: [[2, 3]] });
   assert.deepEqual(fine, { failure: null, results: [{ value: 5 }] });
   assert.ok(process.memoryUsage().heapUsed < 512 * 2 ** 20);
+});
+
+test('sandbox namespaces: even code holding `process` sends no UDP or DNS to 127.0.0.1 and signals nothing outside', async () => {
+  const udp = createSocket('udp4');
+  const datagrams: string[] = [];
+  udp.on('message', (message) => datagrams.push(message.toString('latin1')));
+  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+  const udpPort = udp.address().port;
+  const decoy = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    const attack = `
+      const dgram = require('node:dgram'), dns = require('node:dns');
+      const report = [];
+      const udp = new dgram.Socket({ type: 'udp4', lookup: (host, family, callback) => callback(null, '127.0.0.1', 4) });
+      udp.on('error', (error) => report.push('udp ' + error.code));
+      udp.send('udp-leak', ${udpPort}, '127.0.0.1', (error) => report.push('udp sent ' + (error ? error.code : 'ok')));
+      const resolver = new dns.Resolver();
+      resolver.setServers(['127.0.0.1:${udpPort}']);
+      resolver.resolve4('dns-leak.example', (error) => report.push('dns ' + (error ? error.code : 'answered')));
+      for (const target of [${decoy.pid}, process.ppid, 0, -1]) {
+        try { process.kill(target, target === ${decoy.pid} ? 'SIGKILL' : 'SIGCONT'); report.push('signalled ' + target); } catch (error) { report.push('kill ' + error.code); }
+      }
+      setTimeout(() => emit({ pid: process.pid, ppid: process.ppid, report }), 400);
+    `;
+    const result = await runInSandbox({ script: attack, input: null, timeoutMs: 3000 });
+    assert.equal(result.ok, true, JSON.stringify(result));
+    const value = (result.ok ? result.value : null) as { pid: number; ppid: number; report: string[] };
+    assert.deepEqual([value.pid, value.ppid], [1, 0], 'PID 1 of its own namespace');
+    assert.ok(value.report.includes('kill ESRCH'), value.report.join('; '));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(datagrams, [], 'no datagram reached 127.0.0.1');
+    assert.deepEqual([decoy.exitCode, decoy.signalCode], [null, null], 'the decoy outside was not signalled');
+  } finally {
+    decoy.kill('SIGKILL');
+    udp.close();
+  }
+});
+
+test('sandbox result channel: a result line without the run nonce is not accepted', async () => {
+  const forged = await runInSandbox({ script: "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000' + JSON.stringify('forged') + '\\n', () => process.exit(0));", input: null });
+  assert.deepEqual([forged.ok, !forged.ok && forged.failure], [false, 'crash']);
+  const real = await runInSandbox({ script: "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000\"forged\"\\n'); emit('real')", input: null });
+  assert.deepEqual(real.ok && real.value, 'real');
+});
+
+test('sandbox without namespaces refuses with a typed error naming what is missing, unless the weaker mode is asked for', async () => {
+  assert.equal(probeNamespaces().available, true, 'namespaces work on this machine');
+  const missing = '/nonexistent/unshare';
+  assert.equal(probeNamespaces(missing).available, false);
+  await assert.rejects(runInSandbox({ script: 'emit(1)', input: null, unshareCommand: missing }), (error: unknown) => {
+    assert.ok(error instanceof SandboxUnavailableError);
+    assert.match(error.message, /network and PID namespaces.*\/nonexistent\/unshare.*isolation: 'process-only'/);
+    assert.equal(error.details.missing, 'network and PID namespaces (unshare --net --pid)');
+    return true;
+  });
+  const weaker = await runInSandbox({ script: 'emit(process.pid > 1)', input: null, unshareCommand: missing, isolation: 'process-only' });
+  assert.deepEqual(weaker.ok && weaker.value, true);
 });

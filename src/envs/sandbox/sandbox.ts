@@ -1,6 +1,11 @@
 /**
  * Runs untrusted JavaScript in a separate, locked-down node process:
  *
+ * - Linux namespaces (namespaces.ts): a fresh network namespace (no network of any protocol) and
+ *   PID namespace (no other process can be seen or signalled), in a new session and process
+ *   group of its own (so even `kill(0)` reaches nothing outside). Where namespaces cannot be
+ *   created the call throws `SandboxUnavailableError` — unless the caller passes
+ *   `isolation: 'process-only'` and accepts the weaker walls below alone;
  * - node's permission model (`--experimental-permission`, Node 20): no file-system reads or
  *   writes except the directories in `allowRead`, no child processes, no worker threads, no
  *   native addons, no `process.binding`;
@@ -9,14 +14,19 @@
  *   any untrusted code runs;
  * - memory: `--max-old-space-size` caps the JS heap, `ulimit -v` the whole address space
  *   (typed arrays included); `ulimit -t` caps CPU seconds;
- * - time: the parent SIGKILLs the process (and so everything it runs) after `timeoutMs` of wall
- *   time; output is capped at `maxOutputBytes`.
+ * - time: the parent SIGKILLs the process group (and so everything it runs) after `timeoutMs`
+ *   of wall time; output is capped at `maxOutputBytes`.
  *
  * The script reads its input as `input` (JSON from stdin) and ends with `emit(value)` (JSON back
- * to the parent). Untrusted code should additionally run inside `vm` (see code/harness.ts) so it
- * cannot reach `process` at all; the process limits above are the second wall.
+ * to the parent). The result carries a per-run random nonce that the prelude reads from stdin
+ * and keeps in a closure: the parent accepts only a result line with that nonce, so output
+ * printed by anything else in the process is never taken for the result. The script itself is
+ * trusted; untrusted code runs inside a `vm` realm it builds (function-runner.ts,
+ * candidate-realm.ts), so it cannot reach `process`, `emit` or the nonce at all.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { namespacePrefix } from './namespaces.ts';
 
 export interface SandboxOptions {
   /** The script (CommonJS, `-e`), run after the lock-down prelude; it calls `emit(value)`. */
@@ -33,6 +43,14 @@ export interface SandboxOptions {
   allowRead?: readonly string[];
   /** Largest stdout kept; the process is killed beyond it. Default 1 MiB. */
   maxOutputBytes?: number;
+  /**
+   * 'namespaces' (default): fresh network and PID namespaces, or a `SandboxUnavailableError` when
+   * they cannot be created. 'process-only': the permission model, socket stubs and limits only —
+   * a weaker sandbox the caller opts into (docs/sandboxing.md says what it does not stop).
+   */
+  isolation?: 'namespaces' | 'process-only';
+  /** The util-linux `unshare` to use. Default `unshare` on PATH. */
+  unshareCommand?: string;
 }
 
 export type SandboxFailure = 'timeout' | 'memory' | 'output' | 'crash' | 'no-result';
@@ -57,12 +75,18 @@ const prelude = `'use strict';
   http.createServer = https.createServer = http2.createServer = deny('listen');
   for (const key of ['fetch', 'WebSocket', 'EventSource', 'Request', 'Response']) delete globalThis[key];
 }
-const input = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
-const emit = (value) => { process.stdout.write(${JSON.stringify(marker)} + JSON.stringify(value) + '\\n', () => process.exit(0)); };
+const { input, emit } = (() => {
+  const { nonce, input } = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+  const write = process.stdout.write.bind(process.stdout), exit = process.exit.bind(process), stringify = JSON.stringify;
+  return { input, emit: (value) => { write(${JSON.stringify(marker)} + nonce + stringify(value) + '\\n', () => exit(0)); } };
+})();
 `;
 
+/** Runs `script` in a sandboxed process; throws `SandboxUnavailableError` when the asked isolation cannot be had. */
 export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
   const { script, input, timeoutMs = 3000, maxHeapMb = 64, maxAddressSpaceMb = 1024, allowRead = [], maxOutputBytes = 1 << 20 } = options;
+  const isolation = options.isolation === 'process-only' ? [] : namespacePrefix(options.unshareCommand);
+  const nonce = randomBytes(16).toString('hex');
   const nodeArgs = [
     '--experimental-permission',
     ...allowRead.map((dir) => `--allow-fs-read=${dir}`),
@@ -73,16 +97,22 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   ];
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
   const started = performance.now();
-  const child = spawn('/bin/sh', ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, process.execPath, ...nodeArgs], {
+  const command = [...isolation, process.execPath, ...nodeArgs];
+  const child = spawn('/bin/sh', ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, ...command], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { PATH: '/usr/bin:/bin' },
+    detached: true, // setsid: its own session and process group, so kill(0) inside reaches nothing of ours
   });
   let stdout = '';
   let stderr = '';
   let killedFor: SandboxFailure | null = null;
   const kill = (why: SandboxFailure): void => {
     if (killedFor === null) killedFor = why;
-    child.kill('SIGKILL');
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL'); // the whole group
+    } catch {
+      child.kill('SIGKILL');
+    }
   };
   const timer = setTimeout(() => kill('timeout'), timeoutMs);
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -93,7 +123,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
     if (stderr.length < 64 * 1024) stderr += chunk;
   });
   child.stdin.on('error', () => {}); // the child may exit before reading its input
-  child.stdin.end(JSON.stringify(input));
+  child.stdin.end(JSON.stringify({ nonce, input }));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal })),
   );
@@ -101,10 +131,11 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   const durationMs = performance.now() - started;
   if (killedFor === 'timeout') return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
   if (killedFor === 'output') return { ok: false, failure: 'output', message: `output over ${maxOutputBytes} bytes`, durationMs };
-  const at = stdout.lastIndexOf(marker);
+  const resultMarker = marker + nonce;
+  const at = stdout.indexOf(resultMarker);
   if (at >= 0 && exit.code === 0) {
     try {
-      return { ok: true, value: JSON.parse(stdout.slice(at + marker.length)), durationMs };
+      return { ok: true, value: JSON.parse(stdout.slice(at + resultMarker.length).split('\n', 1)[0]!), durationMs };
     } catch {
       return { ok: false, failure: 'no-result', message: 'unreadable result', durationMs };
     }
