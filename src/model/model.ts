@@ -47,6 +47,15 @@ export interface ScoreResult {
   values?: Float32Array[];
 }
 
+export interface BackwardOptions {
+  /**
+   * The loss reads, and the backward pass differentiates, log_softmax(logits / temperature):
+   * train at the temperature the batch was sampled at, so the importance ratio against the
+   * sampler's log-probs is 1 before an update (verl and TRL do the same). Default 1.
+   */
+  temperature?: number;
+}
+
 export interface LossReport extends TokenLossOutput {
   tokens: number;
 }
@@ -261,9 +270,9 @@ export class TransformerModel {
    * Forward + loss + backward; gradients are added to an accumulator until `optimStep`.
    * Sequences longer than the context window are rejected (the rollout decides how to cut).
    */
-  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss): Promise<LossReport> {
-    const { micro, report, needs } = await this.prepareBackward(sequences, loss);
-    const surrogate = await this.accumulate(micro, needs);
+  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss, { temperature = 1 }: BackwardOptions = {}): Promise<LossReport> {
+    const { micro, report, needs } = await this.prepareBackward(sequences, loss, temperature);
+    const surrogate = await this.accumulate(micro, needs, temperature);
     return { ...report, loss: loss.dependsOnCurrent ? report.loss : surrogate };
   }
 
@@ -273,11 +282,11 @@ export class TransformerModel {
    * all at once keeps every micro-batch's activations alive together, and a 512-sequence batch
    * then exceeded the 4 GiB wasm heap.
    */
-  private async accumulate(micro: PreparedMicroBatch[], needs: HeadNeeds): Promise<number> {
+  private async accumulate(micro: PreparedMicroBatch[], needs: HeadNeeds, temperature: number): Promise<number> {
     const fn = this.compiledGrad(needs);
     let total = 0;
     for (const { packed, cotangents } of micro) {
-      const [value, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, 1), cotangents) as [JaxArray, DeviceParams];
+      const [value, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, temperature), cotangents) as [JaxArray, DeviceParams];
       if (this.accumulated === null) this.accumulated = grads;
       else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
       total += ((await value.data()) as Float32Array)[0]!;
@@ -314,17 +323,18 @@ export class TransformerModel {
    * One optimizer step on one batch: forwardBackward + optimStep. A batch that fits one
    * micro-batch runs forward, backward, clipping and AdamW as one compiled call.
    */
-  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
+  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions & BackwardOptions): Promise<StepReport> {
     if (this.accumulated !== null) {
       throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
     }
-    const { micro, report, needs } = await this.prepareBackward(sequences, loss);
+    const temperature = options.temperature ?? 1;
+    const { micro, report, needs } = await this.prepareBackward(sequences, loss, temperature);
     let surrogate: number;
     let gradNorm: number;
     if (micro.length === 1) {
       this.step += 1;
       const hyper = np.array(hyperVector(options, this.step));
-      const out = this.compiledFused(needs)(this.params, this.adam, this.deviceBatch(micro[0]!.packed, 1), micro[0]!.cotangents, hyper) as {
+      const out = this.compiledFused(needs)(this.params, this.adam, this.deviceBatch(micro[0]!.packed, temperature), micro[0]!.cotangents, hyper) as {
         params: DeviceParams;
         state: AdamState;
         gradNorm: JaxArray;
@@ -335,7 +345,7 @@ export class TransformerModel {
       gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
       surrogate = ((await out.value.data()) as Float32Array)[0]!;
     } else {
-      surrogate = await this.accumulate(micro, needs);
+      surrogate = await this.accumulate(micro, needs, temperature);
       gradNorm = (await this.optimStep(options)).gradNorm;
     }
     // For a loss whose gradient is independent of the policy (linear in log-probs), the surrogate
@@ -347,10 +357,12 @@ export class TransformerModel {
   private async prepareBackward(
     sequences: readonly ArrayLike<number>[],
     loss: TokenLoss,
+    temperature: number,
   ): Promise<{ micro: PreparedMicroBatch[]; report: LossReport; needs: HeadNeeds }> {
+    if (!(temperature > 0)) throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
-      const current = await this.scoreAll(sequences, 1, { entropy: true, value: this.config.valueHead, detachValue: false });
+      const current = await this.scoreAll(sequences, temperature, { entropy: true, value: this.config.valueHead, detachValue: false });
       output = loss.compute(current);
     } else {
       // The gradient does not read the inputs; zeros of the right shapes stand in.

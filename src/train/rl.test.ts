@@ -46,3 +46,19 @@ test('trainer overrides reach the loss: vfCoef and detachValueHead (PPO), left a
   assert.equal(tuned.detachValueHead, true);
   assert.throws(() => rlConfigSchema.parse({ algo: 'ppo', vfCoef: -1 }));
 });
+
+test('temperature 0.7: old, current and reference log-probs are all scored at the rollout temperature (ratio 1, KL 0 before any update)', async () => {
+  const { model, reference } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
+  const result = await runRl({
+    model,
+    reference,
+    env: makeBanditEnv,
+    // One iteration, one minibatch: the metrics are those of the first step, before any update.
+    config: { algo: 'grpo', iterations: 1, tasksPerIteration: 4, groupSize: 4, minibatchSize: 16, maxTurns: 1, maxNewTokens: 24, temperature: 0.7, validateEvery: 0, validationEpisodes: 2, seed: 3 },
+  });
+  const [first] = result.history;
+  assert.ok(first!.trained > 0);
+  assert.ok(first!.approxKl < 1e-8, `KL(old ‖ current) ${first!.approxKl} (the sampler's log-probs vs the scorer's at the same temperature)`);
+  assert.equal(first!.clipfrac, 0);
+  assert.ok(Math.abs(first!.kl) < 1e-6, `KL to the identical reference ${first!.kl}`);
+});

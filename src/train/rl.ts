@@ -5,7 +5,9 @@
  *
  * The built-in model samples and trains; old log-probs are the sampler's (they equal the scorer's
  * to 1e-5, tested in model.test.ts), reference log-probs come from a frozen copy of the starting
- * weights, values (PPO) from the model's value head.
+ * weights, values (PPO) from the model's value head. Old, current and reference log-probs are
+ * all of the temperature-scaled distribution log_softmax(logits / T) at the rollout temperature
+ * T (`temperature`), as verl and TRL score them; a `collect` scaffold must sample at T too.
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
@@ -50,6 +52,8 @@ export interface UpdateMetrics {
   loss: number;
   pgLoss: number;
   kl: number;
+  /** KL(old ‖ current) of the policy loss, k3 (`approx_kl`): 0 at an iteration's first step. */
+  approxKl: number;
   entropy: number;
   clipfrac: number;
   gradNorm: number;
@@ -228,6 +232,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       loss: update?.loss ?? NaN,
       pgLoss: update?.pgLoss ?? NaN,
       kl: update?.kl ?? 0,
+      approxKl: update?.approxKl ?? 0,
       entropy: update?.entropy ?? NaN,
       clipfrac: update?.clipfrac ?? 0,
       gradNorm: update?.gradNorm ?? 0,
@@ -286,7 +291,7 @@ async function updatePolicy(
     ? await turnLevelSamples(model, reference, trajectories, preset, config)
     : await tokenLevelSamples(model, reference, trajectories, preset, config);
   await onSamples?.(samples);
-  const totals = { loss: 0, pgLoss: 0, kl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
+  const totals = { loss: 0, pgLoss: 0, kl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     const order = rng.shuffle(samples.map((_, i) => i));
@@ -301,11 +306,12 @@ async function updatePolicy(
         oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
         config: preset.loss,
       });
-      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm });
+      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm, temperature: config.temperature });
       tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
       totals.loss += report.loss;
       totals.pgLoss += report.metrics.pg_loss ?? 0;
       totals.kl += report.metrics.kl ?? report.metrics.ppo_kl ?? 0;
+      totals.approxKl += report.metrics.approx_kl ?? 0;
       totals.entropy += report.metrics.entropy ?? NaN;
       totals.clipfrac += report.metrics.clipfrac ?? 0;
       totals.gradNorm += report.gradNorm;
@@ -317,6 +323,7 @@ async function updatePolicy(
     loss: totals.loss / n,
     pgLoss: totals.pgLoss / n,
     kl: totals.kl / n,
+    approxKl: totals.approxKl / n,
     entropy: totals.entropy / n,
     clipfrac: totals.clipfrac / n,
     gradNorm: totals.gradNorm / n,
@@ -337,7 +344,7 @@ async function tokenLevelSamples(
   config: RlConfig,
 ): Promise<TrainingSample[]> {
   const sequences = trajectories.map((t) => t.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences)).logprobs : undefined;
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
   const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
   const { advantages, returns } = computeAdvantages(
     trajectories.map((t, i) => ({
@@ -378,7 +385,7 @@ async function turnLevelSamples(
 ): Promise<TrainingSample[]> {
   const segments = trajectories.flatMap((t) => t.segments!);
   const sequences = segments.map((s) => s.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences)).logprobs : undefined;
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
   const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
   const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
   let cursor = 0;
