@@ -4,16 +4,20 @@
  *
  * - WAL journal: readers (the dashboard, `agentrl export`) never block the training process and
  *   always see whole transactions.
+ * - Each run has its own checkpoint folder (`checkpoint_dir`, unique) and, while a process trains
+ *   it, a lock naming that process (`lockRun`): a second process refuses the run; a lock left by a
+ *   dead process is taken over.
  * - Everything a training step produces is committed in one transaction (`recordStep`), so a
  *   process killed at any moment (even SIGKILL) leaves every committed step whole and nothing of
  *   the step it was in. `synchronous = NORMAL` makes commits survive a process crash; only a power
  *   loss can drop the last commits (SQLite's documented WAL trade-off).
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import { AgentRlError } from '../core/errors.ts';
-import { schemaSql, schemaVersion } from './schema.ts';
+import { RunLockedError, StoreError, translateSqliteError } from './errors.ts';
+import { openDatabase } from './open-database.ts';
 import type {
   CheckpointRecord,
   EvaluationRecord,
@@ -38,6 +42,15 @@ export class RunNotFoundError extends AgentRlError {
 export interface OpenStoreOptions {
   /** Open for reading only (the dashboard, export). The file must exist. */
   readonly?: boolean;
+  /** SQLite `max_page_count`: writes past it fail as on a full disk (tests). */
+  maxPageCount?: number;
+}
+
+/** Who holds a run's lock. */
+export interface RunLockHolder {
+  pid: number;
+  host: string;
+  since: string;
 }
 
 type Row = Record<string, any>;
@@ -51,53 +64,98 @@ export class RunStore {
     this.db = db;
   }
 
-  static open(path: string = defaultStorePath, { readonly = false }: OpenStoreOptions = {}): RunStore {
-    if (!readonly) mkdirSync(dirname(path), { recursive: true });
-    let db: Database.Database;
-    try {
-      db = new Database(path, { readonly, fileMustExist: readonly });
-    } catch (error) {
-      throw new AgentRlError('STORE', `${path}: cannot open the run store (${(error as Error).message})`, { file: path });
-    }
-    db.pragma('busy_timeout = 10000');
-    if (!readonly) {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('foreign_keys = ON');
-      const version = db.pragma('user_version', { simple: true }) as number;
-      if (version > schemaVersion) {
-        db.close();
-        throw new AgentRlError('STORE', `${path}: written by a newer agentrl (schema ${version} > ${schemaVersion})`, { file: path });
-      }
-      db.exec(schemaSql);
-      db.pragma(`user_version = ${schemaVersion}`);
-    }
-    return new RunStore(path, db);
+  static open(path: string = defaultStorePath, { readonly = false, maxPageCount }: OpenStoreOptions = {}): RunStore {
+    return new RunStore(path, openDatabase(path, { readonly, maxPageCount }));
   }
 
   close(): void {
     this.db.close();
   }
 
+  /** Runs a write; SQLite's errors (disk full, read-only) become a StoreError naming the file and the fix. */
+  private write<T>(doing: string, body: () => T): T {
+    try {
+      return body();
+    } catch (error) {
+      throw translateSqliteError(this.path, error, doing);
+    }
+  }
+
   // --- runs ------------------------------------------------------------------------------------
 
+  /**
+   * A new run, `running` and locked by this process. With `checkpointDir`, the run's checkpoint
+   * folder (from its final name) is claimed in the same transaction: a folder another run of the
+   * store has is refused, so two runs never write into one folder.
+   */
   createRun(run: NewRun): RunRecord {
     const now = new Date().toISOString();
     if (run.name !== undefined && this.db.prepare('SELECT 1 FROM runs WHERE name = ?').get(run.name) !== undefined) {
-      throw new AgentRlError('STORE', `${this.path}: a run named "${run.name}" exists; pick another name or --resume it`, { file: this.path, name: run.name });
+      throw new StoreError(this.path, 'name-taken', `a run named "${run.name}" exists; pick another name or --resume it`, { name: run.name });
     }
     const create = this.db.transaction(() => {
       const info = this.db
         .prepare(
-          `INSERT INTO runs (name, command, status, seed, git_commit, config, created_at, updated_at)
-           VALUES (?, ?, 'running', ?, ?, ?, ?, ?)`,
+          `INSERT INTO runs (name, command, status, seed, git_commit, config, lock_pid, lock_host, lock_since, created_at, updated_at)
+           VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(run.name ?? `pending-${now}-${process.pid}`, run.command, run.seed, run.gitCommit, JSON.stringify(run.config), now, now);
+        .run(run.name ?? `pending-${now}-${process.pid}`, run.command, run.seed, run.gitCommit, JSON.stringify(run.config), process.pid, hostname(), now, now, now);
       const id = Number(info.lastInsertRowid);
-      if (run.name === undefined) this.db.prepare('UPDATE runs SET name = ? WHERE id = ?').run(`${run.namePrefix ?? run.command}-${id}`, id);
+      const name = run.name ?? `${run.namePrefix ?? run.command}-${id}`;
+      if (run.name === undefined) this.db.prepare('UPDATE runs SET name = ? WHERE id = ?').run(name, id);
+      if (run.checkpointDir !== undefined) this.claimCheckpointDir(id, run.checkpointDir(name));
       return id;
     });
-    return this.run(String(create()));
+    return this.run(String(this.write('creating a run', () => create.immediate())));
+  }
+
+  /** The run that has `dir` (resolved) as its checkpoint folder, if any. */
+  runWithCheckpointDir(dir: string): RunRecord | undefined {
+    const row = this.db.prepare('SELECT * FROM runs WHERE checkpoint_dir = ?').get(resolve(dir)) as Row | undefined;
+    return row === undefined ? undefined : runFromRow(row);
+  }
+
+  private claimCheckpointDir(runId: number, dir: string): void {
+    const owner = this.runWithCheckpointDir(dir);
+    if (owner !== undefined && owner.id !== runId) {
+      throw new StoreError(this.path, 'checkpoint-folder-taken', `${resolve(dir)} is already the checkpoint folder of run ${owner.name}; pick another --out (or leave it out: each run gets checkpoints/<run name>)`, { dir, run: owner.name });
+    }
+    this.db.prepare('UPDATE runs SET checkpoint_dir = ? WHERE id = ?').run(resolve(dir), runId);
+  }
+
+  /**
+   * Takes the run's lock for this process. A lock held by another live process on this host (or
+   * any lock from another host) is refused with a RunLockedError naming the holder; a lock left
+   * by a process that no longer runs is taken over and its holder returned.
+   */
+  lockRun(runId: number): { tookOverFrom?: RunLockHolder } {
+    return this.write('locking the run', () =>
+      this.db.transaction(() => {
+        const row = this.db.prepare('SELECT name, lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as Row;
+        let tookOverFrom: RunLockHolder | undefined;
+        if (row.lock_pid !== null && !(row.lock_pid === process.pid && row.lock_host === hostname())) {
+          const holder = { pid: row.lock_pid as number, host: row.lock_host as string, since: row.lock_since as string };
+          const sameHost = holder.host === hostname();
+          if (!sameHost || processIsAlive(holder.pid)) throw new RunLockedError(this.path, row.name, holder, sameHost);
+          tookOverFrom = holder;
+        }
+        this.db.prepare('UPDATE runs SET lock_pid = ?, lock_host = ?, lock_since = ? WHERE id = ?').run(process.pid, hostname(), new Date().toISOString(), runId);
+        return { tookOverFrom };
+      }).immediate(),
+    );
+  }
+
+  /** Releases the run's lock if this process holds it. */
+  unlockRun(runId: number): void {
+    this.write('unlocking the run', () =>
+      this.db.prepare('UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ? AND lock_pid = ? AND lock_host = ?').run(runId, process.pid, hostname()),
+    );
+  }
+
+  /** The process holding the run, if any. */
+  lockHolder(runId: number): RunLockHolder | undefined {
+    const row = this.db.prepare('SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as Row | undefined;
+    return row?.lock_pid == null ? undefined : { pid: row.lock_pid, host: row.lock_host, since: row.lock_since };
   }
 
   /** Runs, newest first. */
@@ -117,32 +175,39 @@ export class RunStore {
     return runFromRow(row as Row);
   }
 
-  setStatus(runId: number, status: RunStatus): void {
-    this.db.prepare('UPDATE runs SET status = ?, updated_at = ? WHERE id = ?').run(status, new Date().toISOString(), runId);
+  /** Sets the status and its reason (why a run failed or was interrupted; cleared otherwise). */
+  setStatus(runId: number, status: RunStatus, reason: string | null = null): void {
+    this.write('recording the run status', () =>
+      this.db.prepare('UPDATE runs SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?').run(status, reason, new Date().toISOString(), runId),
+    );
   }
 
   setConfig(runId: number, config: Record<string, unknown>): void {
-    this.db.prepare('UPDATE runs SET config = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(config), new Date().toISOString(), runId);
+    this.write('recording the run config', () =>
+      this.db.prepare('UPDATE runs SET config = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(config), new Date().toISOString(), runId),
+    );
   }
 
   // --- writing a step --------------------------------------------------------------------------
 
   /** Commits a step's metrics, trajectories, evaluations and checkpoint together, or nothing. */
   recordStep(runId: number, record: StepRecord): void {
-    this.db.transaction(() => {
+    this.write(`recording step ${record.step}`, () => this.db.transaction(() => {
       const time = new Date().toISOString();
       this.db.prepare('INSERT INTO metrics (run_id, step, time, "values") VALUES (?, ?, ?, ?)').run(runId, record.step, time, JSON.stringify(record.metrics));
       if (record.trajectories && record.trajectories.length > 0) this.insertTrajectories(runId, record.step, record.trajectories);
       for (const evaluation of record.evaluations ?? []) this.addEvaluation(runId, { ...evaluation, step: record.step });
       if (record.checkpoint) this.addCheckpoint(runId, { ...record.checkpoint, step: record.step });
       this.db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(time, runId);
-    }).immediate();
+    }).immediate());
   }
 
   addEvaluation(runId: number, evaluation: Omit<EvaluationRecord, 'time'>): void {
-    this.db
-      .prepare('INSERT INTO evaluations (run_id, step, split, episodes, success, time) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(runId, evaluation.step, evaluation.split, evaluation.episodes, evaluation.success, new Date().toISOString());
+    this.write('recording an evaluation', () =>
+      this.db
+        .prepare('INSERT INTO evaluations (run_id, step, split, episodes, success, time) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(runId, evaluation.step, evaluation.split, evaluation.episodes, evaluation.success, new Date().toISOString()),
+    );
   }
 
   /**
@@ -150,7 +215,7 @@ export class RunStore {
    * newest row of every other kind; older rows of that kind drop their state (the history stays).
    */
   addCheckpoint(runId: number, checkpoint: { step: number; kind: string; path?: string; state?: Uint8Array }): number {
-    return this.db.transaction(() => {
+    return this.write('recording a checkpoint', () => this.db.transaction(() => {
       if (checkpoint.state !== undefined && checkpoint.kind !== 'start') {
         this.db.prepare('UPDATE checkpoints SET state = NULL WHERE run_id = ? AND kind = ? AND state IS NOT NULL').run(runId, checkpoint.kind);
       }
@@ -158,7 +223,7 @@ export class RunStore {
         .prepare('INSERT INTO checkpoints (run_id, step, kind, path, time, state) VALUES (?, ?, ?, ?, ?, ?)')
         .run(runId, checkpoint.step, checkpoint.kind, checkpoint.path ?? null, new Date().toISOString(), checkpoint.state ?? null);
       return Number(info.lastInsertRowid);
-    })();
+    })());
   }
 
   /**
@@ -166,11 +231,11 @@ export class RunStore {
    * after it will be recorded again).
    */
   truncateAfter(runId: number, step: number): void {
-    this.db.transaction(() => {
+    this.write('removing the steps after the resume point', () => this.db.transaction(() => {
       for (const table of ['metrics', 'trajectories', 'evaluations', 'checkpoints']) {
         this.db.prepare(`DELETE FROM ${table} WHERE run_id = ? AND step > ?`).run(runId, step);
       }
-    }).immediate();
+    }).immediate());
   }
 
   private insertTrajectories(runId: number, step: number, trajectories: readonly Omit<TrajectoryRecord, 'step'>[]): void {
@@ -192,7 +257,7 @@ export class RunStore {
 
   /** Runs `body` in one transaction: its reads see one committed snapshot, its writes commit together. */
   transaction<T>(body: () => T): T {
-    return this.db.transaction(body)();
+    return this.write('writing', () => this.db.transaction(body)());
   }
 
   metrics(runId: number): MetricsRecord[] {
@@ -224,7 +289,7 @@ export class RunStore {
 
   checkpointState(checkpointId: number): Uint8Array {
     const row = this.db.prepare('SELECT state FROM checkpoints WHERE id = ?').get(checkpointId) as Row | undefined;
-    if (row?.state == null) throw new AgentRlError('STORE', `${this.path}: checkpoint ${checkpointId} holds no state`, { checkpointId });
+    if (row?.state == null) throw new StoreError(this.path, 'no-state', `checkpoint ${checkpointId} holds no state`, { checkpointId });
     return new Uint8Array(row.state as Buffer);
   }
 
@@ -259,15 +324,28 @@ export class RunStore {
   }
 }
 
+/** Whether a process with this id runs on this host (EPERM: it runs, as another user). */
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function runFromRow(row: Row): RunRecord {
   return {
     id: row.id,
     name: row.name,
     command: row.command,
-    status: row.status,
+    // A version-1 file opened read-only still says `stopped` (now `interrupted`) and has no version-2 columns.
+    status: row.status === 'stopped' ? 'interrupted' : row.status,
+    statusReason: row.status_reason ?? null,
     seed: row.seed,
     gitCommit: row.git_commit,
     config: JSON.parse(row.config),
+    checkpointDir: row.checkpoint_dir ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -5,20 +5,53 @@
  * Token-level arrays are JSON text (readable with the sqlite3 shell and by the dashboard as is);
  * a checkpoint's resumable state (weights, optimizer moments, RNG) is one safetensors BLOB.
  */
-export const schemaVersion = 1;
+export const schemaVersion = 2;
+
+/**
+ * The runs table. Version 2 added `interrupted` (which replaced `stopped`), the failure reason, the
+ * run's own checkpoint folder (unique: two runs never share one) and the lock of the process
+ * training the run.
+ */
+function runsTableSql(name: string): string {
+  return `
+CREATE TABLE IF NOT EXISTS ${name} (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  name            TEXT NOT NULL UNIQUE,
+  command         TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('running', 'completed', 'interrupted', 'failed')),
+  status_reason   TEXT,
+  seed            INTEGER NOT NULL,
+  git_commit      TEXT,
+  config          TEXT NOT NULL,
+  checkpoint_dir  TEXT UNIQUE,
+  lock_pid        INTEGER,
+  lock_host       TEXT,
+  lock_since      TEXT,
+  created_at      TEXT NOT NULL,
+  updated_at      TEXT NOT NULL
+);`;
+}
+
+/** Rebuilds a version-1 runs table as version 2 (SQLite cannot alter a CHECK); run with foreign keys off. */
+export const migrateVersion1Sql = `
+${runsTableSql('runs_v2')}
+INSERT INTO runs_v2 (id, name, command, status, seed, git_commit, config, created_at, updated_at)
+  SELECT id, name, command, CASE status WHEN 'stopped' THEN 'interrupted' ELSE status END, seed, git_commit, config, created_at, updated_at FROM runs;
+DROP TABLE runs;
+ALTER TABLE runs_v2 RENAME TO runs;
+`;
+
+/** The columns each table must have for this version to use the file. */
+export const requiredColumns: Readonly<Record<string, readonly string[]>> = {
+  runs: ['id', 'name', 'command', 'status', 'status_reason', 'seed', 'git_commit', 'config', 'checkpoint_dir', 'lock_pid', 'lock_host', 'lock_since', 'created_at', 'updated_at'],
+  metrics: ['run_id', 'step', 'time', 'values'],
+  trajectories: ['run_id', 'step', 'idx', 'group_id', 'seed', 'total_reward', 'success', 'truncated', 'messages', 'tokens', 'pieces', 'loss_mask', 'logprobs', 'rewards', 'advantages', 'turns'],
+  evaluations: ['run_id', 'step', 'split', 'episodes', 'success', 'time'],
+  checkpoints: ['id', 'run_id', 'step', 'kind', 'path', 'time', 'state'],
+};
 
 export const schemaSql = `
-CREATE TABLE IF NOT EXISTS runs (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
-  name        TEXT NOT NULL UNIQUE,
-  command     TEXT NOT NULL,
-  status      TEXT NOT NULL CHECK (status IN ('running', 'completed', 'stopped', 'failed')),
-  seed        INTEGER NOT NULL,
-  git_commit  TEXT,
-  config      TEXT NOT NULL,
-  created_at  TEXT NOT NULL,
-  updated_at  TEXT NOT NULL
-);
+${runsTableSql('runs')}
 CREATE TABLE IF NOT EXISTS metrics (
   run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   step    INTEGER NOT NULL,

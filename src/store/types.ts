@@ -4,7 +4,11 @@
  */
 import type { Message } from '../core/types.ts';
 
-export type RunStatus = 'running' | 'completed' | 'stopped' | 'failed';
+/**
+ * `running` (a process trains it, or one was killed: see the run's lock), `completed`,
+ * `interrupted` (Ctrl-C / SIGTERM: resumable with --resume), `failed` (with the reason).
+ */
+export type RunStatus = 'running' | 'completed' | 'interrupted' | 'failed';
 
 export interface RunRecord {
   id: number;
@@ -13,11 +17,15 @@ export interface RunRecord {
   /** The command that made the run (`train`). */
   command: string;
   status: RunStatus;
+  /** Why the run failed or was interrupted (the error message); null otherwise. */
+  statusReason: string | null;
   seed: number;
   /** `git rev-parse HEAD` of the working tree, null outside a git checkout. */
   gitCommit: string | null;
   /** The effective config: every field after defaults, file values and flags. */
   config: Record<string, unknown>;
+  /** The run's own checkpoint folder (absolute), null for runs without one. */
+  checkpointDir: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -31,6 +39,8 @@ export interface NewRun {
   seed: number;
   gitCommit: string | null;
   config: Record<string, unknown>;
+  /** The run's checkpoint folder, from its final name (claimed when the run is created; unique in the store). */
+  checkpointDir?: (name: string) => string;
 }
 
 /** One training step's scalar metrics (reward, success, kl, entropy, loss, throughput, …). */
