@@ -34,6 +34,15 @@ export async function readJsonBody(request: IncomingMessage, emptyValue: unknown
   }
 }
 
+/** The message of anything thrown (an Error, a string, an object without `toString`); never throws. */
+export function errorMessage(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return `a thrown ${Object.prototype.toString.call(error)} that cannot be printed`;
+  }
+}
+
 export function sendJson(response: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import type { Message, ToolCall } from '../../core/types.ts';
+import { jsonObjectSchema } from '../json-object.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart), z.null()]).optional();
@@ -29,7 +30,7 @@ export const functionToolSchema = z.object({
   function: z.object({
     name: z.string().min(1),
     description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    parameters: jsonObjectSchema.optional(),
     strict: z.boolean().nullish(),
   }),
 });

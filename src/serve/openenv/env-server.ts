@@ -29,7 +29,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { z } from 'zod';
 import { AgentRlError, InvalidArgumentError } from '../../core/errors.ts';
 import type { Env } from '../../core/types.ts';
-import { baseUrl, BodyTooLargeError, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
+import { baseUrl, BodyTooLargeError, errorMessage, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
 import { describeTools, handleMcp, jsonRpcError, jsonRpcErrorCodes } from './mcp.ts';
 import { EnvSession } from './session.ts';
 import { actionSchema, resetRequestSchema, stepRequestSchema, validationDetail, wireSchemas } from './wire.ts';
@@ -68,6 +68,14 @@ const stepMessageSchema = z.strictObject({ type: z.literal('step'), data: action
 const stateMessageSchema = z.strictObject({ type: z.literal('state') });
 const closeMessageSchema = z.strictObject({ type: z.literal('close') });
 const mcpMessageSchema = z.strictObject({ type: z.literal('mcp'), data: z.unknown() });
+/** A Map, not an object literal: a message type such as "constructor" or "toString" must not find Object.prototype's. */
+const messageSchemas = new Map<string, z.ZodType>([
+  ['reset', resetMessageSchema],
+  ['step', stepMessageSchema],
+  ['state', stateMessageSchema],
+  ['close', closeMessageSchema],
+  ['mcp', mcpMessageSchema],
+]);
 
 export async function startEnvServer(options: EnvServerOptions): Promise<EnvServer> {
   const { env: makeEnv, maxSessions = 64, sessionTimeoutS = 300, host = '127.0.0.1', port = 8000 } = options;
@@ -140,12 +148,18 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
     sendJson(response, 200, answer);
   }
 
+  // Every failure of a handler (a throwing env or factory, a result JSON cannot encode, a client
+  // gone mid-body) is an HTTP error for that request only; nothing escapes to the process.
   const httpServer = createServer((request, response) => {
     handleHttp(request, response).catch((error: unknown) => {
-      if (response.headersSent) return response.destroy();
-      if (error instanceof BodyTooLargeError) return sendJson(response, 413, { detail: error.message });
-      if (error instanceof AgentRlError) return sendJson(response, 400, { detail: error.message, code: error.code });
-      sendJson(response, 500, { detail: error instanceof Error ? error.message : String(error) });
+      try {
+        if (response.headersSent) return response.destroy();
+        if (error instanceof BodyTooLargeError) return sendJson(response, 413, { detail: error.message });
+        if (error instanceof AgentRlError) return sendJson(response, 400, { detail: error.message, code: error.code });
+        sendJson(response, 500, { detail: errorMessage(error) });
+      } catch {
+        response.destroy();
+      }
     });
   });
 
@@ -159,6 +173,7 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
   });
 
   function sendError(ws: WebSocket, code: WsErrorCode, message: string, extra: Record<string, unknown> = {}): void {
+    if (ws.readyState !== ws.OPEN) return;
     ws.send(JSON.stringify({ type: 'error', data: { message, code, ...extra } }));
   }
 
@@ -193,51 +208,58 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
     let queue = Promise.resolve();
     ws.on('message', (raw: RawData) => {
       touch();
-      queue = queue.then(() => handleMessage(ws, session, raw));
+      // handleMessage answers its own failures; should even that fail, only this socket goes.
+      queue = queue.then(() => handleMessage(ws, session, raw)).catch(() => ws.terminate());
     });
     ws.on('close', () => {
       clearTimeout(timer);
       sockets.delete(ws);
       void session.env.close?.().catch(() => {});
     });
-    ws.on('error', () => ws.terminate());
+    // ws has already started closing (a frame over maxPayload: close 1009; a socket error: destroyed);
+    // terminating here would cut the close frame off and the client would see 1006.
+    ws.on('error', () => {});
   }
 
+  /** Answers one message; whatever throws becomes an error message to this session only. */
   async function handleMessage(ws: WebSocket, session: EnvSession, raw: RawData): Promise<void> {
     if (ws.readyState !== ws.OPEN) return;
+    try {
+      await answerMessage(ws, session, raw);
+    } catch (error) {
+      const code = error instanceof AgentRlError ? { error_code: error.code } : {};
+      sendError(ws, 'EXECUTION_ERROR', errorMessage(error), code);
+    }
+  }
+
+  async function answerMessage(ws: WebSocket, session: EnvSession, raw: RawData): Promise<void> {
     let message: unknown;
     try {
-      message = JSON.parse(raw.toString());
+      message = JSON.parse(rawText(raw));
     } catch (error) {
-      return sendError(ws, 'INVALID_JSON', `Invalid JSON: ${(error as Error).message}`);
+      return sendError(ws, 'INVALID_JSON', `Invalid JSON: ${errorMessage(error)}`);
     }
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
       return sendError(ws, 'VALIDATION_ERROR', 'a message is a JSON object {"type": ..., "data": ...}');
     }
     const type = (message as { type?: unknown }).type;
-    const schema = { reset: resetMessageSchema, step: stepMessageSchema, state: stateMessageSchema, close: closeMessageSchema, mcp: mcpMessageSchema }[
-      String(type)
-    ];
-    if (schema === undefined) return sendError(ws, 'UNKNOWN_TYPE', `Unknown message type: ${JSON.stringify(type ?? null)}; types: reset, step, state, close, mcp`);
+    const schema = typeof type === 'string' ? messageSchemas.get(type) : undefined;
+    if (schema === undefined) return sendError(ws, 'UNKNOWN_TYPE', `Unknown message type: ${describeType(type)}; types: ${[...messageSchemas.keys()].join(', ')}`);
     const parsed = schema.safeParse(message);
     if (!parsed.success) {
       return sendError(ws, 'VALIDATION_ERROR', `invalid ${String(type)} message: ${z.prettifyError(parsed.error)}`, {
         errors: validationDetail(parsed.error, []),
       });
     }
-    try {
-      const valid = parsed.data as { type: string; data?: unknown };
-      if (valid.type === 'reset') ws.send(JSON.stringify({ type: 'observation', data: await session.reset(valid.data as z.output<typeof resetRequestSchema>) }));
-      else if (valid.type === 'step') ws.send(JSON.stringify({ type: 'observation', data: await session.step(valid.data as z.output<typeof actionSchema>) }));
-      else if (valid.type === 'state') ws.send(JSON.stringify({ type: 'state', data: session.state() }));
-      else if (valid.type === 'close') ws.close(1000, 'closed by client');
-      else {
-        const answer = await handleMcp(valid.data, session.env.tools ?? [], name);
-        if (answer !== null) ws.send(JSON.stringify({ type: 'mcp', data: answer }));
-      }
-    } catch (error) {
-      const code = error instanceof AgentRlError ? { error_code: error.code } : {};
-      sendError(ws, 'EXECUTION_ERROR', error instanceof Error ? error.message : String(error), code);
+    // A throwing env (e.g. a step after the episode ended) or an answer JSON cannot encode: EXECUTION_ERROR (handleMessage).
+    const valid = parsed.data as { type: string; data?: unknown };
+    if (valid.type === 'reset') ws.send(JSON.stringify({ type: 'observation', data: await session.reset(valid.data as z.output<typeof resetRequestSchema>) }));
+    else if (valid.type === 'step') ws.send(JSON.stringify({ type: 'observation', data: await session.step(valid.data as z.output<typeof actionSchema>) }));
+    else if (valid.type === 'state') ws.send(JSON.stringify({ type: 'state', data: session.state() }));
+    else if (valid.type === 'close') ws.close(1000, 'closed by client');
+    else {
+      const answer = await handleMcp(valid.data, session.env.tools ?? [], name);
+      if (answer !== null) ws.send(JSON.stringify({ type: 'mcp', data: answer }));
     }
   }
 
@@ -254,4 +276,18 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
       await closed;
     },
   };
+}
+
+/** A message's text (ws gives a Buffer, or for other binary types an ArrayBuffer or fragments). */
+function rawText(raw: RawData): string {
+  if (Buffer.isBuffer(raw)) return raw.toString('utf8');
+  if (Array.isArray(raw)) return Buffer.concat(raw).toString('utf8');
+  return Buffer.from(raw).toString('utf8');
+}
+
+/** A message's `type` for an error message: a (shortened) string, or the kind of value it is. */
+function describeType(type: unknown): string {
+  if (typeof type === 'string') return JSON.stringify(type.length > 80 ? `${type.slice(0, 80)}…` : type);
+  if (type === undefined) return 'none';
+  return `a ${type === null ? 'null' : Array.isArray(type) ? 'array' : typeof type} (a type is a string)`;
 }

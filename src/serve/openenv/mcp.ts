@@ -11,6 +11,8 @@
  */
 import { z } from 'zod';
 import type { Tool } from '../../core/types.ts';
+import { errorMessage } from '../http.ts';
+import { isJsonObject, jsonObjectSchema } from '../json-object.ts';
 
 export const jsonRpcErrorCodes = {
   parseError: -32700,
@@ -23,7 +25,7 @@ export const jsonRpcErrorCodes = {
 const requestSchema = z.object({
   jsonrpc: z.literal('2.0'),
   method: z.string(),
-  params: z.record(z.string(), z.unknown()).optional(),
+  params: jsonObjectSchema.optional(),
   id: z.union([z.string(), z.number(), z.null()]).optional(),
 });
 
@@ -42,16 +44,25 @@ export function describeTools(tools: readonly Tool[]): { name: string; descripti
 
 /**
  * Answers one JSON-RPC message (already JSON-parsed). Returns null for a notification (no `id`).
- * `serverName` goes into the `initialize` answer.
+ * `serverName` goes into the `initialize` answer. Never throws: a failure while answering is a
+ * JSON-RPC internal error.
  */
 export async function handleMcp(message: unknown, tools: readonly Tool[], serverName: string): Promise<JsonRpcResponse | null> {
   const parsed = requestSchema.safeParse(message);
   if (!parsed.success) {
-    const id = isObject(message) && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
+    const id = isJsonObject(message) && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
     return jsonRpcError(id, jsonRpcErrorCodes.invalidRequest, `Invalid request: ${z.prettifyError(parsed.error)}`);
   }
   const { method, params = {}, id } = parsed.data;
   if (id === undefined) return null;
+  try {
+    return await answer(id, method, params, tools, serverName);
+  } catch (error) {
+    return jsonRpcError(id, jsonRpcErrorCodes.internalError, `Internal error: ${errorMessage(error)}`);
+  }
+}
+
+async function answer(id: string | number | null, method: string, params: Record<string, unknown>, tools: readonly Tool[], serverName: string): Promise<JsonRpcResponse> {
   switch (method) {
     case 'initialize':
       return {
@@ -78,13 +89,13 @@ async function callTool(id: string | number | null, params: Record<string, unkno
     const allowed = tools.map((candidate) => candidate.name).join(', ') || '(none)';
     return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, `Tool not found: ${name}; tools: ${allowed}`);
   }
-  const input = tool.inputSchema.safeParse(params.arguments ?? {});
-  if (!input.success) return toolResult(id, `invalid arguments for ${name}: ${z.prettifyError(input.error)}`, undefined, true);
   try {
+    const input = tool.inputSchema.safeParse(params.arguments ?? {});
+    if (!input.success) return toolResult(id, `invalid arguments for ${name}: ${z.prettifyError(input.error)}`, undefined, true);
     const output = await tool.execute(input.data);
     return toolResult(id, typeof output === 'string' ? output : JSON.stringify(output), output, false);
   } catch (error) {
-    return toolResult(id, `error: ${error instanceof Error ? error.message : String(error)}`, undefined, true);
+    return toolResult(id, `error: ${errorMessage(error)}`, undefined, true);
   }
 }
 
@@ -92,8 +103,4 @@ function toolResult(id: string | number | null, text: string, output: unknown, i
   const result: Record<string, unknown> = { content: [{ type: 'text', text }], isError };
   if (output !== undefined) result.structuredContent = { result: output };
   return { jsonrpc: '2.0', id, result };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
