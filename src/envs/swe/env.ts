@@ -8,9 +8,13 @@
  *   edit_file {"path", "old", "new"}            → replaces the one exact occurrence of old
  *   run_tests {}                                → the visible tests' results, run in the sandbox
  *
- * and submits with `<answer>submit</answer>`. The hidden tests T are then added and everything
- * runs in the sandbox: reward 1 when every fail-to-pass test now passes and every pass-to-pass
- * test still passes, else 0. −formatPenalty per invalid turn; truncated after `maxTurns`.
+ * and submits with `<answer>submit</answer>`. Scoring runs the instance's own test files — the
+ * hidden tests T and the original visible (pass-to-pass) files, never the agent's edited copies —
+ * in the sandbox, with the agent's source files in a separate realm behind a copy-only boundary
+ * (run-tests.ts): reward 1 when every fail-to-pass test now passes and every pass-to-pass test
+ * still passes (tests known by content hash + name), else 0. Any failure of the run (timeout,
+ * crash, malformed result, no sandbox) is a 0-reward final step that says why.
+ * −formatPenalty per invalid turn; truncated after `maxTurns`.
  * The instances are few, so every split draws from all of them (seed mod count).
  */
 import { z } from 'zod';
@@ -18,8 +22,8 @@ import type { Tool } from '../../core/index.ts';
 import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
-import { sweInstances, type SweInstance } from './instances.ts';
-import { runRepoTests, summarizeRun, type RepoTestRun } from './run-tests.ts';
+import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
+import { runRepoTests, runTrustedTests, summarizeRun, testId, type RepoTestRun } from './run-tests.ts';
 import { ToolError } from '../../core/errors.ts';
 
 export const sweOptionsSchema = z.strictObject({
@@ -45,12 +49,27 @@ interface SweEpisode extends ToolTaskEpisode {
   testRuns: number;
 }
 
-/** Whether a test run resolves the instance: all fail-to-pass and pass-to-pass tests pass. */
+/** The instance's own test files that scoring runs: the hidden tests and the original visible files (path → content). */
+export function trustedTestsOf(instance: SweInstance): Record<string, string> {
+  const tests: Record<string, string> = {};
+  for (const { file } of instance.passToPass) tests[file] = instance.files[file]!;
+  return { ...tests, ...instance.hiddenTests };
+}
+
+/** Whether a test run resolves the instance: all fail-to-pass and pass-to-pass tests pass, each known by its file's content hash and name. */
 export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: boolean; failToPass: number; passToPass: number } {
-  const passing = new Set(run.outcomes.filter((outcome) => outcome.pass).map((outcome) => outcome.name));
-  const failToPass = instance.failToPass.filter((name) => passing.has(name)).length;
-  const passToPass = instance.passToPass.filter((name) => passing.has(name)).length;
-  return { resolved: failToPass === instance.failToPass.length && passToPass === instance.passToPass.length, failToPass, passToPass };
+  const trusted = trustedTestsOf(instance);
+  const passing = new Set(run.outcomes.filter((outcome) => outcome.pass).map((outcome) => outcome.testId));
+  const passes = (test: TestRef) => trusted[test.file] !== undefined && passing.has(testId(trusted[test.file]!, test.name));
+  const failToPass = instance.failToPass.filter(passes).length;
+  const passToPass = instance.passToPass.filter(passes).length;
+  return { resolved: run.failure === null && failToPass === instance.failToPass.length && passToPass === instance.passToPass.length, failToPass, passToPass };
+}
+
+/** Scores a repository snapshot against an instance: its trusted tests run on the snapshot's source. */
+export async function evaluateSubmission(instance: SweInstance, files: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<{ run: RepoTestRun; resolved: boolean; failToPass: number; passToPass: number }> {
+  const run = await runTrustedTests(files, trustedTestsOf(instance), options);
+  return { run, ...resolves(instance, run) };
 }
 
 /** Applies exact find → replace edits (each `find` must occur exactly once); throws naming the bad edit. */
@@ -125,11 +144,18 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
   }
 
   protected async finish(episode: SweEpisode): Promise<Verdict> {
-    const run = await runRepoTests({ ...episode.files, ...episode.instance.hiddenTests }, { timeoutMs: this.options.testTimeoutMs });
-    const { resolved, failToPass, passToPass } = resolves(episode.instance, run);
     const { instance } = episode;
-    const text = `${resolved ? 'resolved' : 'not resolved'}: fail-to-pass ${failToPass}/${instance.failToPass.length}, pass-to-pass ${passToPass}/${instance.passToPass.length}`;
-    return { reward: resolved ? 1 : 0, success: resolved, text, info: { failToPass, passToPass } };
+    let evaluation: Awaited<ReturnType<typeof evaluateSubmission>>;
+    try {
+      evaluation = await evaluateSubmission(instance, episode.files, { timeoutMs: this.options.testTimeoutMs });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { reward: 0, success: false, text: `not resolved: the tests could not run (${reason})`.slice(0, 400), info: { failToPass: 0, passToPass: 0, testFailure: reason } };
+    }
+    const { run, resolved, failToPass, passToPass } = evaluation;
+    const counts = `fail-to-pass ${failToPass}/${instance.failToPass.length}, pass-to-pass ${passToPass}/${instance.passToPass.length}`;
+    const text = `${resolved ? 'resolved' : 'not resolved'}: ${counts}${run.failure === null ? '' : ` (tests did not run: ${run.failure})`}`.slice(0, 400);
+    return { reward: resolved ? 1 : 0, success: resolved, text, info: { failToPass, passToPass, ...(run.failure === null ? {} : { testFailure: run.failure }) } };
   }
 
   protected data(episode: SweEpisode): SweData {

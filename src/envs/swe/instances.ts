@@ -3,12 +3,19 @@
  * snapshot C (source files and visible tests), an issue text P, hidden tests T (the fail-to-pass
  * tests the issue asks for; the visible tests are the pass-to-pass ones) and a gold patch δ (exact
  * find → replace edits). A test checks, for each, that the base fails the fail-to-pass tests
- * and the gold patch passes all tests.
+ * and the gold patch passes all tests. Tests are named by file and name (`TestRef`); scoring
+ * runs the instance's own copies of those files and knows each test by its content hash.
  */
 export interface Edit {
   path: string;
   find: string;
   replace: string;
+}
+
+/** A test: the file that holds it (in `hiddenTests` or the snapshot `files`) and its name. */
+export interface TestRef {
+  file: string;
+  name: string;
 }
 
 export interface SweInstance {
@@ -18,8 +25,10 @@ export interface SweInstance {
   files: Record<string, string>;
   /** Hidden test file added at evaluation: path → content. */
   hiddenTests: Record<string, string>;
-  failToPass: string[];
-  passToPass: string[];
+  /** Hidden tests the fix must make pass (in `hiddenTests`). */
+  failToPass: TestRef[];
+  /** Visible tests that must keep passing (in `files`; scored from the instance's copy, not the agent's). */
+  passToPass: TestRef[];
   goldPatch: Edit[];
 }
 
@@ -43,13 +52,14 @@ function testFile(modulePath: string, tests: Record<string, string>): string {
 function instance(spec: Spec): SweInstance {
   const [path, code] = spec.module;
   const name = path.replace(/^src\//, '').replace(/\.js$/, '');
+  const [visibleFile, hiddenFile] = [`test/${name}.test.js`, `test/${name}.issue.test.js`];
   return {
     id: spec.id,
     issue: spec.issue,
-    files: { [path]: code, [`test/${name}.test.js`]: testFile(path, spec.visible), 'package.json': `{ "name": "${spec.id}", "private": true }\n` },
-    hiddenTests: { [`test/${name}.issue.test.js`]: testFile(path, spec.hidden) },
-    failToPass: Object.keys(spec.hidden),
-    passToPass: Object.keys(spec.visible),
+    files: { [path]: code, [visibleFile]: testFile(path, spec.visible), 'package.json': `{ "name": "${spec.id}", "private": true }\n` },
+    hiddenTests: { [hiddenFile]: testFile(path, spec.hidden) },
+    failToPass: Object.keys(spec.hidden).map((test) => ({ file: hiddenFile, name: test })),
+    passToPass: Object.keys(spec.visible).map((test) => ({ file: visibleFile, name: test })),
     goldPatch: spec.gold.map(([find, replace]) => ({ path, find, replace })),
   };
 }

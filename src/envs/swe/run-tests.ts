@@ -1,61 +1,97 @@
 /**
- * Runs a repository snapshot's tests in the sandbox: the files are written to a fresh temporary
- * folder, a sandboxed node process (reads allowed in that folder only, no network, no child
- * processes, memory and time limits) `require`s each test file and calls every exported test,
- * and the folder is removed afterwards. A test file exports `{ 'test name': () => { … } }`.
+ * Runs tests against a repository snapshot in the sandbox (sandbox/sandbox.ts: own net + PID
+ * namespaces, permission model with no file access at all, memory and time limits). The files
+ * travel on stdin; the candidate's files are compiled only into the candidate realm
+ * (sandbox/copy-boundary-source.ts) and the harness (test-harness-source.ts) runs in the
+ * process's own realm, out of their reach.
+ *
+ * - `runTrustedTests(candidateFiles, trustedTests)`: the scoring run. The trusted test files (the
+ *   instance's own, passed in by the caller) run in the harness's realm with the real
+ *   `node:assert` and reach candidate code only through the copy-only boundary.
+ * - `runRepoTests(files)`: the agent's `run_tests`: the snapshot's own `*.test.js` files run
+ *   entirely inside the candidate realm. Its result is only an observation.
+ *
+ * Each outcome carries `testId` = sha256(test file content) + ":" + test name, so a test is
+ * known by what it is, not by a name anyone can reuse. Every failure (timeout, crash, malformed
+ * result, sandbox unavailable) comes back as `failure`, never as a throw.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { runInSandbox } from '../sandbox/sandbox.ts';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { candidateAssertSource } from '../sandbox/candidate-assert-source.ts';
+import { candidateRealmSource } from '../sandbox/copy-boundary-source.ts';
+import { SandboxUnavailableError } from '../sandbox/namespaces.ts';
+import { runInSandbox } from '../sandbox/sandbox.ts';
+import { testHarnessSource } from './test-harness-source.ts';
 
 export interface TestOutcome {
   file: string;
   name: string;
+  /** sha256 of the test file's content, ":", the test's name. */
+  testId: string;
   pass: boolean;
   error?: string;
 }
 
 export interface RepoTestRun {
-  /** Why the test process itself failed (timeout, memory, crash), or null. */
+  /** Why the test process itself failed (timeout, memory, crash, malformed result, no sandbox), or null. */
   failure: string | null;
   outcomes: TestOutcome[];
 }
 
-const harness = `
-const path = require('node:path');
-(async () => {
-  const outcomes = [];
-  const message = (error) => { try { return String(error && error.message !== undefined ? error.message : error).replace(/\\s+/g, ' ').slice(0, 160); } catch { return 'error'; } };
-  for (const file of input.testFiles) {
-    let tests;
-    try { tests = require(path.join(input.root, file)); } catch (error) { outcomes.push({ file, name: '(load)', pass: false, error: message(error) }); continue; }
-    for (const [name, run] of Object.entries(tests)) {
-      try { await run(); outcomes.push({ file, name, pass: true }); } catch (error) { outcomes.push({ file, name, pass: false, error: message(error) }); }
-    }
-  }
-  emit(outcomes);
-})();
-`;
+export interface TestRunOptions {
+  /** Wall-clock limit of the whole run (ms). Default 5000. */
+  timeoutMs?: number;
+  /** CPU limit of each crossing into candidate code (loading a module, one call) (ms). Default 1000. */
+  callTimeoutMs?: number;
+}
 
-/** Runs the `*.test.js` files of `files` (all, or those named in `testFiles`). */
-export async function runRepoTests(files: Record<string, string>, options: { testFiles?: string[]; timeoutMs?: number } = {}): Promise<RepoTestRun> {
-  const root = mkdtempSync(join(tmpdir(), 'agentrl-swe-'));
-  try {
-    for (const [path, content] of Object.entries(files)) {
-      const target = join(root, path);
-      if (!target.startsWith(root + '/')) throw new InvalidArgumentError(`path escapes the repository: ${path}`, { path });
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, content);
+const harnessResultSchema = z.strictObject({
+  failure: z.string().nullable(),
+  outcomes: z.array(z.strictObject({ file: z.string(), name: z.string(), pass: z.boolean(), error: z.string().optional() })).max(10_000),
+});
+
+/** The identity of a test: its file's content hash and its name. */
+export function testId(fileContent: string, name: string): string {
+  return `${createHash('sha256').update(fileContent).digest('hex')}:${name}`;
+}
+
+function checkPaths(files: Record<string, string>): void {
+  for (const path of Object.keys(files)) {
+    if (path.startsWith('/') || path.split('/').some((part) => part === '..' || part === '.' || part === '')) {
+      throw new InvalidArgumentError(`path escapes the repository or is not normalised: ${path}`, { path });
     }
-    const testFiles = options.testFiles ?? Object.keys(files).filter((path) => path.endsWith('.test.js')).sort();
-    const result = await runInSandbox({ script: harness, input: { root, testFiles }, allowRead: [root], timeoutMs: options.timeoutMs ?? 5000 });
-    if (!result.ok) return { failure: `${result.failure}: ${result.message}`, outcomes: [] };
-    return { failure: null, outcomes: result.value as TestOutcome[] };
-  } finally {
-    rmSync(root, { recursive: true, force: true });
   }
+}
+
+async function runHarness(candidateFiles: Record<string, string>, tests: Array<{ file: string; source?: string }>, contents: Record<string, string>, options: TestRunOptions): Promise<RepoTestRun> {
+  checkPaths(candidateFiles);
+  const input = { candidateFiles, tests, callTimeoutMs: options.callTimeoutMs ?? 1000, assertSource: candidateAssertSource };
+  let result;
+  try {
+    result = await runInSandbox({ script: candidateRealmSource + testHarnessSource, input, timeoutMs: options.timeoutMs ?? 5000, maxHeapMb: 96 });
+  } catch (error) {
+    if (error instanceof SandboxUnavailableError) return { failure: `sandbox unavailable: ${error.message}`, outcomes: [] };
+    throw error;
+  }
+  if (!result.ok) return { failure: `${result.failure}: ${result.message}`, outcomes: [] };
+  const parsed = harnessResultSchema.safeParse(result.value);
+  if (!parsed.success) return { failure: 'malformed test result', outcomes: [] };
+  const outcomes = parsed.data.outcomes.map((outcome) => ({ ...outcome, testId: testId(contents[outcome.file] ?? '', outcome.name) }));
+  return { failure: parsed.data.failure, outcomes };
+}
+
+/** The scoring run: `trustedTests` (path → content, from the instance data) against the candidate's files. */
+export async function runTrustedTests(candidateFiles: Record<string, string>, trustedTests: Record<string, string>, options: TestRunOptions = {}): Promise<RepoTestRun> {
+  checkPaths(trustedTests);
+  const tests = Object.keys(trustedTests).sort().map((file) => ({ file, source: trustedTests[file]! }));
+  return runHarness(candidateFiles, tests, trustedTests, options);
+}
+
+/** The snapshot's own `*.test.js` files (or those in `testFiles`), run inside the candidate realm. */
+export async function runRepoTests(files: Record<string, string>, options: TestRunOptions & { testFiles?: string[] } = {}): Promise<RepoTestRun> {
+  const testFiles = options.testFiles ?? Object.keys(files).filter((path) => path.endsWith('.test.js')).sort();
+  return runHarness(files, testFiles.map((file) => ({ file })), files, options);
 }
 
 /** One line per run: "3 passed, 1 failed: name (message)". */

@@ -4,10 +4,9 @@ import { formatToolCall } from '../action-format.ts';
 import { envContract } from '../contract.ts';
 import { playEpisode } from '../play.ts';
 import { splitSeeds } from '../split.ts';
-import { applyEdit, makeSwe, resolves } from './env.ts';
+import { applyEdit, evaluateSubmission, makeSwe } from './env.ts';
 import { sweExpert } from './expert.ts';
 import { sweInstances } from './instances.ts';
-import { runRepoTests } from './run-tests.ts';
 
 envContract('swe', () => makeSwe({ formatPenalty: 0.1 }), {
   makeExpert: sweExpert,
@@ -21,13 +20,12 @@ test('each of the 12 instances: the base fails its fail-to-pass tests, the gold 
   assert.ok(sweInstances.length >= 10);
   await Promise.all(
     sweInstances.map(async (instance) => {
-      const base = await runRepoTests({ ...instance.files, ...instance.hiddenTests });
-      const before = resolves(instance, base);
+      const before = await evaluateSubmission(instance, instance.files);
       assert.equal(before.failToPass, 0, `${instance.id}: every fail-to-pass test fails on the base`);
       assert.equal(before.passToPass, instance.passToPass.length, `${instance.id}: pass-to-pass tests pass on the base`);
       const patched = { ...instance.files };
       for (const edit of instance.goldPatch) applyEdit(patched, edit.path, edit.find, edit.replace);
-      const after = resolves(instance, await runRepoTests({ ...patched, ...instance.hiddenTests }));
+      const after = await evaluateSubmission(instance, patched);
       assert.equal(after.resolved, true, `${instance.id}: gold patch resolves`);
     }),
   );
