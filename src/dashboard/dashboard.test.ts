@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../envs/browser-shop/browser.ts';
 import { byteTokenizer } from '../model/tokenizer.ts';
 import { renderChat } from '../model/chat-template.ts';
 import { tokenPieces } from '../model/token-text.ts';
@@ -61,11 +62,10 @@ test('dashboard in headless chromium: overlaid charts hold the recorded points, 
   );
   rewardsB.forEach((reward, i) => store.recordStep(b.id, { step: i + 1, metrics: { reward, success: reward, kl: 0, entropy: 1, loss: 0, rolloutTokensPerSecond: 800 } }));
   const dashboard = await startDashboard({ store: store.path });
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  // Everything started is closed in `finally`, also when Chromium fails to launch (an open server would keep the test process alive).
+  let browser: Browser | undefined;
   try {
+    browser = await launchChromium();
     const page = await browser.newPage();
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
@@ -123,7 +123,7 @@ test('dashboard in headless chromium: overlaid charts hold the recorded points, 
     // Offline: the page fetched only from the dashboard itself.
     assert.ok(requested.length > 0 && requested.every((url) => url.startsWith(dashboard.url)), requested.join('\n'));
   } finally {
-    await browser.close();
+    await browser?.close();
     await dashboard.close();
     store.close();
     await rm(dir, { recursive: true, force: true });

@@ -7,3 +7,16 @@ export class TaskGenerationError extends AgentRlError {
     super('TASK_GENERATION', `${env}: no solvable task in ${attempts} attempts; loosen the options`, { env, attempts, options });
   }
 }
+
+/** Chromium (the browser-shop env's browser) is missing or would not start; the message says how to install it. */
+export class BrowserUnavailableError extends AgentRlError {
+  constructor(path: string, cause: unknown) {
+    const reason = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0];
+    super(
+      'BROWSER_UNAVAILABLE',
+      `Chromium could not be started from ${path}: ${reason}. Install it with \`apt-get install -y chromium\`, or set AGENTRL_CHROMIUM to a Chromium binary.`,
+      { path },
+      { cause },
+    );
+  }
+}

@@ -5,11 +5,13 @@
  * no background networking, component updates or sync, and a fresh temporary profile.
  */
 import { chromium, type Browser } from 'playwright-core';
+import { BrowserUnavailableError } from '../errors.ts';
 import { generateCatalog } from '../webshop/catalog.ts';
 import { startShopServer, type ShopServer } from '../webshop/server.ts';
 import { Shop } from '../webshop/shop.ts';
 
-export const chromiumPath = '/usr/bin/chromium';
+/** The Chromium binary: `AGENTRL_CHROMIUM` when set, else Debian's (`apt-get install -y chromium`). */
+export const chromiumPath = process.env.AGENTRL_CHROMIUM ?? '/usr/bin/chromium';
 
 export const chromiumArgs = [
   '--headless',
@@ -21,6 +23,15 @@ export const chromiumArgs = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/** Launches headless Chromium from `chromiumPath`; `BrowserUnavailableError` when it is missing or will not start. */
+export async function launchChromium(): Promise<Browser> {
+  try {
+    return await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+  } catch (error) {
+    throw new BrowserUnavailableError(chromiumPath, error);
+  }
+}
 
 export interface BrowserShop {
   shop: Shop;
@@ -34,7 +45,7 @@ export async function openBrowserShop(options: { catalogSeed: number; catalogSiz
   const server = await startShopServer(shop);
   let browser: Browser;
   try {
-    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
+    browser = await launchChromium();
   } catch (error) {
     await server.close();
     throw error;
