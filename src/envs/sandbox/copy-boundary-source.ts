@@ -52,8 +52,10 @@ function createCandidateRealm(files, options) {
     try {
       text = vm.runInContext('__agentrl.invoke(' + JSON.stringify(JSON.stringify(request)) + ')', context, { timeout: callTimeoutMs, filename: 'agentrl:crossing' });
     } catch (error) {
-      if (!isProxy(error) && error instanceof Error) throw new Error(String(error.message));
-      throw new Error('candidate code broke out of the boundary call with a non-error value');
+      // A vm timeout error is made in the candidate's context; read only own data properties (no getters, no traps).
+      const own = (key) => { const found = error !== null && typeof error === 'object' && !isProxy(error) ? Reflect.getOwnPropertyDescriptor(error, key) : undefined; return found !== undefined && typeof found.value === 'string' ? found.value : null; };
+      if (own('code') === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new Error('Script execution timed out after ' + callTimeoutMs + 'ms');
+      throw new Error('candidate code failed outside the boundary' + (own('message') === null ? '' : ': ' + own('message').slice(0, 200)));
     }
     if (typeof text !== 'string') throw new Error('the candidate realm answered with something other than text');
     let answer;
