@@ -109,11 +109,15 @@ export function readConfigFile<T extends AnyObject>(file: string, schema: T, { e
 export function resolveOptions<T extends AnyObject>(
   schema: T,
   argv: readonly string[],
-  { base = {}, exclude = [] }: { base?: Record<string, unknown>; exclude?: readonly string[] } = {},
-): { options: z.infer<T> } {
-  const flags = parseFlags(schema, argv).values;
+  { base = {}, baseSource = 'the base', exclude = [] }: { base?: Record<string, unknown>; baseSource?: string; exclude?: readonly string[] } = {},
+): { options: z.infer<T>; positional: string[]; sources: Record<string, string> } {
+  const { values: flags, positional } = parseFlags(schema, argv);
   const file = typeof flags.config === 'string' ? readConfigFile(flags.config, schema, { exclude: ['config', ...exclude] }) : {};
-  return { options: validateFlags(schema, { ...base, ...file, ...flags }) };
+  const sources: Record<string, string> = {};
+  for (const key of Object.keys(base)) sources[key] = baseSource;
+  for (const key of Object.keys(file)) sources[key] = `--config ${flags.config as string}`;
+  for (const key of Object.keys(flags)) sources[key] = 'the command line';
+  return { options: validateFlags(schema, { ...base, ...file, ...flags }), positional, sources };
 }
 
 /** The closest known key by edit distance (for typos), if close enough. */

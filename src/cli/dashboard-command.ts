@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { startDashboard } from '../dashboard/server.ts';
 import { defaultStorePath } from '../store/run-store.ts';
-import { parseFlags, validateFlags } from './flags.ts';
+import { parseFlags, rejectPositional, validateFlags } from './flags.ts';
 
 export const dashboardCommandSchema = z.object({
   store: z.string().default(defaultStorePath).describe('run store (SQLite file) to show'),
@@ -13,7 +13,9 @@ export const dashboardCommandSchema = z.object({
 });
 
 export async function dashboardCommand(argv: readonly string[]): Promise<number> {
-  const options = validateFlags(dashboardCommandSchema, parseFlags(dashboardCommandSchema, argv).values);
+  const { values, positional } = parseFlags(dashboardCommandSchema, argv);
+  rejectPositional(dashboardCommandSchema, positional);
+  const options = validateFlags(dashboardCommandSchema, values);
   const dashboard = await startDashboard(options);
   console.log(`agentrl dashboard: ${dashboard.url} (store ${options.store}; Ctrl-C to stop)`);
   await new Promise<void>((resolve) => process.once('SIGINT', resolve));

@@ -1,73 +1,128 @@
 /**
  * `agentrl dpo --env <name>`: online DPO on preference pairs built from rollouts (a successful and
  * a failed episode of the same task), from a warm-started or loaded model; prints held-out
- * success before and after.
+ * success before and after. Options come from defaults, `--config` and flags as for train; the
+ * run is recorded in the run store (config, per-iteration metrics, test results, checkpoints) in
+ * its own checkpoint folder. DPO runs do not resume: Ctrl-C / SIGTERM saves the weights in
+ * `<folder>/latest` and marks the run interrupted.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { getEnvironment, environmentNames } from '../envs/index.ts';
+import { environmentNames } from '../envs/index.ts';
 import { TransformerModel } from '../model/model.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { dpoConfigSchema, runDpo } from '../train/dpo.ts';
+import { RunStore } from '../store/run-store.ts';
+import { dpoConfigSchema, runDpo, type DpoIterationMetrics } from '../train/dpo.ts';
 import { validate } from '../train/rl.ts';
-import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
+import { checkRunSetup, modelSetupSchema, prepareModel } from './model-setup.ts';
 import { Progress } from './progress.ts';
-import { parseFlags, validateFlags } from './flags.ts';
-import { gracefulInterrupt } from './interrupt.ts';
+import { rejectPositional } from './flags.ts';
+import { resolveOptions } from './config-file.ts';
+import { RunInterrupt } from './interrupt.ts';
+import { recordedRun } from './recorded-run.ts';
+import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
 
 export const dpoCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
   envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
-  out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-dpo)'),
+  out: z.string().optional().describe('the run\'s checkpoint folder (default checkpoints/<run name>; never shared with another run)'),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after'),
   ...dpoConfigSchema.shape,
   ...modelSetupSchema.shape,
   maxSeqLen: z.number().int().positive().default(512).describe('context window (DPO compares whole episodes)'),
+  config: runOptionsShape.config,
+  store: runOptionsShape.store,
+  runName: z.string().optional().describe('name of the new run (default <env>-dpo-<id>)'),
 });
+export type DpoCommandOptions = z.infer<typeof dpoCommandSchema>;
 
 export async function dpoCommand(argv: readonly string[]): Promise<number> {
-  const options = validateFlags(dpoCommandSchema, parseFlags(dpoCommandSchema, argv).values);
-  const descriptor = getEnvironment(options.env);
-  const envOptions = parseEnvOptions(options.envOptions);
-  const env = () => descriptor.make(envOptions);
-  const out = options.out ?? join('checkpoints', `${options.env}-dpo`);
-  const model = await prepareModel({ ...options, envOptions, historyTurns: undefined }, descriptor, { valueHead: false, label: 'dpo' });
-  const policy = new BuiltinPolicy({ model });
-  const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: -1 };
-  const before = await validate(policy, env, testConfig, 'test');
-  console.error(`dpo: held-out test success before: ${(before * 100).toFixed(1)}%`);
-  const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
-  const interrupt = gracefulInterrupt('dpo', 'finishing this iteration, then saving');
-  const progress = new Progress({ label: 'dpo', total: options.iterations });
-  const result = await runDpo({
-    model,
-    reference,
-    env,
-    config: options,
-    shouldStop: interrupt.stopRequested,
-    onIteration: (m) =>
-      progress.update(
-        m.iteration,
-        {
-          success: m.success,
-          pairs: m.pairs,
-          loss: m.loss,
-          'reward acc': m.rewardAccuracy,
-          margin: m.margin,
-          ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
-        },
-        true,
-      ),
-  });
-  progress.done();
-  interrupt.dispose();
-  const after = await validate(policy, env, testConfig, 'test');
-  await saveCheckpoint(join(out, 'final'), {
-    config: model.config,
-    params: await model.hostParams(),
-    extra: { algo: 'dpo', env: options.env, iteration: result.history.length, testSuccess: after, testSuccessBefore: before },
-  });
-  console.log(`\n${options.env} / dpo: held-out test success ${(before * 100).toFixed(1)}% before → ${(after * 100).toFixed(1)}% after; checkpoint in ${out}`);
-  return 0;
+  const interrupt = new RunInterrupt('dpo');
+  try {
+    const { options, positional } = resolveOptions(dpoCommandSchema, argv);
+    rejectPositional(dpoCommandSchema, positional, { '--env': environmentNames() });
+    const setup = await checkRunSetup(options);
+    const store = RunStore.open(options.store);
+    try {
+      const run = store.createRun({
+        command: 'dpo',
+        name: options.runName,
+        namePrefix: `${options.env}-dpo`,
+        seed: options.seed,
+        gitCommit: sourceCommit(),
+        config: effectiveConfig(options),
+        checkpointDir: (name) => options.out ?? join('checkpoints', name),
+      });
+      const dir = run.checkpointDir!;
+      return await recordedRun({ store, run, label: 'dpo', interrupt }, async () => {
+        const env = () => setup.descriptor.make(setup.envOptions);
+        interrupt.enter('the warm start');
+        const model = await prepareModel({ ...options, envOptions: setup.envOptions, historyTurns: undefined }, setup.descriptor, { valueHead: false, label: 'dpo', init: setup.init });
+        const save = async (name: string, extra: Record<string, unknown>) =>
+          saveCheckpoint(join(dir, name), { config: model.config, params: await model.hostParams(), extra: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
+        const policy = new BuiltinPolicy({ model });
+        const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: -1 };
+        interrupt.enter('the held-out test before DPO');
+        const before = await validate(policy, env, testConfig, 'test');
+        store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });
+        console.error(`dpo: held-out test success before: ${(before * 100).toFixed(1)}%`);
+        const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+        interrupt.enter('the DPO iterations', { graceful: 'finishing this iteration, then saving' });
+        const progress = new Progress({ label: 'dpo', total: options.iterations });
+        const result = await runDpo({
+          model,
+          reference,
+          env,
+          config: options,
+          shouldStop: interrupt.stopRequested,
+          onIteration: (m) => {
+            progress.update(
+              m.iteration,
+              {
+                success: m.success,
+                pairs: m.pairs,
+                loss: m.loss,
+                'reward acc': m.rewardAccuracy,
+                margin: m.margin,
+                ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+              },
+              true,
+            );
+            store.recordStep(run.id, { step: m.iteration, metrics: dpoMetrics(m), evaluations: validationOf(m, options.validationEpisodes) });
+          },
+        });
+        progress.done();
+        const iterations = result.history.length;
+        if (interrupt.signal !== undefined) {
+          await save('latest', { iteration: iterations });
+          store.addCheckpoint(run.id, { step: iterations, kind: 'latest', path: join(dir, 'latest') });
+          console.error(`dpo: saved the weights after iteration ${iterations} in ${join(dir, 'latest')}`);
+          return 'interrupted';
+        }
+        interrupt.enter('the held-out test after DPO');
+        const after = await validate(policy, env, testConfig, 'test');
+        await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
+        store.transaction(() => {
+          store.addEvaluation(run.id, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
+          store.addCheckpoint(run.id, { step: iterations, kind: 'final', path: join(dir, 'final') });
+        });
+        console.log(`\n${options.env} / dpo: held-out test success ${(before * 100).toFixed(1)}% before → ${(after * 100).toFixed(1)}% after; checkpoint in ${dir}`);
+        return 'completed';
+      });
+    } finally {
+      store.close();
+    }
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/** The iteration's numbers as store metrics (the validation result is recorded as an evaluation too). */
+function dpoMetrics({ iteration, ...values }: DpoIterationMetrics): Record<string, number> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+}
+
+function validationOf(m: DpoIterationMetrics, episodes: number) {
+  return m.validationSuccess === undefined ? [] : [{ split: 'validation', episodes, success: m.validationSuccess }];
 }

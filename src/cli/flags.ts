@@ -3,6 +3,9 @@
  * key, values are coerced by the field's type (number, boolean, string, enum), and the help text
  * lists each field's description, type and default. Unknown flags are errors that list the known
  * ones; values are validated by the schema itself, so the messages match config-file errors.
+ *
+ * A boolean flag is `--x` or `--x true` (on), `--x false`, `--x=false` or `--no-x` (off); any
+ * other value is an error. Arguments that are not flags are errors unless the command takes them.
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
@@ -68,7 +71,13 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
       throw new InvalidArgumentError(`unknown flag ${name}; known flags: ${[...fields.keys()].join(', ')}`, { flag: name });
     }
     if (field.kind === 'boolean') {
-      values[field.key] = negated ? false : inline === undefined ? true : inline !== 'false';
+      const next = argv[i + 1];
+      const text = inline ?? (next === 'true' || next === 'false' ? argv[++i] : undefined);
+      if (text !== undefined && text !== 'true' && text !== 'false') {
+        throw new InvalidArgumentError(`flag ${name} takes true or false, got "${text}"`, { flag: name, allowed: ['true', 'false'] });
+      }
+      if (negated && text !== undefined) throw new InvalidArgumentError(`flag ${name} takes no value (it means --${name.slice(5)} false)`, { flag: name });
+      values[field.key] = negated ? false : text !== 'false';
       continue;
     }
     const raw = inline ?? argv[++i];
@@ -80,6 +89,27 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
     } else values[field.key] = raw;
   }
   return { values, positional };
+}
+
+/**
+ * Refuses arguments that are not flags (a command that takes none would silently drop them), with
+ * the flag a value belongs to when it is one of an enum's values or of `candidates` (e.g. the env
+ * names for `--env`): `agentrl train sokoban` → unexpected argument 'sokoban' (did you mean --env sokoban?).
+ */
+export function rejectPositional(schema: AnyObject, positional: readonly string[], candidates: Record<string, readonly string[]> = {}): void {
+  if (positional.length === 0) return;
+  const known: [string, readonly string[]][] = [
+    ...Object.entries(candidates).map(([flag, values]): [string, readonly string[]] => [flag, values]),
+    ...fieldsOf(schema).flatMap((f): [string, readonly string[]][] => (f.values ? [[f.flag, f.values]] : [])),
+  ];
+  const described = positional.map((arg) => {
+    const flag = known.find(([, values]) => values.includes(arg))?.[0];
+    return `'${arg}'${flag ? ` (did you mean ${flag} ${arg}?)` : ''}`;
+  });
+  throw new InvalidArgumentError(
+    `unexpected argument${positional.length > 1 ? 's' : ''} ${described.join(', ')}; this command takes only --flags (see --help)`,
+    { positional },
+  );
 }
 
 /** Validates with the schema; errors name the flag, the problem and the allowed values. */
@@ -95,12 +125,24 @@ export function validateFlags<T extends AnyObject>(schema: T, values: Record<str
   throw new InvalidArgumentError(issues.join('\n'), { issues: result.error.issues });
 }
 
-export function flagHelp(schema: AnyObject): string {
+/**
+ * One line per flag: its type, description and default. With `effective` (the values that will
+ * run and where each came from), a value that differs from the default is shown as the one that
+ * runs, with its source: `(runs 5e-5 from the sokoban preset; default 0.0001)`.
+ */
+export function flagHelp(schema: AnyObject, effective: Record<string, { value: unknown; source: string }> = {}): string {
   return fieldsOf(schema)
     .map((f) => {
       const type = f.kind === 'enum' ? f.values!.join('|') : f.kind;
-      const fallback = f.defaultValue === undefined ? '' : ` (default ${JSON.stringify(f.defaultValue)})`;
-      return `  ${`${f.flag} <${type}>`.padEnd(34)} ${f.description}${fallback}`;
+      const runs = effective[f.key];
+      const fallback = f.defaultValue === undefined ? '' : `default ${JSON.stringify(f.defaultValue)}`;
+      const shown =
+        runs !== undefined && runs.value !== undefined && JSON.stringify(runs.value) !== JSON.stringify(f.defaultValue)
+          ? ` (runs ${JSON.stringify(runs.value)} from ${runs.source}${fallback ? `; ${fallback}` : ''})`
+          : fallback
+            ? ` (${fallback})`
+            : '';
+      return `  ${`${f.flag} <${type}>`.padEnd(34)} ${f.description}${shown}`;
     })
     .join('\n');
 }

@@ -1,11 +1,11 @@
 /**
  * The `agentrl` command: a table of subcommands, each with its own flags (from zod schemas).
  */
-import { AgentRlError } from '../core/errors.ts';
 import { flagHelp } from './flags.ts';
+import { reportCommandError } from './command-errors.ts';
 import { sftCommand, sftCommandSchema } from './sft-command.ts';
 import { envsCommand } from './envs-command.ts';
-import { trainCommand, trainCommandSchema } from './train-command.ts';
+import { trainCommand, trainHelp } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 import { exportCommand, exportCommandSchema } from './export-command.ts';
 import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
@@ -14,14 +14,15 @@ import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvComman
 interface Command {
   summary: string;
   run(argv: readonly string[]): Promise<number>;
-  help?: () => string;
+  /** The flags' help; given the other arguments, so it can show the values that will run. */
+  help?: (argv: readonly string[]) => string;
 }
 
 const commands: Record<string, Command> = {
   train: {
     summary: 'train an agent with RL on an environment (SFT warm start, then grpo|ppo|rloo|reinforce++|gspo|dapo|dr-grpo)',
     run: trainCommand,
-    help: () => flagHelp(trainCommandSchema),
+    help: trainHelp,
   },
   dpo: {
     summary: 'online DPO on preference pairs from rollouts (a success and a failure of the same task)',
@@ -84,17 +85,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.error(`agentrl: unknown command "${name}"; commands: ${Object.keys(commands).join(', ')}`);
     return 2;
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
-    console.log(`agentrl ${name}: ${command.summary}${command.help ? `\n\nflags:\n${command.help()}` : ''}`);
-    return 0;
-  }
   try {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      const others = rest.filter((arg) => arg !== '--help' && arg !== '-h');
+      console.log(`agentrl ${name}: ${command.summary}${command.help ? `\n\nflags:\n${command.help(others)}` : ''}`);
+      return 0;
+    }
     return await command.run(rest);
   } catch (error) {
-    if (error instanceof AgentRlError) {
-      console.error(`agentrl ${name}: ${error.message}`);
-      return 2;
-    }
-    throw error;
+    return reportCommandError(name, error);
   }
 }

@@ -4,10 +4,10 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
-import type { EnvDescriptor } from '../envs/index.ts';
+import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint, type LoadedCheckpoint } from '../model/checkpoint.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
 import { Progress } from './progress.ts';
 
@@ -43,6 +43,25 @@ export function parseEnvOptions(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** What a run starts from, checked before the run is recorded: the env, its options, the `--init` checkpoint. */
+export interface RunSetup {
+  descriptor: EnvDescriptor;
+  envOptions: Record<string, unknown>;
+  init?: LoadedCheckpoint;
+}
+
+/**
+ * Checks everything a typo can break before a run is created in the store: the env name, its
+ * options (by making the env once) and the `--init` checkpoint (loaded here, used by prepareModel).
+ */
+export async function checkRunSetup(options: { env: string; envOptions: string; init?: string }): Promise<RunSetup> {
+  const descriptor = getEnvironment(options.env);
+  const envOptions = parseEnvOptions(options.envOptions);
+  descriptor.make(envOptions);
+  const init = options.init === undefined ? undefined : await loadCheckpoint(options.init);
+  return { descriptor, envOptions, init };
+}
+
 export async function prepareModel(
   options: z.infer<typeof modelSetupSchema> & {
     seed: number;
@@ -53,10 +72,10 @@ export async function prepareModel(
     envOptions?: Record<string, unknown>;
   },
   descriptor: EnvDescriptor,
-  { valueHead, label }: { valueHead: boolean; label: string },
+  { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
 ): Promise<TransformerModel> {
   if (options.init !== undefined) {
-    const checkpoint = await loadCheckpoint(options.init);
+    const checkpoint = init ?? (await loadCheckpoint(options.init));
     // A critic starts at zero on top of a checkpoint trained without one.
     const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
     console.error(`${label}: loaded ${options.init}`);

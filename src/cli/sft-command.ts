@@ -10,7 +10,7 @@ import { byteTokenizer } from '../model/tokenizer.ts';
 import { readChatJsonl, splitHeldOut } from '../train/chat-data.ts';
 import { renderExamples, runSft, sftConfigSchema } from '../train/sft.ts';
 import { Progress } from './progress.ts';
-import { parseFlags, validateFlags } from './flags.ts';
+import { parseFlags, rejectPositional, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
 
 export const sftCommandSchema = z.object({
@@ -23,7 +23,9 @@ export const sftCommandSchema = z.object({
 });
 
 export async function sftCommand(argv: readonly string[]): Promise<number> {
-  const options = validateFlags(sftCommandSchema, parseFlags(sftCommandSchema, argv).values);
+  const { values, positional } = parseFlags(sftCommandSchema, argv);
+  rejectPositional(sftCommandSchema, positional);
+  const options = validateFlags(sftCommandSchema, values);
   const conversations = await readChatJsonl(options.data);
   let model: TransformerModel;
   if (options.init !== undefined) {
@@ -69,5 +71,6 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
       (result.heldOutLoss !== undefined ? `, held-out loss ${result.heldOutLoss.toFixed(4)}` : '') +
       `; checkpoint in ${options.out}`,
   );
-  return 0;
+  // Stopped by Ctrl-C / SIGTERM (the checkpoint above holds the steps done): 130 / 143.
+  return interrupt.exitCode();
 }

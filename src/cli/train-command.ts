@@ -1,35 +1,36 @@
 /**
  * `agentrl train --env <name> --algo <algo>`: the main job. Warm-starts the built-in model by SFT
  * on the env's scripted expert (with random actions), measures held-out success, trains with RL
- * with a live progress line, checkpoints periodically and on Ctrl-C, and ends by printing the
- * held-out success before and after RL.
+ * with a live progress line, checkpoints periodically, and ends by printing the held-out success
+ * before and after RL (the phases: train-phases.ts).
  *
  * Every run is recorded in the run store (`--store`, default runs/agentrl.db): the effective
  * config, each iteration's metrics, trajectories and resumable state, committed together, so
- * `--resume <run>` continues a stopped or killed run exactly where its last iteration ended.
+ * `--resume <run>` continues a run that was interrupted, failed or killed, in whichever phase.
+ * Each run has its own checkpoint folder (`checkpoints/<run name>` unless `--out`), and one
+ * process at a time trains a run (a lock in the store). Everything a typo can break (flags, the
+ * env and its options, `--init`) is checked before the run is created.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { getEnvironment, environmentNames } from '../envs/index.ts';
-import { TransformerModel } from '../model/model.ts';
-import { saveCheckpoint } from '../model/checkpoint.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { algorithmPresets } from '../train/algorithm-presets.ts';
-import { heldOutSuccess, rlConfigSchema, runRl } from '../train/rl.ts';
+import { environmentNames } from '../envs/index.ts';
+import { rlConfigSchema } from '../train/rl.ts';
 import { presetOptions } from '../train/env-presets.ts';
-import { modelSetupSchema, parseEnvOptions, prepareModel } from './model-setup.ts';
-import { Progress, formatSeconds } from './progress.ts';
-import { gracefulInterrupt } from './interrupt.ts';
-import { resolveOptions } from './config-file.ts';
-import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { RunStore } from '../store/run-store.ts';
-import { loadResumePoint, RunRecorder, type ResumePoint } from '../train/run-recorder.ts';
+import type { RunRecord } from '../store/types.ts';
+import { checkRunSetup, modelSetupSchema, type RunSetup } from './model-setup.ts';
+import { RunInterrupt } from './interrupt.ts';
+import { resolveOptions } from './config-file.ts';
+import { flagHelp, rejectPositional } from './flags.ts';
+import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
+import { recordedRun } from './recorded-run.ts';
+import { trainPhases } from './train-phases.ts';
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
   envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
-  out: z.string().optional().describe('checkpoint folder (default checkpoints/<env>-<algo>)'),
+  out: z.string().optional().describe('the run\'s checkpoint folder (default checkpoints/<run name>; never shared with another run)'),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
   checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
   ...rlConfigSchema.shape,
@@ -39,134 +40,96 @@ export const trainCommandSchema = z.object({
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
-export async function trainCommand(argv: readonly string[]): Promise<number> {
-  // The env's training preset (src/train/env-presets.ts) sits under config files and flags.
+/** The options a new run gets: defaults, then the env's training preset, the config file, the flags. */
+function resolveTrainOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(trainCommandSchema, argv);
-  const { options: invoked } = resolveOptions(trainCommandSchema, argv, { base: presetOptions(plain.env) });
-  const store = RunStore.open(invoked.store);
+  return resolveOptions(trainCommandSchema, argv, { base: presetOptions(plain.env), baseSource: `the ${plain.env} preset` });
+}
+
+/** `agentrl train [--env x] --help`: each flag with the value that will run for that env and where it comes from. */
+export function trainHelp(argv: readonly string[]): string {
+  const { options, sources } = resolveTrainOptions(argv);
+  const preset = Object.keys(presetOptions(options.env));
+  const header =
+    preset.length > 0
+      ? `values for --env ${options.env}: its training preset (src/train/env-presets.ts) sets ${preset.join(', ')}; "runs X from …" marks a value that differs from the default`
+      : `--env ${options.env} has no training preset: the defaults run, under --config and flags`;
+  const effective = Object.fromEntries(Object.entries(options).map(([key, value]) => [key, { value, source: sources[key] ?? 'the default' }]));
+  return `  ${header}\n${flagHelp(trainCommandSchema, effective)}`;
+}
+
+export async function trainCommand(argv: readonly string[]): Promise<number> {
+  const interrupt = new RunInterrupt('train');
   try {
-    return await train(store, invoked, argv);
+    const { options, positional } = resolveTrainOptions(argv);
+    rejectPositional(trainCommandSchema, positional, { '--env': environmentNames() });
+    // A new run's setup is checked before the store is even opened; a resumed run's comes from the store.
+    const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
+    const store = RunStore.open(options.store);
+    try {
+      const opened = setup !== undefined ? newRun(store, options, setup) : await resumedRun(store, options.resume!, argv);
+      return await recordedRun(
+        { store, run: opened.run, label: 'train', interrupt, resumeCommand: `agentrl train --resume ${opened.run.name} --store ${store.path}` },
+        () => trainPhases({ store, interrupt, ...opened, dir: opened.run.checkpointDir!, resumed: options.resume !== undefined }),
+      );
+    } finally {
+      store.close();
+    }
   } finally {
-    store.close();
+    interrupt.dispose();
   }
 }
 
-/** A new run, or with `--resume` the stored run's config under the given flags and its resume point. */
-async function openRun(store: RunStore, invoked: TrainCommandOptions, argv: readonly string[]) {
-  if (invoked.resume === undefined) {
-    const run = store.createRun({
-      command: 'train',
-      name: invoked.runName,
-      namePrefix: `${invoked.env}-${invoked.algo}`,
-      seed: invoked.seed,
-      gitCommit: sourceCommit(),
-      config: effectiveConfig(invoked),
-    });
-    return { run, options: invoked, point: undefined };
-  }
-  const stored = store.run(invoked.resume);
+interface OpenedRun {
+  run: RunRecord;
+  options: TrainCommandOptions;
+  setup: RunSetup;
+}
+
+/** A new run, created only once its options, env and `--init` checkpoint are known good. */
+function newRun(store: RunStore, options: TrainCommandOptions, setup: RunSetup): OpenedRun {
+  const run = store.createRun({
+    command: 'train',
+    name: options.runName,
+    namePrefix: `${options.env}-${options.algo}`,
+    seed: options.seed,
+    gitCommit: sourceCommit(),
+    config: effectiveConfig(options),
+    checkpointDir: (name) => options.out ?? join('checkpoints', name),
+  });
+  return { run, options, setup };
+}
+
+/** A stored run under its saved config and the given flags, locked by this process. */
+async function resumedRun(store: RunStore, reference: string, argv: readonly string[]): Promise<OpenedRun> {
+  const stored = store.run(reference);
+  if (stored.command !== 'train') throw new InvalidArgumentError(`run ${stored.name} was recorded by agentrl ${stored.command}, which does not resume; only train runs do`);
   const { options } = resolveOptions(trainCommandSchema, argv, { base: stored.config });
-  const point = await loadResumePoint(store, stored.id);
-  if (point === undefined) throw new InvalidArgumentError(`run ${stored.name} has no checkpoint to resume from (it stopped before its first iteration ended)`);
-  if (point.resume.iteration >= options.iterations) {
-    throw new InvalidArgumentError(`run ${stored.name} has finished ${point.resume.iteration} of ${options.iterations} iterations; pass --iterations N (> ${point.resume.iteration}) to continue it`);
-  }
-  store.setConfig(stored.id, effectiveConfig(options));
-  store.setStatus(stored.id, 'running');
-  console.error(`train: resuming run ${stored.name} after iteration ${point.resume.iteration} (optimizer step ${point.model.step})`);
-  return { run: stored, options, point };
-}
-
-async function train(store: RunStore, invoked: TrainCommandOptions, argv: readonly string[]): Promise<number> {
-  const { run, options, point } = await openRun(store, invoked, argv);
+  const setup = await checkRunSetup(options);
+  const { tookOverFrom } = store.lockRun(stored.id);
   try {
-    const stopped = await trainRun(store, run.id, options, point);
-    store.setStatus(run.id, stopped ? 'stopped' : 'completed');
+    if (tookOverFrom) console.error(`train: run ${stored.name} was held by process ${tookOverFrom.pid}, which no longer runs; taking it over`);
+    const done = store.latestCheckpoint(stored.id, 'resume')?.step ?? 0;
+    const finished = store.checkpoints(stored.id).some((c) => c.kind === 'final' && c.step === done);
+    if (finished && done >= options.iterations) {
+      if (stored.status !== 'completed') store.setStatus(stored.id, 'completed');
+      throw new InvalidArgumentError(`run ${stored.name} has finished ${done} of ${options.iterations} iterations; pass --iterations N (> ${done}) to continue it`);
+    }
+    // A run recorded before runs had their own folder gets one now (it wrote into a shared one).
+    if (stored.checkpointDir === null) store.setCheckpointDir(stored.id, options.out ?? join('checkpoints', stored.name));
+    store.setConfig(stored.id, effectiveConfig(options));
+    store.setStatus(stored.id, 'running');
+    const where =
+      done >= options.iterations
+        ? `: its ${done} iterations are done; running the held-out test after RL to finish it`
+        : done > 0
+          ? ` after iteration ${done} (${options.iterations - done} to go)`
+          : ' from its start (no iteration was committed)';
+    console.error(`train: resuming run ${stored.name}${where}`);
+    return { run: store.run(stored.id), options, setup };
   } catch (error) {
-    store.setStatus(run.id, 'failed');
+    store.unlockRun(stored.id);
     throw error;
   }
-  console.log(`run ${run.name} recorded in ${store.path} (agentrl dashboard --store ${store.path})`);
-  return 0;
 }
 
-async function trainRun(store: RunStore, runId: number, options: TrainCommandOptions, point: ResumePoint | undefined): Promise<boolean> {
-  const descriptor = getEnvironment(options.env);
-  const envOptions = parseEnvOptions(options.envOptions);
-  const env = () => descriptor.make(envOptions);
-  const preset = algorithmPresets[options.algo];
-  const out = options.out ?? join('checkpoints', `${options.env}-${options.algo}`);
-  const started = performance.now();
-
-  const recorder = new RunRecorder({ store, runId, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes });
-  const testConfig = { ...options, validationEpisodes: options.testEpisodes };
-  let model: TransformerModel;
-  let reference: TransformerModel;
-  let before: number;
-  if (point === undefined) {
-    model = await prepareModel({ ...options, envOptions }, descriptor, { valueHead: preset.valueHead, label: 'train' });
-    const measured = await heldOutSuccess(new BuiltinPolicy({ model }), env, testConfig);
-    before = measured.sampled;
-    console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
-    await saveCheckpoint(join(out, 'start'), { config: model.config, params: await model.hostParams(), extra: { kind: 'start', testSuccess: before } });
-    reference = await TransformerModel.fromParams(model.config, await model.hostParams());
-    await recorder.recordStart(reference, { path: join(out, 'start'), testSuccess: before, testEpisodes: options.testEpisodes });
-  } else {
-    ({ model, reference } = point);
-    before = store.evaluations(runId).find((e) => e.step === 0 && e.split === 'test')?.success ?? NaN;
-  }
-  const policy = new BuiltinPolicy({ model });
-  const interrupt = gracefulInterrupt('train', 'finishing this iteration, then validating and saving');
-  const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
-  if (point) progress.update(point.resume.iteration, {}, true);
-  let lastFields: Record<string, string | number> = {};
-  const save = async (name: string, extra: Record<string, unknown>) =>
-    saveCheckpoint(join(out, name), { config: model.config, params: await model.hostParams(), extra: { algo: options.algo, env: options.env, ...extra } });
-  const result = await runRl({
-    model,
-    reference,
-    env,
-    config: options,
-    resume: point?.resume,
-    ...recorder.hooks(),
-    shouldStop: interrupt.stopRequested,
-    onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
-    onIteration: async (m, state) => {
-      lastFields = {
-        reward: m.reward,
-        success: m.success,
-        kl: m.kl,
-        entropy: m.entropy,
-        'gen tok/s': m.rolloutTokensPerSecond,
-        'train tok/s': m.trainTokensPerSecond,
-        ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
-      };
-      progress.update(m.iteration, lastFields, true);
-      const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
-      if (folder) await save('latest', { iteration: m.iteration });
-      await recorder.commit(model, m, state, { checkpointPath: folder ? join(out, 'latest') : undefined });
-    },
-  });
-  const iterations = result.history.at(-1)?.iteration ?? point?.resume.iteration ?? 0;
-  progress.done(lastFields);
-  interrupt.dispose();
-  await save('latest', { iteration: iterations });
-
-  const measured = await heldOutSuccess(policy, env, testConfig);
-  const after = measured.sampled;
-  console.error(`train: held-out test success after RL: ${describeSuccess(measured, options.testEpisodes)}`);
-  await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
-  store.transaction(() => {
-    store.addEvaluation(runId, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
-    store.addCheckpoint(runId, { step: iterations, kind: 'final', path: join(out, 'final') });
-  });
-  console.log(
-    `\n${options.env} / ${options.algo}: held-out test success (sampled) ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
-      `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} total); checkpoints in ${out}`,
-  );
-  return interrupt.stopRequested() && iterations < options.iterations;
-}
-
-function describeSuccess({ sampled, greedy }: { sampled: number; greedy: number }, seeds: number): string {
-  return `${(sampled * 100).toFixed(1)}% sampled (temperature 1, 2 episodes on each of ${seeds} seeds), ${(greedy * 100).toFixed(1)}% greedy`;
-}

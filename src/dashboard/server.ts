@@ -25,6 +25,13 @@ const contentTypes: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
+/** The dashboard's port is taken (another dashboard, or another program). */
+export class PortInUseError extends AgentRlError {
+  constructor(port: number) {
+    super('PORT_IN_USE', `port ${port} on 127.0.0.1 is in use (another agentrl dashboard, or another program); pass --port <another port>, or --port 0 for any free one`, { port });
+  }
+}
+
 export interface DashboardOptions {
   store: string;
   /** 0 = any free port. */
@@ -41,10 +48,16 @@ export async function startDashboard({ store: path, port = 0 }: DashboardOptions
   const server = createServer((request, response) => {
     handle(store, request, response).catch((error: unknown) => send(response, 500, { error: (error as Error).message }));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', resolve);
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+  } catch (error) {
+    store.close();
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(port);
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${address.port}/`,

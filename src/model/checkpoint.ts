@@ -94,6 +94,9 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
 export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   const configFile = join(dir, 'config.json');
   const hfConfig = await readJson(configFile);
+  if (typeof hfConfig !== 'object' || hfConfig === null || Array.isArray(hfConfig)) {
+    throw new CheckpointError(`${configFile}: holds ${JSON.stringify(hfConfig)}, not a model config object; point at a checkpoint folder written by agentrl or a Hugging Face model folder`, { file: configFile });
+  }
   const agentrl = (hfConfig as { agentrl?: { modelConfig?: unknown; extra?: Record<string, unknown> } }).agentrl;
   const tensors = await readModelTensors(dir);
   let config: ModelConfig;

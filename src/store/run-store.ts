@@ -115,6 +115,11 @@ export class RunStore {
     return row === undefined ? undefined : runFromRow(row);
   }
 
+  /** Gives a run (one recorded before runs had their own folder) its checkpoint folder; refused when another run has it. */
+  setCheckpointDir(runId: number, dir: string): void {
+    this.write('recording the checkpoint folder', () => this.db.transaction(() => this.claimCheckpointDir(runId, dir)).immediate());
+  }
+
   private claimCheckpointDir(runId: number, dir: string): void {
     const owner = this.runWithCheckpointDir(dir);
     if (owner !== undefined && owner.id !== runId) {

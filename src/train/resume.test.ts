@@ -72,7 +72,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     assert.deepEqual(store.metrics(interrupted).map((m) => m.step), [1, 2], 'the crashed iteration left nothing');
 
     const point = (await loadResumePoint(store, interrupted))!;
-    assert.equal(point.resume.iteration, 2);
+    assert.equal(point.resume!.iteration, 2);
     assert.equal(point.model.step, start.model.optimizer!.step + 2 * stepsPerIteration, 'optimizer step counter restored (warm-start steps + 2 iterations of steps)');
     const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
     const result = await runRl({

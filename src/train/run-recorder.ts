@@ -100,21 +100,29 @@ export interface ResumePoint {
   model: TransformerModel;
   /** The run's starting weights (the KL reference). */
   reference: TransformerModel;
-  resume: RlResumeState;
+  /** The trainer state after the last committed iteration; undefined before the first one (RL starts from the start weights). */
+  resume?: RlResumeState;
 }
 
 /**
  * The newest resumable state of a run: the model (weights, optimizer, step counter), the frozen
- * reference, and the trainer state. Rows recorded after it (none, when every iteration commits
- * its state) are removed so the continued run records those steps afresh.
+ * reference, and the trainer state — or, when no iteration was committed yet, the start weights
+ * with a fresh optimizer (as RL starts). Rows recorded after it (none, when every iteration
+ * commits its state) are removed so the continued run records those steps afresh. Undefined when
+ * the run has no start state (it stopped in its warm start).
  */
 export async function loadResumePoint(store: RunStore, runId: number): Promise<ResumePoint | undefined> {
   const start = store.latestCheckpoint(runId, 'start');
+  if (start === undefined) return undefined;
   const latest = store.latestCheckpoint(runId, 'resume');
-  if (start === undefined || latest === undefined) return undefined;
   const source = `${store.path} run ${runId} checkpoint`;
+  const startState = parseTrainerState(store.checkpointState(start.id), { source: `${source} ${start.id}` });
+  const reference = await restoreModel(startState);
+  if (latest === undefined) {
+    store.truncateAfter(runId, 0);
+    return { model: await restoreModel(startState), reference };
+  }
   const state = parseTrainerState(store.checkpointState(latest.id), { source: `${source} ${latest.id}` });
-  const reference = await restoreModel(parseTrainerState(store.checkpointState(start.id), { source: `${source} ${start.id}` }));
   store.truncateAfter(runId, latest.step);
   return { model: await restoreModel(state), reference, resume: state.rl! };
 }

@@ -1,0 +1,138 @@
+/**
+ * The phases of an `agentrl train` run, each resumable from what the run store holds:
+ *
+ *   1. start weights  — the SFT warm start (or `--init`), saved as the run's `start` state; a run
+ *                       stopped inside it has none, and resuming runs the warm start again (it is
+ *                       deterministic from the seed, so the result is the same);
+ *   2. test before RL — the held-out success of the start weights (evaluation at step 0);
+ *   3. RL iterations  — each committed with its resumable state; resuming continues after the last;
+ *   4. test after RL  — the held-out success and the `final` checkpoint; a run whose iterations
+ *                       are all done resumes here and is finished.
+ *
+ * Ctrl-C / SIGTERM during the iterations finishes the iteration and saves it; in any other phase
+ * the process stops at once (nothing there is worth saving half-done). Either way the run is then
+ * `interrupted` and `--resume` continues it.
+ */
+import { join } from 'node:path';
+import { saveCheckpoint } from '../model/checkpoint.ts';
+import type { TransformerModel } from '../model/model.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import type { RunStore } from '../store/run-store.ts';
+import type { RunRecord } from '../store/types.ts';
+import { algorithmPresets } from '../train/algorithm-presets.ts';
+import { heldOutSuccess, runRl } from '../train/rl.ts';
+import { loadResumePoint, RunRecorder } from '../train/run-recorder.ts';
+import type { RunInterrupt } from './interrupt.ts';
+import { prepareModel, type RunSetup } from './model-setup.ts';
+import { Progress, formatSeconds } from './progress.ts';
+import type { TrainCommandOptions } from './train-command.ts';
+
+export interface TrainPhasesOptions {
+  store: RunStore;
+  run: RunRecord;
+  options: TrainCommandOptions;
+  setup: RunSetup;
+  interrupt: RunInterrupt;
+  /** The run's own checkpoint folder. */
+  dir: string;
+  /** Whether this continues a stored run (`--resume`). */
+  resumed: boolean;
+}
+
+export async function trainPhases({ store, run, options, setup, interrupt, dir, resumed }: TrainPhasesOptions): Promise<'completed' | 'interrupted'> {
+  const env = () => setup.descriptor.make(setup.envOptions);
+  const started = performance.now();
+  const recorder = new RunRecorder({ store, runId: run.id, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes });
+  const testConfig = { ...options, validationEpisodes: options.testEpisodes };
+  const save = async (model: TransformerModel, name: string, extra: Record<string, unknown>) =>
+    saveCheckpoint(join(dir, name), { config: model.config, params: await model.hostParams(), extra: { run: run.name, algo: options.algo, env: options.env, ...extra } });
+
+  // 1. Start weights.
+  if (store.latestCheckpoint(run.id, 'start') === undefined) {
+    interrupt.enter('the warm start');
+    if (resumed) {
+      console.error(`train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`);
+    }
+    const model = await prepareModel(
+      { ...options, envOptions: setup.envOptions },
+      setup.descriptor,
+      { valueHead: algorithmPresets[options.algo].valueHead, label: 'train', init: setup.init },
+    );
+    await save(model, 'start', { kind: 'start' });
+    await recorder.recordStart(model, { path: join(dir, 'start') });
+  }
+  const point = (await loadResumePoint(store, run.id))!;
+  const { model, reference } = point;
+  const policy = new BuiltinPolicy({ model });
+
+  // 2. Held-out success before RL.
+  let before = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
+  if (before === undefined) {
+    interrupt.enter('the held-out test before RL');
+    const measured = await heldOutSuccess(policy, env, testConfig);
+    before = measured.sampled;
+    store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });
+    console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
+  }
+
+  // 3. RL iterations.
+  let iterations = point.resume?.iteration ?? 0;
+  if (iterations < options.iterations) {
+    interrupt.enter('the RL iterations', { graceful: 'finishing this iteration, then saving it' });
+    const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
+    if (iterations > 0) progress.update(iterations, {}, true);
+    let lastFields: Record<string, string | number> = {};
+    const result = await runRl({
+      model,
+      reference,
+      env,
+      config: options,
+      resume: point.resume,
+      ...recorder.hooks(),
+      shouldStop: interrupt.stopRequested,
+      onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
+      onIteration: async (m, state) => {
+        lastFields = {
+          reward: m.reward,
+          success: m.success,
+          kl: m.kl,
+          entropy: m.entropy,
+          'gen tok/s': m.rolloutTokensPerSecond,
+          'train tok/s': m.trainTokensPerSecond,
+          ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+        };
+        progress.update(m.iteration, lastFields, true);
+        const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
+        if (folder) await save(model, 'latest', { iteration: m.iteration });
+        await recorder.commit(model, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+      },
+    });
+    iterations = result.history.at(-1)?.iteration ?? iterations;
+    progress.done(lastFields);
+    await save(model, 'latest', { iteration: iterations });
+    if (interrupt.signal !== undefined) {
+      console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
+      return 'interrupted';
+    }
+  }
+
+  // 4. Held-out success after RL, the final checkpoint.
+  interrupt.enter('the held-out test after RL');
+  const measured = await heldOutSuccess(policy, env, testConfig);
+  const after = measured.sampled;
+  console.error(`train: held-out test success after RL: ${describeSuccess(measured, options.testEpisodes)}`);
+  await save(model, 'final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
+  store.transaction(() => {
+    store.addEvaluation(run.id, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
+    store.addCheckpoint(run.id, { step: iterations, kind: 'final', path: join(dir, 'final') });
+  });
+  console.log(
+    `\n${options.env} / ${options.algo}: held-out test success (sampled) ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
+      `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} this session); checkpoints in ${dir}`,
+  );
+  return 'completed';
+}
+
+function describeSuccess({ sampled, greedy }: { sampled: number; greedy: number }, seeds: number): string {
+  return `${(sampled * 100).toFixed(1)}% sampled (temperature 1, 2 episodes on each of ${seeds} seeds), ${(greedy * 100).toFixed(1)}% greedy`;
+}
