@@ -1,0 +1,11 @@
+export { TinkerPolicy, checkOptions, rowSeed, toGeneration } from './tinker-policy.ts';
+export type { TinkerPolicyOptions, TinkerTimes } from './tinker-policy.ts';
+export { TinkerClient, hostedTinkerUrl } from './tinker-client.ts';
+export type { CallTimes, TinkerClientOptions } from './tinker-client.ts';
+export { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';
+export type { TinkerFailure } from './tinker-error.ts';
+export { requestJson } from './tinker-http.ts';
+export type { JsonRequest, RetryOptions } from './tinker-http.ts';
+export { backoffDelayMs, isRetryableStatus, pollDelayMs } from './backoff.ts';
+export { gradientData, logprobsOfOutput, lossReductions, scoringData, toDatum } from './wire.ts';
+export type { Datum, LossReduction, TensorData } from './wire.ts';

@@ -1,0 +1,339 @@
+/**
+ * `TinkerPolicy`: a LoRA training run on a Tinker server (hosted Tinker, or SkyRL tx's open
+ * implementation) as a `TrainablePolicy`.
+ *
+ *   const policy = await TinkerPolicy.create({ baseUrl: 'http://127.0.0.1:8000', baseModel: '/models/smol', rank: 8, tokenizer });
+ *   const generations = await policy.generateBatch(requests);          // asample from the latest sampler weights
+ *   await policy.forwardBackward({ sequences }, rlLoss(batch, config)); // forward → TokenLoss → weighted backward
+ *   await policy.optimStep({ learningRate: 1e-4 });                     // Adam on the server; sampler weights go stale
+ *
+ * What each contract method sends (./wire.ts for the encodings):
+ * - `logprobs` → `forward` (cross_entropy with weights 1; the answer's per-token log-probs);
+ * - `forwardBackward` → `forward` (only when the loss reads the current log-probs or the
+ *   encoding needs them) → `TokenLoss.compute` here → `forward_backward` with the gradient as
+ *   per-token weights, so any loss of per-token log-probs trains exactly;
+ * - `optimStep` → `optim_step` with AdamParams; the server reports no gradient norm (NaN here)
+ *   and does not clip (`maxGradNorm` is refused unless 0);
+ * - `generate`/`generateBatch` → `save_weights_for_sampler` once after each optimizer step, then
+ *   one `asample` per request (num_samples 1, stop = the stop-token ids, seed `rowSeed(seed, row)`
+ *   so the rows of one batch differ); stop strings are applied here. SkyRL tx returns the log-probs of the temperature-1 distribution whatever the
+ *   temperature, so `logprobs` matches sampled log-probs at temperature 1;
+ * - `save(path)` → `save_weights` (a training checkpoint on the server); the local folder gets a
+ *   `tinker-checkpoint.json` naming its `tinker://` path, which `load(path)` restores.
+ *
+ * Refused at construction: a value head (PPO's critic) and an entropy term — the remote trainer
+ * returns neither values nor entropies. A loss that still asks for them is refused at
+ * `forwardBackward`. The GRPO family (ppo-clip / GSPO losses with group advantages, KL to a
+ * reference from `logprobs`) needs only per-token log-probs and works.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
+import type { TokenLoss } from '../../core/loss.ts';
+import { byteTokenizer, type Tokenizer } from '../../model/tokenizer.ts';
+import { firstStopStringEnd } from '../scripted-policy.ts';
+import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';
+import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, TokenBatch, TrainablePolicy } from '../types.ts';
+import { TinkerClient, type TinkerClientOptions } from './tinker-client.ts';
+import { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';
+import { gradientData, logprobsOfOutput, lossReductions, modelInput, scoringData, type LossReduction } from './wire.ts';
+
+export interface TinkerPolicyOptions extends TinkerClientOptions {
+  /** The server's base model: a hub name (hosted) or the model folder the server was started with (SkyRL tx). */
+  baseModel: string;
+  /** LoRA rank. Default 8. */
+  rank?: number;
+  /** Seed of the LoRA initialisation. Default 0. */
+  seed?: number;
+  /** Tokenizer of the prompt and generated ids (the base model's). Default the built-in byte tokenizer. */
+  tokenizer?: Tokenizer;
+  /** Longest prompt + generation. Default Infinity. */
+  contextWindow?: number;
+  /** How the server reduces the per-token loss (./wire.ts): 'sum' for hosted Tinker (default), 'sequence-mean' for SkyRL tx 0.3.0. */
+  lossReduction?: LossReduction;
+  /** Adam ε sent with every optim_step when `OptimOptions.epsilon` is unset. Default 1e-8 (agentrl's). */
+  epsilon?: number;
+  /** Refused: the remote trainer has no value head (PPO's critic). */
+  valueHead?: boolean;
+  /** Refused unless 0: the remote trainer returns no entropies. */
+  entropyCoef?: number;
+  /** Samples in flight at once. Default 16. */
+  concurrency?: number;
+  /** An existing model id to attach to (skips create_model). */
+  modelId?: string;
+}
+
+/** Wall time per phase (ms), for the time split: sampling, forward_backward, optim_step, sampler sync. */
+export interface TinkerTimes {
+  sample: number;
+  forward: number;
+  forwardBackward: number;
+  optimStep: number;
+  samplerSync: number;
+}
+
+export class TinkerPolicy implements TrainablePolicy {
+  readonly tokenizer: Tokenizer;
+  readonly contextWindow: number;
+  readonly client: TinkerClient;
+  readonly modelId: string;
+  readonly times: TinkerTimes = { sample: 0, forward: 0, forwardBackward: 0, optimStep: 0, samplerSync: 0 };
+  private readonly options: TinkerPolicyOptions;
+  private readonly reduction: LossReduction;
+  private step = 0;
+  private samplerPath: string | undefined;
+  private pendingSequences = 0;
+
+  private constructor(options: TinkerPolicyOptions, client: TinkerClient, modelId: string) {
+    this.options = options;
+    this.client = client;
+    this.modelId = modelId;
+    this.tokenizer = options.tokenizer ?? byteTokenizer;
+    this.contextWindow = options.contextWindow ?? Infinity;
+    this.reduction = options.lossReduction ?? 'sum';
+  }
+
+  /** Checks the options (refusing what the server cannot do), opens a session and creates the LoRA run. */
+  static async create(options: TinkerPolicyOptions): Promise<TinkerPolicy> {
+    checkOptions(options);
+    const client = new TinkerClient(options);
+    try {
+      const modelId = options.modelId ?? (await client.createModel({ baseModel: options.baseModel, rank: options.rank ?? 8, seed: options.seed ?? 0 }));
+      return new TinkerPolicy(options, client, modelId);
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+  }
+
+  async generate(request: GenerateRequest): Promise<Generation> {
+    const [generation] = await this.generateBatch([request]);
+    return generation!;
+  }
+
+  async generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]> {
+    const resolved = requests.map((request) => resolveRequest(request, this.tokenizer, this.contextWindow));
+    if (resolved.length === 0) return [];
+    const modelPath = await this.samplerWeights();
+    const started = performance.now();
+    const results = new Array<Generation>(resolved.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < resolved.length) {
+        const index = next++;
+        results[index] = await this.sampleOne(resolved[index]!, modelPath, rowSeed(resolved[index]!.seed, index));
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 16, resolved.length) }, worker));
+    } finally {
+      this.times.sample += performance.now() - started;
+    }
+    return results;
+  }
+
+  async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
+    if ((batch.temperature ?? 1) !== 1) {
+      throw new InvalidArgumentError(`TinkerPolicy scores at temperature 1 only (the forward endpoint has no temperature); got ${batch.temperature}`, { temperature: batch.temperature });
+    }
+    if (batch.sequences.length === 0) return [];
+    const started = performance.now();
+    try {
+      return await this.forward(batch.sequences);
+    } finally {
+      this.times.forward += performance.now() - started;
+    }
+  }
+
+  async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
+    if ((batch.temperature ?? 1) !== 1) throw new InvalidArgumentError(`forwardBackward trains at temperature 1; got temperature ${batch.temperature}`, { temperature: batch.temperature });
+    const { sequences } = batch;
+    const needsCurrent = loss.dependsOnCurrent || this.reduction === 'sequence-mean';
+    let current: Float32Array[] | undefined;
+    if (needsCurrent) current = await this.logprobs({ sequences });
+    const output = loss.compute({ logprobs: current ?? sequences.map((sequence) => new Float32Array(sequence.length)) });
+    refuseUnsupportedGradients(output.gradValues, output.gradEntropies);
+    const { lossFunction, data } = gradientData(sequences, output.gradLogprobs, this.reduction, current);
+    const started = performance.now();
+    let answer: unknown;
+    try {
+      answer = await this.client.call('/api/v1/forward_backward', { model_id: this.modelId, forward_backward_input: { data, loss_fn: lossFunction } });
+    } finally {
+      this.times.forwardBackward += performance.now() - started;
+    }
+    this.pendingSequences += sequences.length;
+    let report = output;
+    if (!loss.dependsOnCurrent && current === undefined) {
+      // The gradient did not need the log-probs; the loss value does: read them off the answer.
+      const logprobs = this.parseLogprobs(answer, sequences, '/api/v1/forward_backward');
+      report = loss.compute({ logprobs });
+    }
+    const tokens = output.gradLogprobs.reduce((sum, grad) => sum + grad.reduce((count, g) => count + (g !== 0 ? 1 : 0), 0), 0);
+    return { ...report, tokens };
+  }
+
+  async optimStep(options: OptimOptions): Promise<OptimReport> {
+    if ((options.maxGradNorm ?? 0) !== 0) {
+      throw new InvalidArgumentError(`TinkerPolicy cannot clip the gradient norm (the server's optim_step has no clipping); set maxGradNorm to 0, got ${options.maxGradNorm}`, { maxGradNorm: options.maxGradNorm });
+    }
+    const adam_params = {
+      learning_rate: options.learningRate,
+      beta1: options.beta1 ?? 0.9,
+      beta2: options.beta2 ?? 0.95,
+      eps: options.epsilon ?? this.options.epsilon ?? 1e-8,
+      weight_decay: options.weightDecay ?? 0,
+    };
+    const started = performance.now();
+    let answer: unknown;
+    try {
+      answer = await this.client.call('/api/v1/optim_step', { model_id: this.modelId, adam_params, type: 'optim_step' });
+    } finally {
+      this.times.optimStep += performance.now() - started;
+    }
+    this.step += 1;
+    this.samplerPath = undefined;
+    this.pendingSequences = 0;
+    const metrics = (answer as { metrics?: Record<string, unknown> | null } | null)?.metrics ?? {};
+    const gradNorm = Number(metrics['grad_norm'] ?? metrics['grad_norm:mean'] ?? NaN);
+    return { gradNorm, step: this.step };
+  }
+
+  /**
+   * The `tinker://…/sampler_weights/…` path of the current weights, saved once per optimizer step
+   * (the contract's sampler-weight sync: `generate` calls it; a trainer may call it early to
+   * overlap the save with other work).
+   */
+  async samplerWeights(): Promise<string> {
+    if (this.samplerPath !== undefined) return this.samplerPath;
+    const started = performance.now();
+    try {
+      const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
+      const answer = (await this.client.call('/api/v1/save_weights_for_sampler', { model_id: this.modelId, path: name, type: 'save_weights_for_sampler' })) as { path?: unknown };
+      this.samplerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/sampler_weights/${name}`;
+      return this.samplerPath;
+    } finally {
+      this.times.samplerSync += performance.now() - started;
+    }
+  }
+
+  /** Saves the training state on the server and writes `<path>/tinker-checkpoint.json` pointing at it. */
+  async save(path: string): Promise<void> {
+    const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
+    const answer = (await this.client.call('/api/v1/save_weights', { model_id: this.modelId, path: name, type: 'save_weights' })) as { path?: unknown };
+    const tinkerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/weights/${name}`;
+    await mkdir(path, { recursive: true });
+    const record = { format: 'agentrl-tinker-checkpoint', baseUrl: this.client.baseUrl, baseModel: this.options.baseModel, modelId: this.modelId, tinkerPath, step: this.step };
+    await writeFile(join(path, 'tinker-checkpoint.json'), JSON.stringify(record, null, 2) + '\n');
+  }
+
+  /** Loads the weights and optimizer state a `save` wrote (from this or another run of the same base model). */
+  async load(path: string): Promise<void> {
+    const file = join(path, 'tinker-checkpoint.json');
+    let record: { tinkerPath?: unknown; step?: unknown };
+    try {
+      record = JSON.parse(await readFile(file, 'utf8')) as typeof record;
+    } catch (error) {
+      throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
+    }
+    if (typeof record.tinkerPath !== 'string') throw new CheckpointError(`${file} has no tinkerPath`, { file });
+    await this.client.call('/api/v1/load_weights', { model_id: this.modelId, path: record.tinkerPath, type: 'load_weights' });
+    this.step = typeof record.step === 'number' ? record.step : this.step;
+    this.samplerPath = undefined;
+  }
+
+  /** Frees the LoRA run on the server (`unload_model`; a server holds few at once) and stops the heartbeat. */
+  async close(): Promise<void> {
+    try {
+      const answer = (await this.client.request('POST', '/api/v1/unload_model', { model_id: this.modelId, type: 'unload_model' })) as { request_id?: unknown };
+      if (answer.request_id !== undefined) await this.client.retrieveFuture(String(answer.request_id), 'POST /api/v1/unload_model');
+    } finally {
+      this.client.close();
+    }
+  }
+
+  private async forward(sequences: readonly (readonly number[])[]): Promise<Float32Array[]> {
+    const answer = await this.client.call('/api/v1/forward', { model_id: this.modelId, forward_input: { data: scoringData(sequences), loss_fn: 'cross_entropy' } });
+    return this.parseLogprobs(answer, sequences, '/api/v1/forward');
+  }
+
+  private parseLogprobs(answer: unknown, sequences: readonly (readonly number[])[], path: string): Float32Array[] {
+    const logprobs = logprobsOfOutput(answer, sequences);
+    if (typeof logprobs === 'string') throw new TinkerError(`POST ${path}: ${logprobs}`, { endpoint: `POST ${path}`, status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+    return logprobs;
+  }
+
+  private async sampleOne(request: ResolvedRequest, modelPath: string, seed: number): Promise<Generation> {
+    const body = {
+      num_samples: 1,
+      prompt: modelInput(request.prompt),
+      sampling_params: {
+        max_tokens: Math.min(request.maxNewTokens, Number.isFinite(this.contextWindow) ? this.contextWindow - request.prompt.length : Infinity),
+        seed,
+        stop: [...request.stopTokens],
+        temperature: request.temperature,
+        top_k: -1,
+        top_p: request.topP,
+      },
+      model_path: modelPath,
+      type: 'sample',
+    };
+    const answer = await this.client.call('/api/v1/asample', body);
+    const sequence = (answer as { sequences?: { tokens?: unknown; logprobs?: unknown; stop_reason?: unknown }[] } | null)?.sequences?.[0];
+    const tokens = sequence?.tokens;
+    const logprobs = sequence?.logprobs;
+    if (!Array.isArray(tokens) || !Array.isArray(logprobs) || tokens.length !== logprobs.length || tokens.length === 0) {
+      throw new TinkerError('POST /api/v1/asample: the answer has no sequence with one log-prob per token', { endpoint: 'POST /api/v1/asample', status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+    }
+    return toGeneration(tokens as number[], logprobs as number[], request, this.tokenizer);
+  }
+}
+
+/**
+ * The server seed of row `index` of a batch whose requests carry `seed`: rows of one batch sample
+ * differently (as the built-in policy's shared batch sampler does), row 0 uses the request's own
+ * seed (a batch of one equals `generate`), and the server's int32 PRNG seed range is respected.
+ */
+export function rowSeed(seed: number, index: number): number {
+  return (((seed >>> 0) + Math.imul(index, 0x9e3779b1)) >>> 0) % 2 ** 31;
+}
+
+/** A sampled sequence as a `Generation`: stop strings cut here, finishReason from the last id. */
+export function toGeneration(sampled: readonly number[], sampledLogprobs: readonly number[], request: ResolvedRequest, tokenizer: Tokenizer): Generation {
+  let tokens = sampled.slice(0, request.maxNewTokens);
+  let logprobs = sampledLogprobs.slice(0, tokens.length);
+  const stopIndex = tokens.findIndex((id) => request.stopTokens.includes(id));
+  if (stopIndex >= 0) {
+    tokens = tokens.slice(0, stopIndex + 1);
+    logprobs = logprobs.slice(0, stopIndex + 1);
+  }
+  const stopAt = stopIndex >= 0 ? undefined : firstStopStringEnd(tokens, request.stopStrings, tokenizer);
+  if (stopAt !== undefined) {
+    tokens = tokens.slice(0, stopAt);
+    logprobs = logprobs.slice(0, stopAt);
+  }
+  const finishReason: Generation['finishReason'] = stopIndex >= 0 || stopAt !== undefined ? 'stop' : 'length';
+  return { tokens, logprobs, text: generationText(tokens, finishReason, request, tokenizer), finishReason };
+}
+
+export function checkOptions(options: TinkerPolicyOptions): void {
+  if (typeof options.baseModel !== 'string' || options.baseModel === '') throw new InvalidArgumentError('TinkerPolicy needs { baseModel }: the name or folder the server serves', {});
+  if (options.valueHead === true) {
+    throw new TinkerUnsupportedError('valueHead', 'TinkerPolicy has no value head: the Tinker API trains a LoRA on the language model only, so PPO with a critic (advantageEstimator gae, vfCoef > 0) cannot run on it; use the GRPO family (grpo, rloo, reinforce++) or the built-in model');
+  }
+  if ((options.entropyCoef ?? 0) !== 0) {
+    throw new TinkerUnsupportedError('entropy', `TinkerPolicy cannot train an entropy term (entropyCoef ${options.entropyCoef}): the Tinker API returns per-token log-probs of the targets only, not the full distribution; set entropyCoef to 0`);
+  }
+  const rank = options.rank ?? 8;
+  if (!Number.isInteger(rank) || rank < 1) throw new InvalidArgumentError(`rank must be a positive integer, got ${rank}`, { rank });
+  if (options.lossReduction !== undefined && !lossReductions.includes(options.lossReduction)) {
+    throw new InvalidArgumentError(`lossReduction must be one of ${lossReductions.join(', ')}, got "${options.lossReduction}"`, { lossReduction: options.lossReduction });
+  }
+  const concurrency = options.concurrency ?? 16;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
+}
+
+function refuseUnsupportedGradients(gradValues: Float32Array[] | undefined, gradEntropies: Float32Array[] | undefined): void {
+  const nonZero = (arrays: Float32Array[] | undefined): boolean => arrays?.some((array) => array.some((x) => x !== 0)) ?? false;
+  if (nonZero(gradValues)) throw new TinkerUnsupportedError('valueHead', 'the loss has a value term, but TinkerPolicy has no value head; drop the critic (vfCoef 0 / no returns) or use the built-in model');
+  if (nonZero(gradEntropies)) throw new TinkerUnsupportedError('entropy', 'the loss has an entropy term, but TinkerPolicy gets no entropies from the server; set entropyCoef to 0');
+}
