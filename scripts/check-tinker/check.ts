@@ -129,7 +129,8 @@ try {
   await writeFile(values.out, JSON.stringify(witness) + '\n');
   process.stdout.write(`witness written to ${values.out}\n`);
 } finally {
-  await policy.close();
+  // The run stays loaded: the SDK witness samples from its sampler weights next.
+  await policy.close({ unload: false });
   await rm(scratch, { recursive: true, force: true });
 }
 if (failures.length > 0) {

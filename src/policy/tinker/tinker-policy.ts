@@ -241,9 +241,13 @@ export class TinkerPolicy implements TrainablePolicy {
     this.samplerPath = undefined;
   }
 
-  /** Frees the LoRA run on the server (`unload_model`; a server holds few at once) and stops the heartbeat. */
-  async close(): Promise<void> {
+  /**
+   * Frees the LoRA run on the server (`unload_model`; a server holds few at once) and stops the
+   * heartbeat. `{ unload: false }` keeps the run (and its sampler weights) for another client.
+   */
+  async close({ unload = true }: { unload?: boolean } = {}): Promise<void> {
     try {
+      if (!unload) return;
       const answer = (await this.client.request('POST', '/api/v1/unload_model', { model_id: this.modelId, type: 'unload_model' })) as { request_id?: unknown };
       if (answer.request_id !== undefined) await this.client.retrieveFuture(String(answer.request_id), 'POST /api/v1/unload_model');
     } finally {
