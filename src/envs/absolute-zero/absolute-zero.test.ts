@@ -60,3 +60,31 @@ test('the expert proposes valid tasks and solves them 10/10; random solving does
   assert.equal(expertWins, 10);
   assert.ok(randomWins <= 2, `random ${randomWins}/10`);
 });
+
+test('absolute-zero attacks: per-process randomness, forged results and escapes are rejected as tasks; over-cap inputs are invalid', async () => {
+  const env = makeAbsoluteZero();
+  const rejected = [
+    'const drawn = Math.random(); function f(x) { return drawn; }',
+    "JSON.stringify = () => 'null'; function f(x) { return 1; }",
+    "function f(x) { return this.constructor.constructor('return process')().pid; }",
+    "function f(x) { process.kill(process.ppid, 'SIGSTOP'); return 1; }",
+  ];
+  for (const program of rejected) {
+    await env.reset({ seed: 1 });
+    const result = await env.step({ text: propose(program, 1) });
+    assert.deepEqual([result.done, result.reward, result.info.rejected], [true, 0, true], `${program}: ${result.observation.text}`);
+  }
+  const capped = makeAbsoluteZero({ formatPenalty: 0.1 });
+  await capped.reset({ seed: 1 });
+  for (const length of [10_000, 5_000_000]) {
+    await capped.reset({ seed: 1 });
+    const huge = await capped.step({ text: propose('function f(x) { return x.length; }', 'x'.repeat(length)) });
+    assert.deepEqual([huge.done, huge.reward, huge.info.invalidAction], [false, -0.1, true]);
+    assert.match(huge.observation.text, /input longer than 1000 characters as JSON|action of \d+ characters is over the limit/);
+  }
+  assert.match((await capped.step({ text: propose('function f(x) { return 1; }', 'x'.repeat(10_000)) })).observation.text, /invalid: input longer than 1000 characters as JSON/);
+  await capped.reset({ seed: 1 });
+  const bigOutput = await capped.step({ text: propose("function f(x) { return 'y'.repeat(x); }", 5000) });
+  assert.deepEqual([bigOutput.done, bigOutput.reward, bigOutput.info.rejected], [true, 0, true]);
+  assert.match(bigOutput.observation.text, /output longer than 1000 characters as JSON/);
+});

@@ -3,8 +3,11 @@
  * task and then solves it, in one two-turn episode.
  *
  *   turn 1, propose: <answer>{"program": "function f(x) { return x * 3 + 1; }", "input": 4}</answer>
- *           the executor runs f(input) twice in the code sandbox; an error, a timeout, a
- *           non-JSON or a non-deterministic result rejects the task (the episode ends, reward 0).
+ *           the executor runs f(input) twice in each of two separate sandbox processes (so
+ *           randomness drawn once per process is caught too); an error, a timeout, a non-JSON,
+ *           an over-long (`maxOutputChars`) or a non-deterministic result rejects the task (the
+ *           episode ends, reward 0). A program over `maxProgramChars` or an input over
+ *           `maxInputChars` (as JSON) is an invalid turn, before anything runs.
  *   turn 2, solve:   <answer>13</answer>   (the output as JSON) → reward 1 when it equals f(input).
  *
  * The proposer is rewarded for learnable tasks: with a `solver` (n samples of the current policy
@@ -19,12 +22,16 @@ import { z } from 'zod';
 import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
-import { runFunction } from '../sandbox/function-runner.ts';
+import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
 import { randomInput, referencePrograms, type ReferenceProgram } from './programs.ts';
 
 export const absoluteZeroOptionsSchema = z.strictObject({
   /** Longest program accepted (characters). */
   maxProgramChars: z.number().int().min(20).max(2000).default(300),
+  /** Longest input accepted, as JSON text (characters). */
+  maxInputChars: z.number().int().min(1).max(100_000).default(1000),
+  /** Longest output accepted, as JSON text (characters); a longer one rejects the task. */
+  maxOutputChars: z.number().int().min(1).max(100_000).default(1000),
   /** Solver samples per proposal for the learnability reward. */
   solverSamples: z.number().int().min(1).max(64).default(4),
   /** Turns per episode. */
@@ -119,12 +126,9 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
       episode.ended = true;
       return { observation: this.observe(episode, success ? 'correct' : 'wrong'), reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success, role: 'solve' } };
     }
-    const read = readProposal(parsed.answer, this.options.maxProgramChars);
+    const read = readProposal(parsed.answer, this.options);
     if (typeof read === 'string') return invalid(read);
-    const executed = await runFunction({ code: read.program, entry: 'f', calls: [[read.input], [read.input]], callTimeoutMs: 300 });
-    const [first, second] = executed.results;
-    const rejection =
-      executed.failure ?? (first === undefined || !('value' in first) ? `f failed: ${first && 'error' in first ? first.error : 'no result'}` : !isDeepStrictEqual(first, second) ? 'f is not deterministic' : null);
+    const { rejection, first } = await execute(read, this.options.maxOutputChars);
     if (rejection !== null || first === undefined || !('value' in first)) {
       episode.ended = true;
       const text = `task rejected: ${rejection}`.slice(0, 200);
@@ -156,8 +160,25 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   }
 }
 
+/**
+ * Runs f(input) twice in each of two separate sandbox processes: the first result, or why the
+ * task is rejected (a failure, no value, an over-long output, results that differ).
+ */
+async function execute(proposal: { program: string; input: unknown }, maxOutputChars: number): Promise<{ rejection: string | null; first: CallResult | undefined }> {
+  const run = () => runFunction({ code: proposal.program, entry: 'f', calls: [[proposal.input], [proposal.input]], callTimeoutMs: 300 });
+  const runs = await Promise.all([run(), run()]);
+  const failed = runs.find((executed) => executed.failure !== null);
+  const first = runs[0]!.results[0];
+  if (failed !== undefined) return { rejection: failed.failure, first };
+  if (first === undefined || !('value' in first)) return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
+  const results = runs.flatMap((executed) => executed.results);
+  if (!results.every((result) => isDeepStrictEqual(result, first))) return { rejection: 'f is not deterministic (within or across processes)', first };
+  if ((JSON.stringify(first.value) ?? '').length > maxOutputChars) return { rejection: `output longer than ${maxOutputChars} characters as JSON`, first };
+  return { rejection: null, first };
+}
+
 /** Reads `{"program": string, "input": JSON}`; a reason when it is not one. */
-function readProposal(answer: string, maxProgramChars: number): { program: string; input: unknown } | string {
+function readProposal(answer: string, { maxProgramChars, maxInputChars }: { maxProgramChars: number; maxInputChars: number }): { program: string; input: unknown } | string {
   let value: unknown;
   try {
     value = JSON.parse(answer);
@@ -167,6 +188,7 @@ function readProposal(answer: string, maxProgramChars: number): { program: strin
   const { program, input } = (value ?? {}) as { program?: unknown; input?: unknown };
   if (typeof program !== 'string' || input === undefined) return 'proposal must be JSON {"program": "...", "input": ...}';
   if (program.length > maxProgramChars) return `program longer than ${maxProgramChars} characters`;
+  if (JSON.stringify(input).length > maxInputChars) return `input longer than ${maxInputChars} characters as JSON`;
   if (!/function\s+f\s*\(|\bf\s*=/.test(program)) return 'program must define a function f';
   return { program, input };
 }

@@ -55,3 +55,19 @@ test('code expert passes every held-out task; a random stub does not', async () 
   assert.equal(expertWins, seeds.length);
   assert.equal(randomWins, 0);
 });
+
+test('code attacks: forged per-call results, escapes, signals and network all score 0 without step throwing', async () => {
+  const env = makeCode();
+  const task = codeTasks.find((candidate) => candidate.id === 'fizzbuzz')!;
+  const attacks = [
+    "JSON.stringify = () => '5'; function fizzBuzz(n) { return 1; }",
+    "JSON.stringify = () => '[]'; function fizzBuzz(n) { return 1; }",
+    "function fizzBuzz(n) { const p = this.constructor.constructor('return process')(); p.kill(p.ppid, 'SIGSTOP'); return 'Fizz'; }",
+    "function fizzBuzz(n) { process.kill(process.ppid, 'SIGKILL'); require('node:dgram').createSocket('udp4').send('x', 9, '127.0.0.1'); return 'Fizz'; }",
+  ];
+  for (const code of attacks) {
+    await env.reset({ seed: 0, task });
+    const result = await env.step({ text: `<answer>${code}</answer>` });
+    assert.deepEqual([result.done, result.reward, result.info.success], [true, 0, false], `${code}: ${result.observation.text}`);
+  }
+});

@@ -143,4 +143,6 @@ test('sandbox without namespaces refuses with a typed error naming what is missi
   });
   const weaker = await runInSandbox({ script: 'emit(process.pid > 1)', input: null, unshareCommand: missing, isolation: 'process-only' });
   assert.deepEqual(weaker.ok && weaker.value, true);
+  const refused = await runFunction({ code: 'function f() { return 1; }', entry: 'f', calls: [[]], unshareCommand: missing });
+  assert.deepEqual([refused.sandboxFailure, refused.results], ['unavailable', []], 'runFunction reports it as a failure, never a throw');
 });
