@@ -346,6 +346,9 @@ export async function generate(
         }
       }
       if (active === 0 || step === maxNew - 1) break;
+      // Between tokens the event loop runs (a server writes the streamed ids and answers other
+      // requests meanwhile); the worker path already yields while it awaits its read.
+      if (!workerReads) await yieldToEventLoop();
       const j = step % CHUNK; // where the sampled tokens go in the recent chunk
       if (j === 0 && step > 0) {
         // The chunk of slots [P + step − C, P + step) is full: merge it into the main cache.
@@ -394,6 +397,11 @@ export async function generate(
 /** Per layer, the row groups' caches joined along the batch axis. */
 function main0(parts: { caches: Caches }[], which: 'k' | 'v', layers: number): JaxArray[] {
   return Array.from({ length: layers }, (_, i) => np.concatenate(parts.map((p) => p.caches[which][i]!), 0));
+}
+
+/** Resolves after pending I/O has been handled (setImmediate runs after the poll phase). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function hitsStopString(tokens: readonly number[], options: GenerateOptions): boolean {

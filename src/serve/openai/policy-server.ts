@@ -10,7 +10,10 @@
  *
  * Concurrent requests are batched (batcher.ts): requests arriving within `batchWindowMs` that
  * share their sampling options run as one batched generation (one forward pass per token for all
- * rows). Streaming sends each token's text as it is sampled. Log-probs are those of the sampled
+ * rows). Streaming sends each token's text as it is sampled: the generation yields to the event
+ * loop between tokens (model/generate.ts), so chunks leave as they are made and `/health` and new
+ * requests are answered while a batch runs (a request arriving mid-batch joins the next batch,
+ * there is no continuous batching). Log-probs are those of the sampled
  * tokens under the temperature-scaled distribution (what the trainer's old log-probs are); top
  * alternatives are not computed (`top_logprobs` > 0 is a 400). `tool_choice: 'required'` or a
  * named function cannot be enforced on a free-running model and are treated like 'auto'.
