@@ -6,10 +6,14 @@
  * `<tool_call>` and answers `<answer>amber</answer>`. Reward 1 for the exact word (SQuAD
  * normalisation), else 0; −formatPenalty per invalid turn.
  *
- * The workspace and its server live as long as the env (`close()` ends both); envs can share
- * one workspace (`openFilesWorkspace`) to start the server once.
+ * The server lives as long as the env (`close()` ends it and removes the folder); envs can share
+ * one workspace (`openFilesWorkspace`) to start the server once. The server's tools can write
+ * (write_file, edit_file, move_file), so every episode starts on a fresh copy: `reset` removes
+ * everything in the folder and writes the pristine notes again (`workspace.restore()`), and no
+ * episode sees what an earlier one changed. Envs sharing a workspace must therefore not run
+ * episodes at the same time.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,15 +43,17 @@ export interface FilesWorkspace {
   folder: string;
   tasks: FilesTask[];
   connection: McpConnection;
+  /** Removes everything in the folder and writes the pristine notes again (the start of an episode). */
+  restore(): void;
   close(): Promise<void>;
 }
 
 const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'marrow', 'nectar', 'onyx', 'pumice', 'quartz', 'russet', 'sorrel', 'tundra', 'umber', 'vellum', 'willow', 'yarrow', 'zephyr'];
 
-/** Writes the notes to a fresh folder and starts server-filesystem on it (stdio). */
-export async function openFilesWorkspace(options: { workspaceSeed: number; noteCount: number }): Promise<FilesWorkspace> {
+/** Empties `folder` and writes the seeded notes into it; the tasks they hold. */
+function writeNotes(folder: string, options: { workspaceSeed: number; noteCount: number }): FilesTask[] {
+  for (const entry of readdirSync(folder)) rmSync(join(folder, entry), { recursive: true, force: true });
   const rng = new Rng(options.workspaceSeed);
-  const folder = mkdtempSync(join(tmpdir(), 'agentrl-mcp-'));
   mkdirSync(join(folder, 'notes'));
   const tasks: FilesTask[] = [];
   for (let i = 0; i < options.noteCount; i++) {
@@ -56,6 +62,13 @@ export async function openFilesWorkspace(options: { workspaceSeed: number; noteC
     writeFileSync(join(folder, file), `Note ${i}.\nThe code word is ${answer}.\nFiled under ${rng.pick(words)}.\n`);
     tasks.push({ file, answer });
   }
+  return tasks;
+}
+
+/** Writes the notes to a fresh folder and starts server-filesystem on it (stdio). */
+export async function openFilesWorkspace(options: { workspaceSeed: number; noteCount: number }): Promise<FilesWorkspace> {
+  const folder = mkdtempSync(join(tmpdir(), 'agentrl-mcp-'));
+  const tasks = writeNotes(folder, options);
   const serverScript = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
   let connection: McpConnection;
   try {
@@ -68,6 +81,7 @@ export async function openFilesWorkspace(options: { workspaceSeed: number; noteC
     folder,
     tasks,
     connection,
+    restore: () => void writeNotes(folder, options),
     async close() {
       await connection.close();
       rmSync(folder, { recursive: true, force: true });
@@ -103,6 +117,7 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
   protected async start(seed: number, task: FilesTask | undefined): Promise<{ episode: FilesEpisode; text: string }> {
     this.workspace ??= openFilesWorkspace(this.options);
     const workspace = await this.workspace;
+    workspace.restore();
     this.tools = workspace.connection.tools.map((tool) => ({
       ...tool,
       execute: async (input: unknown) => {

@@ -62,6 +62,24 @@ test('an env that owns its workspace removes it on close', async () => {
   assert.ok(!existsSync(folder));
 });
 
+test('every episode starts on a fresh workspace: what episode 1 wrote, moved or added is gone in episode 2', async () => {
+  const env = makeMcpFiles({ noteCount: 2 });
+  try {
+    const call = async (name: string, args: Record<string, unknown>) => (await env.step({ text: formatToolCall({ name, arguments: args }) })).observation.text;
+    const { task } = (await env.reset({ seed: 0 })).data as { task: { file: string; answer: string } };
+    const listing = await call('list_directory', { path: 'notes' });
+    const other = [...listing.matchAll(/\[FILE\] ([a-z]+-\d+\.txt)/g)].map((match) => `notes/${match[1]}`).find((file) => file !== task.file)!;
+    assert.match(await call('write_file', { path: task.file, content: 'The code word is tampered.\n' }), /Successfully wrote/);
+    assert.match(await call('move_file', { source: other, destination: 'moved.txt' }), /Successfully moved/);
+    await env.reset({ seed: 0 });
+    assert.match(await call('read_text_file', { path: task.file }), new RegExp(`The code word is ${task.answer}\\.`));
+    assert.match(await call('read_text_file', { path: other }), /^<tool_response>Note \d+\./);
+    assert.match(await call('list_directory', { path: '.' }), /^<tool_response>\[DIR\] notes<\/tool_response>$/);
+  } finally {
+    await env.close();
+  }
+});
+
 test('an MCP server over streamable HTTP (SDK server on 127.0.0.1) works the same; a dead one is a typed error', async () => {
   const http = createServer(async (request, response) => {
     const server = new McpServer({ name: 'adder', version: '1.0.0' });
