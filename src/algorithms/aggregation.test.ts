@@ -15,7 +15,6 @@ describe('aggregate', () => {
     ['token-mean', null, 16 / 6], // (4 + 12) / 6 tokens
     ['seq-mean-token-mean', null, 2.5], // (4/2 + 12/4) / 2 sequences
     ['seq-mean-token-sum', null, 8], // (4 + 12) / 2 sequences
-    ['seq-mean-token-sum-norm', null, 4], // (4 + 12) / max response length 4
     ['seq-mean-token-sum-norm', 8, 2], // (4 + 12) / 8
   ];
   for (const [mode, lossScaleFactor, expected] of cases) {
@@ -34,6 +33,13 @@ describe('aggregate', () => {
     const { weights } = aggregate(losses, mask, { mode: 'seq-mean-token-mean' });
     assertAllClose(weights[0]!, [0, 1 / 4, 1 / 4]); // 1 / (n=2 · S=2)
     assertAllClose(weights[1]!, [1 / 8, 1 / 8, 1 / 8, 1 / 8]); // 1 / (4 · 2)
+  });
+
+  it('seq-mean-token-sum-norm needs its constant C (never the batch’s longest response, which would vary per minibatch)', () => {
+    assert.throws(
+      () => aggregate(losses, mask, { mode: 'seq-mean-token-sum-norm' }),
+      (e: unknown) => e instanceof InvalidArgumentError && /lossScaleFactor/.test(e.message),
+    );
   });
 
   it('rejects an unknown mode, listing the allowed ones', () => {

@@ -7,10 +7,11 @@
  *   seq-mean-token-mean      w = m / (n_i · S)          (GRPO paper; TRL "grpo")
  *   seq-mean-token-sum       w = m / S
  *   seq-mean-token-sum-norm  w = m / C                  (Dr. GRPO, arXiv:2503.20783; TRL "dr_grpo")
- * C is a constant (`lossScaleFactor`, ideally the generation budget). Unset, it is the batch's
- * longest response (from the first policy token to the end of the sequence), matching verl's
- * padded `loss_mask.shape[-1]`. Matches verl `agg_loss(loss_agg_mode=…)`, except that sequences
- * with no policy token are left out of the seq-mean count S instead of producing NaN.
+ * C is a constant (`lossScaleFactor`): verl's default is the padded response length (the
+ * configured max response length), TRL's dr_grpo divides by batch × max completion length — never
+ * a length measured on the batch, which would change the weight of a token with its minibatch.
+ * seq-mean-token-sum-norm therefore requires it. Matches verl `agg_loss(loss_agg_mode=…)`, except
+ * that sequences with no policy token are left out of the seq-mean count S instead of producing NaN.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Sequences } from './sequences.ts';
@@ -20,7 +21,7 @@ export type LossAggMode = (typeof lossAggModes)[number];
 
 export interface AggregationOptions {
   mode: LossAggMode;
-  /** The constant divisor C of seq-mean-token-sum-norm; null = the batch's longest response. */
+  /** The constant divisor C of seq-mean-token-sum-norm (required for that mode; ignored by the others). */
   lossScaleFactor?: number | null;
 }
 
@@ -36,15 +37,16 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
   });
   const total = counts.reduce((a, b) => a + b, 0);
   const sequencesWithTokens = counts.filter((n) => n > 0).length;
-  let scale: number;
-  if (lossScaleFactor !== null) {
-    if (!(lossScaleFactor > 0)) {
-      throw new InvalidArgumentError(`lossScaleFactor must be a positive number or null, got ${lossScaleFactor}`, { lossScaleFactor });
-    }
-    scale = lossScaleFactor;
-  } else {
-    scale = Math.max(1, ...lossMask.map(responseLength));
+  if (lossScaleFactor !== null && !(lossScaleFactor > 0)) {
+    throw new InvalidArgumentError(`lossScaleFactor must be a positive number or null, got ${lossScaleFactor}`, { lossScaleFactor });
   }
+  if (mode === 'seq-mean-token-sum-norm' && lossScaleFactor === null) {
+    throw new InvalidArgumentError(
+      'seq-mean-token-sum-norm divides by a constant: set lossScaleFactor (e.g. the max response length, as verl; Dr. GRPO uses the generation budget)',
+      { mode },
+    );
+  }
+  const scale = lossScaleFactor ?? 1;
   return lossMask.map((mask, i) => {
     const n = counts[i]!;
     let perToken = 0;
@@ -70,10 +72,4 @@ export function aggregate(tokenLosses: Sequences, lossMask: Sequences, options: 
     for (let t = 0; t < w.length; t++) if (w[t] !== 0) value += w[t]! * loss[t]!;
   }
   return { value, weights };
-}
-
-/** Tokens from the first policy token to the end of the sequence (verl's response part); 0 if none. */
-function responseLength(mask: ArrayLike<number>): number {
-  for (let t = 0; t < mask.length; t++) if (mask[t]! > 0) return mask.length - t;
-  return 0;
 }

@@ -17,6 +17,10 @@ describe('filterGroups', () => {
     assert.deepEqual(filterGroups({ groupIds, rewards, keepTopFraction: 0.5 }), { kept: [2, 3], keptGroups: 1, uniformGroups: 1, lowVarianceGroups: 1 });
   });
 
+  it('keeps a group of one, as verl (no variance to judge it by; its GRPO advantage is its reward, mean 0 and std 1)', () => {
+    assert.deepEqual(filterGroups({ groupIds: ['a', 'a', 'solo'], rewards: [1, 1, 1] }), { kept: [2], keptGroups: 1, uniformGroups: 1, lowVarianceGroups: 0 });
+  });
+
   it('rejects mismatched lengths', () => {
     assert.throws(() => filterGroups({ groupIds, rewards: [1] }), InvalidArgumentError);
   });

@@ -2,7 +2,10 @@
  * Dynamic sampling over groups of trajectories sampled for the same task.
  *  - DAPO (Yu et al. 2025, arXiv:2503.14476; verl `algorithm.filter_groups`): drop every group
  *    whose rewards are all equal — its group-normalised advantages are all 0, so it carries no
- *    gradient and only dilutes the batch.
+ *    gradient and only dilutes the batch. A group of one is kept, as verl keeps it (`std > 0 or
+ *    len == 1`): one sample says nothing about the variance, and GRPO gives it mean 0 and std 1,
+ *    so its advantage is its own reward — dropping it would drop every sample when G = 1.
+ *    The trainer refills the batch to its target number of groups (src/train/rl-collect.ts).
  *  - RAGEN rollout filtering (Wang et al. 2025, arXiv:2504.20073; `rollout_filter_ratio`):
  *    optionally keep only the ⌈fraction·G⌉ groups (of the G left) with the highest reward
  *    variance; ties go to the group seen first.
@@ -45,7 +48,7 @@ export function filterGroups({
   let uniformGroups = 0;
   for (const members of groupMembers(groupIds).values()) {
     const values = members.map((i) => rewards[i]!);
-    if (values.every((r) => r === values[0])) {
+    if (values.length > 1 && values.every((r) => r === values[0])) {
       uniformGroups += 1;
       continue;
     }

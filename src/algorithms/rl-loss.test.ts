@@ -28,7 +28,8 @@ describe('rlLossTerms', () => {
     for (const lossAggMode of lossAggModes) {
       it(`${policyLoss}, ${lossAggMode}: gradients w.r.t. logprobs, values, entropies match finite differences`, () => {
         const { batch, current } = randomBatch(23);
-        const config = rlLossConfigSchema.parse({ policyLoss, lossAggMode, useKlLoss: true, klLossCoef: 0.1, entropyCoef: 0.01, vfCoef: 0.5 });
+        const lossScaleFactor = lossAggMode === 'seq-mean-token-sum-norm' ? 16 : null;
+        const config = rlLossConfigSchema.parse({ policyLoss, lossAggMode, lossScaleFactor, useKlLoss: true, klLossCoef: 0.1, entropyCoef: 0.01, vfCoef: 0.5 });
         const terms = rlLossTerms(batch, current, config);
         assert.ok(terms.gradValues && terms.gradEntropies);
         assertGradientMatches('logprobs', (x) => rlLossTerms(batch, { ...current, logprobs: x }, config).loss, current.logprobs, terms.gradLogprobs);
@@ -96,6 +97,10 @@ describe('rlLoss (TokenLoss)', () => {
       (e: unknown) => e instanceof InvalidArgumentError && /seq-mean-token-sum-norm/.test(e.message),
     );
     assert.throws(() => rlLoss({ ...batch, oldValues: undefined }), (e: unknown) => e instanceof InvalidArgumentError && /oldValues/.test(e.message));
+    assert.throws(
+      () => rlLoss({ ...batch, config: { lossAggMode: 'seq-mean-token-sum-norm' } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /lossScaleFactor/.test(e.message),
+    );
   });
 
   it('asks for entropies when entropyCoef is set but the model gave none', () => {

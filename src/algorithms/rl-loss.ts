@@ -36,7 +36,7 @@ export const rlLossConfigSchema = z.object({
   clipRatioC: z.number().gt(1).nullable().default(3),
   /** How per-token losses become one scalar (verl `loss_agg_mode`). GSPO's policy term always uses seq-mean-token-mean, as verl. */
   lossAggMode: z.enum(lossAggModes).default('token-mean'),
-  /** Constant divisor of seq-mean-token-sum-norm (Dr. GRPO: the generation budget); null = the batch's longest response. */
+  /** Constant divisor of seq-mean-token-sum-norm (Dr. GRPO: the generation budget); required by that mode, ignored by the others. */
   lossScaleFactor: z.number().positive().nullable().default(null),
   /** Weight of the value loss, used when `returns` are given (verl trains a separate critic; 0.5 is CleanRL's). */
   vfCoef: z.number().min(0).default(0.5),
@@ -147,6 +147,11 @@ export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): Token
     });
   }
   const config = parsed.data;
+  if (config.lossAggMode === 'seq-mean-token-sum-norm' && config.lossScaleFactor === null) {
+    throw new InvalidArgumentError('lossAggMode seq-mean-token-sum-norm divides by a constant: set lossScaleFactor (e.g. the max response length)', {
+      lossAggMode: config.lossAggMode,
+    });
+  }
   const { config: _ignored, ...batch } = options;
   assertSameShape('oldLogprobs', batch.oldLogprobs, batch.lossMask);
   assertSameShape('advantages', batch.advantages, batch.lossMask);

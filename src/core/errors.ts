@@ -61,3 +61,26 @@ export class UnknownNameError extends AgentRlError {
     super('UNKNOWN_NAME', `unknown ${kind} "${name}"; allowed: ${allowed.join(', ')}`, { kind, name, allowed });
   }
 }
+
+/**
+ * Training produced a non-finite number (the loss or the global gradient norm is NaN or ±∞).
+ * The trainer throws it before the iteration is handed to `onIteration`, so nothing of that
+ * iteration is committed and the last good checkpoint stays the newest one. The in-memory model
+ * may already hold the bad update: resume from the checkpoint, not from the object.
+ */
+export class NonFiniteError extends AgentRlError {
+  readonly iteration: number;
+  readonly quantity: 'loss' | 'gradient norm';
+  readonly value: number;
+  constructor({ iteration, quantity, value, optimizerStep }: { iteration: number; quantity: 'loss' | 'gradient norm'; value: number; optimizerStep: number }) {
+    super(
+      'NON_FINITE',
+      `iteration ${iteration}: the ${quantity} is ${value} (optimizer step ${optimizerStep}); training stopped before committing the iteration, ` +
+        'so the last good checkpoint is kept. Check the weights and rewards for NaN/∞, or lower the learning rate',
+      { iteration, quantity, value, optimizerStep },
+    );
+    this.iteration = iteration;
+    this.quantity = quantity;
+    this.value = value;
+  }
+}

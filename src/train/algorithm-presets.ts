@@ -4,14 +4,16 @@
  * | name        | advantage                         | policy loss                | KL to reference      | other |
  * |-------------|-----------------------------------|----------------------------|----------------------|-------|
  * | grpo        | group-normalised outcome (std)    | PPO-clip 0.2/0.2, token-mean | k3 in the loss, 0.001 | DeepSeekMath (2402.03300) |
- * | dr-grpo     | group mean only (no std)          | PPO-clip, seq-mean-token-sum-norm | none          | Dr. GRPO (2503.20783) |
- * | dapo        | group-normalised outcome          | PPO-clip 0.2/0.28 (clip-higher), token-mean | none | dynamic sampling; DAPO (2503.14476) |
+ * | dr-grpo     | group mean only (no std)          | PPO-clip, seq-mean-token-sum-norm ÷ the generation budget | none | Dr. GRPO (2503.20783) |
+ * | dapo        | group-normalised outcome          | PPO-clip 0.2/0.28 (clip-higher), dual clip c = 10, token-mean | none | dynamic sampling with refill; DAPO (2503.14476) |
  * | gspo        | group-normalised outcome          | GSPO sequence ratio, clip 3e-4/4e-4 | none        | GSPO (2507.18071) |
  * | rloo        | leave-one-out baseline            | PPO-clip, token-mean       | k1 in the reward, 0.001 | RLOO (2402.14740) |
  * | reinforce++ | discounted return, batch-whitened | PPO-clip, token-mean       | k2 in the reward, 0.001 | REINFORCE++ (2501.03262) |
  * | ppo         | GAE(γ, λ) on the value head       | PPO-clip + clipped value loss | k1 in the reward, 0.001 | PPO (1707.06347) |
  *
- * Every field can still be overridden from the trainer's config.
+ * Dual clip is c = 3 (verl's default) except DAPO's 10 (verl's DAPO recipe, `clip_ratio_c`). The
+ * seq-mean-token-sum-norm divisor is a constant the trainer sets (`lossScaleFactor`, default the
+ * generation budget). Every field can still be overridden from the trainer's config.
  */
 import { z } from 'zod';
 import type { RlLossConfigInput } from '../algorithms/index.ts';
@@ -28,7 +30,7 @@ export interface AlgorithmPreset {
   loss: RlLossConfigInput;
   /** KL to the reference subtracted from the token rewards (estimator, coefficient); null = off. */
   klInReward: { estimator: KlEstimator; coef: number } | null;
-  /** Drop groups whose rewards do not vary (DAPO dynamic sampling). */
+  /** Drop groups whose rewards do not vary and refill the batch with fresh tasks (DAPO dynamic sampling; src/train/rl-collect.ts). */
   dropUniformGroups: boolean;
   /** Needs the model's value head (critic). */
   valueHead: boolean;
@@ -51,7 +53,7 @@ export const algorithmPresets: Record<AlgorithmName, AlgorithmPreset> = {
   },
   dapo: {
     advantage: 'grpo',
-    loss: { policyLoss: 'ppo-clip', clipRatioLow: 0.2, clipRatioHigh: 0.28, lossAggMode: 'token-mean', useKlLoss: false },
+    loss: { policyLoss: 'ppo-clip', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 10, lossAggMode: 'token-mean', useKlLoss: false },
     klInReward: null,
     dropUniformGroups: true,
     valueHead: false,

@@ -13,16 +13,19 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng, type RngState } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
-import { rlLoss, filterGroups, klEstimate } from '../algorithms/index.ts';
+import { rlLossConfigSchema } from '../algorithms/index.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout, evaluate, rolloutStats } from '../rollout/index.ts';
-import { splitSeed, splitSeeds } from '../envs/split.ts';
+import { splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
-import { computeAdvantages } from './advantages.ts';
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
+import { collectIteration, iterationSeeds } from './rl-collect.ts';
+import { updatePolicy, type TrainingSample } from './rl-update.ts';
+
+export { iterationSeeds } from './rl-collect.ts';
 
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
@@ -37,6 +40,23 @@ export const rlConfigSchema = z.object({
   klCoef: z.number().min(0).optional().describe('override the preset’s KL coefficient (loss or reward)'),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
+  clipRatioC: z
+    .number()
+    .gt(1)
+    .nullable()
+    .optional()
+    .describe('override the dual-clip bound c for negative advantages (verl clip_ratio_c: 3, DAPO recipe 10; null = off)'),
+  lossScaleFactor: z
+    .number()
+    .positive()
+    .optional()
+    .describe('constant divisor of seq-mean-token-sum-norm (Dr. GRPO); default the generation budget: maxTurns × maxNewTokens, or maxNewTokens with bounded history'),
+  maxGenerationBatches: z
+    .number()
+    .int()
+    .positive()
+    .default(10)
+    .describe('dynamic sampling (DAPO): generation batches per iteration at most while refilling to tasksPerIteration varying groups (verl max_num_gen_batches)'),
   vfCoef: z.number().min(0).optional().describe('override the value-loss weight (PPO)'),
   detachValueHead: z.boolean().optional().describe('the value loss trains the value head only, not the shared trunk (PPO)'),
   turnWeighting: z
@@ -66,6 +86,10 @@ export interface IterationMetrics extends UpdateMetrics {
   episodes: number;
   /** Trajectories kept for the update (after dynamic sampling). */
   trained: number;
+  /** Policy tokens (loss mask 1) of the kept trajectories. */
+  trainedTokens: number;
+  /** Generation batches of the iteration (more than 1 when dynamic sampling refilled the batch). */
+  generationBatches: number;
   learningRate: number;
   invalidActionRate: number;
   /** Generated tokens per second of the rollout. */
@@ -88,6 +112,8 @@ export interface RlRunOptions<Task> {
   /** Every iteration's trajectories, before the update (for logging and run stores). */
   onTrajectories?: (trajectories: readonly Trajectory[], iteration: number) => void | Promise<void>;
   shouldStop?: () => boolean;
+  /** Something in an iteration looks wrong but training goes on (default: printed with console.warn). */
+  onWarning?: (warning: TrainingWarning) => void;
   /** Per-token advantages the update trains on, aligned with each kept trajectory's `tokens` (for run stores). */
   onAdvantages?: (trajectories: readonly Trajectory[], advantages: readonly Float64Array[], iteration: number) => void | Promise<void>;
   /** Continue after a finished iteration (the model must already hold that iteration's weights and optimizer state). */
@@ -98,6 +124,16 @@ export interface RlRunOptions<Task> {
    * Validation still plays `env`.
    */
   collect?: (context: { policy: BuiltinPolicy; seeds: readonly number[]; iteration: number; config: RlConfig }) => Promise<Trajectory[]>;
+}
+
+/** Kinds of `TrainingWarning`. */
+export type TrainingWarningKind = 'no-trained-tokens' | 'all-actions-invalid' | 'dynamic-sampling-short';
+
+/** A sign that an iteration trained on little or nothing, said out loud instead of logged as NaN. */
+export interface TrainingWarning {
+  iteration: number;
+  kind: TrainingWarningKind;
+  message: string;
 }
 
 /** The trainer's own state after an iteration: the iteration number and the minibatch-shuffle RNG. */
@@ -116,6 +152,12 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   const preset: AlgorithmPreset = structuredClone(base);
   preset.loss = { ...preset.loss, entropyCoef: config.entropyCoef };
   if (config.clipRatioHigh !== undefined) preset.loss.clipRatioHigh = config.clipRatioHigh;
+  if (config.clipRatioC !== undefined) preset.loss.clipRatioC = config.clipRatioC;
+  if (rlLossConfigSchema.parse(preset.loss).lossAggMode === 'seq-mean-token-sum-norm') {
+    // A constant, as verl (the max response length) and TRL (max completion length): the most
+    // policy tokens one sample can hold — a whole episode, or one turn with bounded history.
+    preset.loss.lossScaleFactor = config.lossScaleFactor ?? (config.historyTurns < 0 ? config.maxTurns : 1) * config.maxNewTokens;
+  }
   if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
   if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
   if (config.klCoef !== undefined) {
@@ -124,11 +166,6 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
     else if (config.klCoef > 0) preset.loss = { ...preset.loss, useKlLoss: true, klLossCoef: config.klCoef, klLossType: 'k3' };
   }
   return preset;
-}
-
-/** The train-split task seeds of an iteration: fresh tasks every iteration, fixed by the run seed. */
-export function iterationSeeds(runSeed: number, iteration: number, count: number): number[] {
-  return Array.from({ length: count }, (_, i) => splitSeed('train', (runSeed * 1_000_003 + (iteration - 1) * count + i) % 1_000_000_000));
 }
 
 /** Validation success on held-out seeds, greedy. */
@@ -184,44 +221,57 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
   if (needsReference && reference === undefined) {
     throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy: pass reference (a frozen copy of the start model) or set klCoef 0`);
   }
+  const warn = options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
   const policy = new BuiltinPolicy({ model });
   const rng = new Rng(options.resume?.rngState ?? config.seed);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
-    const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);
-    const { trajectories: all, stats } = options.collect
-      ? await collectWith(options.collect, { policy, seeds, iteration, config })
-      : await rollout({
-      policy,
-      env: options.env,
-      seeds,
-      groupSize: config.groupSize,
-      maxTurns: config.maxTurns,
-      maxNewTokens: config.maxNewTokens,
-      historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
-      instructions: config.systemPrompt,
-      temperature: config.temperature,
-      stopStrings: replyStopStrings(config),
-      samplingSeed: config.seed * 7919 + iteration,
-      onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
+    const generate = async (seeds: number[], batch: number) => {
+      const generationStarted = performance.now();
+      const result = options.collect
+        ? await collectWith(options.collect, { policy, seeds, iteration, config })
+        : await rollout({
+            policy,
+            env: options.env,
+            seeds,
+            groupSize: config.groupSize,
+            maxTurns: config.maxTurns,
+            maxNewTokens: config.maxNewTokens,
+            historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+            instructions: config.systemPrompt,
+            temperature: config.temperature,
+            stopStrings: replyStopStrings(config),
+            // Batch 0 keeps the seed it always had; refill batches get their own.
+            samplingSeed: config.seed * 7919 + iteration + batch * 1_000_003,
+            onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
+          });
+      return { ...result, seconds: (performance.now() - generationStarted) / 1000 };
+    };
+    const collected = await collectIteration({
+      generate,
+      runSeed: config.seed,
+      iteration,
+      tasksPerIteration: config.tasksPerIteration,
+      dynamicSampling: preset.dropUniformGroups,
+      maxGenerationBatches: config.maxGenerationBatches,
     });
-    await options.onTrajectories?.(all, iteration);
-    let trajectories = all.filter((t) => t.lossMask.some((m) => m === 1));
-    if (preset.dropUniformGroups) {
-      const kept = filterGroups({ groupIds: trajectories.map((t) => t.groupId), rewards: trajectories.map((t) => t.totalReward) }).kept;
-      trajectories = kept.map((i) => trajectories[i]!);
-    }
+    const { stats } = collected;
+    await options.onTrajectories?.(collected.generated, iteration);
+    const trajectories = collected.kept;
     const learningRate = learningRateAt(iteration, {
       peak: config.learningRate,
       totalSteps: config.iterations,
       warmupSteps: config.warmupIterations,
       minRatio: 1,
     });
-    const kept = trajectories;
-    const onSamples = options.onAdvantages && ((samples: TrainingSample[]) => options.onAdvantages!(kept, trajectoryAdvantages(kept, samples), iteration));
-    const update = trajectories.length > 0 ? await updatePolicy(model, reference, trajectories, preset, config, learningRate, rng, onSamples) : undefined;
+    const onSamples = options.onAdvantages && ((samples: TrainingSample[]) => options.onAdvantages!(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
+    const update =
+      trajectories.length > 0
+        ? await updatePolicy({ model, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
+        : undefined;
+    const trainedTokens = trajectories.reduce((sum, t) => sum + t.lossMask.reduce((n, m) => n + m, 0), 0);
     const seconds = (performance.now() - started) / 1000;
     const metrics: IterationMetrics = {
       iteration,
@@ -229,6 +279,8 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       success: stats.successRate,
       episodes: stats.episodes,
       trained: trajectories.length,
+      trainedTokens,
+      generationBatches: collected.generationBatches,
       loss: update?.loss ?? NaN,
       pgLoss: update?.pgLoss ?? NaN,
       kl: update?.kl ?? 0,
@@ -247,6 +299,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
       validationSuccess = await validate(policy, options.env, config);
       metrics.validationSuccess = validationSuccess;
     }
+    for (const warning of iterationWarnings(metrics, collected.keptGroups, config, preset)) warn(warning);
     history.push(metrics);
     await options.onIteration?.(metrics, { iteration, rngState: rng.state() });
     if (stopping) break;
@@ -254,193 +307,31 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
   return { history, finalValidationSuccess: validationSuccess };
 }
 
+/** What an iteration's metrics say went wrong without stopping it. */
+function iterationWarnings(metrics: IterationMetrics, keptGroups: number, config: RlConfig, preset: AlgorithmPreset): TrainingWarning[] {
+  const { iteration } = metrics;
+  const warnings: TrainingWarning[] = [];
+  if (metrics.episodes > 0 && metrics.invalidActionRate === 1) {
+    warnings.push({ iteration, kind: 'all-actions-invalid', message: `every action in iteration ${iteration} was invalid (${metrics.episodes} episodes)` });
+  }
+  if (preset.dropUniformGroups && keptGroups < config.tasksPerIteration) {
+    warnings.push({
+      iteration,
+      kind: 'dynamic-sampling-short',
+      message:
+        `iteration ${iteration}: dynamic sampling found ${keptGroups} of ${config.tasksPerIteration} groups with varying rewards ` +
+        `in ${metrics.generationBatches} generation batches (maxGenerationBatches ${config.maxGenerationBatches}); training on those`,
+    });
+  }
+  if (metrics.trainedTokens === 0) {
+    const why = preset.dropUniformGroups ? ' (dynamic sampling dropped every group: no group’s rewards varied)' : ' (no trajectory had a policy token)';
+    warnings.push({ iteration, kind: 'no-trained-tokens', message: `iteration ${iteration} trained on 0 tokens${why}; the weights did not change` });
+  }
+  return warnings;
+}
+
 async function collectWith(collect: NonNullable<RlRunOptions<unknown>['collect']>, context: Parameters<NonNullable<RlRunOptions<unknown>['collect']>>[0]) {
   const started = performance.now();
   const trajectories = await collect(context);
   return { trajectories, stats: rolloutStats(trajectories, (performance.now() - started) / 1000) };
-}
-
-interface UpdateReport extends UpdateMetrics {
-  tokensPerSecond: number;
-}
-
-/** One sequence the update trains on, with everything the loss fixes. */
-interface TrainingSample {
-  tokens: number[];
-  lossMask: number[];
-  oldLogprobs: ArrayLike<number>;
-  refLogprobs?: ArrayLike<number>;
-  advantages: ArrayLike<number>;
-  returns?: ArrayLike<number>;
-  oldValues?: ArrayLike<number>;
-}
-
-async function updatePolicy(
-  model: TransformerModel,
-  reference: TransformerModel | undefined,
-  trajectories: Trajectory[],
-  preset: AlgorithmPreset,
-  config: RlConfig,
-  learningRate: number,
-  rng: Rng,
-  onSamples?: (samples: TrainingSample[]) => void | Promise<void>,
-): Promise<UpdateReport> {
-  const started = performance.now();
-  const segmented = trajectories.every((t) => t.segments !== undefined);
-  const samples = segmented
-    ? await turnLevelSamples(model, reference, trajectories, preset, config)
-    : await tokenLevelSamples(model, reference, trajectories, preset, config);
-  await onSamples?.(samples);
-  const totals = { loss: 0, pgLoss: 0, kl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
-  let tokens = 0;
-  for (let epoch = 0; epoch < config.epochs; epoch++) {
-    const order = rng.shuffle(samples.map((_, i) => i));
-    for (let start = 0; start < order.length; start += config.minibatchSize) {
-      const batch = order.slice(start, start + config.minibatchSize).map((i) => samples[i]!);
-      const loss = rlLoss({
-        oldLogprobs: batch.map((b) => b.oldLogprobs),
-        refLogprobs: preset.loss.useKlLoss ? batch.map((b) => b.refLogprobs!) : undefined,
-        advantages: batch.map((b) => b.advantages),
-        lossMask: batch.map((b) => b.lossMask),
-        returns: preset.valueHead ? batch.map((b) => b.returns!) : undefined,
-        oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
-        config: preset.loss,
-      });
-      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm, temperature: config.temperature });
-      tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
-      totals.loss += report.loss;
-      totals.pgLoss += report.metrics.pg_loss ?? 0;
-      totals.kl += report.metrics.kl ?? report.metrics.ppo_kl ?? 0;
-      totals.approxKl += report.metrics.approx_kl ?? 0;
-      totals.entropy += report.metrics.entropy ?? NaN;
-      totals.clipfrac += report.metrics.clipfrac ?? 0;
-      totals.gradNorm += report.gradNorm;
-      totals.steps++;
-    }
-  }
-  const n = Math.max(1, totals.steps);
-  return {
-    loss: totals.loss / n,
-    pgLoss: totals.pgLoss / n,
-    kl: totals.kl / n,
-    approxKl: totals.approxKl / n,
-    entropy: totals.entropy / n,
-    clipfrac: totals.clipfrac / n,
-    gradNorm: totals.gradNorm / n,
-    tokensPerSecond: tokens / ((performance.now() - started) / 1000),
-  };
-}
-
-function usesReference(reference: TransformerModel | undefined, preset: AlgorithmPreset): reference is TransformerModel {
-  return reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
-}
-
-/** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */
-async function tokenLevelSamples(
-  model: TransformerModel,
-  reference: TransformerModel | undefined,
-  trajectories: Trajectory[],
-  preset: AlgorithmPreset,
-  config: RlConfig,
-): Promise<TrainingSample[]> {
-  const sequences = trajectories.map((t) => t.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
-  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
-  const { advantages, returns } = computeAdvantages(
-    trajectories.map((t, i) => ({
-      lossMask: t.lossMask,
-      tokenRewards: t.tokenRewards,
-      groupId: t.groupId,
-      oldLogprobs: t.logprobs,
-      refLogprobs: refLogprobs?.[i],
-      values: values?.[i],
-    })),
-    preset,
-    { gamma: config.gamma, lambda: config.lambda },
-  );
-  return trajectories.map((t, i) => ({
-    tokens: t.tokens,
-    lossMask: t.lossMask,
-    oldLogprobs: t.logprobs,
-    refLogprobs: refLogprobs?.[i],
-    advantages: advantages[i]!,
-    returns: returns?.[i],
-    oldValues: values?.[i],
-  }));
-}
-
-/**
- * Bounded-history trajectories: turn-level credit assignment. Each episode becomes a sequence of
- * turns (reward r_k, value = the value head at the turn's first generated token, KL-in-reward
- * summed over the turn's tokens); the advantage estimator runs over turns (GRPO/RLOO: the
- * episode return; REINFORCE++ and GAE: discounted over turns, as RAGEN's turn-level GAE), and
- * each turn's advantage and return are broadcast over its segment's generated tokens.
- */
-async function turnLevelSamples(
-  model: TransformerModel,
-  reference: TransformerModel | undefined,
-  trajectories: Trajectory[],
-  preset: AlgorithmPreset,
-  config: RlConfig,
-): Promise<TrainingSample[]> {
-  const segments = trajectories.flatMap((t) => t.segments!);
-  const sequences = segments.map((s) => s.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
-  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
-  const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
-  let cursor = 0;
-  const turnSamples = trajectories.map((trajectory) => {
-    const count = trajectory.segments!.length;
-    const rewards = new Float64Array(count);
-    const turnValues = new Float64Array(count);
-    for (let k = 0; k < count; k++) {
-      const index = cursor + k;
-      const segment = segments[index]!;
-      let reward = trajectory.turns[segment.turn]!.reward;
-      if (preset.klInReward !== null && refLogprobs) {
-        let kl = 0;
-        segment.lossMask.forEach((m, t) => {
-          if (m === 1) kl += klEstimate(segment.logprobs[t]!, refLogprobs[index]![t]!, preset.klInReward!.estimator).value;
-        });
-        reward -= preset.klInReward.coef * kl;
-      }
-      rewards[k] = reward;
-      if (values) turnValues[k] = values[index]![firstGenerated(segment.lossMask)]!;
-    }
-    cursor += count;
-    return {
-      lossMask: new Float64Array(count).fill(1),
-      tokenRewards: rewards,
-      groupId: trajectory.groupId,
-      oldLogprobs: new Float64Array(count),
-      values: values ? turnValues : undefined,
-    };
-  });
-  const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
-  const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
-  // Turn weighting (default, as verl/RAGEN): every turn is one sample with its episode's advantage.
-  // Episode weighting scales an episode's advantages by K̄/K so each episode counts once; it
-  // multiplies the advantage of a one-turn success by K̄ (≈5 on FrozenLake) and, measured, drives
-  // the policy off its format within 3 iterations (docs/engineering-notes.md).
-  const meanTurns = segments.length / Math.max(1, trajectories.length);
-  const samples: TrainingSample[] = [];
-  cursor = 0;
-  trajectories.forEach((trajectory, e) => {
-    const weight = config.turnWeighting === 'episode' ? meanTurns / Math.max(1, trajectory.segments!.length) : 1;
-    trajectory.segments!.forEach((segment, k) => {
-      const index = cursor + k;
-      const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
-      samples.push({
-        tokens: segment.tokens,
-        lossMask: segment.lossMask,
-        oldLogprobs: segment.logprobs,
-        refLogprobs: refLogprobs?.[index],
-        advantages: broadcast(weight * advantages[e]![k]!),
-        returns: returns ? broadcast(returns[e]![k]!) : undefined,
-        oldValues: values?.[index],
-      });
-    });
-    cursor += trajectory.segments!.length;
-  });
-  return samples;
 }

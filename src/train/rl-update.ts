@@ -1,0 +1,213 @@
+/**
+ * One iteration's policy update: score the kept trajectories (reference log-probs at the rollout
+ * temperature, values from the value head), compute advantages per the preset (token level for
+ * whole conversations, turn level for bounded-history segments), then minibatch epochs of the
+ * composite loss. Every optimizer step's loss and global gradient norm must be finite: the first
+ * that is not throws `NonFiniteError`, before the iteration reaches `onIteration`.
+ */
+import { NonFiniteError } from '../core/errors.ts';
+import type { Rng } from '../core/rng.ts';
+import type { Trajectory } from '../core/types.ts';
+import { klEstimate, rlLoss } from '../algorithms/index.ts';
+import type { StepReport, TransformerModel } from '../model/model.ts';
+import type { AlgorithmPreset } from './algorithm-presets.ts';
+import { computeAdvantages } from './advantages.ts';
+import type { RlConfig, UpdateMetrics } from './rl.ts';
+
+export interface UpdateReport extends UpdateMetrics {
+  tokensPerSecond: number;
+}
+
+/** One sequence the update trains on, with everything the loss fixes. */
+export interface TrainingSample {
+  tokens: number[];
+  lossMask: number[];
+  oldLogprobs: ArrayLike<number>;
+  refLogprobs?: ArrayLike<number>;
+  advantages: ArrayLike<number>;
+  returns?: ArrayLike<number>;
+  oldValues?: ArrayLike<number>;
+}
+
+export interface UpdateOptions {
+  model: TransformerModel;
+  reference: TransformerModel | undefined;
+  /** The kept trajectories (each with at least one policy token). */
+  trajectories: Trajectory[];
+  preset: AlgorithmPreset;
+  config: RlConfig;
+  iteration: number;
+  learningRate: number;
+  /** The minibatch-shuffle RNG (part of the resume state). */
+  rng: Rng;
+  /** The samples the update trains on, before the first step (for run stores). */
+  onSamples?: (samples: TrainingSample[]) => void | Promise<void>;
+}
+
+export async function updatePolicy({ model, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples }: UpdateOptions): Promise<UpdateReport> {
+  const started = performance.now();
+  const segmented = trajectories.every((t) => t.segments !== undefined);
+  const samples = segmented
+    ? await turnLevelSamples(model, reference, trajectories, preset, config)
+    : await tokenLevelSamples(model, reference, trajectories, preset, config);
+  await onSamples?.(samples);
+  const totals = { loss: 0, pgLoss: 0, kl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
+  let tokens = 0;
+  for (let epoch = 0; epoch < config.epochs; epoch++) {
+    const order = rng.shuffle(samples.map((_, i) => i));
+    for (let start = 0; start < order.length; start += config.minibatchSize) {
+      const batch = order.slice(start, start + config.minibatchSize).map((i) => samples[i]!);
+      const loss = rlLoss({
+        oldLogprobs: batch.map((b) => b.oldLogprobs),
+        refLogprobs: preset.loss.useKlLoss ? batch.map((b) => b.refLogprobs!) : undefined,
+        advantages: batch.map((b) => b.advantages),
+        lossMask: batch.map((b) => b.lossMask),
+        returns: preset.valueHead ? batch.map((b) => b.returns!) : undefined,
+        oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
+        config: preset.loss,
+      });
+      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm, temperature: config.temperature });
+      assertFinite(report, iteration);
+      tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
+      totals.loss += report.loss;
+      totals.pgLoss += report.metrics.pg_loss ?? 0;
+      totals.kl += report.metrics.kl ?? report.metrics.ppo_kl ?? 0;
+      totals.approxKl += report.metrics.approx_kl ?? 0;
+      totals.entropy += report.metrics.entropy ?? NaN;
+      totals.clipfrac += report.metrics.clipfrac ?? 0;
+      totals.gradNorm += report.gradNorm;
+      totals.steps++;
+    }
+  }
+  const n = Math.max(1, totals.steps);
+  return {
+    loss: totals.loss / n,
+    pgLoss: totals.pgLoss / n,
+    kl: totals.kl / n,
+    approxKl: totals.approxKl / n,
+    entropy: totals.entropy / n,
+    clipfrac: totals.clipfrac / n,
+    gradNorm: totals.gradNorm / n,
+    tokensPerSecond: tokens / ((performance.now() - started) / 1000),
+  };
+}
+
+/** A NaN or infinite loss or gradient norm stops training (it would otherwise train on silently). */
+function assertFinite(report: StepReport, iteration: number): void {
+  if (!Number.isFinite(report.loss)) throw new NonFiniteError({ iteration, quantity: 'loss', value: report.loss, optimizerStep: report.step });
+  if (!Number.isFinite(report.gradNorm)) throw new NonFiniteError({ iteration, quantity: 'gradient norm', value: report.gradNorm, optimizerStep: report.step });
+}
+
+function usesReference(reference: TransformerModel | undefined, preset: AlgorithmPreset): reference is TransformerModel {
+  return reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
+}
+
+/** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */
+async function tokenLevelSamples(
+  model: TransformerModel,
+  reference: TransformerModel | undefined,
+  trajectories: Trajectory[],
+  preset: AlgorithmPreset,
+  config: RlConfig,
+): Promise<TrainingSample[]> {
+  const sequences = trajectories.map((t) => t.tokens);
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
+  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const { advantages, returns } = computeAdvantages(
+    trajectories.map((t, i) => ({
+      lossMask: t.lossMask,
+      tokenRewards: t.tokenRewards,
+      groupId: t.groupId,
+      oldLogprobs: t.logprobs,
+      refLogprobs: refLogprobs?.[i],
+      values: values?.[i],
+    })),
+    preset,
+    { gamma: config.gamma, lambda: config.lambda },
+  );
+  return trajectories.map((t, i) => ({
+    tokens: t.tokens,
+    lossMask: t.lossMask,
+    oldLogprobs: t.logprobs,
+    refLogprobs: refLogprobs?.[i],
+    advantages: advantages[i]!,
+    returns: returns?.[i],
+    oldValues: values?.[i],
+  }));
+}
+
+/**
+ * Bounded-history trajectories: turn-level credit assignment. Each episode becomes a sequence of
+ * turns (reward r_k, value = the value head at the turn's first generated token, KL-in-reward
+ * summed over the turn's tokens); the advantage estimator runs over turns (GRPO/RLOO: the
+ * episode return; REINFORCE++ and GAE: discounted over turns, as RAGEN's turn-level GAE), and
+ * each turn's advantage and return are broadcast over its segment's generated tokens.
+ */
+async function turnLevelSamples(
+  model: TransformerModel,
+  reference: TransformerModel | undefined,
+  trajectories: Trajectory[],
+  preset: AlgorithmPreset,
+  config: RlConfig,
+): Promise<TrainingSample[]> {
+  const segments = trajectories.flatMap((t) => t.segments!);
+  const sequences = segments.map((s) => s.tokens);
+  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
+  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
+  let cursor = 0;
+  const turnSamples = trajectories.map((trajectory) => {
+    const count = trajectory.segments!.length;
+    const rewards = new Float64Array(count);
+    const turnValues = new Float64Array(count);
+    for (let k = 0; k < count; k++) {
+      const index = cursor + k;
+      const segment = segments[index]!;
+      let reward = trajectory.turns[segment.turn]!.reward;
+      if (preset.klInReward !== null && refLogprobs) {
+        let kl = 0;
+        segment.lossMask.forEach((m, t) => {
+          if (m === 1) kl += klEstimate(segment.logprobs[t]!, refLogprobs[index]![t]!, preset.klInReward!.estimator).value;
+        });
+        reward -= preset.klInReward.coef * kl;
+      }
+      rewards[k] = reward;
+      if (values) turnValues[k] = values[index]![firstGenerated(segment.lossMask)]!;
+    }
+    cursor += count;
+    return {
+      lossMask: new Float64Array(count).fill(1),
+      tokenRewards: rewards,
+      groupId: trajectory.groupId,
+      oldLogprobs: new Float64Array(count),
+      values: values ? turnValues : undefined,
+    };
+  });
+  const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
+  const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
+  // Turn weighting (default, as verl/RAGEN): every turn is one sample with its episode's advantage.
+  // Episode weighting scales an episode's advantages by K̄/K so each episode counts once; it
+  // multiplies the advantage of a one-turn success by K̄ (≈5 on FrozenLake) and, measured, drives
+  // the policy off its format within 3 iterations (docs/engineering-notes.md).
+  const meanTurns = segments.length / Math.max(1, trajectories.length);
+  const samples: TrainingSample[] = [];
+  cursor = 0;
+  trajectories.forEach((trajectory, e) => {
+    const weight = config.turnWeighting === 'episode' ? meanTurns / Math.max(1, trajectory.segments!.length) : 1;
+    trajectory.segments!.forEach((segment, k) => {
+      const index = cursor + k;
+      const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
+      samples.push({
+        tokens: segment.tokens,
+        lossMask: segment.lossMask,
+        oldLogprobs: segment.logprobs,
+        refLogprobs: refLogprobs?.[index],
+        advantages: broadcast(weight * advantages[e]![k]!),
+        returns: returns ? broadcast(returns[e]![k]!) : undefined,
+        oldValues: values?.[index],
+      });
+    });
+    cursor += trajectory.segments!.length;
+  });
+  return samples;
+}
