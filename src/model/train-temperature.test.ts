@@ -9,7 +9,7 @@ test('forwardBackward at temperature 0.7 differentiates log_softmax(logits / 0.7
     [1, 2, 3, 4, 5, 6],
     [7, 8, 9, 10],
   ];
-  const lossMask = sequences.map((s) => s.map((_, t) => (t > 0 ? 1 : 0)));
+  const lossMask: number[][] = sequences.map((s) => s.map((_, t) => (t > 0 ? 1 : 0)));
   const count = lossMask.flat().reduce((a, b) => a + b, 0);
   const meanNegativeLogprob = (logprobs: Float32Array[]) => -logprobs.reduce((sum, row) => sum + row.reduce((a, b) => a + b, 0), 0) / count;
   const atTemperature = meanNegativeLogprob((await model.score(sequences, { temperature: 0.7 })).logprobs);
