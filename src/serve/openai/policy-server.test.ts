@@ -195,6 +195,18 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path)', (
     assert.deepEqual(parts, ['get_weather {"city":"Paris"}']);
   });
 
+  test('tool parameters with keys such as constructor and __proto__ are ordinary JSON Schema keys', async () => {
+    const parameters = '{"type":"object","properties":{"constructor":{"type":"string"},"__proto__":{"type":"number"}},"constructor":null}';
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"model":"scripted","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"odd","parameters":${parameters}}}]}`,
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.ok(prompts.at(-1)!.includes(`"parameters":${parameters}`), 'the schema reaches the prompt unchanged');
+    assert.equal(({} as { polluted?: unknown }).polluted, undefined);
+  });
+
   test('a tool result in the conversation is rendered as a tool message', async () => {
     await openai.chat.completions.create({
       model: 'scripted',
