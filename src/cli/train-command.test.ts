@@ -19,7 +19,7 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-test('agentrl train: progress per iteration, Ctrl-C leaves a usable checkpoint, the run is recorded; --resume survives SIGKILL and continues', async () => {
+test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks the run interrupted and exits 130; --resume survives SIGKILL and continues', async () => {
   const out = await mkdtemp(join(tmpdir(), 'agentrl-train-'));
   const storePath = join(out, 'runs.db');
   try {
@@ -48,20 +48,22 @@ test('agentrl train: progress per iteration, Ctrl-C leaves a usable checkpoint, 
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     assert.ok(interrupted, `never reached iteration 2:\n${stderr}`);
-    assert.equal(code, 0, stderr);
+    assert.equal(code, 130, stderr);
     assert.match(stderr, /reward [\d.]+\s+success [\d.]+\s+kl [\d.e+-]+\s+entropy [\d.e+-]+\s+gen tok\/s \d+/);
-    assert.match(stderr, /Ctrl-C/);
-    assert.match(stdout, /held-out test success \(sampled\) [\d.]+% before RL → [\d.]+% after \d+ iterations/);
-    const iterations = Number(/after (\d+) iterations/.exec(stdout)![1]);
+    assert.match(stderr, /train: Ctrl-C — finishing this iteration, then saving it/);
+    assert.match(stderr, /train: run bandit-grpo-1 interrupted \(Ctrl-C during the RL iterations\); continue it with: agentrl train --resume bandit-grpo-1/);
+    assert.doesNotMatch(stdout, /held-out test success/, 'an interrupted run skips the final test');
+    const iterations = Number(/saved iteration (\d+) of 200/.exec(stderr)![1]);
     assert.ok(iterations >= 2 && iterations < 200, `${iterations} iterations before stopping`);
-    const checkpoint = await loadCheckpoint(join(out, 'final'));
+    const checkpoint = await loadCheckpoint(join(out, 'latest'));
     assert.equal(checkpoint.config.hiddenSize, 32);
     assert.equal(checkpoint.extra?.iteration, iterations);
 
-    // The run store has the stopped run: its effective config and one metrics row per iteration.
+    // The run store has the interrupted run: its effective config and one metrics row per iteration.
     const store = RunStore.open(storePath, { readonly: true });
     const run = store.run('bandit-grpo-1');
-    assert.equal(run.status, 'stopped');
+    assert.equal(run.status, 'interrupted');
+    assert.equal(run.statusReason, 'Ctrl-C during the RL iterations');
     assert.equal(run.config.hiddenSize, 32);
     assert.equal(run.config.learningRate, 1e-4, 'defaults are part of the effective config');
     assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations }, (_, i) => i + 1));
@@ -90,6 +92,7 @@ test('agentrl train: progress per iteration, Ctrl-C leaves a usable checkpoint, 
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${committed.length}`));
     assert.match(resumed.stdout, new RegExp(`after ${committed.length + 1} iterations`));
+    assert.equal((await loadCheckpoint(join(out, 'final'))).extra?.iteration, committed.length + 1);
     assert.equal(store.run(run.id).status, 'completed');
     assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: committed.length + 1 }, (_, i) => i + 1));
     const done = await runCli(['train', '--resume', String(run.id), '--store', storePath]);
