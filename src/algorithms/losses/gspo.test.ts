@@ -43,7 +43,7 @@ describe('gspoLoss', () => {
       return new Float64Array(length).fill(a);
     });
     for (const mode of lossAggModes) {
-      const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode };
+      const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode , lossScaleFactor: 16 };
       const { gradLogprobs, metrics } = gspoLoss({ ...options, logprobs: current });
       assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => gspoLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);

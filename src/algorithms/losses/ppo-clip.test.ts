@@ -59,7 +59,7 @@ describe('ppoClipLoss', () => {
     const advantage = randomSequences(rng, lengths, () => rng.normal());
     for (const mode of lossAggModes) {
       for (const clipRatioC of [3, 1.2, null]) {
-        const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode, clipRatioC, clipRatioHigh: 0.28 };
+        const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode, clipRatioC, clipRatioHigh: 0.28 , lossScaleFactor: 16 };
         const { gradLogprobs, metrics } = ppoClipLoss({ ...options, logprobs: current });
         assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
         if (clipRatioC === 1.2) assert.ok(metrics.clipfrac_lower > 0, 'dual clip exercised');

@@ -31,7 +31,7 @@ describe('valueLoss', () => {
     const values = oldValues.map((seq) => seq.map((v) => v + 0.6 * rng.normal()));
     const returns = randomSequences(rng, lengths, () => rng.normal());
     for (const mode of lossAggModes) {
-      const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3 };
+      const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3 , lossScaleFactor: 16 };
       const { gradValues, metrics } = valueLoss({ ...options, values });
       assert.ok(metrics.vf_clipfrac > 0 && metrics.vf_clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => valueLoss({ ...options, values: x }).loss, values, gradValues);
