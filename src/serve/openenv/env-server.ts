@@ -22,6 +22,10 @@
  *   step after the episode ended), CAPACITY_REACHED (more than `maxSessions` connections; the
  *   socket is then closed), FACTORY_ERROR (the env could not be built), SESSION_ERROR (idle
  *   timeout: the session is closed after `sessionTimeoutS` seconds without a message).
+ * No message or request can stop the server: whatever throws while handling one (a hostile key,
+ * a throwing env, a result JSON cannot encode) is an error to that session or request only; a
+ * frame over 8 MiB closes its socket with 1009. Free-form objects (metadata, tool arguments, MCP
+ * params) accept any key, `constructor` and `__proto__` included (../json-object.ts).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
