@@ -38,6 +38,8 @@ export const absoluteZeroOptionsSchema = z.strictObject({
   maxTurns: z.number().int().min(2).default(4),
   /** Subtracted from the reward of an invalid turn. */
   formatPenalty: z.number().min(0).default(0),
+  /** Sandbox isolation: 'namespaces' (own network + PID namespaces; refused where Linux cannot make them) or 'process-only' (weaker, opt-in; docs/sandboxing.md). */
+  isolation: z.enum(['namespaces', 'process-only']).default('namespaces'),
 });
 export type AbsoluteZeroOptions = z.input<typeof absoluteZeroOptionsSchema>;
 
@@ -128,7 +130,7 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     }
     const read = readProposal(parsed.answer, this.options);
     if (typeof read === 'string') return invalid(read);
-    const { rejection, first } = await execute(read, this.options.maxOutputChars);
+    const { rejection, first } = await execute(read, this.options);
     if (rejection !== null || first === undefined || !('value' in first)) {
       episode.ended = true;
       const text = `task rejected: ${rejection}`.slice(0, 200);
@@ -164,8 +166,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
  * Runs f(input) twice in each of two separate sandbox processes: the first result, or why the
  * task is rejected (a failure, no value, an over-long output, results that differ).
  */
-async function execute(proposal: { program: string; input: unknown }, maxOutputChars: number): Promise<{ rejection: string | null; first: CallResult | undefined }> {
-  const run = () => runFunction({ code: proposal.program, entry: 'f', calls: [[proposal.input], [proposal.input]], callTimeoutMs: 300 });
+async function execute(
+  proposal: { program: string; input: unknown },
+  { maxOutputChars, isolation }: { maxOutputChars: number; isolation: 'namespaces' | 'process-only' },
+): Promise<{ rejection: string | null; first: CallResult | undefined }> {
+  const run = () => runFunction({ code: proposal.program, entry: 'f', calls: [[proposal.input], [proposal.input]], callTimeoutMs: 300, isolation });
   const runs = await Promise.all([run(), run()]);
   const failed = runs.find((executed) => executed.failure !== null);
   const first = runs[0]!.results[0];

@@ -1,8 +1,9 @@
 /**
  * Code: write a JavaScript function from a one-line spec; the answer is the code,
  * `<answer>function add(a, b) { return a + b; }</answer>`. It runs in the sandbox (a separate
- * node process under the permission model, no network, memory and time limits, inside a `vm`
- * context — sandbox/) against the task's unit tests. Reward = fraction of tests passed; success =
+ * node process in its own network and PID namespaces, under the permission model, memory and
+ * time limits, inside a `vm` context — sandbox/, docs/sandboxing.md) against the task's unit
+ * tests; a sandbox failure scores 0 with the reason shown. Reward = fraction of tests passed; success =
  * all passed. −formatPenalty per invalid turn.
  *
  * Tasks (tasks.ts, 57) are split by index so held-out seeds see held-out tasks: index % 10 = 0
@@ -24,6 +25,8 @@ export const codeOptionsSchema = z.strictObject({
   callTimeoutMs: z.number().int().positive().max(10_000).default(500),
   /** JS heap of the sandbox process (MiB). */
   maxHeapMb: z.number().int().min(16).max(1024).default(64),
+  /** Sandbox isolation: 'namespaces' (own network + PID namespaces; refused where Linux cannot make them) or 'process-only' (weaker, opt-in; docs/sandboxing.md). */
+  isolation: z.enum(['namespaces', 'process-only']).default('namespaces'),
 });
 export type CodeOptions = z.input<typeof codeOptionsSchema>;
 
@@ -49,9 +52,10 @@ export function codeTaskOf(seed: number): CodeTask {
 }
 
 /** Runs a solution against a task's tests: how many passed and the first failure. */
-export async function scoreSolution(task: CodeTask, code: string, options: { callTimeoutMs: number; maxHeapMb: number }): Promise<{ passed: number; total: number; firstFailure: string | null }> {
+export async function scoreSolution(task: CodeTask, code: string, options: { callTimeoutMs: number; maxHeapMb: number; isolation?: 'namespaces' | 'process-only' }): Promise<{ passed: number; total: number; firstFailure: string | null }> {
   const entry = task.signature.slice(0, task.signature.indexOf('('));
-  const run = await runFunction({ code, entry, calls: task.tests.map(([args]) => args), ...options });
+  const { callTimeoutMs, maxHeapMb, isolation } = options;
+  const run = await runFunction({ code, entry, calls: task.tests.map(([args]) => args), callTimeoutMs, maxHeapMb, isolation });
   const total = task.tests.length;
   if (run.failure !== null) return { passed: 0, total, firstFailure: run.failure };
   let passed = 0;

@@ -23,7 +23,7 @@ import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
-import { runRepoTests, runTrustedTests, summarizeRun, testId, type RepoTestRun } from './run-tests.ts';
+import { runRepoTests, runTrustedTests, summarizeRun, testId, type RepoTestRun, type TestRunOptions } from './run-tests.ts';
 import { ToolError } from '../../core/errors.ts';
 
 export const sweOptionsSchema = z.strictObject({
@@ -32,6 +32,8 @@ export const sweOptionsSchema = z.strictObject({
   maxToolResultChars: z.number().int().positive().default(1200),
   /** Wall-clock limit of one test run (ms). */
   testTimeoutMs: z.number().int().positive().max(60_000).default(5000),
+  /** Sandbox isolation: 'namespaces' (own network + PID namespaces; refused where Linux cannot make them) or 'process-only' (weaker, opt-in; docs/sandboxing.md). */
+  isolation: z.enum(['namespaces', 'process-only']).default('namespaces'),
 });
 export type SweOptions = z.input<typeof sweOptionsSchema>;
 
@@ -67,7 +69,7 @@ export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: b
 }
 
 /** Scores a repository snapshot against an instance: its trusted tests run on the snapshot's source. */
-export async function evaluateSubmission(instance: SweInstance, files: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<{ run: RepoTestRun; resolved: boolean; failToPass: number; passToPass: number }> {
+export async function evaluateSubmission(instance: SweInstance, files: Record<string, string>, options: TestRunOptions = {}): Promise<{ run: RepoTestRun; resolved: boolean; failToPass: number; passToPass: number }> {
   const run = await runTrustedTests(files, trustedTestsOf(instance), options);
   return { run, ...resolves(instance, run) };
 }
@@ -130,7 +132,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
         inputSchema: z.strictObject({}),
         execute: async () => {
           this.current().testRuns++;
-          return summarizeRun(await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs }));
+          return summarizeRun(await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation }));
         },
       },
     ];
@@ -147,7 +149,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     const { instance } = episode;
     let evaluation: Awaited<ReturnType<typeof evaluateSubmission>>;
     try {
-      evaluation = await evaluateSubmission(instance, episode.files, { timeoutMs: this.options.testTimeoutMs });
+      evaluation = await evaluateSubmission(instance, episode.files, { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return { reward: 0, success: false, text: `not resolved: the tests could not run (${reason})`.slice(0, 400), info: { failToPass: 0, passToPass: 0, testFailure: reason } };

@@ -44,6 +44,8 @@ export interface TestRunOptions {
   timeoutMs?: number;
   /** CPU limit of each crossing into candidate code (loading a module, one call) (ms). Default 1000. */
   callTimeoutMs?: number;
+  /** Sandbox isolation (sandbox/sandbox.ts). Default 'namespaces'. */
+  isolation?: 'namespaces' | 'process-only';
 }
 
 const harnessResultSchema = z.strictObject({
@@ -69,7 +71,7 @@ async function runHarness(candidateFiles: Record<string, string>, tests: Array<{
   const input = { candidateFiles, tests, callTimeoutMs: options.callTimeoutMs ?? 1000, assertSource: candidateAssertSource };
   let result;
   try {
-    result = await runInSandbox({ script: candidateRealmSource + testHarnessSource, input, timeoutMs: options.timeoutMs ?? 5000, maxHeapMb: 96 });
+    result = await runInSandbox({ script: candidateRealmSource + testHarnessSource, input, timeoutMs: options.timeoutMs ?? 5000, maxHeapMb: 96, isolation: options.isolation });
   } catch (error) {
     if (error instanceof SandboxUnavailableError) return { failure: `sandbox unavailable: ${error.message}`, outcomes: [] };
     throw error;
