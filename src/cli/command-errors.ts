@@ -4,9 +4,11 @@
  * is a bug in agentrl, printed with its stack so it can be reported.
  */
 import { AgentRlError, InvalidArgumentError, UnknownNameError, DataFormatError } from '../core/errors.ts';
+import { RunNotFoundError } from '../store/run-store.ts';
 
+/** A mistake in what was asked (a flag, a name, a config file, a run that does not exist). */
 export function isUsageError(error: unknown): boolean {
-  return error instanceof InvalidArgumentError || error instanceof UnknownNameError || error instanceof DataFormatError;
+  return error instanceof InvalidArgumentError || error instanceof UnknownNameError || error instanceof DataFormatError || error instanceof RunNotFoundError;
 }
 
 /** Prints the error for `agentrl <command>` and returns the exit code. */
