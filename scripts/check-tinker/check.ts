@@ -37,7 +37,10 @@ const { values } = parseArgs({
   },
 });
 const baseModel = values['base-model'];
-if (baseModel === undefined) throw new Error('--base-model is required'); // a script, not library code
+if (baseModel === undefined) {
+  process.stderr.write('usage: check.ts --base-model <folder the server serves> [--base-url URL] [--out witness.json] [--iterations N]\n');
+  process.exit(2);
+}
 const iterations = Number(values.iterations);
 const learningRate = Number(values['learning-rate']);
 const target = '<answer>B</answer>';

@@ -82,7 +82,6 @@ export class TinkerPolicy implements TrainablePolicy {
   private readonly reduction: LossReduction;
   private step = 0;
   private samplerPath: string | undefined;
-  private pendingSequences = 0;
 
   private constructor(options: TinkerPolicyOptions, client: TinkerClient, modelId: string) {
     this.options = options;
@@ -161,7 +160,6 @@ export class TinkerPolicy implements TrainablePolicy {
     } finally {
       this.times.forwardBackward += performance.now() - started;
     }
-    this.pendingSequences += sequences.length;
     let report = output;
     if (!loss.dependsOnCurrent && current === undefined) {
       // The gradient did not need the log-probs; the loss value does: read them off the answer.
@@ -192,7 +190,6 @@ export class TinkerPolicy implements TrainablePolicy {
     }
     this.step += 1;
     this.samplerPath = undefined;
-    this.pendingSequences = 0;
     const metrics = (answer as { metrics?: Record<string, unknown> | null } | null)?.metrics ?? {};
     const gradNorm = Number(metrics['grad_norm'] ?? metrics['grad_norm:mean'] ?? NaN);
     return { gradNorm, step: this.step };
