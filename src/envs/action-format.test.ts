@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatAnswer, formatToolCall, parseAction, parseMoveAction, parseMoves } from './action-format.ts';
+import { actionCharLimits, actionChars, formatAnswer, formatToolCall, parseAction, parseMoveAction, parseMoves } from './action-format.ts';
 
 const moves = ['Left', 'Down', 'Right', 'Up'];
 
@@ -70,4 +70,41 @@ test('parseMoveAction rejects tool calls in move-only envs', () => {
   assert.deepEqual(parseMoveAction({ text: '<tool_call>{"name": "x"}</tool_call>' }, { moves, maxActionsPerTurn: 1 }), { kind: 'invalid', reason });
   assert.deepEqual(parseMoveAction({ text: '', toolCall: { id: '1', name: 'x', arguments: {} } }, { moves, maxActionsPerTurn: 1 }), { kind: 'invalid', reason });
   assert.deepEqual(parseMoveAction({ text: '<answer>Up</answer>' }, { moves, maxActionsPerTurn: 1 }), { kind: 'moves', moves: [3] });
+});
+
+test('action size limits: one character over is invalid and names the limit; a tool call counts its JSON arguments', () => {
+  const fits = `<answer>${'x'.repeat(actionCharLimits.text - 17)}</answer>`;
+  assert.equal(fits.length, actionCharLimits.text);
+  assert.equal(parseAction(fits).kind, 'answer');
+  assert.deepEqual(parseAction(`${fits} `), { kind: 'invalid', reason: `action of ${actionCharLimits.text + 1} characters is over the limit of ${actionCharLimits.text}` });
+  assert.deepEqual(parseAction('<answer>Up</answer>', { maxChars: 10 }), { kind: 'invalid', reason: 'action of 19 characters is over the limit of 10' });
+  const call = { id: '1', name: 'search', arguments: { query: 'abc' } };
+  assert.equal(actionChars({ text: '', toolCall: call }), 'search'.length + '{"query":"abc"}'.length);
+  assert.equal(parseMoveAction({ text: `<answer>Up</answer>${' '.repeat(actionCharLimits.moves)}` }, { moves, maxActionsPerTurn: 1 }).kind, 'invalid');
+  assert.match(
+    (parseMoveAction({ text: '', toolCall: { ...call, arguments: { query: 'x'.repeat(actionCharLimits.moves) } } }, { moves, maxActionsPerTurn: 1 }) as { reason: string }).reason,
+    /over the limit of 4096/,
+  );
+});
+
+test('bounded work per action: inputs built to make a parser slow, at the largest limit (64 KB), parse in well under 50 ms', () => {
+  const size = actionCharLimits.code;
+  const shapes: Array<[string, string]> = [
+    ['many tags', `<think>${'</think><think>'.repeat(size / 16)}`],
+    ['unclosed answer', `<answer>${'a<'.repeat(size / 2 - 8)}`],
+    ['spaces before text', `${' '.repeat(size - 1)}x`],
+    ['moves', `<answer>${'Up || '.repeat(size / 6 - 4)}Up</answer>`],
+    ['nested-looking JSON', `<tool_call>${'{"a":'.repeat(size / 5 - 5)}</tool_call>`],
+  ];
+  for (const [name, text] of shapes) {
+    assert.ok(text.length <= size, `${name}: ${text.length} characters`);
+    let fastest = Infinity;
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now();
+      parseMoveAction({ text }, { moves, maxActionsPerTurn: size, maxChars: size });
+      parseAction(text, { maxChars: size });
+      fastest = Math.min(fastest, performance.now() - started);
+    }
+    assert.ok(fastest < 50, `${name}: ${fastest.toFixed(1)} ms`);
+  }
 });

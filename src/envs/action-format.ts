@@ -13,8 +13,45 @@
  * Moves inside an answer are separated by `||` (RAGEN); `parseMoves` matches them
  * case-insensitively against the env's move names, or as 1-based numbers, and allows at most
  * `maxActionsPerTurn` of them.
+ *
+ * Bounded work per action: an action longer than its env's limit (`actionCharLimits`, or the
+ * env's `maxActionChars` option) is invalid before anything reads it, and every parse here is a
+ * single linear scan, so no action can stall the loop (docs/action-limits.md).
  */
 import type { Action } from '../core/index.ts';
+
+/**
+ * Default action size limits, in characters (UTF-16 code units) of the action text plus a
+ * structured tool call's name and JSON arguments. Grid moves are a word or two after an optional
+ * <think>; a text answer or tool call is a sentence or a query; code and patches are source files.
+ */
+export const actionCharLimits = {
+  /** frozen-lake, sokoban, bandit: `<think>…</think><answer>Up</answer>`. */
+  moves: 4_096,
+  /** math, countdown, search, calculator, webshop, browser-shop, negotiation, memory-recall, mcp-files. */
+  text: 16_384,
+  /** code, swe, absolute-zero: whole functions and files. */
+  code: 65_536,
+} as const;
+
+/** Characters of an action: its text plus a structured tool call's name and JSON arguments. */
+export function actionChars(action: Action): number {
+  const call = action.toolCall;
+  if (call === undefined) return action.text.length;
+  let argumentChars: number;
+  try {
+    argumentChars = JSON.stringify(call.arguments ?? {})?.length ?? 0;
+  } catch {
+    argumentChars = 0; // not JSON (a cycle, a BigInt): the env's argument schema rejects it
+  }
+  return action.text.length + call.name.length + argumentChars;
+}
+
+/** Why an action is over `maxChars` (an invalid turn), or undefined when it fits. */
+export function actionTooLong(action: Action | string, maxChars: number): { kind: 'invalid'; reason: string } | undefined {
+  const chars = typeof action === 'string' ? action.length : actionChars(action);
+  return chars <= maxChars ? undefined : invalid(`action of ${chars} characters is over the limit of ${maxChars}`);
+}
 
 export interface ParsedToolCall {
   name: string;
@@ -26,36 +63,40 @@ export type ParsedAction =
   | { kind: 'tool_call'; thinking: string | null; call: ParsedToolCall }
   | { kind: 'invalid'; reason: string };
 
-const tagPattern = /<(\/?)(think|answer|tool_call)>/g;
+const tagPattern = /<(\/?)(think|answer|tool_call)>/;
 
 interface Block {
   name: string;
   content: string;
 }
 
-/** Parses one policy output in the format above. Never throws. */
-export function parseAction(text: string): ParsedAction {
-  const tags = [...text.matchAll(tagPattern)].map((match) => ({
-    closing: match[1] === '/',
-    name: match[2] as string,
-    start: match.index,
-    end: match.index + match[0].length,
-  }));
-  if (tags.length === 0) return invalid(text.trim() === '' ? 'empty output' : 'missing <answer> or <tool_call> tags');
+/** Parses one policy output in the format above, at most `maxChars` long (default `actionCharLimits.text`). Never throws. */
+export function parseAction(text: string, { maxChars = actionCharLimits.text }: { maxChars?: number } = {}): ParsedAction {
+  const tooLong = actionTooLong(text, maxChars);
+  if (tooLong !== undefined) return tooLong;
+  // One left-to-right scan of the tags (an exec loop: spreading matchAll into an array costs
+  // more than linear time on huge inputs, through its garbage), stopping at the first error.
+  const tags = new RegExp(tagPattern.source, 'g');
+  const next = (): { closing: boolean; name: string; start: number; end: number } | undefined => {
+    const match = tags.exec(text);
+    return match === null ? undefined : { closing: match[1] === '/', name: match[2] as string, start: match.index, end: match.index + match[0].length };
+  };
+  let open = next();
+  if (open === undefined) return invalid(text.trim() === '' ? 'empty output' : 'missing <answer> or <tool_call> tags');
 
   const blocks: Block[] = [];
   let cursor = 0;
-  for (let i = 0; i < tags.length; i += 2) {
-    const open = tags[i]!;
+  while (open !== undefined) {
     const outside = text.slice(cursor, open.start).trim();
     if (outside !== '') return invalid(`text outside tags: "${clip(outside)}"`);
     if (open.closing) return invalid(`</${open.name}> without <${open.name}>`);
-    const close = tags[i + 1];
+    const close = next();
     if (close === undefined) return invalid(`<${open.name}> is not closed`);
     if (!close.closing) return invalid(`<${close.name}> inside <${open.name}>`);
     if (close.name !== open.name) return invalid(`<${open.name}> closed by </${close.name}>`);
     blocks.push({ name: open.name, content: text.slice(open.end, close.start) });
     cursor = close.end;
+    open = next();
   }
   const rest = text.slice(cursor).trim();
   if (rest !== '') return invalid(`text outside tags: "${clip(rest)}"`);
@@ -115,10 +156,13 @@ export function parseMoves(answer: string, options: { moves: readonly string[]; 
   return { kind: 'moves', moves: indices };
 }
 
-/** Reads an env action that must be moves: parses the text, rejects tool calls. */
-export function parseMoveAction(action: Action, options: { moves: readonly string[]; maxActionsPerTurn: number }): ParsedMoves {
+/** Reads an env action that must be moves (at most `maxChars`, default `actionCharLimits.moves`): parses the text, rejects tool calls. */
+export function parseMoveAction(action: Action, options: { moves: readonly string[]; maxActionsPerTurn: number; maxChars?: number }): ParsedMoves {
+  const maxChars = options.maxChars ?? actionCharLimits.moves;
+  const tooLong = actionTooLong(action, maxChars);
+  if (tooLong !== undefined) return tooLong;
   if (action.toolCall !== undefined) return invalid('no tools here; reply <answer>move</answer>');
-  const parsed = parseAction(action.text);
+  const parsed = parseAction(action.text, { maxChars });
   if (parsed.kind === 'invalid') return parsed;
   if (parsed.kind === 'tool_call') return invalid('no tools here; reply <answer>move</answer>');
   return parseMoves(parsed.answer, options);

@@ -4,6 +4,8 @@
  * - the same seed and the same actions replay the same episode (observations, rewards, flags);
  * - a malformed action gives an observation with `info.invalidAction = true` and the configured
  *   reward (minus the format penalty), never an exception; repeated ones end the episode;
+ * - an action over the env's size limit (4 MB here; every limit is far below) is an invalid turn
+ *   read no further, answered in well under a second (docs/action-limits.md);
  * - `step` before `reset` rejects with `EpisodeNotStartedError`, after the end with `EpisodeEndedError`;
  * - the scripted expert solves the tasks of the given seeds.
  *
@@ -99,6 +101,25 @@ export function envContract(name: string, makeEnv: () => Env, options: EnvContra
         assert.equal(result.done, false);
         assert.ok(Buffer.byteLength(result.observation.text) <= maxBytes);
       }
+    });
+
+    test('an over-long action (4 MB text or tool call) is an invalid turn, unread, answered at once', async () => {
+      const env = makeEnv();
+      const text = `<answer>${'7 '.repeat(2_000_000)}</answer>`;
+      const toolCall = { id: 'call-1', name: env.tools?.[0]?.name ?? 'none', arguments: { query: 'x'.repeat(4_000_000) } };
+      for (const action of [{ text }, { text: '', toolCall }]) {
+        await env.reset({ seed: seeds[0]! });
+        const started = performance.now();
+        const result = await env.step(action);
+        const milliseconds = performance.now() - started;
+        assert.equal(result.info.invalidAction, true, 'invalid');
+        assert.ok(Math.abs(result.reward - invalidReward) < 1e-12, `reward ${result.reward}`);
+        assert.equal(result.done, false);
+        assert.ok(Buffer.byteLength(result.observation.text) <= maxBytes);
+        assert.ok(milliseconds < 1000, `answered in ${milliseconds.toFixed(0)} ms`);
+      }
+      await env.reset({ seed: seeds[0]! });
+      assert.match(String((await env.step({ text })).info.reason ?? ''), /action of 4000017 characters is over the limit of \d+/);
     });
 
     test(`repeated invalid actions end the episode within ${maxTurns} turns, then step rejects`, async () => {

@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { EpisodeEndedError, EpisodeNotStartedError, type Action, type Env, type Observation, type StepResult, type Tool } from '../core/index.ts';
-import { parseAction, type ParsedAction, type ParsedToolCall } from './action-format.ts';
+import { actionCharLimits, actionTooLong, parseAction, type ParsedAction, type ParsedToolCall } from './action-format.ts';
 
 /** Option fields every tool-task env has (spread into its options schema). */
 export const toolTaskOptionsShape = {
@@ -24,12 +24,15 @@ export const toolTaskOptionsShape = {
   formatPenalty: z.number().min(0).default(0),
   /** Longest tool result shown, in characters (longer ones are cut with "…"). */
   maxToolResultChars: z.number().int().positive().default(400),
+  /** Longest action read, in characters (text + a tool call's JSON); a longer one is an invalid turn, unread (docs/action-limits.md). */
+  maxActionChars: z.number().int().positive().default(actionCharLimits.code),
 } as const;
 
 export interface ToolTaskSettings {
   maxTurns: number;
   formatPenalty: number;
   maxToolResultChars: number;
+  maxActionChars: number;
 }
 
 /** The score of a final answer. */
@@ -62,9 +65,9 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
   /** `observation.data` (for renderers and scripted experts). */
   protected abstract data(episode: Episode): unknown;
 
-  /** Reads one turn's text; override to accept extra tags. */
+  /** Reads one turn's text (already within `maxActionChars`); override to accept extra tags. */
   protected parseTurn(text: string): ParsedAction {
-    return parseAction(text);
+    return parseAction(text, { maxChars: this.options.maxActionChars });
   }
 
   /** The observation text of a tool result. */
@@ -83,9 +86,11 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     if (episode === null) throw new EpisodeNotStartedError(this.name);
     if (episode.ended) throw new EpisodeEndedError(this.name);
     episode.turnsUsed++;
-    const parsed: ParsedAction = action.toolCall
-      ? { kind: 'tool_call', thinking: null, call: { name: action.toolCall.name, arguments: action.toolCall.arguments } }
-      : this.parseTurn(action.text);
+    const parsed: ParsedAction =
+      actionTooLong(action, this.options.maxActionChars) ??
+      (action.toolCall
+        ? { kind: 'tool_call', thinking: null, call: { name: action.toolCall.name, arguments: action.toolCall.arguments } }
+        : this.parseTurn(action.text));
 
     if (parsed.kind === 'answer') {
       const verdict = await this.finish(episode, parsed.answer, parsed.thinking);

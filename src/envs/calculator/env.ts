@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
-import { parseAction, type ParsedToolCall } from '../action-format.ts';
+import { actionCharLimits, actionTooLong, parseAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { evaluateExpression } from './evaluate.ts';
 import { generateExpression } from './generator.ts';
@@ -80,7 +80,7 @@ export class CalculatorEnv implements Env<CalculatorTask> {
     if (episode === null) throw new EpisodeNotStartedError(this.name);
     if (episode.ended) throw new EpisodeEndedError(this.name);
     episode.turnsUsed++;
-    const parsed = action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text);
+    const parsed = actionTooLong(action, actionCharLimits.text) ?? (action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text));
 
     if (parsed.kind === 'answer') {
       const success = parsed.answer === String(episode.answer);

@@ -8,11 +8,13 @@
 import { z } from 'zod';
 import { Rng } from '../../core/index.ts';
 import { parseOptions } from '../options.ts';
+import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { checkEquation, generateCountdown, type CountdownTask } from './countdown.ts';
 
 export const countdownOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
+  maxActionChars: z.number().int().positive().default(actionCharLimits.text),
   maxTurns: z.number().int().positive().default(2),
   /** How many numbers are given. */
   numCount: z.number().int().min(2).max(6).default(4),

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { Rng, type Tool } from '../../core/index.ts';
 import { parseOptions } from '../options.ts';
+import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { answerMatches } from './answer-check.ts';
 import { generateMathProblem, mathKinds, type MathProblem } from './generator.ts';
@@ -23,6 +24,7 @@ export const mathCalculatorTool: Tool<{ expression: string }, string> = {
 
 export const mathOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
+  maxActionChars: z.number().int().positive().default(actionCharLimits.text),
   /** Problem kinds to draw from. */
   kinds: z.array(z.enum(mathKinds)).min(1).default([...mathKinds]),
   /** Integers in an arithmetic problem. */

@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
-import { parseAction, type ParsedToolCall } from '../action-format.ts';
+import { actionCharLimits, actionTooLong, parseAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 
 export const memoryRecallOptionsSchema = z.strictObject({
@@ -149,7 +149,7 @@ export class MemoryRecallEnv implements Env<MemoryRecallTask> {
     if (episode === null) throw new EpisodeNotStartedError(this.name);
     if (episode.ended) throw new EpisodeEndedError(this.name);
     episode.turnsUsed++;
-    const parsed = action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text);
+    const parsed = actionTooLong(action, actionCharLimits.text) ?? (action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text));
     const truncated = episode.turnsUsed >= this.maxTurns;
     const message = episode.messages[episode.current]!;
 

@@ -16,7 +16,7 @@
 import { z } from 'zod';
 import type { Split } from '../../core/index.ts';
 import type { ParsedAction, ParsedToolCall } from '../action-format.ts';
-import { parseAction } from '../action-format.ts';
+import { actionCharLimits, parseAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
@@ -28,6 +28,9 @@ import { ToolError } from '../../core/errors.ts';
 export const searchOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
   maxToolResultChars: z.number().int().positive().default(600),
+  maxActionChars: z.number().int().positive().default(actionCharLimits.text),
+  /** Longest query, in characters: a Search-R1 query is a few words, and BM25 over a query costs more than linear time in its length. */
+  maxQueryChars: z.number().int().positive().default(512),
   /** Seed of the generated corpus. */
   corpusSeed: z.number().int().nonnegative().default(7),
   /** Search budget K: searches allowed per episode. */
@@ -76,7 +79,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
       {
         name: 'search',
         description: 'BM25 search over the encyclopedia; returns the top documents.',
-        inputSchema: z.strictObject({ query: z.string().min(1) }),
+        inputSchema: z.strictObject({ query: z.string().min(1).max(this.options.maxQueryChars) }),
         execute: ({ query }: { query: string }) => this.search(query),
       },
     ];
@@ -92,9 +95,10 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
 
   protected override parseTurn(text: string): ParsedAction {
     const search = text.match(searchPattern);
-    if (search === null) return parseAction(text);
+    if (search === null) return parseAction(text, { maxChars: this.options.maxActionChars });
     const query = search[2]!.trim();
     if (query === '') return { kind: 'invalid', reason: 'empty <search>' };
+    if (query.length > this.options.maxQueryChars) return { kind: 'invalid', reason: `query of ${query.length} characters is over the limit of ${this.options.maxQueryChars}` };
     return { kind: 'tool_call', thinking: search[1]?.trim() ?? null, call: { name: 'search', arguments: { query } } };
   }
 

@@ -97,3 +97,24 @@ test('<information> tokens are observations: lossMask 0 in the rollout; the <sea
   const data = (await makeSearch().reset({ seed: splitSeeds('test', 1)[0]! })).data as SearchData;
   assert.equal(data.searchesLeft, 3);
 });
+
+test('a 10 MB <search> is an invalid turn answered at once; a query over maxQueryChars is invalid, as text or tool call', async () => {
+  const env = makeSearch({ formatPenalty: 0.1 });
+  const corpusWords = 'tarsil river north kingdom founded city mountain capital ancient ';
+  await env.reset({ seed: 5 });
+  const started = performance.now();
+  const huge = await env.step({ text: `<search>${corpusWords.repeat(160_000)}</search>` });
+  assert.ok(performance.now() - started < 1000, 'answered in under a second');
+  assert.deepEqual([huge.info.invalidAction, huge.reward, huge.done], [true, -0.1, false]);
+  assert.match(huge.observation.text, /^invalid: action of 10400017 characters is over the limit of 16384$/);
+
+  const longQuery = corpusWords.repeat(9).trim(); // 584 characters
+  await env.reset({ seed: 5 });
+  const text = await env.step({ text: `<search>${longQuery}</search>` });
+  assert.deepEqual([text.info.invalidAction, text.info.reason], [true, 'query of 584 characters is over the limit of 512']);
+  await env.reset({ seed: 5 });
+  const call = await env.step({ text: '', toolCall: { id: '1', name: 'search', arguments: { query: longQuery } } });
+  assert.equal(call.info.invalidAction, true);
+  assert.match(String(call.info.reason), /^bad search arguments: query/);
+  assert.deepEqual((call.observation.data as SearchData).queries, [], 'no search was run');
+});
