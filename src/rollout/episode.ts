@@ -56,6 +56,8 @@ export interface EpisodeState {
   /** Bounded history only: the current observation's user + `<|assistant|>` ids. */
   currentUser: number[];
   segments: TrajectorySegment[] | undefined;
+  /** The first prompt's length when it did not fit the window (the episode ended before any turn). */
+  unfitPromptTokens: number | undefined;
 }
 
 /** Resets the env and renders `<|bos|>` system, user(first observation), `<|assistant|>`. */
@@ -89,9 +91,13 @@ export async function startEpisode(
     history: [],
     currentUser,
     segments: settings.historyTurns === undefined ? undefined : [],
+    unfitPromptTokens: undefined,
   };
   // Context-window policy: the first prompt must leave room for a full generation.
-  if (prompt.length + settings.reserve > settings.contextWindow) return end(state, { truncated: true });
+  if (prompt.length + settings.reserve > settings.contextWindow) {
+    state.unfitPromptTokens = prompt.length;
+    return end(state, { truncated: true });
+  }
   append(state, prompt, 0);
   state.prompt = settings.historyTurns === undefined ? state.tokens : prompt;
   return state;

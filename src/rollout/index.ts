@@ -4,3 +4,5 @@ export { evaluate } from './evaluate.ts';
 export type { EvaluateOptions, Evaluation } from './evaluate.ts';
 export { rolloutStats } from './stats.ts';
 export type { RolloutStats } from './stats.ts';
+export { PromptTooLongError } from './errors.ts';
+export type { PromptFit } from './errors.ts';

@@ -7,6 +7,7 @@ import { renderChat, renderGenerationPrompt } from '../model/chat-template.ts';
 import { byteSpecialTokens, byteTokenizer } from '../model/tokenizer.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import type { GenerateRequest, Generation, Policy } from '../policy/types.ts';
+import { PromptTooLongError } from './errors.ts';
 import { rollout } from './rollout.ts';
 
 const lakeReplies = ['<answer>Right</answer>', 'not an action', '<think>t</think><answer>Down</answer>', '<answer>Up</answer>'];
@@ -155,13 +156,11 @@ test('context window: an episode whose next prompt would not fit ends truncated,
   assert.deepEqual(events, [{ completed: 1, total: 1 }]);
   assert.equal(stats.meanTurns, 1);
 
-  // A window that cannot hold the first prompt + maxNewTokens + 1: truncated, no turns, no tokens.
-  const tiny = await rollout({ policy: new ScriptedPolicy({ reply: [reply], contextWindow: firstPrompt.length + maxNewTokens }), env: makeLake, seeds: [seed], maxNewTokens });
-  assert.deepEqual(
-    { turns: tiny.trajectories[0]!.turns, tokens: tiny.trajectories[0]!.tokens, truncated: tiny.trajectories[0]!.truncated },
-    { turns: [], tokens: [], truncated: true },
+  // A window that cannot hold the first prompt + maxNewTokens + 1: nothing can be generated, so the rollout says so.
+  await assert.rejects(
+    rollout({ policy: new ScriptedPolicy({ reply: [reply], contextWindow: firstPrompt.length + maxNewTokens }), env: makeLake, seeds: [seed], maxNewTokens }),
+    (error: unknown) => error instanceof PromptTooLongError && error.details.neededWindow === firstPrompt.length + maxNewTokens + 1,
   );
-  assert.equal(tiny.stats.generatedTokens, 0);
 
   // With a roomy window the same episode continues past the first turn.
   const roomy = await rollout({ policy: new ScriptedPolicy({ reply: [reply], contextWindow: 4096 }), env: makeLake, seeds: [seed], maxTurns: 5, maxNewTokens });
@@ -231,4 +230,40 @@ test('bounded history: each turn is a segment whose ids re-render system + the l
     }
     assert.ok(checked > 8, `${checked} segments checked`);
   }
+});
+
+/** An env whose first observation is `seed` characters long: prompts of chosen lengths. */
+const echoEnv = (): Env => ({
+  name: 'echo',
+  async reset({ seed }) {
+    return { text: 'x'.repeat(seed) };
+  },
+  async step() {
+    return { observation: { text: 'done' }, reward: 1, done: true, truncated: false, info: { success: true } };
+  },
+});
+
+test('prompt that cannot fit: PromptTooLongError when no episode fits (naming lengths, window and the fix); a warning when some do', async () => {
+  const promptOf = (seed: number) => renderGenerationPrompt([{ role: 'user', content: 'x'.repeat(seed) }]).tokens.length;
+  const maxNewTokens = 8;
+  const window = promptOf(40) + maxNewTokens + 1; // seeds up to 40 fit
+  const policy = new ScriptedPolicy({ reply: ['<answer>ok</answer>'], contextWindow: window });
+
+  const error = await rollout({ policy, env: echoEnv, seeds: [50, 60], groupSize: 2, maxNewTokens }).catch((caught: unknown) => caught);
+  assert.ok(error instanceof PromptTooLongError, String(error));
+  assert.equal(
+    error.message,
+    `none of the 4 episodes can start: the first prompt is ${promptOf(50)}–${promptOf(60)} tokens and the context window of ${window} must also hold maxNewTokens (8) + 1; ` +
+      `raise the model's maxSeqLen to at least ${promptOf(60) + 9}, lower maxNewTokens, or shorten the prompt (instructions: false leaves out env.instructions)`,
+  );
+  assert.deepEqual(error.details, { episodes: 4, total: 4, shortestPrompt: promptOf(50), longestPrompt: promptOf(60), contextWindow: window, maxNewTokens, neededWindow: promptOf(60) + 9 });
+
+  const warnings: string[] = [];
+  const { trajectories } = await rollout({ policy, env: echoEnv, seeds: [10, 50], maxNewTokens, onWarning: (message) => warnings.push(message) });
+  assert.deepEqual(trajectories.map((t) => t.turns.length), [1, 0]);
+  assert.deepEqual(warnings, [`1 of 2 episodes did not start (truncated, no tokens): the first prompt is ${promptOf(50)} tokens and the context window of ${window} must also hold maxNewTokens (8) + 1; raise the model's maxSeqLen to at least ${promptOf(50) + 9}, lower maxNewTokens, or shorten the prompt (instructions: false leaves out env.instructions)`]);
+
+  const quiet: string[] = [];
+  await rollout({ policy, env: echoEnv, seeds: [10, 20], maxNewTokens, onWarning: (message) => quiet.push(message) });
+  assert.deepEqual(quiet, [], 'no warning when every prompt fits');
 });

@@ -27,7 +27,10 @@
  * observation is appended: the trajectory keeps its turns and rewards so far and always fits the
  * window (so it can be scored and trained on without cutting). When even the first prompt does
  * not fit, the episode is truncated with no turns and no tokens (trainers skip it: it has no
- * masked tokens). An expert reply that would not fit ends the episode the same way.
+ * masked tokens), and the rollout says so: `onWarning` (default: a process warning) names how many
+ * episodes, the prompt lengths, the window and what to change; when NO episode fits, nothing at
+ * all could be generated and the rollout throws `PromptTooLongError` instead. An expert reply that
+ * would not fit ends the episode the same way.
  *
  * Episodes also end on `done` (truncated false), on the env's `truncated`, or after `maxTurns`
  * turns (truncated true). `success` is the last step's `info.success === true`. An env with a
@@ -41,6 +44,7 @@ import { chatStopTokens } from '../model/chat-template.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
+import { PromptTooLongError, promptFitAdvice, type PromptFit } from './errors.ts';
 import { rolloutStats, type RolloutStats } from './stats.ts';
 
 export interface RolloutOptions<Task = unknown> {
@@ -91,6 +95,12 @@ export interface RolloutOptions<Task = unknown> {
   contextWindow?: number;
   /** Called as each episode ends, in the order they end. */
   onEpisode?: (trajectory: Trajectory, progress: { completed: number; total: number }) => void;
+  /**
+   * Told when some episodes could not start because their first prompt does not fit the context
+   * window (when none can, the rollout throws `PromptTooLongError`). Default: `process.emitWarning`
+   * with code AGENTRL_PROMPT_TOO_LONG.
+   */
+  onWarning?: (message: string) => void;
   /** Milliseconds clock for tokensPerSecond. Default performance.now. */
   now?: () => number;
 }
@@ -147,9 +157,11 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   let nextIndex = 0;
   let completed = 0;
   let live: EpisodeState[] = [];
+  const unfitPrompts: number[] = [];
 
   const closing: Promise<void>[] = [];
   const finish = (state: EpisodeState): void => {
+    if (state.unfitPromptTokens !== undefined) unfitPrompts.push(state.unfitPromptTokens);
     if (state.env.close !== undefined) closing.push(state.env.close());
     const trajectory = finishEpisode(state);
     results[state.index] = trajectory;
@@ -194,5 +206,18 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   }
   await Promise.all(closing.splice(0));
 
+  if (unfitPrompts.length > 0) {
+    const fit: PromptFit = {
+      episodes: unfitPrompts.length,
+      total,
+      shortestPrompt: unfitPrompts.reduce((a, b) => Math.min(a, b)),
+      longestPrompt: unfitPrompts.reduce((a, b) => Math.max(a, b)),
+      contextWindow: settings.contextWindow,
+      maxNewTokens,
+    };
+    if (fit.episodes === total) throw new PromptTooLongError(fit);
+    const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'AGENTRL_PROMPT_TOO_LONG' }));
+    warn(`${fit.episodes} of ${total} episodes did not start (truncated, no tokens): ${promptFitAdvice(fit)}`);
+  }
   return { trajectories: results, stats: rolloutStats(results, (now() - started) / 1000) };
 }
