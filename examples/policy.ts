@@ -13,7 +13,12 @@ import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { OpenAIPolicy } from '../src/policy/openai-policy.ts';
 import type { Policy } from '../src/policy/types.ts';
 
-export const tinyModel = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 2048 };
+/**
+ * maxSeqLen 1024: jax-js reuses a freed wasm buffer only for the same size class, so every new
+ * prompt length bucket allocates anew; a scaffold whose prompt grows toward 2048 tokens (Reflexion
+ * over ReAct) filled the 4 GiB wasm heap. Within 1024 every example stays far below it.
+ */
+export const tinyModel = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 };
 
 export async function examplePolicy(): Promise<{ policy: Policy; label: string }> {
   if (process.env.OPENAI_BASE_URL !== undefined) {

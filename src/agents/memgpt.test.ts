@@ -151,6 +151,24 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.throws(() => new MemGPTAgent({ policy, warningFraction: 1.5 }), /warningFraction must be in \(0, 1\)/);
   });
 
+  test('evicting a message longer than the budget: the summary request is cut to fit the window (was: a prompt over the window)', async () => {
+    const window = 1024;
+    const prompts: number[] = [];
+    const policy = new ScriptedPolicy({
+      contextWindow: window,
+      reply: ({ messages }) => {
+        prompts.push(renderGenerationPrompt(messages).tokens.length);
+        return messages[0]!.content.startsWith('Write a short summary') ? 'a long paste, then hello' : call('send_message', { message: 'hi' });
+      },
+    });
+    const agent = new MemGPTAgent({ policy, sampling, contextBudget: window, instructions: 'Act.', listFunctions: false });
+    // The paste alone is over the budget: with the memory-pressure alert queued after it, it is evicted and summarised.
+    assert.equal((await agent.send(`paste: ${'x'.repeat(window)}`)).stopReason, 'send_message');
+    assert.equal(agent.evicted, 1);
+    assert.equal(agent.summary, 'a long paste, then hello');
+    assert.ok(prompts.length === 2 && prompts.every((length) => length + sampling.maxNewTokens + 1 <= window), `prompts ${prompts.join(', ')} leave room for the reply`);
+  });
+
   test('the main context renders as the prompt the policy sees', async () => {
     let seen: Message[] = [];
     const policy = new ScriptedPolicy({ reply: ({ messages }) => ((seen = messages), call('send_message', { message: 'hi' })) });

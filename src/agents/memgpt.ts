@@ -28,6 +28,7 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Tool, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
 import { parseAssistantText, renderGenerationPrompt } from '../model/chat-template.ts';
+import { fitUserPrompt } from './fit-prompt.ts';
 import type { Policy } from '../policy/types.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
 import { callTool, listTools } from './tools.ts';
@@ -231,21 +232,29 @@ export class MemGPTAgent {
     if (count === 0) return;
     const evicted = this.queue.splice(0, count);
     this.evicted += evicted.length;
-    const request = [
-      'Write a short summary of this conversation so far, keeping facts that may matter later.',
-      ...(this.summary === '' ? [] : [`Summary of what came before: ${this.summary}`]),
-      'Messages:',
-      ...evicted.map((message) => `${message.role}: ${message.content}`),
-      'Summary:',
-    ].join('\n');
     const sampling = this.options.summarySampling ?? this.options.sampling ?? { maxNewTokens: 256 };
-    const generation = await this.policy.generate({
-      ...sampling,
-      seed: (sampling.seed ?? 0) + this.generations++,
-      prompt: renderGenerationPrompt([{ role: 'user', content: request }], { tokenizer }).tokens,
+    // The request holds the evicted messages; within the budget, cut from the front (older first) when they are too long.
+    const previous = this.summary;
+    const request = fitUserPrompt({
+      text: evicted.map((message) => `${message.role}: ${message.content}`).join('\n'),
+      build: (messages) =>
+        [
+          'Write a short summary of this conversation so far, keeping facts that may matter later.',
+          ...(previous === '' ? [] : [`Summary of what came before: ${previous}`]),
+          'Messages:',
+          messages,
+          'Summary:',
+        ].join('\n'),
+      tokenizer,
+      budget: this.contextBudget - sampling.maxNewTokens - 1,
     });
-    const written = generation.text.trim();
     const note = `(${evicted.length} earlier messages were evicted; conversation_search finds them)`;
+    if (request === undefined) {
+      this.summary = [previous, note].filter((part) => part !== '').join(' ');
+      return;
+    }
+    const generation = await this.policy.generate({ ...sampling, seed: (sampling.seed ?? 0) + this.generations++, prompt: request });
+    const written = generation.text.trim();
     this.summary = written === '' ? [this.summary, note].filter((part) => part !== '').join(' ') : written;
   }
 

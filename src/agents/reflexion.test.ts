@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Tool } from '../core/types.ts';
+import { renderGenerationPrompt } from '../model/chat-template.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { runReAct } from './react.ts';
 import { describeReAct, reflectionsText, runReflexion } from './reflexion.ts';
@@ -79,5 +80,21 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
     const attempt = async () => ({ success: true, transcript: '', result: null });
     await assert.rejects(runReflexion({ policy, task: 't', attempt, trials: 0 }), InvalidArgumentError);
     await assert.rejects(runReflexion({ policy, task: 't', attempt, memorySize: 0 }), InvalidArgumentError);
+  });
+  test('a transcript longer than the context window: the reflection request keeps its end and fits (was: a prompt over the window)', async () => {
+    const window = 600;
+    const requests: string[] = [];
+    const policy = new ScriptedPolicy({ contextWindow: window, reply: ({ messages }) => (requests.push(messages[0]!.content), 'Look it up first.') });
+    const result = await runReflexion({
+      policy,
+      task: 'Name the capital.',
+      trials: 2,
+      sampling: { maxNewTokens: 50 },
+      attempt: async () => ({ success: false, transcript: `${'step '.repeat(400)}LAST STEP`, result: null }),
+    });
+    assert.deepEqual(result.memory, ['Look it up first.']);
+    assert.equal(requests.length, 1);
+    assert.match(requests[0]!, /Your attempt:\n\[… earlier text cut to fit the context window\]\n[step ]+LAST STEP\n/);
+    assert.ok(renderGenerationPrompt([{ role: 'user', content: requests[0]! }]).tokens.length + 50 + 1 <= window);
   });
 });

@@ -12,9 +12,10 @@
  *
  * The actor is any function (a ReAct or tool-calling run, one generation, …) so Reflexion wraps
  * every scaffold. A reflection that comes back empty is not stored (the next trial runs without it).
+ * A transcript too long for the context window is cut from the front in the reflection request.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { fitUserPrompt } from './fit-prompt.ts';
 import type { Policy } from '../policy/types.ts';
 import type { ReActResult } from './react.ts';
 import type { AgentSampling } from './transcript.ts';
@@ -102,12 +103,15 @@ export async function runReflexion<Result>(options: ReflexionOptions<Result>): P
     history.push(record);
     if (outcome.success) return { success: true, trials: history, memory };
     if (trial === trials - 1) break;
-    const request = prompt({ task, transcript: outcome.transcript, ...(outcome.feedback === undefined ? {} : { feedback: outcome.feedback }), reflections: given });
-    const generation = await policy.generate({
-      ...sampling,
-      seed: (sampling.seed ?? 0) + trial,
-      prompt: renderGenerationPrompt([{ role: 'user', content: request }], { tokenizer: policy.tokenizer }).tokens,
+    // The transcript is cut from the front (keeping how the attempt ended) when the request would not leave room for the reflection.
+    const request = fitUserPrompt({
+      text: outcome.transcript,
+      build: (transcript) => prompt({ task, transcript, ...(outcome.feedback === undefined ? {} : { feedback: outcome.feedback }), reflections: given }),
+      tokenizer: policy.tokenizer,
+      budget: policy.contextWindow - sampling.maxNewTokens - 1,
     });
+    if (request === undefined) break; // not even the task fits beside a reflection
+    const generation = await policy.generate({ ...sampling, seed: (sampling.seed ?? 0) + trial, prompt: request });
     const reflection = generation.text.trim();
     if (reflection === '') continue;
     record.reflection = reflection;
