@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -145,4 +145,32 @@ test('sandbox without namespaces refuses with a typed error naming what is missi
   assert.deepEqual(weaker.ok && weaker.value, true);
   const refused = await runFunction({ code: 'function f() { return 1; }', entry: 'f', calls: [[]], unshareCommand: missing });
   assert.deepEqual([refused.sandboxFailure, refused.results], ['unavailable', []], 'runFunction reports it as a failure, never a throw');
+});
+
+test('sandbox: a sandboxed process that blocks without using CPU dies at its wall-clock limit even when the trainer is SIGKILLed', async () => {
+  const token = `agentrl-orphan-${process.pid}-${Date.now()}`;
+  const sandboxUrl = new URL('./sandbox.ts', import.meta.url).href;
+  const trainerScript =
+    `import { runInSandbox } from ${JSON.stringify(sandboxUrl)};` +
+    `runInSandbox({ script: ${JSON.stringify(`/* ${token} */ Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);`)}, input: null, timeoutMs: 1000 });` +
+    'setInterval(() => {}, 1000);';
+  const trainer = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', trainerScript], { stdio: 'ignore' });
+  const sandboxAlive = (): boolean => {
+    const found = spawnSync('pgrep', ['-f', token], { encoding: 'utf8' });
+    return found.stdout.split('\n').some((pid) => pid.trim() !== '' && Number(pid) !== trainer.pid);
+  };
+  try {
+    const until = Date.now() + 20_000;
+    while (!sandboxAlive()) {
+      assert.ok(Date.now() < until, 'the sandbox process started');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    trainer.kill('SIGKILL');
+    const deadline = Date.now() + 8_000; // the 1 s limit + the kill's margin, with room for a loaded machine
+    while (sandboxAlive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(sandboxAlive(), false, 'the orphaned sandbox process is gone after its wall-clock limit');
+  } finally {
+    trainer.kill('SIGKILL');
+    spawnSync('pkill', ['-KILL', '-f', token]);
+  }
 });

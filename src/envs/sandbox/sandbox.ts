@@ -14,7 +14,8 @@
  *   any untrusted code runs;
  * - memory: `--max-old-space-size` caps the JS heap, `ulimit -v` the whole address space
  *   (typed arrays included); `ulimit -t` caps CPU seconds;
- * - time: the parent SIGKILLs the process group (and so everything it runs) after `timeoutMs`
+ * - time: coreutils `timeout` SIGKILLs the process after the wall-clock limit even if the trainer
+ *   died first; the parent SIGKILLs the process group (and so everything it runs) after `timeoutMs`
  *   of wall time; output is capped at `maxOutputBytes`.
  *
  * The script reads its input as `input` (JSON from stdin) and ends with `emit(value)` (JSON back
@@ -25,6 +26,7 @@
  * candidate-realm.ts), so it cannot reach `process`, `emit` or the nonce at all.
  */
 import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { namespacePrefix } from './namespaces.ts';
 
@@ -97,7 +99,10 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   ];
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
   const started = performance.now();
-  const command = [...isolation, process.execPath, ...nodeArgs];
+  // coreutils `timeout` outlives the trainer: a process that blocks without CPU (past `ulimit -t`)
+  // is killed at the wall-clock limit even when nobody is left to call `kill` below.
+  const wallSeconds = Math.ceil(timeoutMs / 1000) + 1;
+  const command = ['timeout', '--signal=KILL', `${wallSeconds}s`, ...isolation, process.execPath, ...nodeArgs];
   const child = spawn('/bin/sh', ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, ...command], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { PATH: '/usr/bin:/bin' },
@@ -143,7 +148,9 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   if (/out of memory|OOM|allocation failed|Cannot allocate|bad_alloc/i.test(stderr)) {
     return { ok: false, failure: 'memory', message: `memory limit reached (heap ${maxHeapMb} MiB)`, durationMs };
   }
-  if (exit.signal === 'SIGXCPU' || exit.signal === 'SIGKILL') return { ok: false, failure: 'timeout', message: `CPU limit (${cpuSeconds} s) reached`, durationMs };
+  // Killed by a signal: directly, or reported by `timeout` as 128 + the signal's number (124: its own limit).
+  const killedBy = (name: 'SIGXCPU' | 'SIGKILL') => exit.signal === name || exit.code === 128 + osConstants.signals[name];
+  if (killedBy('SIGXCPU') || killedBy('SIGKILL') || exit.code === 124) return { ok: false, failure: 'timeout', message: `CPU limit (${cpuSeconds} s) reached`, durationMs };
   const lines = stderr.trim().split('\n');
   const lastLine = lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.pop() ?? '';
   return { ok: false, failure: 'crash', message: `exited with ${exit.code ?? exit.signal}: ${lastLine.slice(0, 200)}`, durationMs };
