@@ -96,3 +96,15 @@ test('splitHeldOut is seeded, disjoint, complete and order-preserving', () => {
   assert.deepEqual(splitHeldOut([1, 2], { heldOutFraction: 0 }), { train: [1, 2], heldOut: [] });
   assert.throws(() => splitHeldOut(items, { heldOutFraction: 1 }), InvalidArgumentError);
 });
+
+test('tool-call arguments with keys such as constructor and __proto__ are ordinary keys', () => {
+  const line = JSON.stringify({
+    messages: [
+      { role: 'user', content: 'Set it.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'set', arguments: { constructor: null, toString: 1 } } }] },
+    ],
+  });
+  const [example] = parseChatJsonl(line, { file: 'chat.jsonl' });
+  const call = example!.messages[1]!.toolCalls?.[0];
+  assert.deepEqual(call?.arguments, { constructor: null, toString: 1 });
+});

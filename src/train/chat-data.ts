@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { DataFormatError, InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Message, ToolCall } from '../core/types.ts';
+import { jsonObjectSchema } from '../core/json-object.ts';
 
 export interface ChatExample {
   messages: Message[];
@@ -27,7 +28,7 @@ const openAiToolCallSchema = z.object({
   type: z.literal('function').optional(),
   function: z.object({
     name: z.string().min(1),
-    arguments: z.union([z.string(), z.record(z.string(), z.unknown())]),
+    arguments: z.union([z.string(), jsonObjectSchema]),
   }),
 });
 

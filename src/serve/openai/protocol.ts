@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import type { Message, ToolCall } from '../../core/types.ts';
-import { jsonObjectSchema } from '../json-object.ts';
+import { jsonObjectSchema } from '../../core/json-object.ts';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 const content = z.union([z.string(), z.array(textPart), z.null()]).optional();

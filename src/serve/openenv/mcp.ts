@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import type { Tool } from '../../core/types.ts';
 import { errorMessage } from '../http.ts';
-import { isJsonObject, jsonObjectSchema } from '../json-object.ts';
+import { isJsonObject, jsonObjectSchema } from '../../core/json-object.ts';
 
 export const jsonRpcErrorCodes = {
   parseError: -32700,

@@ -16,7 +16,7 @@
  */
 import { z } from 'zod';
 import type { Action, Observation, StepResult } from '../../core/types.ts';
-import { jsonObjectSchema as jsonObject } from '../json-object.ts';
+import { jsonObjectSchema as jsonObject } from '../../core/json-object.ts';
 
 export const actionSchema = z.strictObject({
   /** The policy's reply, parsed by the environment (`<think>…</think><answer>…</answer>` or `<tool_call>…</tool_call>`). */
