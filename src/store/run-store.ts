@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRlError } from '../core/errors.ts';
+import { groupIndices, metricsSummary, trajectoryPage, type TrajectoryFilter, type TrajectoryPage } from './browse-queries.ts';
 import { RunLockedError, StoreError, translateSqliteError } from './errors.ts';
 import { openDatabase } from './open-database.ts';
 import type {
@@ -305,6 +306,21 @@ export class RunStore {
         .prepare('SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE run_id = ? ORDER BY step, idx')
         .all(runId) as Row[]
     ).map((r) => ({ step: r.step, index: r.idx, groupId: r.group_id, totalReward: r.total_reward, success: r.success === 1, tokens: r.n }));
+  }
+
+  /** Trajectory headers, filtered (step, group, reward range, success) and paged in SQL. */
+  trajectoryPage(runId: number, filter: TrajectoryFilter = {}): TrajectoryPage {
+    return trajectoryPage(this.db, runId, filter);
+  }
+
+  /** A step's episodes of one task group (the group GRPO normalised together), in batch order. */
+  groupTrajectories(runId: number, step: number, groupId: string): TrajectoryRecord[] {
+    return groupIndices(this.db, runId, step, groupId).map((index) => this.trajectory(runId, step, index)!);
+  }
+
+  /** The number of recorded steps and the last step's metrics (without reading every step). */
+  metricsSummary(runId: number): { steps: number; last: MetricsRecord | null } {
+    return metricsSummary(this.db, runId);
   }
 
   trajectory(runId: number, step: number, index: number): TrajectoryRecord | undefined {
