@@ -25,7 +25,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { AgentRlError, InvalidArgumentError } from '../../core/errors.ts';
 import type { ToolCall } from '../../core/types.ts';
 import { chatStopTokens, renderGenerationPrompt } from '../../model/chat-template.ts';
 import { generate } from '../../model/generate.ts';
@@ -33,9 +32,10 @@ import { loadCheckpoint } from '../../model/checkpoint.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer, StreamingDecoder, type Tokenizer } from '../../model/tokenizer.ts';
 import { decodeGenerated } from '../../policy/request.ts';
-import { baseUrl, BodyTooLargeError, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
+import { baseUrl, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
 import { GenerationBatcher, type BatchRow, type SharedSampling, type TokenGenerator } from './batcher.ts';
 import { chatRequestSchema, completionRequestSchema, stopList, toMessages, type ChatRequest, type CompletionRequest } from './protocol.ts';
+import { RequestError, respondWithError } from './openai-errors.ts';
 import { OutputSplitter, withToolsPrompt, type SplitEvent } from './tool-format.ts';
 
 export interface PolicyServerOptions {
@@ -76,17 +76,6 @@ export function builtinGenerator(model: TransformerModel, tokenizer: Tokenizer):
     generate(model, prompts, { ...options, decode: (ids) => decodeGenerated(tokenizer, ids), maxTokenId: tokenizer.vocabSize });
 }
 
-class RequestError extends AgentRlError {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly param: string | null = null,
-    readonly errorCode: string | null = null,
-  ) {
-    super('OPENAI_REQUEST', message, { status, param });
-  }
-}
-
 /** One generated choice as it is being streamed or assembled. */
 interface ChoiceState {
   index: number;
@@ -101,8 +90,46 @@ interface ChoiceState {
   streamedToolCalls: number;
 }
 
+/** A chat completion whose whole response reached the client (the training gateway records these). */
+export interface FinishedChat {
+  /** The prompt ids the model continued (the chat template, tools prompt included). */
+  prompt: number[];
+  choices: Array<{ tokens: number[]; logprobs: number[]; finishReason: 'stop' | 'length' | 'tool_calls'; content: string | null; toolCalls: ToolCall[] }>;
+}
+
+/** The server's request handling without a listening socket (the training gateway routes to it). */
+export interface PolicyEndpoints {
+  /** Answers any request of the API above. */
+  handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
+  /** Reads a JSON body and parses it (400 naming the field when it does not fit); the model name is not checked. */
+  readBody<Schema extends z.ZodType>(request: IncomingMessage, schema: Schema): Promise<z.output<Schema>>;
+  /**
+   * POST /v1/chat/completions on a parsed request. `onFinished` is called once the whole response
+   * has been handed to the client's socket — never for a client that left before the end.
+   */
+  chat(request: ChatRequest, response: ServerResponse, onFinished?: (call: FinishedChat) => void): Promise<void>;
+}
+
 export async function startPolicyServer(options: PolicyServerOptions): Promise<PolicyServer> {
-  const { tokenizer, contextWindow, modelName, host = '127.0.0.1', port = 8001 } = options;
+  const { host = '127.0.0.1', port = 8001 } = options;
+  const endpoints = createPolicyEndpoints(options);
+  const server = createServer((request, response) => {
+    endpoints.handle(request, response).catch((error: unknown) => respondWithError(response, error));
+  });
+  const boundPort = await listen(server, port, host);
+  return {
+    url: baseUrl(host, boundPort),
+    port: boundPort,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+export function createPolicyEndpoints(options: Omit<PolicyServerOptions, 'host' | 'port'>): PolicyEndpoints {
+  const { tokenizer, contextWindow, modelName } = options;
   const batcher = new GenerationBatcher({
     generate: options.generate,
     windowMs: options.batchWindowMs,
@@ -128,7 +155,7 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
     throw new RequestError(404, `${method} ${path} not found; endpoints: POST /v1/chat/completions, POST /v1/completions, GET /v1/models`);
   }
 
-  async function parseBody<Schema extends z.ZodType>(request: IncomingMessage, schema: Schema): Promise<z.output<Schema>> {
+  async function readBody<Schema extends z.ZodType>(request: IncomingMessage, schema: Schema): Promise<z.output<Schema>> {
     const body = await readJsonBody(request);
     if (!body.ok) throw new RequestError(400, body.message);
     const parsed = schema.safeParse(body.value);
@@ -136,9 +163,14 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
       const issue = parsed.error.issues[0]!;
       throw new RequestError(400, z.prettifyError(parsed.error), issue.path.join('.') || null);
     }
-    const model = (parsed.data as { model: string }).model;
-    if (model !== modelName) throw new RequestError(404, `The model '${model}' does not exist; this server serves '${modelName}'`, 'model', 'model_not_found');
     return parsed.data;
+  }
+
+  async function parseBody<Schema extends z.ZodType>(request: IncomingMessage, schema: Schema): Promise<z.output<Schema>> {
+    const parsed = await readBody(request, schema);
+    const model = (parsed as { model: string }).model;
+    if (model !== modelName) throw new RequestError(404, `The model '${model}' does not exist; this server serves '${modelName}'`, 'model', 'model_not_found');
+    return parsed;
   }
 
   /** Checks the prompt against the window; returns the completion budget. */
@@ -205,7 +237,24 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
     return row.finishReason;
   }
 
-  async function chat(request: ChatRequest, response: ServerResponse): Promise<void> {
+  /** Calls `onFinished` with the call once the response has fully left (its 'finish' event), if it ever does. */
+  function whenFinished(response: ServerResponse, onFinished: ((call: FinishedChat) => void) | undefined): (call: FinishedChat) => void {
+    if (onFinished === undefined) return () => {};
+    let finished: FinishedChat | undefined;
+    response.once('finish', () => {
+      if (finished !== undefined) onFinished(finished);
+    });
+    return (call) => {
+      if (!response.destroyed) finished = call;
+    };
+  }
+
+  function finishedChoice(choice: ChoiceState, reason: FinishedChat['choices'][number]['finishReason'], content: string | null, toolCalls: ToolCall[]): FinishedChat['choices'][number] {
+    return { tokens: [...choice.ids], logprobs: [...choice.logprobs], finishReason: reason, content, toolCalls };
+  }
+
+  async function chat(request: ChatRequest, response: ServerResponse, onFinished?: (call: FinishedChat) => void): Promise<void> {
+    const completed = whenFinished(response, onFinished);
     const useTools = (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
     const messages = withToolsPrompt(toMessages(request.messages), useTools ? request.tools! : []);
     const prompt = renderGenerationPrompt(messages, { tokenizer }).tokens;
@@ -218,11 +267,13 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
 
     if (request.stream !== true) {
       const rows = await Promise.all(choices.map((choice) => batcher.submit({ prompt, maxNewTokens, sampling: shared, onToken: (token, logprob) => push(choice, token, logprob) })));
+      const finished: FinishedChat['choices'] = [];
       const body = rows.map((row, i) => {
         const choice = choices[i]!;
         const events = finishChoice(choice);
         const content = events.flatMap((event) => (event.kind === 'content' ? [event.text] : [])).join('');
         const toolCalls = events.flatMap((event) => (event.kind === 'tool_call' ? [event.call] : []));
+        finished.push(finishedChoice(choice, finishReason(row, toolCalls.length), toolCalls.length > 0 && content.trim() === '' ? null : content, toolCalls));
         return {
           index: i,
           message: {
@@ -236,6 +287,7 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
         };
       });
       const completionTokens = rows.reduce((sum, row) => sum + row.tokens.length, 0);
+      completed({ prompt, choices: finished });
       return sendJson(response, 200, {
         id,
         object: 'chat.completion',
@@ -261,10 +313,16 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
         choices: [{ index: choice.index, delta, logprobs, finish_reason: finish }],
       });
     };
+    const streamed = choices.map(() => ({ content: '', toolCalls: [] as ToolCall[] }));
     const emit = (choice: ChoiceState, events: SplitEvent[]): void => {
       for (const event of events) {
-        if (event.kind === 'content') chunk({ content: event.text }, choice, null);
-        else chunk({ tool_calls: [{ index: choice.streamedToolCalls++, ...openAiToolCall(event.call) }] }, choice, null);
+        if (event.kind === 'content') {
+          streamed[choice.index]!.content += event.text;
+          chunk({ content: event.text }, choice, null);
+        } else {
+          streamed[choice.index]!.toolCalls.push(event.call);
+          chunk({ tool_calls: [{ index: choice.streamedToolCalls++, ...openAiToolCall(event.call) }] }, choice, null);
+        }
       }
     };
     for (const choice of choices) chunk({ role: 'assistant', content: '' }, choice, null);
@@ -276,6 +334,13 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
         return row;
       }),
     );
+    completed({
+      prompt,
+      choices: choices.map((choice, i) => {
+        const { content, toolCalls } = streamed[i]!;
+        return finishedChoice(choice, finishReason(rows[i]!, toolCalls.length), toolCalls.length > 0 && content.trim() === '' ? null : content, toolCalls);
+      }),
+    });
     if (request.stream_options?.include_usage === true) {
       const completionTokens = rows.reduce((sum, row) => sum + row.tokens.length, 0);
       sse.send({
@@ -376,32 +441,7 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
     return prompt as number[][];
   }
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (response.headersSent) {
-        response.end();
-        return;
-      }
-      if (error instanceof RequestError) return sendError(response, error.status, error.message, error.param, error.errorCode);
-      if (error instanceof BodyTooLargeError) return sendError(response, 413, error.message, null, null);
-      if (error instanceof InvalidArgumentError) return sendError(response, 400, error.message, (error.details.param as string | undefined) ?? null, null);
-      sendError(response, 500, error instanceof Error ? error.message : String(error), null, null, 'server_error');
-    });
-  });
-  const boundPort = await listen(server, port, host);
-  return {
-    url: baseUrl(host, boundPort),
-    port: boundPort,
-    close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
-  };
-}
-
-function sendError(response: ServerResponse, status: number, message: string, param: string | null, code: string | null, type = 'invalid_request_error'): void {
-  sendJson(response, status, { error: { message, type, param, code } });
+  return { handle, readBody, chat };
 }
 
 function openAiToolCall(call: ToolCall): { id: string; type: 'function'; function: { name: string; arguments: string } } {
