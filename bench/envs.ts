@@ -75,8 +75,8 @@ for (const name of names) {
     for (const s of seeds) if ((await playEpisode(env, descriptor.expert({ seed: s, randomActionRate: 1 }), s)).success) randomWins++;
     const t1 = performance.now();
     await runRl({
-      model,
-      reference,
+      policy: new BuiltinPolicy({ model }),
+      reference: new BuiltinPolicy({ model: reference }),
       env: make,
       config: rlConfig,
       onIteration: (m) => console.error(`  ${name} RL ${m.iteration}/${rlIterations}: reward ${m.reward.toFixed(3)} success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)}`),

@@ -20,6 +20,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
 import { TransformerModel } from '../src/model/model.ts';
+import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, type IterationMetrics } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';
@@ -67,7 +68,7 @@ for (const name of envs) {
     const started = performance.now();
     model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
     const warm = await warmStart({
-      model,
+      policy: new BuiltinPolicy({ model }),
       env,
       expert: (s, randomActionRate) => descriptor.expert({ seed: s, randomActionRate }),
       config: warmConfig,
@@ -100,8 +101,8 @@ for (const name of envs) {
     const reference = await TransformerModel.fromParams(model.config, start);
     const history: IterationMetrics[] = [];
     await runRl({
-      model: policyModel,
-      reference,
+      policy: new BuiltinPolicy({ model: policyModel }),
+      reference: new BuiltinPolicy({ model: reference }),
       env,
       config: { ...rl, algo },
       onIteration: (m) => {

@@ -24,6 +24,7 @@ import { makeMemoryRecall } from '../src/envs/memory-recall/env.ts';
 import { memoryRecallExpert } from '../src/envs/memory-recall/expert.ts';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
 import { TransformerModel } from '../src/model/model.ts';
+import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { measureCheckpoint } from './measure.ts';
@@ -79,7 +80,7 @@ const warmConfig = warmStartConfigSchema.parse({
 async function sftPhase(memoryTools: boolean, out: string): Promise<void> {
   const model = await TransformerModel.create(modelConfig, { seed });
   await warmStart({
-    model,
+    policy: new BuiltinPolicy({ model }),
     env: () => makeMemoryRecall(envOptionsFor(memoryTools)),
     expert: (s, randomActionRate) => memoryRecallExpert({ seed: s, randomActionRate }),
     config: warmConfig,
@@ -100,8 +101,8 @@ async function rlPhase(memoryTools: boolean, from: string, out: string): Promise
   const model = await TransformerModel.fromParams(start.config, start.params);
   const reference = await TransformerModel.fromParams(start.config, start.params);
   await runRl({
-    model,
-    reference,
+    policy: new BuiltinPolicy({ model }),
+    reference: new BuiltinPolicy({ model: reference }),
     env: () => makeMemoryRecall(envOptionsFor(memoryTools)),
     config: rl,
     onIteration: (m) =>

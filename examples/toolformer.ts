@@ -35,7 +35,7 @@ export async function example(policy: Policy, { texts = 8, out, sftSteps = 20 }:
   const statuses = corpus.flatMap((entry) => entry.candidates.map((c) => c.status));
   let finalLoss: number | undefined;
   if (policy instanceof BuiltinPolicy && sftSteps > 0) {
-    finalLoss = (await runSft({ model: policy.model, train: toolformerExamples(corpus, policy.tokenizer, policy.contextWindow), config: { steps: sftSteps, batchSize: 4, evalEvery: sftSteps } })).finalLoss;
+    finalLoss = (await runSft({ policy, train: toolformerExamples(corpus, policy.tokenizer, policy.contextWindow), config: { steps: sftSteps, batchSize: 4, evalEvery: sftSteps } })).finalLoss;
   }
   return { candidates: statuses.length, kept: kept.length, byStatus: Object.fromEntries(['kept', 'filtered', 'tool-error', 'malformed'].map((s) => [s, statuses.filter((x) => x === s).length])), annotated: corpus.map((e) => e.annotated), finalLoss };
 }

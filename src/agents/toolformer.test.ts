@@ -141,10 +141,10 @@ describe('Toolformer self-annotation', () => {
       await rm(dir, { recursive: true, force: true });
     }
     const examples = toolformerExamples(corpus, byteTokenizer, 128);
-    const before = await heldOutLoss(model, examples, 2);
-    const result = await runSft({ model, train: examples, config: { steps: 8, batchSize: 2, learningRate: 1e-2, warmupSteps: 0, evalEvery: 8 } });
+    const before = await heldOutLoss(policy, examples, 2);
+    const result = await runSft({ policy, train: examples, config: { steps: 8, batchSize: 2, learningRate: 1e-2, warmupSteps: 0, evalEvery: 8 } });
     assert.ok(Number.isFinite(result.finalLoss));
-    const after = await heldOutLoss(model, examples, 2);
+    const after = await heldOutLoss(policy, examples, 2);
     assert.ok(after < before, `fine-tuning on the annotated corpus lowered its loss (${before} → ${after})`);
   });
 });

@@ -8,7 +8,8 @@ import { describe, test } from 'node:test';
 import type { Trajectory } from '../core/types.ts';
 import { calculatorTool } from '../envs/calculator/env.ts';
 import { TransformerModel } from '../model/model.ts';
-import { makeBanditEnv } from '../train/bandit-fixture.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { makeBanditEnv } from '../train/bandit-test-fixture.ts';
 import { runRl } from '../train/rl.ts';
 import { MemGPTAgent } from './memgpt.ts';
 import { runReAct } from './react.ts';
@@ -43,8 +44,8 @@ describe('runRl trains through the scaffolds', () => {
     const before = Float32Array.from(await paramsOf(model));
     const collected: Trajectory[] = [];
     const result = await runRl({
-      model,
-      reference,
+      policy: new BuiltinPolicy({ model }),
+      reference: new BuiltinPolicy({ model: reference }),
       env: makeBanditEnv,
       config,
       collect: async ({ policy, seeds, iteration }) => {
@@ -76,8 +77,8 @@ describe('runRl trains through the scaffolds', () => {
     const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
     const before = Float32Array.from(await paramsOf(model));
     const result = await runRl({
-      model,
-      reference,
+      policy: new BuiltinPolicy({ model }),
+      reference: new BuiltinPolicy({ model: reference }),
       env: makeBanditEnv,
       config,
       collect: async ({ policy, seeds }) => {

@@ -67,11 +67,11 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
         const before = await validate(policy, env, testConfig, 'test');
         store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });
         console.error(`dpo: held-out test success before: ${(before * 100).toFixed(1)}%`);
-        const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
+        const reference = new BuiltinPolicy({ model: await TransformerModel.fromParams(model.config, await model.hostParams()) });
         interrupt.enter('the DPO iterations', { graceful: 'finishing this iteration, then saving' });
         const progress = new Progress({ label: 'dpo', total: options.iterations });
         const result = await runDpo({
-          model,
+          policy,
           reference,
           env,
           config: options,

@@ -1,6 +1,7 @@
 /**
  * The starting policy of `agentrl train` and `agentrl dpo`: a checkpoint (`--init`), or a fresh
- * built-in model warm-started by SFT on the environment's scripted expert.
+ * built-in model warm-started by SFT on the environment's scripted expert (`warmStartPolicy`,
+ * through the TrainablePolicy contract; backend-setup.ts uses it for the other backends).
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
@@ -8,6 +9,8 @@ import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
 import { loadCheckpoint, type LoadedCheckpoint } from '../model/checkpoint.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import type { TrainablePolicy } from '../policy/types.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
 import { Progress } from './progress.ts';
 
@@ -62,15 +65,17 @@ export async function checkRunSetup(options: { env: string; envOptions: string; 
   return { descriptor, envOptions, init };
 }
 
+export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {
+  seed: number;
+  maxTurns: number;
+  maxNewTokens: number;
+  systemPrompt: boolean;
+  historyTurns?: number;
+  envOptions?: Record<string, unknown>;
+};
+
 export async function prepareModel(
-  options: z.infer<typeof modelSetupSchema> & {
-    seed: number;
-    maxTurns: number;
-    maxNewTokens: number;
-    systemPrompt: boolean;
-    historyTurns?: number;
-    envOptions?: Record<string, unknown>;
-  },
+  options: PrepareModelOptions,
   descriptor: EnvDescriptor,
   { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
 ): Promise<TransformerModel> {
@@ -88,26 +93,35 @@ export async function prepareModel(
   }
   const model = await TransformerModel.create(modelConfig, { seed: options.seed });
   if (options.demonstrations > 0 && options.sftSteps > 0) {
-    const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
-    const result = await warmStart({
-      model,
-      env: () => descriptor.make(options.envOptions ?? {}),
-      expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
-      config: options,
-      maxTurns: options.maxTurns,
-      historyTurns: options.historyTurns === undefined || options.historyTurns < 0 ? undefined : options.historyTurns,
-      maxNewTokens: options.maxNewTokens,
-      instructions: options.systemPrompt,
-      onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
-    });
-    progress.done({ loss: result.finalLoss });
-    console.error(
-      `${label}: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
-        `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
-    );
+    await warmStartPolicy(new BuiltinPolicy({ model }), options, descriptor, label);
     // RL starts with a fresh optimizer: the SFT moments (at a 30-100x larger learning rate) say
     // nothing about the RL gradients. bench:learning starts RL the same way.
     return TransformerModel.fromParams(model.config, await model.hostParams());
   }
   return model;
 }
+
+/** The SFT warm start on the env's scripted expert, through the contract (no-op when --demonstrations or --sft-steps is 0). */
+export async function warmStartPolicy(policy: TrainablePolicy, options: PrepareModelOptions, descriptor: EnvDescriptor, label: string): Promise<void> {
+  if (options.demonstrations === 0 || options.sftSteps === 0) return;
+  const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
+  const result = await warmStart({
+    policy,
+    env: () => descriptor.make(options.envOptions ?? {}),
+    expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
+    config: options,
+    maxTurns: options.maxTurns,
+    historyTurns: options.historyTurns === undefined || options.historyTurns < 0 ? undefined : options.historyTurns,
+    maxNewTokens: options.maxNewTokens,
+    instructions: options.systemPrompt,
+    // A backend that cannot clip warm-starts unclipped.
+    maxGradNorm: policy.capabilities.gradientClipping ? undefined : 0,
+    onProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
+  });
+  progress.done({ loss: result.finalLoss });
+  console.error(
+    `${label}: warm start on ${options.demonstrations} expert episodes (${(options.randomActionRate * 100).toFixed(0)}% random actions, ` +
+      `expert success ${(result.demonstrationSuccess * 100).toFixed(0)}%)`,
+  );
+}
+

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { modelConfigSchema } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { byteTokenizer } from '../model/tokenizer.ts';
 import { readChatJsonl, splitHeldOut } from '../train/chat-data.ts';
@@ -46,7 +47,7 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
   const interrupt = gracefulInterrupt('sft', 'stopping after this step and saving the checkpoint');
   const progress = new Progress({ label: 'sft', total: options.steps });
   const result = await runSft({
-    model,
+    policy: new BuiltinPolicy({ model }),
     train: trainSet.examples,
     heldOut: heldOutSet.examples,
     config: options,

@@ -9,7 +9,10 @@
  * `--resume <run>` continues a run that was interrupted, failed or killed, in whichever phase.
  * Each run has its own checkpoint folder (`checkpoints/<run name>` unless `--out`), and one
  * process at a time trains a run (a lock in the store). Everything a typo can break (flags, the
- * env and its options, `--init`) is checked before the run is created.
+ * env and its options, `--init`, the backend's flags) is checked before the run is created.
+ *
+ * `--backend tinker --base-url … --base-model … --lora-rank …` trains a LoRA on a Tinker server
+ * instead of the built-in model, recorded the same way (backend-setup.ts).
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -20,6 +23,7 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { checkRunSetup, modelSetupSchema, type RunSetup } from './model-setup.ts';
+import { backendPreset, backendSchema, checkBackendOptions } from './backend-setup.ts';
 import { RunInterrupt } from './interrupt.ts';
 import { resolveOptions } from './config-file.ts';
 import { flagHelp, rejectPositional } from './flags.ts';
@@ -36,14 +40,17 @@ export const trainCommandSchema = z.object({
   ...rlConfigSchema.shape,
   historyTurns: rlConfigSchema.shape.historyTurns.removeDefault().default(0).describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
   ...modelSetupSchema.shape,
+  ...backendSchema.shape,
   ...runOptionsShape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
-/** The options a new run gets: defaults, then the env's training preset, the config file, the flags. */
-function resolveTrainOptions(argv: readonly string[]) {
+/** The options a new run gets: defaults, then the env's training preset and the backend's, the config file, the flags. */
+export function resolveTrainOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(trainCommandSchema, argv);
-  return resolveOptions(trainCommandSchema, argv, { base: presetOptions(plain.env), baseSource: `the ${plain.env} preset` });
+  const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend) };
+  const baseSource = plain.backend === 'builtin' ? `the ${plain.env} preset` : `the ${plain.env} preset and the ${plain.backend} backend`;
+  return resolveOptions(trainCommandSchema, argv, { base, baseSource });
 }
 
 /** `agentrl train [--env x] --help`: each flag with the value that will run for that env and where it comes from. */
@@ -64,6 +71,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     const { options, positional } = resolveTrainOptions(argv);
     rejectPositional(trainCommandSchema, positional, { '--env': environmentNames() });
     // A new run's setup is checked before the store is even opened; a resumed run's comes from the store.
+    if (options.resume === undefined) checkBackendOptions(options);
     const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
     const store = RunStore.open(options.store);
     try {
@@ -105,6 +113,7 @@ async function resumedRun(store: RunStore, reference: string, argv: readonly str
   const stored = store.run(reference);
   if (stored.command !== 'train') throw new InvalidArgumentError(`run ${stored.name} was recorded by agentrl ${stored.command}, which does not resume; only train runs do`);
   const { options } = resolveOptions(trainCommandSchema, argv, { base: stored.config });
+  checkBackendOptions(options);
   const setup = await checkRunSetup(options);
   const { tookOverFrom } = store.lockRun(stored.id);
   try {

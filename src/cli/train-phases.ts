@@ -9,21 +9,23 @@
  *   4. test after RL  — the held-out success and the `final` checkpoint; a run whose iterations
  *                       are all done resumes here and is finished.
  *
+ * The policy comes from the run's backend (backend-setup.ts: the built-in model, or a LoRA on a
+ * Tinker server); the phases call only the TrainablePolicy contract.
+ *
  * Ctrl-C / SIGTERM during the iterations finishes the iteration and saves it; in any other phase
  * the process stops at once (nothing there is worth saving half-done). Either way the run is then
  * `interrupted` and `--resume` continues it.
  */
 import { join } from 'node:path';
-import { saveCheckpoint } from '../model/checkpoint.ts';
-import type { TransformerModel } from '../model/model.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import type { TrainablePolicy } from '../policy/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { algorithmPresets } from '../train/algorithm-presets.ts';
 import { heldOutSuccess, runRl } from '../train/rl.ts';
 import { loadResumePoint, RunRecorder } from '../train/run-recorder.ts';
 import type { RunInterrupt } from './interrupt.ts';
-import { prepareModel, type RunSetup } from './model-setup.ts';
+import type { RunSetup } from './model-setup.ts';
+import { policyBackend } from './backend-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
 import type { TrainCommandOptions } from './train-command.ts';
 
@@ -39,13 +41,30 @@ export interface TrainPhasesOptions {
   resumed: boolean;
 }
 
-export async function trainPhases({ store, run, options, setup, interrupt, dir, resumed }: TrainPhasesOptions): Promise<'completed' | 'interrupted'> {
+export async function trainPhases(phases: TrainPhasesOptions): Promise<'completed' | 'interrupted'> {
+  const { options, setup } = phases;
+  const backend = policyBackend({ ...options, envOptions: setup.envOptions }, setup.descriptor, {
+    valueHead: algorithmPresets[options.algo].valueHead,
+    label: 'train',
+    init: setup.init,
+  });
+  try {
+    return await runPhases(phases, backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+async function runPhases(
+  { store, run, options, setup, interrupt, dir, resumed }: TrainPhasesOptions,
+  backend: ReturnType<typeof policyBackend>,
+): Promise<'completed' | 'interrupted'> {
   const env = () => setup.descriptor.make(setup.envOptions);
   const started = performance.now();
   const recorder = new RunRecorder({ store, runId: run.id, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes });
   const testConfig = { ...options, validationEpisodes: options.testEpisodes };
-  const save = async (model: TransformerModel, name: string, extra: Record<string, unknown>) =>
-    saveCheckpoint(join(dir, name), { config: model.config, params: await model.hostParams(), extra: { run: run.name, algo: options.algo, env: options.env, ...extra } });
+  const save = (policy: TrainablePolicy, name: string, extra: Record<string, unknown>) =>
+    policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } });
 
   // 1. Start weights.
   if (store.latestCheckpoint(run.id, 'start') === undefined) {
@@ -53,17 +72,12 @@ export async function trainPhases({ store, run, options, setup, interrupt, dir, 
     if (resumed) {
       console.error(`train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`);
     }
-    const model = await prepareModel(
-      { ...options, envOptions: setup.envOptions },
-      setup.descriptor,
-      { valueHead: algorithmPresets[options.algo].valueHead, label: 'train', init: setup.init },
-    );
-    await save(model, 'start', { kind: 'start' });
-    await recorder.recordStart(model, { path: join(dir, 'start') });
+    const started = await backend.start();
+    await save(started, 'start', { kind: 'start' });
+    await recorder.recordStart(started, { path: join(dir, 'start') });
   }
-  const point = (await loadResumePoint(store, run.id))!;
-  const { model, reference } = point;
-  const policy = new BuiltinPolicy({ model });
+  const point = (await loadResumePoint(store, run.id, { policy: backend.restorePolicy, reference: backend.restoreReference }))!;
+  const { policy, reference } = point;
 
   // 2. Held-out success before RL.
   let before = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
@@ -83,7 +97,7 @@ export async function trainPhases({ store, run, options, setup, interrupt, dir, 
     if (iterations > 0) progress.update(iterations, {}, true);
     let lastFields: Record<string, string | number> = {};
     const result = await runRl({
-      model,
+      policy,
       reference,
       env,
       config: options,
@@ -103,13 +117,13 @@ export async function trainPhases({ store, run, options, setup, interrupt, dir, 
         };
         progress.update(m.iteration, lastFields, true);
         const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
-        if (folder) await save(model, 'latest', { iteration: m.iteration });
-        await recorder.commit(model, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+        if (folder) await save(policy, 'latest', { iteration: m.iteration });
+        await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
       },
     });
     iterations = result.history.at(-1)?.iteration ?? iterations;
     progress.done(lastFields);
-    await save(model, 'latest', { iteration: iterations });
+    await save(policy, 'latest', { iteration: iterations });
     if (interrupt.signal !== undefined) {
       console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
       return 'interrupted';
@@ -121,7 +135,7 @@ export async function trainPhases({ store, run, options, setup, interrupt, dir, 
   const measured = await heldOutSuccess(policy, env, testConfig);
   const after = measured.sampled;
   console.error(`train: held-out test success after RL: ${describeSuccess(measured, options.testEpisodes)}`);
-  await save(model, 'final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
+  await save(policy, 'final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
   store.transaction(() => {
     store.addEvaluation(run.id, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
     store.addCheckpoint(run.id, { step: iterations, kind: 'final', path: join(dir, 'final') });

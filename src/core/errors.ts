@@ -84,3 +84,17 @@ export class NonFiniteError extends AgentRlError {
     this.value = value;
   }
 }
+
+/**
+ * A training backend cannot run what was asked of it (PPO's value head on a backend without one,
+ * an entropy bonus, gradient clipping); refused before any rollout, naming the backend and the feature.
+ */
+export class UnsupportedCapabilityError extends AgentRlError {
+  readonly backend: string;
+  readonly feature: string;
+  constructor({ backend, feature, needed }: { backend: string; feature: string; needed: string }, message: string) {
+    super('UNSUPPORTED_CAPABILITY', message, { backend, feature, needed });
+    this.backend = backend;
+    this.feature = feature;
+  }
+}

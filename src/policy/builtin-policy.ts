@@ -14,16 +14,35 @@
  * Ids of the vocabulary the tokenizer lacks (spare ids) are never sampled (`maxTokenId`).
  *
  * Log-probs are those of the temperature-scaled distribution (model/sampling.ts), so
- * `logprobs({ sequences, temperature })` with the sampling temperature reproduces them.
+ * `logprobs({ sequences, temperature })` with the sampling temperature reproduces them, and
+ * `forwardBackward` / `trainStep` at that temperature train the distribution that was sampled.
+ *
+ * Beyond the contract: `values` (the value head, when the model has one) and `trainStep`, the
+ * engine's fused forward + backward + AdamW step (one compiled call for a batch that fits one
+ * micro-batch), which the trainers use when present. `saveState` is the model's weights, AdamW
+ * moments and step counter (./builtin-state.ts), bit for bit.
  */
-import { InvalidArgumentError } from '../core/errors.ts';
+import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { generate } from '../model/generate.ts';
+import type { HostParams } from '../model/config.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { captureBuiltinState, parseBuiltinState, restoreBuiltinModel, serializeBuiltinState } from './builtin-state.ts';
 import { decodeGenerated, generationText, groupBySampling, resolveRequest } from './request.ts';
-import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, TokenBatch, TrainablePolicy } from './types.ts';
+import type {
+  GenerateRequest,
+  Generation,
+  LossReport,
+  OptimOptions,
+  OptimReport,
+  PolicyCapabilities,
+  SaveOptions,
+  StepReport,
+  TokenBatch,
+  TrainablePolicy,
+} from './types.ts';
 
 export interface BuiltinPolicyOptions {
   model: TransformerModel;
@@ -32,6 +51,8 @@ export interface BuiltinPolicyOptions {
 }
 
 export class BuiltinPolicy implements TrainablePolicy {
+  readonly backend = 'builtin';
+  readonly capabilities: PolicyCapabilities;
   readonly model: TransformerModel;
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
@@ -46,6 +67,12 @@ export class BuiltinPolicy implements TrainablePolicy {
     this.model = model;
     this.tokenizer = tokenizer;
     this.contextWindow = model.config.maxSeqLen;
+    this.capabilities = { valueHead: model.config.valueHead, entropy: true, gradientClipping: true };
+  }
+
+  /** A policy restored from `saveState` bytes: a new model with those weights, moments and step counter. */
+  static async fromState(state: Uint8Array, { tokenizer, source }: { tokenizer?: Tokenizer; source?: string } = {}): Promise<BuiltinPolicy> {
+    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source })), tokenizer });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
@@ -91,20 +118,45 @@ export class BuiltinPolicy implements TrainablePolicy {
     return scored.logprobs;
   }
 
+  /** The value head's per-token values (PPO's critic); the model must have one. */
+  async values(batch: TokenBatch): Promise<Float32Array[]> {
+    if (!this.model.config.valueHead) throw new InvalidArgumentError('values: the model has no value head (create it with valueHead: true)');
+    return (await this.model.score(batch.sequences)).values!;
+  }
+
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
-    if ((batch.temperature ?? 1) !== 1) {
-      throw new InvalidArgumentError(`forwardBackward trains at temperature 1; got temperature ${batch.temperature}`, {
-        temperature: batch.temperature,
-      });
-    }
-    return this.model.forwardBackward(batch.sequences, loss);
+    return this.model.forwardBackward(batch.sequences, loss, { temperature: batch.temperature ?? 1 });
   }
 
   async optimStep(options: OptimOptions): Promise<OptimReport> {
     return this.model.optimStep(options);
   }
 
-  async save(path: string): Promise<void> {
-    await saveCheckpoint(path, { config: this.model.config, params: await this.model.hostParams(), tokenizer: this.tokenizer });
+  /** forwardBackward + optimStep as the engine's fused step. */
+  async trainStep(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
+    return this.model.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
   }
+
+  async save(path: string, { metadata }: SaveOptions = {}): Promise<void> {
+    await saveCheckpoint(path, { config: this.model.config, params: await this.model.hostParams(), tokenizer: this.tokenizer, extra: metadata });
+  }
+
+  /** Weights, AdamW moments and step counter (moments left out before the first step: they restore as a fresh optimizer). */
+  async saveState(): Promise<Uint8Array> {
+    return serializeBuiltinState(await captureBuiltinState(this.model, { optimizer: this.model.step > 0 }));
+  }
+
+  async loadState(bytes: Uint8Array): Promise<void> {
+    const state = parseBuiltinState(bytes);
+    if (JSON.stringify(state.modelConfig) !== JSON.stringify(this.model.config)) {
+      throw new CheckpointError('loadState: the state is of a model with another config', { state: state.modelConfig, model: this.model.config });
+    }
+    this.model.zeroGradients();
+    this.model.setParams(state.params);
+    this.model.loadOptimizerState(state.optimizer ?? { step: 0, m: zerosLike(state.params), v: zerosLike(state.params) });
+  }
+}
+
+function zerosLike(params: HostParams): HostParams {
+  return new Map([...params].map(([name, tensor]) => [name, { shape: tensor.shape, data: new Float32Array(tensor.data.length) }]));
 }

@@ -62,28 +62,68 @@ export interface Policy {
 export interface TokenBatch {
   sequences: readonly (readonly number[])[];
   /**
-   * `logprobs` divides the logits by this (match the sampling temperature); default 1.
-   * `forwardBackward` trains at temperature 1 and rejects any other value.
+   * Log-probs are those of log_softmax(logits / temperature): pass the sampling temperature so
+   * `logprobs` reproduces the sampling log-probs and `forwardBackward` trains that distribution.
+   * Default 1. A backend that scores at temperature 1 only rejects any other value.
    */
   temperature?: number;
 }
 
 export interface OptimReport {
+  /** Global gradient norm before clipping (NaN when the backend does not report it). */
   gradNorm: number;
   /** Optimizer steps taken so far. */
   step: number;
 }
 
+/** One fused optimizer step: the loss report of `forwardBackward` plus `optimStep`'s. */
+export interface StepReport extends LossReport, OptimReport {}
+
+/** What a backend can train beyond per-token log-probs; a trainer refuses an algorithm needing a missing one. */
+export interface PolicyCapabilities {
+  /** A value head (`values`, and losses with a value term): PPO's critic. */
+  valueHead: boolean;
+  /** Losses with an entropy term (`entropyCoef` ≠ 0). */
+  entropy: boolean;
+  /** `optimStep({ maxGradNorm > 0 })` clips the global gradient norm. */
+  gradientClipping: boolean;
+}
+
+export interface SaveOptions {
+  /** Recorded with the weights (the built-in checkpoint's `agentrl.extra`): run, iteration, … */
+  metadata?: Record<string, unknown>;
+}
+
 export interface TrainablePolicy extends Policy {
-  /** Per-token log-probs of each sequence (index 0 is 0); for old / reference log-probs. */
+  /** The backend's name, for messages ('builtin', 'tinker'). */
+  readonly backend: string;
+  readonly capabilities: PolicyCapabilities;
+  /** Per-token log-probs of each sequence at `batch.temperature` (index 0 is 0); for old / reference log-probs. */
   logprobs(batch: TokenBatch): Promise<Float32Array[]>;
-  /** Forward, loss, backward; the gradient accumulates until `optimStep`. */
+  /** Forward, loss (of the log-probs at `batch.temperature`), backward; the gradient accumulates until `optimStep`. */
   forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport>;
   /** Applies the accumulated gradient (clip + AdamW) and clears it. */
   optimStep(options: OptimOptions): Promise<OptimReport>;
-  /** Writes a checkpoint folder (Hugging Face layout, see model/checkpoint.ts). */
-  save(path: string): Promise<void>;
+  /** Writes the weights for export (the built-in model: a Hugging Face folder, see model/checkpoint.ts). */
+  save(path: string, options?: SaveOptions): Promise<void>;
+  /**
+   * Everything resuming training needs — weights, optimizer moments, step counter — as bytes
+   * (kept in the run store's checkpoint rows). `loadState` of them gives a policy whose
+   * log-probs and next update equal this one's.
+   */
+  saveState(): Promise<Uint8Array>;
+  loadState(state: Uint8Array): Promise<void>;
+  /** Optional (capabilities.valueHead): the value head's per-token values of each sequence. */
+  values?(batch: TokenBatch): Promise<Float32Array[]>;
+  /**
+   * Optional: `forwardBackward` + `optimStep` on one batch as one call (the built-in engine fuses
+   * them into one compiled step). Trainers use it when present; it gives the same update.
+   */
+  trainStep?(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport>;
 }
+
+/** What a reference policy (KL, DPO) must do: score sequences. A frozen `BuiltinPolicy`, or a remote scorer. */
+export type ReferencePolicy = Pick<TrainablePolicy, 'logprobs'>;
 
 export function isTrainablePolicy(policy: Policy): policy is TrainablePolicy {
   const candidate = policy as Partial<TrainablePolicy>;
@@ -91,6 +131,8 @@ export function isTrainablePolicy(policy: Policy): policy is TrainablePolicy {
     typeof candidate.logprobs === 'function' &&
     typeof candidate.forwardBackward === 'function' &&
     typeof candidate.optimStep === 'function' &&
-    typeof candidate.save === 'function'
+    typeof candidate.save === 'function' &&
+    typeof candidate.saveState === 'function' &&
+    typeof candidate.loadState === 'function'
   );
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Trajectory } from '../core/types.ts';
-import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { preferencePairs, runDpo } from './dpo.ts';
 
 const fake = (groupId: string, success: boolean, totalReward: number): Trajectory => ({
@@ -38,10 +38,10 @@ test('preference pairs: successes with failures of the same task, best with wors
 });
 
 test('online DPO on the bandit raises the better-arm rate', async () => {
-  const { model, reference } = await warmStartedBandit();
+  const { policy, referencePolicy } = await warmStartedBandit();
   const result = await runDpo({
-    model,
-    reference,
+    policy,
+    reference: referencePolicy,
     env: makeBanditEnv,
     config: { iterations: 8, tasksPerIteration: 8, groupSize: 4, maxTurns: 1, maxNewTokens: 24, learningRate: 1e-3, validateEvery: 0, validationEpisodes: 16, seed: 2 },
   });

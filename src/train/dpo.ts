@@ -3,17 +3,18 @@
  * with the current policy, pair a successful episode with a failed one of the same task (chosen =
  * higher return), and minimise the DPO (sigmoid) or IPO loss of the pair's whole trajectories
  * against a frozen reference. Trajectories are whole conversations (the pair compares Σ log π over
- * every generated token of the episode), so they must fit the model's window.
+ * every generated token of the episode), so they must fit the model's window. Trains any
+ * `TrainablePolicy`; the reference is anything that scores (`logprobs`).
  */
 import { z } from 'zod';
 import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import { dpoLoss, dpoLossTypes, type PreferencePair } from '../algorithms/index.ts';
-import type { TransformerModel } from '../model/model.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { rollout } from '../rollout/index.ts';
 import { iterationSeeds, validate } from './rl.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
+import { policyStep, requireCapabilities } from './policy-step.ts';
 
 export const dpoConfigSchema = z.object({
   ...loopConfigShape,
@@ -60,16 +61,16 @@ export function preferencePairs(trajectories: readonly Trajectory[]): Preference
 }
 
 export async function runDpo<Task>(options: {
-  model: TransformerModel;
-  reference: TransformerModel;
+  policy: TrainablePolicy;
+  reference: ReferencePolicy;
   env: () => Env<Task>;
   config?: DpoConfigInput;
   onIteration?: (metrics: DpoIterationMetrics) => void | Promise<void>;
   shouldStop?: () => boolean;
 }): Promise<{ history: DpoIterationMetrics[]; finalValidationSuccess?: number }> {
   const config = dpoConfigSchema.parse(options.config ?? {});
-  const { model, reference } = options;
-  const policy = new BuiltinPolicy({ model });
+  const { policy, reference } = options;
+  requireCapabilities(policy, { what: `DPO (${config.lossType})`, maxGradNorm: config.maxGradNorm });
   const rng = new Rng(config.seed);
   const history: DpoIterationMetrics[] = [];
   let validationSuccess: number | undefined;
@@ -96,7 +97,7 @@ export async function runDpo<Task>(options: {
       // Sequences: each pair's chosen then rejected trajectory; pairs index into that list.
       const members = batchPairs.flatMap((p) => [trajectories[p.chosen]!, trajectories[p.rejected]!]);
       const sequences = members.map((t) => t.tokens);
-      const refLogprobs = (await reference.score(sequences)).logprobs;
+      const refLogprobs = await reference.logprobs({ sequences });
       const loss = dpoLoss({
         refLogprobs,
         lossMask: members.map((t) => t.lossMask),
@@ -104,7 +105,7 @@ export async function runDpo<Task>(options: {
         beta: config.beta,
         lossType: config.lossType,
       });
-      const report = await model.trainStep(sequences, loss, { learningRate: config.learningRate, maxGradNorm: config.maxGradNorm });
+      const report = await policyStep(policy, { sequences }, loss, { learningRate: config.learningRate, maxGradNorm: config.maxGradNorm });
       totals.loss += report.loss;
       totals.accuracy += report.metrics.reward_accuracy ?? 0;
       totals.margin += report.metrics.reward_margin ?? 0;

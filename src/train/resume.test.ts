@@ -4,10 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore } from '../store/run-store.ts';
-import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { runRl, type RlConfigInput } from './rl.ts';
 import { loadResumePoint, RunRecorder } from './run-recorder.ts';
-import { captureTrainerState, restoreModel, type TrainerState } from './trainer-state.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { captureBuiltinState, parseBuiltinState } from '../policy/builtin-state.ts';
 
 const config: RlConfigInput = {
   algo: 'grpo',
@@ -32,15 +33,16 @@ const timing = ['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond'];
 
 class Crash extends Error {}
 
-async function train(store: RunStore, start: { model: TrainerState; reference: TrainerState }, crashInIteration?: number): Promise<number> {
+/** The start states are `saveState` bytes; each run restores its policy and reference from them. */
+async function train(store: RunStore, start: { model: Uint8Array; reference: Uint8Array }, crashInIteration?: number): Promise<number> {
   const run = store.createRun({ command: 'train', seed: 5, gitCommit: null, config: { ...config } });
-  const model = await restoreModel(start.model);
-  const reference = await restoreModel(start.reference);
+  const policy = await BuiltinPolicy.fromState(start.model);
+  const reference = await BuiltinPolicy.fromState(start.reference);
   const recorder = new RunRecorder({ store, runId: run.id, validationEpisodes: 4 });
   await recorder.recordStart(reference);
   const hooks = recorder.hooks();
   await runRl({
-    model,
+    policy,
     reference,
     env: makeBanditEnv,
     config,
@@ -50,7 +52,7 @@ async function train(store: RunStore, start: { model: TrainerState; reference: T
       // A crash after the rollout, before the update: the iteration in progress is lost.
       if (iteration === crashInIteration) throw new Crash(`crash in iteration ${iteration}`);
     },
-    onIteration: (metrics, state) => recorder.commit(model, metrics, state),
+    onIteration: (metrics, state) => recorder.commit(policy, metrics, state),
   });
   return run.id;
 }
@@ -63,7 +65,9 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-resume-'));
   try {
     const fixture = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
-    const start = { model: await captureTrainerState(fixture.model), reference: await captureTrainerState(fixture.reference) };
+    const start = { model: await fixture.policy.saveState(), reference: await fixture.referencePolicy.saveState() };
+    const warmStartSteps = parseBuiltinState(start.model).optimizer!.step;
+    const restore = { policy: (state: Uint8Array) => BuiltinPolicy.fromState(state), reference: (state: Uint8Array) => BuiltinPolicy.fromState(state) };
     const store = RunStore.open(join(dir, 'agentrl.db'));
 
     const straight = await train(store, start);
@@ -71,18 +75,18 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const interrupted = store.runs()[0]!.id;
     assert.deepEqual(store.metrics(interrupted).map((m) => m.step), [1, 2], 'the crashed iteration left nothing');
 
-    const point = (await loadResumePoint(store, interrupted))!;
+    const point = (await loadResumePoint(store, interrupted, restore))!;
     assert.equal(point.resume!.iteration, 2);
-    assert.equal(point.model.step, start.model.optimizer!.step + 2 * stepsPerIteration, 'optimizer step counter restored (warm-start steps + 2 iterations of steps)');
+    assert.equal(point.policy.model.step, warmStartSteps + 2 * stepsPerIteration, 'optimizer step counter restored (warm-start steps + 2 iterations of steps)');
     const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
     const result = await runRl({
-      model: point.model,
+      policy: point.policy,
       reference: point.reference,
       env: makeBanditEnv,
       config,
       resume: point.resume,
       ...recorder.hooks(),
-      onIteration: (metrics, state) => recorder.commit(point.model, metrics, state),
+      onIteration: (metrics, state) => recorder.commit(point.policy, metrics, state),
     });
     assert.deepEqual(result.history.map((m) => m.iteration), [3, 4]);
 
@@ -102,11 +106,11 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
       }
     }
     // Final weights and optimizer state are bit-identical.
-    const a = (await loadResumePoint(store, straight))!;
-    const b = (await loadResumePoint(store, interrupted))!;
-    const stateA = await captureTrainerState(a.model);
-    const stateB = await captureTrainerState(b.model);
-    assert.equal(stateA.optimizer!.step, start.model.optimizer!.step + 4 * stepsPerIteration);
+    const a = (await loadResumePoint(store, straight, restore))!;
+    const b = (await loadResumePoint(store, interrupted, restore))!;
+    const stateA = await captureBuiltinState(a.policy.model);
+    const stateB = await captureBuiltinState(b.policy.model);
+    assert.equal(stateA.optimizer!.step, warmStartSteps + 4 * stepsPerIteration);
     for (const [name, tensor] of stateA.params) assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
     for (const [name, tensor] of stateA.optimizer!.v) assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
     store.close();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rlLossConfigSchema } from '../algorithms/index.ts';
-import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { effectivePreset, rlConfigSchema, runRl } from './rl.ts';
 
 const lossOf = (input: Record<string, unknown>) => rlLossConfigSchema.parse(effectivePreset(rlConfigSchema.parse(input)).loss);
@@ -22,10 +22,10 @@ test('dual clip: DAPO uses c = 10 (verl recipe), GRPO keeps 3; clipRatioC overri
 });
 
 test('DAPO dynamic sampling refills the batch to tasksPerIteration groups whose rewards vary', async () => {
-  const { model } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
+  const { policy } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
   const groupRewards: Map<string, number[]>[] = [];
   const result = await runRl({
-    model,
+    policy,
     env: makeBanditEnv,
     config: { algo: 'dapo', iterations: 3, tasksPerIteration: 4, groupSize: 4, maxTurns: 1, maxNewTokens: 24, learningRate: 1e-3, validateEvery: 0, validationEpisodes: 2, seed: 2 },
     onAdvantages: (trajectories) => {

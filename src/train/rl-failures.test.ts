@@ -2,19 +2,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NonFiniteError } from '../core/errors.ts';
 import { TransformerModel } from '../model/model.ts';
-import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { runRl, type TrainingWarning } from './rl.ts';
 
 test('non-finite loss: all-NaN weights stop the run with NonFiniteError before the iteration is committed', async () => {
-  const { model, reference } = await warmStartedBandit({ sftSteps: 20, demonstrations: 16 });
+  const { model, policy, referencePolicy } = await warmStartedBandit({ sftSteps: 20, demonstrations: 16 });
   const params = await model.hostParams();
   for (const tensor of params.values()) tensor.data.fill(NaN);
   model.setParams(params);
   const committed: number[] = [];
   await assert.rejects(
     runRl({
-      model,
-      reference,
+      policy,
+      reference: referencePolicy,
       env: makeBanditEnv,
       config: { algo: 'grpo', iterations: 2, tasksPerIteration: 2, groupSize: 2, maxTurns: 1, maxNewTokens: 8, validateEvery: 0, validationEpisodes: 2, seed: 1 },
       onIteration: (metrics) => void committed.push(metrics.iteration),
@@ -40,7 +41,7 @@ test('warnings: an iteration that trains on no tokens, and one where every actio
   );
   const warnings: TrainingWarning[] = [];
   const result = await runRl({
-    model,
+    policy: new BuiltinPolicy({ model }),
     env: makeBanditEnv,
     config: { algo: 'dapo', iterations: 1, tasksPerIteration: 2, groupSize: 2, maxGenerationBatches: 2, maxTurns: 1, maxNewTokens: 8, validateEvery: 0, validationEpisodes: 2, seed: 1 },
     onWarning: (warning) => void warnings.push(warning),

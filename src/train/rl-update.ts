@@ -1,17 +1,19 @@
 /**
- * One iteration's policy update: score the kept trajectories (reference log-probs at the rollout
- * temperature, values from the value head), compute advantages per the preset (token level for
- * whole conversations, turn level for bounded-history segments), then minibatch epochs of the
- * composite loss. Every optimizer step's loss and global gradient norm must be finite: the first
+ * One iteration's policy update, through the `TrainablePolicy` contract: score the kept
+ * trajectories (reference `logprobs` at the rollout temperature, `values` from the value head),
+ * compute advantages per the preset (token level for whole conversations, turn level for
+ * bounded-history segments), then minibatch epochs of the composite loss, each minibatch one
+ * optimizer step at the rollout temperature (`policyStep`: the fused `trainStep` when present). Every optimizer step's loss and global gradient norm must be finite: the first
  * that is not throws `NonFiniteError`, before the iteration reaches `onIteration`.
  */
 import { NonFiniteError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
 import { klEstimate, rlLoss } from '../algorithms/index.ts';
-import type { StepReport, TransformerModel } from '../model/model.ts';
+import type { ReferencePolicy, StepReport, TrainablePolicy } from '../policy/types.ts';
 import type { AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
+import { policyStep } from './policy-step.ts';
 import type { RlConfig, UpdateMetrics } from './rl.ts';
 
 export interface UpdateReport extends UpdateMetrics {
@@ -30,8 +32,8 @@ export interface TrainingSample {
 }
 
 export interface UpdateOptions {
-  model: TransformerModel;
-  reference: TransformerModel | undefined;
+  policy: TrainablePolicy;
+  reference: ReferencePolicy | undefined;
   /** The kept trajectories (each with at least one policy token). */
   trajectories: Trajectory[];
   preset: AlgorithmPreset;
@@ -44,12 +46,12 @@ export interface UpdateOptions {
   onSamples?: (samples: TrainingSample[]) => void | Promise<void>;
 }
 
-export async function updatePolicy({ model, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples }: UpdateOptions): Promise<UpdateReport> {
+export async function updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples }: UpdateOptions): Promise<UpdateReport> {
   const started = performance.now();
   const segmented = trajectories.every((t) => t.segments !== undefined);
   const samples = segmented
-    ? await turnLevelSamples(model, reference, trajectories, preset, config)
-    : await tokenLevelSamples(model, reference, trajectories, preset, config);
+    ? await turnLevelSamples(policy, reference, trajectories, preset, config)
+    : await tokenLevelSamples(policy, reference, trajectories, preset, config);
   await onSamples?.(samples);
   const totals = { loss: 0, pgLoss: 0, kl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
@@ -66,8 +68,11 @@ export async function updatePolicy({ model, reference, trajectories, preset, con
         oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
         config: preset.loss,
       });
-      const report = await model.trainStep(batch.map((b) => b.tokens), loss, { learningRate, maxGradNorm: config.maxGradNorm, temperature: config.temperature });
-      assertFinite(report, iteration);
+      const report = await policyStep(policy, { sequences: batch.map((b) => b.tokens), temperature: config.temperature }, loss, {
+        learningRate,
+        maxGradNorm: config.maxGradNorm,
+      });
+      assertFinite(report, iteration, policy.capabilities.gradientClipping);
       tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
       totals.loss += report.loss;
       totals.pgLoss += report.metrics.pg_loss ?? 0;
@@ -92,27 +97,30 @@ export async function updatePolicy({ model, reference, trajectories, preset, con
   };
 }
 
-/** A NaN or infinite loss or gradient norm stops training (it would otherwise train on silently). */
-function assertFinite(report: StepReport, iteration: number): void {
+/**
+ * A NaN or infinite loss or gradient norm stops training (it would otherwise train on silently).
+ * A backend that cannot clip may not compute the norm at all (NaN = not reported): only its loss is checked.
+ */
+function assertFinite(report: StepReport, iteration: number, reportsGradNorm: boolean): void {
   if (!Number.isFinite(report.loss)) throw new NonFiniteError({ iteration, quantity: 'loss', value: report.loss, optimizerStep: report.step });
-  if (!Number.isFinite(report.gradNorm)) throw new NonFiniteError({ iteration, quantity: 'gradient norm', value: report.gradNorm, optimizerStep: report.step });
+  if (reportsGradNorm && !Number.isFinite(report.gradNorm)) throw new NonFiniteError({ iteration, quantity: 'gradient norm', value: report.gradNorm, optimizerStep: report.step });
 }
 
-function usesReference(reference: TransformerModel | undefined, preset: AlgorithmPreset): reference is TransformerModel {
+function usesReference(reference: ReferencePolicy | undefined, preset: AlgorithmPreset): reference is ReferencePolicy {
   return reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
 }
 
 /** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */
 async function tokenLevelSamples(
-  model: TransformerModel,
-  reference: TransformerModel | undefined,
+  policy: TrainablePolicy,
+  reference: ReferencePolicy | undefined,
   trajectories: Trajectory[],
   preset: AlgorithmPreset,
   config: RlConfig,
 ): Promise<TrainingSample[]> {
   const sequences = trajectories.map((t) => t.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
-  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
+  const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const { advantages, returns } = computeAdvantages(
     trajectories.map((t, i) => ({
       lossMask: t.lossMask,
@@ -144,16 +152,16 @@ async function tokenLevelSamples(
  * each turn's advantage and return are broadcast over its segment's generated tokens.
  */
 async function turnLevelSamples(
-  model: TransformerModel,
-  reference: TransformerModel | undefined,
+  policy: TrainablePolicy,
+  reference: ReferencePolicy | undefined,
   trajectories: Trajectory[],
   preset: AlgorithmPreset,
   config: RlConfig,
 ): Promise<TrainingSample[]> {
   const segments = trajectories.flatMap((t) => t.segments!);
   const sequences = segments.map((s) => s.tokens);
-  const refLogprobs = usesReference(reference, preset) ? (await reference.score(sequences, { temperature: config.temperature })).logprobs : undefined;
-  const values = preset.valueHead ? (await model.score(sequences)).values : undefined;
+  const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
+  const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
   let cursor = 0;
   const turnSamples = trajectories.map((trajectory) => {

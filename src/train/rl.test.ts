@@ -1,15 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeBanditEnv, warmStartedBandit } from './bandit-fixture.ts';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { effectivePreset, rlConfigSchema, runRl } from './rl.ts';
 
 for (const algo of ['grpo', 'ppo'] as const) {
   test(`learning smoke test (${algo} on the bandit): loss finite, every parameter moves, reward rises`, async () => {
-    const { model, reference } = await warmStartedBandit({ valueHead: algo === 'ppo' });
+    const { model, policy, referencePolicy } = await warmStartedBandit({ valueHead: algo === 'ppo' });
     const start = await model.hostParams();
     const result = await runRl({
-      model,
-      reference,
+      policy,
+      reference: referencePolicy,
       env: makeBanditEnv,
       config: {
         algo,
@@ -48,10 +48,10 @@ test('trainer overrides reach the loss: vfCoef and detachValueHead (PPO), left a
 });
 
 test('temperature 0.7: old, current and reference log-probs are all scored at the rollout temperature (ratio 1, KL 0 before any update)', async () => {
-  const { model, reference } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
+  const { policy, referencePolicy } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
   const result = await runRl({
-    model,
-    reference,
+    policy,
+    reference: referencePolicy,
     env: makeBanditEnv,
     // One iteration, one minibatch: the metrics are those of the first step, before any update.
     config: { algo: 'grpo', iterations: 1, tasksPerIteration: 4, groupSize: 4, minibatchSize: 16, maxTurns: 1, maxNewTokens: 24, temperature: 0.7, validateEvery: 0, validationEpisodes: 2, seed: 3 },

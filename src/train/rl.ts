@@ -3,9 +3,14 @@
  * rewards → advantages (per the algorithm preset) → minibatch epochs of the composite loss, with
  * KL to a frozen reference → metrics → periodic validation on held-out seeds → checkpoints.
  *
- * The built-in model samples and trains; old log-probs are the sampler's (they equal the scorer's
- * to 1e-5, tested in model.test.ts), reference log-probs come from a frozen copy of the starting
- * weights, values (PPO) from the model's value head. Old, current and reference log-probs are
+ * The trainer calls only the `TrainablePolicy` contract (policy/types.ts): `generateBatch` to
+ * sample, `logprobs` to score, `forwardBackward` + `optimStep` (or the backend's fused
+ * `trainStep`) to update, `values` for PPO's critic — so any backend trains, the built-in engine
+ * (`BuiltinPolicy`) or a remote one (`TinkerPolicy`). An algorithm the backend cannot run (PPO
+ * without a value head, an entropy bonus, gradient clipping) is refused before the first rollout.
+ * Old log-probs are the sampler's (for the built-in model they equal the scorer's to 1e-5, tested
+ * in model.test.ts), reference log-probs come from a frozen policy (`reference`: anything with
+ * `logprobs`, e.g. a frozen copy of the starting weights), values (PPO) from the value head. Old, current and reference log-probs are
  * all of the temperature-scaled distribution log_softmax(logits / T) at the rollout temperature
  * T (`temperature`), as verl and TRL score them; a `collect` scaffold must sample at T too.
  */
@@ -14,8 +19,7 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng, type RngState } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import { rlLossConfigSchema } from '../algorithms/index.ts';
-import type { TransformerModel } from '../model/model.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import type { Policy, ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { rollout, evaluate, rolloutStats } from '../rollout/index.ts';
 import { splitSeeds } from '../envs/split.ts';
 import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
@@ -24,6 +28,7 @@ import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
 import { collectIteration, iterationSeeds } from './rl-collect.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
+import { requireCapabilities } from './policy-step.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
 
@@ -100,13 +105,14 @@ export interface IterationMetrics extends UpdateMetrics {
   validationSuccess?: number;
 }
 
-export interface RlRunOptions<Task> {
-  model: TransformerModel;
-  /** Frozen reference policy for KL; defaults to none (KL terms are then skipped). */
-  reference?: TransformerModel;
+export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy> {
+  /** The policy sampled and trained (e.g. `new BuiltinPolicy({ model })`). */
+  policy: P;
+  /** Frozen reference policy for KL (anything that scores); defaults to none (KL terms are then skipped). */
+  reference?: ReferencePolicy;
   env: () => Env<Task>;
   config?: RlConfigInput;
-  /** After each iteration; `state` is what resuming after this iteration needs (with the model's weights and optimizer). */
+  /** After each iteration; `state` is what resuming after this iteration needs (with the policy's `saveState`). */
   onIteration?: (metrics: IterationMetrics, state: RlResumeState) => void | Promise<void>;
   onRolloutProgress?: (done: number, total: number) => void;
   /** Every iteration's trajectories, before the update (for logging and run stores). */
@@ -116,14 +122,14 @@ export interface RlRunOptions<Task> {
   onWarning?: (warning: TrainingWarning) => void;
   /** Per-token advantages the update trains on, aligned with each kept trajectory's `tokens` (for run stores). */
   onAdvantages?: (trajectories: readonly Trajectory[], advantages: readonly Float64Array[], iteration: number) => void | Promise<void>;
-  /** Continue after a finished iteration (the model must already hold that iteration's weights and optimizer state). */
+  /** Continue after a finished iteration (the policy must already hold that iteration's weights and optimizer state). */
   resume?: RlResumeState;
   /**
    * Collects an iteration's trajectories in place of the env rollout — an agent scaffold (ReAct,
    * tool calling, MemGPT) running the policy; trajectories of one task share a `groupId`.
    * Validation still plays `env`.
    */
-  collect?: (context: { policy: BuiltinPolicy; seeds: readonly number[]; iteration: number; config: RlConfig }) => Promise<Trajectory[]>;
+  collect?: (context: { policy: P; seeds: readonly number[]; iteration: number; config: RlConfig }) => Promise<Trajectory[]>;
 }
 
 /** Kinds of `TrainingWarning`. */
@@ -170,7 +176,7 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
 
 /** Validation success on held-out seeds, greedy. */
 export async function validate<Task>(
-  policy: BuiltinPolicy,
+  policy: Policy,
   env: () => Env<Task>,
   config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt' | 'stopAtTag' | 'temperature'>,
   split: 'validation' | 'test' = 'validation',
@@ -199,7 +205,7 @@ export async function validate<Task>(
  * (the rollout temperature, `samples` episodes per seed) — and `greedy` (temperature 0).
  */
 export async function heldOutSuccess<Task>(
-  policy: BuiltinPolicy,
+  policy: Policy,
   env: () => Env<Task>,
   config: Parameters<typeof validate>[2],
   { split = 'test', samples = 2, seed = 12_345 }: { split?: 'validation' | 'test'; samples?: number; seed?: number } = {},
@@ -210,19 +216,21 @@ export async function heldOutSuccess<Task>(
   };
 }
 
-export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult> {
+export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptions<Task, P>): Promise<RlResult> {
   const config = rlConfigSchema.parse(options.config ?? {});
   const preset = effectivePreset(config);
-  const { model, reference } = options;
-  if (preset.valueHead && !model.config.valueHead) {
-    throw new InvalidArgumentError(`algorithm ${config.algo} trains a critic: create the model with valueHead: true`);
-  }
+  const { policy, reference } = options;
+  requireCapabilities(policy, {
+    what: `algorithm ${config.algo}`,
+    valueHead: preset.valueHead,
+    entropyCoef: preset.loss.entropyCoef ?? 0,
+    maxGradNorm: config.maxGradNorm,
+  });
   const needsReference = preset.loss.useKlLoss === true || preset.klInReward !== null;
   if (needsReference && reference === undefined) {
     throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy: pass reference (a frozen copy of the start model) or set klCoef 0`);
   }
   const warn = options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
-  const policy = new BuiltinPolicy({ model });
   const rng = new Rng(options.resume?.rngState ?? config.seed);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
@@ -269,7 +277,7 @@ export async function runRl<Task>(options: RlRunOptions<Task>): Promise<RlResult
     const onSamples = options.onAdvantages && ((samples: TrainingSample[]) => options.onAdvantages!(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
     const update =
       trajectories.length > 0
-        ? await updatePolicy({ model, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
+        ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
         : undefined;
     const trainedTokens = trajectories.reduce((sum, t) => sum + t.lossMask.reduce((n, m) => n + m, 0), 0);
     const seconds = (performance.now() - started) / 1000;
@@ -330,7 +338,10 @@ function iterationWarnings(metrics: IterationMetrics, keptGroups: number, config
   return warnings;
 }
 
-async function collectWith(collect: NonNullable<RlRunOptions<unknown>['collect']>, context: Parameters<NonNullable<RlRunOptions<unknown>['collect']>>[0]) {
+async function collectWith<P extends TrainablePolicy>(
+  collect: NonNullable<RlRunOptions<unknown, P>['collect']>,
+  context: Parameters<NonNullable<RlRunOptions<unknown, P>['collect']>>[0],
+) {
   const started = performance.now();
   const trajectories = await collect(context);
   return { trajectories, stats: rolloutStats(trajectories, (performance.now() - started) / 1000) };

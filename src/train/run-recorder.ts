@@ -2,19 +2,19 @@
  * Records an RL run into the run store through `runRl`'s hooks, without touching the trainer:
  * `onTrajectories` and `onAdvantages` collect the iteration's episodes and the advantages the
  * update used; `commit` (called from `onIteration`) writes the iteration's metrics, trajectories,
- * validation result and resumable state (weights, AdamW moments, step counter, RNG) in ONE
- * transaction. A process killed mid-iteration therefore loses that iteration and nothing else,
+ * validation result and resumable state (the policy's `saveState` — for the built-in model its
+ * weights, AdamW moments and step counter — and the RNG) in ONE transaction. A process killed mid-iteration therefore loses that iteration and nothing else,
  * and `loadResumePoint` finds the state to continue from.
  */
 import type { Trajectory } from '../core/types.ts';
-import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
 import { tokenPieces } from '../model/token-text.ts';
 import { messagesFromTokens } from '../policy/scripted-policy.ts';
+import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
 import type { IterationMetrics, RlResumeState, RlRunOptions } from './rl.ts';
-import { captureTrainerState, parseTrainerState, restoreModel, serializeTrainerState } from './trainer-state.ts';
+import { decodeResumeState, encodeResumeState } from './resume-state.ts';
 
 export interface RunRecorderOptions {
   store: RunStore;
@@ -49,8 +49,8 @@ export class RunRecorder {
   }
 
   /** The run's starting weights (the KL reference), kept for resuming. */
-  async recordStart(model: TransformerModel, extra: { path?: string; testSuccess?: number; testEpisodes?: number } = {}): Promise<void> {
-    const state = serializeTrainerState(await captureTrainerState(model, { optimizer: false }));
+  async recordStart(policy: TrainablePolicy, extra: { path?: string; testSuccess?: number; testEpisodes?: number } = {}): Promise<void> {
+    const state = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState() });
     const { store, runId } = this.options;
     store.transaction(() => {
       store.addCheckpoint(runId, { step: 0, kind: 'start', path: extra.path, state });
@@ -59,8 +59,8 @@ export class RunRecorder {
   }
 
   /** Commits one finished iteration (call from `onIteration`). */
-  async commit(model: TransformerModel, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<void> {
-    const resumeState = serializeTrainerState(await captureTrainerState(model, { rl: state }));
+  async commit(policy: TrainablePolicy, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<void> {
+    const resumeState = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState(), rl: state });
     const { iteration, validationSuccess, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
     const kept = limit < 0 ? this.sampled : this.sampled.slice(0, limit);
@@ -96,33 +96,44 @@ export class RunRecorder {
   }
 }
 
-export interface ResumePoint {
-  model: TransformerModel;
+export interface ResumePoint<P extends TrainablePolicy, R extends ReferencePolicy> {
+  policy: P;
   /** The run's starting weights (the KL reference). */
-  reference: TransformerModel;
+  reference: R;
   /** The trainer state after the last committed iteration; undefined before the first one (RL starts from the start weights). */
   resume?: RlResumeState;
 }
 
+/** Makes policies holding `saveState` bytes (for the built-in model: `BuiltinPolicy.fromState` for both). */
+export interface RestorePolicies<P extends TrainablePolicy, R extends ReferencePolicy> {
+  policy: (policyState: Uint8Array) => Promise<P>;
+  /** The frozen KL reference, from the run's start state. */
+  reference: (policyState: Uint8Array) => Promise<R>;
+}
+
 /**
- * The newest resumable state of a run: the model (weights, optimizer, step counter), the frozen
+ * The newest resumable state of a run: the policy (weights, optimizer, step counter), the frozen
  * reference, and the trainer state — or, when no iteration was committed yet, the start weights
  * with a fresh optimizer (as RL starts). Rows recorded after it (none, when every iteration
  * commits its state) are removed so the continued run records those steps afresh. Undefined when
  * the run has no start state (it stopped in its warm start).
  */
-export async function loadResumePoint(store: RunStore, runId: number): Promise<ResumePoint | undefined> {
+export async function loadResumePoint<P extends TrainablePolicy, R extends ReferencePolicy>(
+  store: RunStore,
+  runId: number,
+  restore: RestorePolicies<P, R>,
+): Promise<ResumePoint<P, R> | undefined> {
   const start = store.latestCheckpoint(runId, 'start');
   if (start === undefined) return undefined;
   const latest = store.latestCheckpoint(runId, 'resume');
   const source = `${store.path} run ${runId} checkpoint`;
-  const startState = parseTrainerState(store.checkpointState(start.id), { source: `${source} ${start.id}` });
-  const reference = await restoreModel(startState);
+  const startState = decodeResumeState(store.checkpointState(start.id), { source: `${source} ${start.id}` });
+  const reference = await restore.reference(startState.policyState);
   if (latest === undefined) {
     store.truncateAfter(runId, 0);
-    return { model: await restoreModel(startState), reference };
+    return { policy: await restore.policy(startState.policyState), reference };
   }
-  const state = parseTrainerState(store.checkpointState(latest.id), { source: `${source} ${latest.id}` });
+  const state = decodeResumeState(store.checkpointState(latest.id), { source: `${source} ${latest.id}` });
   store.truncateAfter(runId, latest.step);
-  return { model: await restoreModel(state), reference, resume: state.rl! };
+  return { policy: await restore.policy(state.policyState), reference, resume: state.rl! };
 }

@@ -49,10 +49,11 @@ test('absolute zero trains end to end with runRl (GRPO), the built-in model prop
     { seed: 3 },
   );
   const reference = await TransformerModel.fromParams(model.config, await model.hostParams());
-  const solver = policySolver(new BuiltinPolicy({ model }), { maxNewTokens: 8 });
+  const policy = new BuiltinPolicy({ model });
+  const solver = policySolver(policy, { maxNewTokens: 8 });
   const { history } = await runRl({
-    model,
-    reference,
+    policy,
+    reference: new BuiltinPolicy({ model: reference }),
     env: () => makeAbsoluteZero({ solverSamples: 2 }, { solver }),
     config: { algo: 'grpo', iterations: 1, tasksPerIteration: 2, groupSize: 2, maxTurns: 2, maxNewTokens: 24, validateEvery: 0, validationEpisodes: 2 },
   });

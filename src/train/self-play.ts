@@ -5,7 +5,7 @@
  * being trained:
  *
  *   const policy = new BuiltinPolicy({ model });
- *   await runRl({ model, env: () => makeAbsoluteZero({}, { solver: policySolver(policy) }), config: { algo: 'grpo' } });
+ *   await runRl({ policy, env: () => makeAbsoluteZero({}, { solver: policySolver(policy) }), config: { algo: 'grpo' } });
  */
 import type { Solver } from '../envs/absolute-zero/env.ts';
 import { renderGenerationPrompt } from '../model/chat-template.ts';

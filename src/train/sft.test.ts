@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TransformerModel } from '../model/model.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { generate } from '../model/generate.ts';
 import { byteTokenizer } from '../model/tokenizer.ts';
 import { chatStopTokens, renderGenerationPrompt } from '../model/chat-template.ts';
@@ -24,7 +25,7 @@ test('SFT on a tiny chat set drives the loss below 0.05 and the model replays th
   );
   const { examples } = renderExamples(conversations, byteTokenizer, 64);
   const result = await runSft({
-    model,
+    policy: new BuiltinPolicy({ model }),
     train: examples,
     heldOut: examples,
     config: { steps: 120, batchSize: 4, learningRate: 1e-2, warmupSteps: 5, evalEvery: 60 },

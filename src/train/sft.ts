@@ -2,17 +2,19 @@
  * Supervised fine-tuning: next-token negative log-likelihood on the assistant's tokens only
  * (prompts, user turns and tool outputs are masked), over chat conversations rendered with the
  * model's chat template. Fixed-size minibatches (the last one wraps around) keep the compiled
- * shapes few; the learning rate follows warm-up + cosine.
+ * shapes few; the learning rate follows warm-up + cosine. Trains any `TrainablePolicy` (each step
+ * `policyStep`: the fused `trainStep` when the backend has one, else forwardBackward + optimStep).
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Message } from '../core/types.ts';
 import { sftLoss } from '../algorithms/index.ts';
-import type { TransformerModel } from '../model/model.ts';
+import type { TrainablePolicy } from '../policy/types.ts';
 import { renderChat } from '../model/chat-template.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import { learningRateAt } from './schedule.ts';
+import { policyStep, requireCapabilities } from './policy-step.ts';
 
 export const sftConfigSchema = z.object({
   /** Optimizer steps. */
@@ -82,17 +84,17 @@ export function renderExamples(
   return { examples, truncated };
 }
 
-/** Mean assistant-token NLL of examples under the model. */
-export async function heldOutLoss(model: TransformerModel, examples: readonly SftExample[], batchSize: number): Promise<number> {
+/** Mean assistant-token NLL of examples under the policy. */
+export async function heldOutLoss(policy: Pick<TrainablePolicy, 'logprobs'>, examples: readonly SftExample[], batchSize: number): Promise<number> {
   let total = 0;
   let count = 0;
   for (let start = 0; start < examples.length; start += batchSize) {
     const batch = examples.slice(start, start + batchSize);
-    const scored = await model.score(batch.map((e) => e.tokens));
+    const logprobs = await policy.logprobs({ sequences: batch.map((e) => e.tokens) });
     batch.forEach((example, i) => {
       example.mask.forEach((m, t) => {
         if (m === 1 && t > 0) {
-          total -= scored.logprobs[i]![t]!;
+          total -= logprobs[i]![t]!;
           count++;
         }
       });
@@ -102,7 +104,7 @@ export async function heldOutLoss(model: TransformerModel, examples: readonly Sf
 }
 
 export async function runSft(options: {
-  model: TransformerModel;
+  policy: TrainablePolicy;
   train: readonly SftExample[];
   heldOut?: readonly SftExample[];
   config?: SftConfigInput;
@@ -111,8 +113,9 @@ export async function runSft(options: {
   shouldStop?: () => boolean;
 }): Promise<SftResult> {
   const config = sftConfigSchema.parse(options.config ?? {});
-  const { model, train } = options;
+  const { policy, train } = options;
   if (train.length === 0) throw new InvalidArgumentError('SFT needs at least one training conversation with an assistant turn');
+  requireCapabilities(policy, { what: 'SFT', maxGradNorm: config.maxGradNorm });
   const rng = new Rng(config.seed);
   let order: number[] = [];
   const nextBatch = (): SftExample[] => {
@@ -136,14 +139,14 @@ export async function runSft(options: {
       warmupSteps: config.warmupSteps,
       minRatio: config.minLearningRateRatio,
     });
-    const report = await model.trainStep(
-      batch.map((e) => e.tokens),
-      sftLoss(batch.map((e) => e.mask)),
-      { learningRate, maxGradNorm: config.maxGradNorm, weightDecay: config.weightDecay },
-    );
+    const report = await policyStep(policy, { sequences: batch.map((e) => e.tokens) }, sftLoss(batch.map((e) => e.mask)), {
+      learningRate,
+      maxGradNorm: config.maxGradNorm,
+      weightDecay: config.weightDecay,
+    });
     tokensSeen += batch.reduce((n, e) => n + e.tokens.length, 0);
     const isEval = options.heldOut !== undefined && options.heldOut.length > 0 && (step % config.evalEvery === 0 || step === config.steps);
-    if (isEval) lastHeldOut = await heldOutLoss(model, options.heldOut!, config.batchSize);
+    if (isEval) lastHeldOut = await heldOutLoss(policy, options.heldOut!, config.batchSize);
     last = {
       step,
       totalSteps: config.steps,

@@ -2,15 +2,17 @@
  * Warm start: supervised fine-tuning on a scripted expert's episodes. The expert plays a
  * configurable fraction of random actions, so the imitated policy is imperfect and RL has room to
  * improve on it. Demonstrations are recorded by the rollout engine in expert mode, so their token
- * ids and loss masks are exactly what RL will later sample and train on.
+ * ids and loss masks are exactly what RL will later sample and train on: rendered with the
+ * policy's tokenizer and cut to its context window. Any `TrainablePolicy` warm-starts (SFT through
+ * the contract).
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Env } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { splitSeeds } from '../envs/split.ts';
-import type { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import type { TrainablePolicy } from '../policy/types.ts';
 import { rollout } from '../rollout/index.ts';
 import { runSft, type SftExample, type SftProgress } from './sft.ts';
 
@@ -29,6 +31,8 @@ export async function expertDemonstrations<Task>(options: {
   episodes: number;
   maxTurns: number;
   contextWindow: number;
+  /** The policy's tokenizer. Default the built-in byte tokenizer. */
+  tokenizer?: Tokenizer;
   /** Demonstrations use train seeds from this index on (RL uses the ones from 0). */
   seedOffset?: number;
   /** Bounded history (see rollout): demonstrations are then the per-turn segments. */
@@ -44,7 +48,7 @@ export async function expertDemonstrations<Task>(options: {
     seeds,
     expert: ({ seed }) => options.expert(seed),
     maxTurns: options.maxTurns,
-    tokenizer: byteTokenizer,
+    tokenizer: options.tokenizer ?? byteTokenizer,
     contextWindow: options.contextWindow,
     historyTurns: options.historyTurns,
     maxNewTokens: options.maxNewTokens,
@@ -58,7 +62,7 @@ export async function expertDemonstrations<Task>(options: {
 }
 
 export async function warmStart<Task>(options: {
-  model: TransformerModel;
+  policy: TrainablePolicy;
   env: () => Env<Task>;
   expert: (seed: number, randomActionRate: number) => Expert;
   config: WarmStartConfig;
@@ -67,6 +71,8 @@ export async function warmStart<Task>(options: {
   maxNewTokens?: number;
   instructions?: boolean;
   onProgress?: (progress: SftProgress) => void;
+  /** Gradient-norm clip of the SFT steps. Default 1 (a backend that cannot clip needs 0). */
+  maxGradNorm?: number;
 }): Promise<{ demonstrationSuccess: number; finalLoss: number }> {
   const { config } = options;
   const { examples, successRate } = await expertDemonstrations({
@@ -74,20 +80,21 @@ export async function warmStart<Task>(options: {
     expert: (seed) => options.expert(seed, config.randomActionRate),
     episodes: config.demonstrations,
     maxTurns: options.maxTurns,
-    contextWindow: options.model.config.maxSeqLen,
+    contextWindow: options.policy.contextWindow,
+    tokenizer: options.policy.tokenizer,
     historyTurns: options.historyTurns,
     maxNewTokens: options.maxNewTokens,
     instructions: options.instructions,
   });
   if (examples.length === 0) {
     throw new InvalidArgumentError(
-      `no expert demonstration fits the model's ${options.model.config.maxSeqLen}-token window; raise maxSeqLen or lower maxNewTokens/historyTurns`,
+      `no expert demonstration fits the policy's ${options.policy.contextWindow}-token window; raise maxSeqLen or lower maxNewTokens/historyTurns`,
     );
   }
   const result = await runSft({
-    model: options.model,
+    policy: options.policy,
     train: examples,
-    config: { steps: config.sftSteps, batchSize: config.sftBatchSize, learningRate: config.sftLearningRate, warmupSteps: 10 },
+    config: { steps: config.sftSteps, batchSize: config.sftBatchSize, learningRate: config.sftLearningRate, warmupSteps: 10, maxGradNorm: options.maxGradNorm ?? 1 },
     onProgress: options.onProgress,
   });
   return { demonstrationSuccess: successRate, finalLoss: result.finalLoss };

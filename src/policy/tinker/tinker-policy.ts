@@ -33,7 +33,7 @@ import type { TokenLoss } from '../../core/loss.ts';
 import { byteTokenizer, type Tokenizer } from '../../model/tokenizer.ts';
 import { firstStopStringEnd } from '../scripted-policy.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';
-import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, TokenBatch, TrainablePolicy } from '../types.ts';
+import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, PolicyCapabilities, TokenBatch, TrainablePolicy } from '../types.ts';
 import { TinkerClient, type TinkerClientOptions } from './tinker-client.ts';
 import { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';
 import { gradientData, logprobsOfOutput, lossReductions, modelInput, scoringData, type LossReduction } from './wire.ts';
@@ -73,6 +73,9 @@ export interface TinkerTimes {
 }
 
 export class TinkerPolicy implements TrainablePolicy {
+  readonly backend = 'tinker';
+  /** No value head, no entropies, no gradient clipping on the server (see the header). */
+  readonly capabilities: PolicyCapabilities = { valueHead: false, entropy: false, gradientClipping: false };
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly client: TinkerClient;
@@ -215,20 +218,43 @@ export class TinkerPolicy implements TrainablePolicy {
 
   /** Saves the training state on the server and writes `<path>/tinker-checkpoint.json` pointing at it. */
   async save(path: string): Promise<void> {
-    const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
-    const answer = (await this.client.call('/api/v1/save_weights', { model_id: this.modelId, path: name, type: 'save_weights' })) as { path?: unknown };
-    const tinkerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/weights/${name}`;
+    const record = await this.saveRecord();
     await mkdir(path, { recursive: true });
-    const record = { format: 'agentrl-tinker-checkpoint', baseUrl: this.client.baseUrl, baseModel: this.options.baseModel, modelId: this.modelId, tinkerPath, step: this.step };
     await writeFile(join(path, 'tinker-checkpoint.json'), JSON.stringify(record, null, 2) + '\n');
   }
 
   /** Loads the weights and optimizer state a `save` wrote (from this or another run of the same base model). */
   async load(path: string): Promise<void> {
     const file = join(path, 'tinker-checkpoint.json');
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
+    }
+    await this.loadRecord(text, file);
+  }
+
+  /** The resumable state (contract): the checkpoint record of a `save_weights` (weights and Adam state stay on the server). */
+  async saveState(): Promise<Uint8Array> {
+    return new TextEncoder().encode(JSON.stringify(await this.saveRecord()));
+  }
+
+  async loadState(state: Uint8Array): Promise<void> {
+    await this.loadRecord(new TextDecoder().decode(state), '<state>');
+  }
+
+  private async saveRecord(): Promise<Record<string, unknown>> {
+    const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
+    const answer = (await this.client.call('/api/v1/save_weights', { model_id: this.modelId, path: name, type: 'save_weights' })) as { path?: unknown };
+    const tinkerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/weights/${name}`;
+    return { format: 'agentrl-tinker-checkpoint', baseUrl: this.client.baseUrl, baseModel: this.options.baseModel, modelId: this.modelId, tinkerPath, step: this.step };
+  }
+
+  private async loadRecord(text: string, file: string): Promise<void> {
     let record: { tinkerPath?: unknown; step?: unknown };
     try {
-      record = JSON.parse(await readFile(file, 'utf8')) as typeof record;
+      record = JSON.parse(text) as typeof record;
     } catch (error) {
       throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
     }

@@ -1,0 +1,135 @@
+/**
+ * `agentrl train --backend builtin|tinker`: which `TrainablePolicy` the run trains. The trainers
+ * see only the contract, so a Tinker run is recorded in the store like a built-in one (config,
+ * metrics, trajectories, resumable state — for Tinker the server checkpoint each `saveState`
+ * names — and checkpoint folders as the backend writes them).
+ *
+ *   agentrl train --env bandit --backend tinker --base-url http://127.0.0.1:8000 --base-model /models/tiny --lora-rank 8 \
+ *     --tinker-loss-reduction sequence-mean      # SkyRL tx; hosted Tinker: 'sum' (the default), TINKER_API_KEY in the env
+ *
+ * Everything a Tinker run cannot do is refused before the run is created (`checkBackendOptions`):
+ * PPO (no value head), an entropy bonus, gradient clipping (the `tinker` backend defaults
+ * `maxGradNorm` to 0: `backendPreset`), `--init` (a built-in checkpoint).
+ */
+import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
+import type { EnvDescriptor } from '../envs/index.ts';
+import type { LoadedCheckpoint } from '../model/checkpoint.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
+import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
+import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
+import { defaultTrainModel, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
+
+export const backendNames = ['builtin', 'tinker'] as const;
+
+export const backendSchema = z.object({
+  backend: z.enum(backendNames).default('builtin').describe(`training backend (${backendNames.join(', ')})`),
+  baseUrl: z.string().optional().describe('tinker: the server root, e.g. http://127.0.0.1:8000 (hosted Tinker: its URL; API key from TINKER_API_KEY)'),
+  baseModel: z.string().optional().describe('tinker: the base model the server serves (a hub name, or the folder SkyRL tx was started with)'),
+  loraRank: z.number().int().positive().default(8).describe('tinker: LoRA rank'),
+  tinkerLossReduction: z.enum(lossReductions).default('sum').describe("tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)"),
+});
+export type BackendOptions = z.infer<typeof backendSchema>;
+
+/** Option defaults a backend sets (under the config file and the flags). */
+export function backendPreset(backend: unknown): Record<string, unknown> {
+  return backend === 'tinker' ? { maxGradNorm: 0 } : {};
+}
+
+/** Refuses, before any run is created, a backend setting that cannot run. */
+export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmName; entropyCoef: number; maxGradNorm: number; init?: string }): void {
+  if (options.backend !== 'tinker') {
+    for (const flag of ['baseUrl', 'baseModel'] as const) {
+      if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, { flag });
+    }
+    return;
+  }
+  const missing = (['baseUrl', 'baseModel'] as const).filter((flag) => options[flag] === undefined || options[flag] === '');
+  if (missing.length > 0) {
+    throw new InvalidArgumentError(`--backend tinker needs ${missing.map((flag) => `--${kebab(flag)}`).join(' and ')} (the Tinker server and the base model it serves)`, { missing });
+  }
+  if (algorithmPresets[options.algo].valueHead) {
+    throw new InvalidArgumentError(`--algo ${options.algo} trains a critic (a value head), which the tinker backend does not have; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++`, { algo: options.algo });
+  }
+  if (options.entropyCoef !== 0) throw new InvalidArgumentError(`the tinker backend cannot train an entropy bonus; set --entropy-coef 0 (got ${options.entropyCoef})`, { entropyCoef: options.entropyCoef });
+  if (options.maxGradNorm !== 0) throw new InvalidArgumentError(`the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`, { maxGradNorm: options.maxGradNorm });
+  if (options.init !== undefined) throw new InvalidArgumentError('--init loads a built-in checkpoint; the tinker backend starts from --base-model', { init: options.init });
+}
+
+/** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
+export function tinkerPolicyOptions(options: BackendOptions & { seed: number; maxSeqLen?: number }): TinkerPolicyOptions {
+  return {
+    baseUrl: options.baseUrl,
+    baseModel: options.baseModel!,
+    rank: options.loraRank,
+    seed: options.seed,
+    lossReduction: options.tinkerLossReduction,
+    contextWindow: options.maxSeqLen ?? defaultTrainModel.maxSeqLen,
+  };
+}
+
+/** The run's policies: the starting one (warm-started), and restoring `saveState` bytes (resume, the KL reference). */
+export interface PolicyBackend {
+  readonly name: string;
+  start(): Promise<TrainablePolicy>;
+  restorePolicy(state: Uint8Array): Promise<TrainablePolicy>;
+  restoreReference(state: Uint8Array): Promise<ReferencePolicy>;
+  /** Frees what the backend holds (Tinker: unloads the LoRA runs, stops the heartbeats). */
+  close(): Promise<void>;
+}
+
+export function policyBackend(
+  options: PrepareModelOptions & BackendOptions,
+  descriptor: EnvDescriptor,
+  { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
+): PolicyBackend {
+  if (options.backend === 'builtin') {
+    return {
+      name: 'builtin',
+      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init }) }),
+      restorePolicy: (state) => BuiltinPolicy.fromState(state),
+      restoreReference: (state) => BuiltinPolicy.fromState(state),
+      close: async () => {},
+    };
+  }
+  const created: TinkerPolicy[] = [];
+  const create = async (): Promise<TinkerPolicy> => {
+    const policy = await TinkerPolicy.create(tinkerPolicyOptions(options));
+    created.push(policy);
+    return policy;
+  };
+  let live: TinkerPolicy | undefined;
+  return {
+    name: 'tinker',
+    start: async () => {
+      live = await create();
+      console.error(`${label}: tinker model ${live.modelId} on ${live.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`);
+      await warmStartPolicy(live, options, descriptor, label);
+      return live;
+    },
+    // The policy resumes in the LoRA run this process already holds, when it has one.
+    restorePolicy: async (state) => {
+      live ??= await create();
+      await live.loadState(state);
+      return live;
+    },
+    // The reference is a second LoRA run, made the first time it scores (many algorithms never ask).
+    restoreReference: async (state) => {
+      let reference: Promise<TinkerPolicy> | undefined;
+      const ready = () =>
+        (reference ??= create().then(async (policy) => {
+          await policy.loadState(state);
+          return policy;
+        }));
+      return { logprobs: async (batch) => (await ready()).logprobs(batch) };
+    },
+    close: async () => {
+      await Promise.allSettled(created.map((policy) => policy.close()));
+    },
+  };
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}

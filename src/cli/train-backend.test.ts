@@ -1,0 +1,67 @@
+/**
+ * `agentrl train --backend tinker`: the flags are checked before any run is created, and they reach
+ * `TinkerPolicy.create`. The run against a real Tinker server is `npm run check:tinker`'s (SkyRL tx).
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { checkOptions } from '../policy/tinker/index.ts';
+import { checkBackendOptions, tinkerPolicyOptions } from './backend-setup.ts';
+import { resolveTrainOptions } from './train-command.ts';
+
+const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
+
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TINKER_API_KEY: '' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+test('agentrl train --backend tinker: a missing --base-url, PPO, or clipping is a usage error before any run is created', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrl-backend-'));
+  try {
+    const store = join(dir, 'runs.db');
+    const missing = await runCli(['train', '--env', 'bandit', '--backend', 'tinker', '--base-model', '/models/tiny', '--store', store]);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--backend tinker needs --base-url \(the Tinker server and the base model it serves\)/);
+    const ppo = await runCli(['train', '--env', 'bandit', '--backend', 'tinker', '--base-url', 'http://127.0.0.1:9', '--base-model', 'm', '--algo', 'ppo', '--store', store]);
+    assert.equal(ppo.code, 2, ppo.stderr);
+    assert.match(ppo.stderr, /--algo ppo trains a critic \(a value head\), which the tinker backend does not have/);
+    const stray = await runCli(['train', '--env', 'bandit', '--base-url', 'http://127.0.0.1:9', '--store', store]);
+    assert.equal(stray.code, 2, stray.stderr);
+    assert.match(stray.stderr, /--base-url is a tinker backend flag; pass --backend tinker too/);
+    assert.ok(!existsSync(store), 'no store was opened, so no run was created');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the flags reach TinkerPolicy.create', () => {
+  const argv = ['--env', 'bandit', '--backend', 'tinker', '--base-url', 'http://127.0.0.1:8765', '--base-model', '/models/tiny', '--lora-rank', '4', '--tinker-loss-reduction', 'sequence-mean', '--max-seq-len', '128', '--seed', '3'];
+  const { options, sources } = resolveTrainOptions(argv);
+  assert.equal(options.maxGradNorm, 0);
+  assert.match(sources.maxGradNorm!, /the tinker backend/);
+  checkBackendOptions(options);
+  const created = tinkerPolicyOptions(options);
+  assert.deepEqual(created, { baseUrl: 'http://127.0.0.1:8765', baseModel: '/models/tiny', rank: 4, seed: 3, lossReduction: 'sequence-mean', contextWindow: 128 });
+  checkOptions(created);
+  // An explicit clip is refused, naming the flag; the builtin default stays 1.
+  assert.throws(() => checkBackendOptions(resolveTrainOptions([...argv, '--max-grad-norm', '1']).options), /the tinker backend cannot clip the gradient norm; set --max-grad-norm 0/);
+  assert.throws(() => checkBackendOptions(resolveTrainOptions([...argv, '--entropy-coef', '0.01']).options), /cannot train an entropy bonus/);
+  assert.equal(resolveTrainOptions(['--env', 'bandit']).options.maxGradNorm, 1);
+  assert.equal(resolveTrainOptions(['--env', 'bandit']).options.backend, 'builtin');
+});

@@ -1,0 +1,70 @@
+/**
+ * The built-in model's resumable state as one safetensors blob (what `BuiltinPolicy.saveState`
+ * writes and the run store keeps in its checkpoint rows):
+ *
+ *   params/<name>   the weights              adam.m/<name>, adam.v/<name>   AdamW moments
+ *   __metadata__    { format, modelConfig (JSON), optimizerStep, rl (JSON, runs recorded before the resume envelope) }
+ *
+ * Float32 values round-trip bit for bit, so a restored model continues exactly where it stopped.
+ * A model that has taken no optimizer step is saved without moments (it restores to a fresh optimizer).
+ */
+import { CheckpointError } from '../core/errors.ts';
+import { modelConfigSchema, type HostParams, type ModelConfig } from '../model/config.ts';
+import { TransformerModel } from '../model/model.ts';
+import { parseSafetensors, serializeSafetensors, toFloat32 } from '../model/safetensors.ts';
+
+export const builtinStateFormat = 'agentrl-trainer-state-1';
+
+export interface BuiltinState {
+  modelConfig: ModelConfig;
+  params: HostParams;
+  optimizer?: { step: number; m: HostParams; v: HostParams };
+  /** The RL trainer state of blobs written before the resume envelope (train/resume-state.ts). */
+  rl?: unknown;
+}
+
+/** The model's weights (and, with `optimizer`, its AdamW moments and step counter). */
+export async function captureBuiltinState(model: TransformerModel, { optimizer = true }: { optimizer?: boolean } = {}): Promise<BuiltinState> {
+  return { modelConfig: model.config, params: await model.hostParams(), optimizer: optimizer ? await model.optimizerState() : undefined };
+}
+
+export function serializeBuiltinState(state: BuiltinState): Uint8Array {
+  const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
+  const add = (prefix: string, params: HostParams) => {
+    for (const [name, tensor] of params) tensors.set(`${prefix}/${name}`, tensor);
+  };
+  add('params', state.params);
+  const metadata: Record<string, string> = { format: builtinStateFormat, modelConfig: JSON.stringify(state.modelConfig) };
+  if (state.optimizer) {
+    add('adam.m', state.optimizer.m);
+    add('adam.v', state.optimizer.v);
+    metadata.optimizerStep = String(state.optimizer.step);
+  }
+  if (state.rl !== undefined) metadata.rl = JSON.stringify(state.rl);
+  return serializeSafetensors(tensors, metadata);
+}
+
+export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { source?: string } = {}): BuiltinState {
+  const { tensors, metadata } = parseSafetensors(bytes, { file: source });
+  if (metadata.format !== builtinStateFormat) {
+    throw new CheckpointError(`${source}: not an agentrl trainer state (format ${metadata.format ?? 'missing'})`, { source });
+  }
+  const groups: Record<string, HostParams> = { params: new Map(), 'adam.m': new Map(), 'adam.v': new Map() };
+  for (const [key, tensor] of tensors) {
+    const slash = key.indexOf('/');
+    groups[key.slice(0, slash)]?.set(key.slice(slash + 1), { shape: tensor.shape, data: toFloat32(tensor) });
+  }
+  return {
+    modelConfig: modelConfigSchema.parse(JSON.parse(metadata.modelConfig!)),
+    params: groups.params!,
+    optimizer: metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: groups['adam.m']!, v: groups['adam.v']! },
+    rl: metadata.rl === undefined ? undefined : JSON.parse(metadata.rl),
+  };
+}
+
+/** A model holding the state's weights and, when the state has them, its optimizer moments and step counter. */
+export async function restoreBuiltinModel(state: BuiltinState): Promise<TransformerModel> {
+  const model = await TransformerModel.fromParams(state.modelConfig, state.params);
+  if (state.optimizer) model.loadOptimizerState(state.optimizer);
+  return model;
+}
