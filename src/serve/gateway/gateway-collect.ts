@@ -1,0 +1,148 @@
+/**
+ * `gatewayCollect`: the training gateway as `runRl`'s source of trajectories.
+ *
+ *   const gateway = await startGateway({ sampler: policy });
+ *   await runRl({ policy, env, collect: gatewayCollect({ gateway, agent, reward }) });
+ *
+ * For each task seed of an iteration it runs the user's agent function `groupSize` times (each
+ * run its own session, opened at the trainer's temperature and reply budget), turns the finished
+ * sessions into trajectories sharing one `groupId` per seed, and returns them. The agent is
+ * handed what to point its client at — `baseURL`, `model`, `headers` (`x-session-id`) — and runs
+ * unchanged otherwise.
+ *
+ * A run's score is `reward({ messages, output, seed })` over the final messages (the last call's
+ * messages and its reply) and the agent's return value, or, without `reward`, what the agent
+ * posted to `/v1/sessions/{id}/reward`. A run is dropped (counted in the gateway's metrics, said
+ * through `onWarning`) when its agent throws, its session times out, its reward function throws
+ * or there is no reward, or it made no call. When every run of a collection fails, a
+ * `GatewayError` carries the first failure.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Message, Trajectory } from '../../core/types.ts';
+import { errorMessage } from '../http.ts';
+import { GatewayError } from './errors.ts';
+import type { Gateway } from './gateway.ts';
+import { sessionHeader, sessionModelPrefix } from './session-id.ts';
+import type { DropReason } from './session-store.ts';
+import { finalMessages, sessionTrajectory } from './session-trajectory.ts';
+
+/** What one agent run is given. */
+export interface AgentRun {
+  /** The gateway's OpenAI base URL (…/v1). */
+  baseURL: string;
+  /** A placeholder key (the gateway checks none); clients that insist on one can send it. */
+  apiKey: string;
+  /** `agentrl/<sessionId>`: names the session for clients that cannot send headers. */
+  model: string;
+  /** `{ 'x-session-id': sessionId }`. */
+  headers: Record<string, string>;
+  sessionId: string;
+  /** The task seed (the same for the runs of one group). */
+  seed: number;
+  /** Which of the group's runs this is (0 … groupSize − 1). */
+  sample: number;
+  iteration: number;
+}
+
+export interface RewardContext<Output> {
+  /** The conversation as it ended: the last call's messages and its reply. */
+  messages: Message[];
+  /** What the agent function returned. */
+  output: Output;
+  seed: number;
+  sample: number;
+  sessionId: string;
+}
+
+/** A score, or a score and whether the task was solved (a plain number counts as solved when > 0). */
+export type RewardValue = number | { reward: number; success: boolean };
+
+/** Why a run produced no trajectory. */
+export interface DroppedRun {
+  sessionId: string;
+  seed: number;
+  reason: DropReason;
+  message: string;
+}
+
+export interface GatewayCollectOptions<Output> {
+  gateway: Gateway;
+  agent: (run: AgentRun) => Promise<Output>;
+  reward?: (context: RewardContext<Output>) => RewardValue | Promise<RewardValue>;
+  /** Agent runs at once. Default: all runs of a collection (their calls batch together). */
+  concurrency?: number;
+  /** A run was dropped (default: console.warn). */
+  onWarning?: (dropped: DroppedRun) => void;
+  /** After each collection: the trajectories and the runs dropped. */
+  onCollected?: (report: { iteration: number; trajectories: readonly Trajectory[]; dropped: readonly DroppedRun[]; prefixBreaks: number }) => void;
+}
+
+/** The part of runRl's collect context the gateway needs. */
+export interface CollectContext {
+  seeds: readonly number[];
+  iteration: number;
+  config: { groupSize: number; temperature: number; maxNewTokens: number };
+}
+
+export function gatewayCollect<Output>(options: GatewayCollectOptions<Output>): (context: CollectContext) => Promise<Trajectory[]> {
+  const { gateway, agent, reward } = options;
+  const warn = options.onWarning ?? ((dropped: DroppedRun) => console.warn(`agentrl: gateway: session ${dropped.sessionId} dropped (${dropped.reason}): ${dropped.message}`));
+  const runTag = randomBytes(4).toString('hex');
+  let collections = 0;
+
+  return async ({ seeds, iteration, config }) => {
+    const collection = collections++;
+    const runs = seeds.flatMap((seed) => Array.from({ length: config.groupSize }, (_, sample) => ({ seed, sample })));
+    const dropped: DroppedRun[] = [];
+    const results: Array<(Trajectory & { prefixBreaks: number }) | undefined> = new Array(runs.length);
+
+    async function runOne(index: number): Promise<void> {
+      const { seed, sample } = runs[index]!;
+      const sessionId = `${runTag}-${collection}-${seed}-${sample}`;
+      const groupId = `gateway-${iteration}-${collection}-${seed}`;
+      const session = gateway.openSession(sessionId, { temperature: config.temperature, maxTokens: config.maxNewTokens });
+      const fail = (reason: DropReason, message: string): void => {
+        gateway.dropSession(sessionId, reason);
+        const entry = { sessionId, seed, reason, message };
+        dropped.push(entry);
+        warn(entry);
+      };
+      const run: AgentRun = { baseURL: gateway.baseURL, apiKey: 'agentrl', model: `${sessionModelPrefix}${sessionId}`, headers: { [sessionHeader]: sessionId }, sessionId, seed, sample, iteration };
+      let output: Output;
+      try {
+        const outcome = await Promise.race([agent(run).then((value) => ({ value })), session.dropped.then((reason) => ({ reason }))]);
+        if ('reason' in outcome) return void dropped.push({ sessionId, seed, reason: outcome.reason, message: 'the session timed out before the agent finished' });
+        output = outcome.value;
+      } catch (error) {
+        return fail('agent-error', errorMessage(error));
+      }
+      if (session.calls.length === 0) return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
+      let score: { reward: number; success: boolean };
+      try {
+        const value = reward !== undefined ? await reward({ messages: finalMessages(session.calls), output, seed, sample, sessionId }) : session.reward;
+        if (value === undefined) return fail('no-reward', `no reward function and nothing was posted to /v1/sessions/${sessionId}/reward`);
+        score = typeof value === 'number' ? { reward: value, success: value > 0 } : value;
+        if (!Number.isFinite(score.reward)) return fail('reward-error', `the reward is ${score.reward}`);
+      } catch (error) {
+        return fail('reward-error', errorMessage(error));
+      }
+      const finished = gateway.finishSession(sessionId);
+      if (finished === undefined) return void dropped.push({ sessionId, seed, reason: 'timeout', message: 'the session timed out' });
+      results[index] = sessionTrajectory(finished.calls, { ...score, groupId, seed });
+    }
+
+    const limit = Math.max(1, Math.min(options.concurrency ?? runs.length, runs.length));
+    let next = 0;
+    await Promise.all(Array.from({ length: limit }, async () => {
+      while (next < runs.length) await runOne(next++);
+    }));
+    const trajectories = results.flatMap((trajectory) => (trajectory === undefined ? [] : [trajectory]));
+    if (trajectories.length === 0 && runs.length > 0) {
+      const first = dropped[0]!;
+      throw new GatewayError(`every agent run of iteration ${iteration} failed; the first: session ${first.sessionId} (${first.reason}): ${first.message}`, { iteration, dropped });
+    }
+    const prefixBreaks = trajectories.reduce((sum, trajectory) => sum + trajectory.prefixBreaks, 0);
+    options.onCollected?.({ iteration, trajectories, dropped, prefixBreaks });
+    return trajectories;
+  };
+}
