@@ -11,6 +11,12 @@ export interface ToolCall {
   name: string;
   /** Parsed arguments (JSON object). */
   arguments: Record<string, unknown>;
+  /**
+   * The arguments as the caller wrote them (an OpenAI-style `arguments` JSON string), when they
+   * came as text: the chat template renders this text verbatim, as transformers'
+   * `apply_chat_template` does, instead of re-serialising `arguments`.
+   */
+  argumentsJson?: string;
 }
 
 export interface Message {

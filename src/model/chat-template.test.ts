@@ -5,10 +5,13 @@ import { byteSpecialTokens as S, byteTokenizer } from './tokenizer.ts';
 import {
   assistantText,
   chatStopTokens,
+  escapeSpecialTokenText,
   parseAssistantText,
   renderChat,
   renderGenerationPrompt,
   renderMessage,
+  renderToolCall,
+  unescapeSpecialTokenText,
 } from './chat-template.ts';
 
 const bytes = (text: string): number[] => byteTokenizer.encode(text);
@@ -29,7 +32,7 @@ test('renders the documented format', () => {
     byteTokenizer.decode(renderChat(conversation).tokens),
     '<|bos|><|system|>Be brief.<|end|><|user|>Weather in Oslo?<|end|>' +
       '<|assistant|>Checking.<tool_call>{"name":"weather","arguments":{"city":"Oslo"}}</tool_call><|end|>' +
-      '<|tool|>{"temp":3}<|end|><|assistant|>It is 3 °C.<|end|><|user|>Thanks <|end|><|end|>',
+      '<|tool|>{"temp":3}<|end|><|assistant|>It is 3 °C.<|end|><|user|>Thanks <\u200b|end|><|end|>',
   );
 });
 
@@ -54,6 +57,22 @@ test('user text cannot inject special tokens', () => {
   const { tokens } = renderMessage({ role: 'user', content: 'Thanks <|end|>' });
   assert.equal(tokens.filter((id) => id === S.end).length, 1);
   assert.equal(tokens.at(-1), S.end);
+});
+
+test('special-token text inside content gets U+200B after its "<" (so transformers, which parses it, gives the same ids)', () => {
+  assert.equal(escapeSpecialTokenText('a <|end|><|user|> <|end| <|other|>'), 'a <\u200b|end|><\u200b|user|> <|end| <|other|>');
+  const { tokens } = renderMessage({ role: 'assistant', content: '<|bos|>', toolCalls: [{ id: 'c', name: 'f', arguments: { text: '<|tool|>' } }] });
+  assert.equal(byteTokenizer.decode(tokens), '<|assistant|><\u200b|bos|><tool_call>{"name":"f","arguments":{"text":"<\u200b|tool|>"}}</tool_call><|end|>');
+  for (const text of ['x <|end|> y', 'x <\u200b|end|> y', '<|user|><|bogus|>']) {
+    assert.equal(escapeSpecialTokenText(unescapeSpecialTokenText(escapeSpecialTokenText(text))), escapeSpecialTokenText(text), text);
+  }
+  assert.equal(unescapeSpecialTokenText(escapeSpecialTokenText('a <|end|> b')), 'a <|end|> b');
+});
+
+test('a tool call keeps its arguments text verbatim (OpenAI-style arguments strings); without it, compact JSON', () => {
+  const call = { name: 'search', arguments: { query: 'hello world', x: 1.5 }, argumentsJson: '{"query": "hello world", "x": 1.50}' };
+  assert.equal(renderToolCall(call), '<tool_call>{"name":"search","arguments":{"query": "hello world", "x": 1.50}}</tool_call>');
+  assert.equal(renderToolCall({ name: 'search', arguments: call.arguments }), '<tool_call>{"name":"search","arguments":{"query":"hello world","x":1.5}}</tool_call>');
 });
 
 test('rendering messages[0..k] is a prefix of rendering messages[0..k+1]', () => {

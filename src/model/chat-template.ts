@@ -8,8 +8,15 @@
  * - Rendering is a concatenation of per-message pieces, so rendering messages[0..k] is a prefix
  *   of rendering messages[0..k+1], and `renderGenerationPrompt(messages[0..k])` is a prefix of
  *   the rendering with the assistant's reply appended — the rollout keeps ids end to end.
- * - Tool calls are rendered after the content as `<tool_call>{"name":…,"arguments":…}</tool_call>`
- *   (JSON.stringify, no spaces), so a model that emits exactly this text re-renders to the same ids.
+ * - Tool calls are rendered after the content as `<tool_call>{"name":…,"arguments":…}</tool_call>`:
+ *   the arguments text as the caller wrote it (`argumentsJson`, an OpenAI-style string) when there
+ *   is one, else `JSON.stringify(arguments)` (no spaces), so a model that emits exactly this text
+ *   re-renders to the same ids.
+ * - Special-token text inside a message (`<|end|>` typed by a user, returned by a tool, or in a
+ *   tool description) cannot open or close a turn: the tokenizer never parses it from text, and
+ *   the template writes it with U+200B (zero-width space) after its `<` — `<\u200b|end|>` —
+ *   so transformers, whose tokenizer does parse special-token text, gives the same ids from the
+ *   exported Jinja template (chat-template-jinja.ts), which applies the same escape.
  * - Generation stops at `<|end|>` (`chatStopTokens`).
  */
 import type { Message, ToolCall } from '../core/types.ts';
@@ -40,15 +47,44 @@ export function assistantText(message: Pick<Message, 'content' | 'toolCalls'>): 
   return text;
 }
 
-export function renderToolCall(call: Pick<ToolCall, 'name' | 'arguments'>): string {
-  return `<tool_call>${JSON.stringify({ name: call.name, arguments: call.arguments })}</tool_call>`;
+export function renderToolCall(call: Pick<ToolCall, 'name' | 'arguments' | 'argumentsJson'>): string {
+  return `<tool_call>{"name":${JSON.stringify(call.name)},"arguments":${call.argumentsJson ?? JSON.stringify(call.arguments)}}</tool_call>`;
+}
+
+/** The special-token texts the escape applies to, and where U+200B goes in each. */
+const specialTextPattern = new RegExp(
+  Object.values(specialTokenText)
+    .map((text) => text.replace(/[|]/g, '\\|'))
+    .join('|'),
+  'g',
+);
+
+/** `<|end|>` → `<\u200b|end|>` for the text of each chat special token (see the header). */
+export function escapeSpecialTokenText(text: string): string {
+  return text.replace(specialTextPattern, (special) => `${special[0]}\u200b${special.slice(1)}`);
+}
+
+const escapedTextPattern = new RegExp(
+  Object.values(specialTokenText)
+    .map((text) => `${text[0]}\u200b${text.slice(1)}`.replace(/[|]/g, '\\|'))
+    .join('|'),
+  'g',
+);
+
+/**
+ * The inverse, for reading a message's content back out of rendered ids: escaping the result
+ * again gives the same ids (a content that held the escaped form itself reads back as the
+ * special-token text, which renders to the same ids).
+ */
+export function unescapeSpecialTokenText(text: string): string {
+  return text.replace(escapedTextPattern, (escaped) => escaped[0]! + escaped.slice(2));
 }
 
 /** One message: role header, content, `<|end|>`. No `<|bos|>`. */
 export function renderMessage(message: Message, { tokenizer = byteTokenizer }: ChatTemplateOptions = {}): RenderedChat {
   const special = tokenizer.specialTokens;
   const isAssistant = message.role === 'assistant';
-  const body = tokenizer.encode(isAssistant ? assistantText(message) : message.content);
+  const body = tokenizer.encode(escapeSpecialTokenText(isAssistant ? assistantText(message) : message.content));
   const tokens = [special[roleToken[message.role]], ...body, special.end];
   const mark = isAssistant ? 1 : 0;
   const assistantMask = tokens.map((_, i) => (i === 0 ? 0 : mark));
@@ -113,18 +149,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * The same template in Jinja, for `tokenizer_config.json` (`transformers`' `apply_chat_template`).
- * `tool_calls` follow the OpenAI shape. `arguments` given as a dict render exactly like
- * `renderToolCall`; given as a JSON string they are inserted verbatim (so whitespace inside that
- * string may differ from what `renderToolCall` produces).
- */
-export const chatTemplateJinja =
-  "{{ bos_token }}{% for message in messages %}{{ '<|' + message['role'] + '|>' }}" +
-  "{% if message['content'] %}{{ message['content'] }}{% endif %}" +
-  "{% if message['role'] == 'assistant' and message['tool_calls'] %}{% for call in message['tool_calls'] %}" +
-  "{% set function = call['function'] if call['function'] is defined else call %}" +
-  "{% set arguments = function['arguments'] if function['arguments'] is string else function['arguments'] | tojson(separators=(',', ':')) %}" +
-  "{{ '<tool_call>{\"name\":' + (function['name'] | tojson) + ',\"arguments\":' + arguments + '}</tool_call>' }}" +
-  "{% endfor %}{% endif %}{{ '" + specialTokenText.end + "' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '" + specialTokenText.assistant + "' }}{% endif %}";
+export { chatTemplateJinja } from './chat-template-jinja.ts';

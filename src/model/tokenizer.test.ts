@@ -82,9 +82,17 @@ test('streaming decode holds back partial UTF-8 sequences', () => {
 });
 
 test('streaming decode: a special token cuts a partial sequence into U+FFFD', () => {
-  const decoder = new StreamingDecoder(byteTokenizer, { skipSpecialTokens: true });
+  const decoder = new StreamingDecoder(byteTokenizer);
   assert.equal(decoder.push(0xe4), '');
-  assert.equal(decoder.push(byteSpecialTokens.end), '\ufffd');
+  assert.equal(decoder.push(byteSpecialTokens.end), '\ufffd<|end|>');
+});
+
+test('decode with skipSpecialTokens drops special tokens without cutting the bytes around them (as transformers does)', () => {
+  // 0xCE 0xA4 is "Τ" (U+03A4); transformers' decode(skip_special_tokens=True) joins the bytes.
+  assert.equal(byteTokenizer.decode([0xce, byteSpecialTokens.bos, 0xa4], { skipSpecialTokens: true }), 'Τ');
+  assert.equal(byteTokenizer.decode([0xce, byteSpecialTokens.bos, 0xa4]), '\ufffd<|bos|>\ufffd');
+  const decoder = new StreamingDecoder(byteTokenizer, { skipSpecialTokens: true });
+  assert.deepEqual([decoder.push(0xce), decoder.push(byteSpecialTokens.end), decoder.push(0xa4)], ['', '', 'Τ']);
 });
 
 test('streaming decode joined equals whole decode for random text', () => {

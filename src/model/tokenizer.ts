@@ -121,7 +121,7 @@ export function specialTokenById(tokenizer: Tokenizer): Map<number, string> {
 /**
  * Incremental decoding for generation: push ids one at a time and get back the text that is
  * complete so far. Bytes of a partial UTF-8 sequence are held back until the sequence completes
- * (or until a special token or `flush()` ends it, when they become U+FFFD).
+ * (or until a written special token or `flush()` ends it, when they become U+FFFD).
  */
 export class StreamingDecoder {
   private readonly tokenizer: Tokenizer;
@@ -139,9 +139,10 @@ export class StreamingDecoder {
   push(id: number): string {
     const bytes = this.tokenizer.tokenBytes(id);
     if (bytes !== undefined) return this.decoder.decode(bytes, { stream: true });
-    const held = this.flush();
-    if (this.skipSpecialTokens) return held;
-    return held + (this.specialText.get(id) ?? `<|special_${id}|>`);
+    // A skipped special token is left out as if absent (transformers' skip_special_tokens): the
+    // bytes on either side of it may still complete one UTF-8 sequence.
+    if (this.skipSpecialTokens) return '';
+    return this.flush() + (this.specialText.get(id) ?? `<|special_${id}|>`);
   }
 
   /** Ends the stream: any held-back partial sequence is returned as U+FFFD. */

@@ -13,6 +13,7 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Role } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { unescapeSpecialTokenText } from '../model/chat-template.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import type { GenerateRequest, Generation, Policy } from './types.ts';
 
@@ -118,11 +119,11 @@ export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer 
     const role = roles.get(id);
     if (role !== undefined) open = { role, start: index + 1 };
     else if (id === special.end && open !== null) {
-      messages.push({ role: open.role, content: tokenizer.decode(ids.slice(open.start, index)) });
+      messages.push({ role: open.role, content: unescapeSpecialTokenText(tokenizer.decode(ids.slice(open.start, index))) });
       open = null;
     }
   });
   const last = open as { role: Role; start: number } | null;
-  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: tokenizer.decode(ids.slice(last.start)) });
+  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: unescapeSpecialTokenText(tokenizer.decode(ids.slice(last.start))) });
   return messages;
 }

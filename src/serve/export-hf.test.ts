@@ -27,6 +27,8 @@ test('export-hf: a HF folder without the value head, loadable back bit-exactly',
     assert.equal(result.parameters, [...tensors.values()].reduce((sum, tensor) => sum + tensor.data.length, 0));
     const generation = JSON.parse(await readFile(join(dir, 'hf', 'generation_config.json'), 'utf8'));
     assert.deepEqual([generation.eos_token_id, generation.max_length], [byteTokenizer.specialTokens.end, 64]);
+    // ids 263-271 are embedding rows past the tokenizer's 263 tokens: transformers' generate must never sample them
+    assert.deepEqual(generation.suppress_tokens, [263, 264, 265, 266, 267, 268, 269, 270, 271]);
     assert.match(await readFile(join(dir, 'hf', 'README.md'), 'utf8'), /convert_hf_to_gguf\.py/);
 
     const loaded = await loadCheckpoint(join(dir, 'hf'));

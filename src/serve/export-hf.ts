@@ -8,7 +8,9 @@
  * training needs:
  *   - the PPO value head (`v_head.summary.*`) is left out: `LlamaForCausalLM` would report it as
  *     unexpected weights;
- *   - special_tokens_map.json; generation_config.json with the sampling defaults and max_length;
+ *   - special_tokens_map.json; generation_config.json with the sampling defaults, max_length and
+ *     `suppress_tokens` = the ids past the tokenizer's vocabulary (spare embedding rows), so
+ *     transformers' `generate` never samples them;
  *   - README.md: a model card with the chat and tool-call formats and the GGUF conversion path.
  * The `agentrl` block stays in config.json (transformers ignores it), so agentrl loads the export
  * back bit-exactly.
@@ -40,6 +42,9 @@ export async function exportHuggingFace(checkpointDir: string, outDir: string, o
   await saveCheckpoint(outDir, { config, params, tokenizer, architecture, extra: { exportedFrom: checkpointDir, ...checkpoint.extra } });
 
   const special = tokenizer.specialTokens;
+  // Embedding rows past the tokenizer's tokens (the default byte model: 263-271) are never trained
+  // on; agentrl's sampler never draws them, and transformers' generate honours suppress_tokens.
+  const spareIds = Array.from({ length: config.vocabSize - tokenizer.vocabSize }, (_, i) => tokenizer.vocabSize + i);
   const generationConfig = {
     bos_token_id: special.bos,
     eos_token_id: special.end,
@@ -48,6 +53,7 @@ export async function exportHuggingFace(checkpointDir: string, outDir: string, o
     do_sample: true,
     temperature: 1.0,
     top_p: 1.0,
+    ...(spareIds.length > 0 ? { suppress_tokens: spareIds } : {}),
   };
   const specialTokensMap = {
     bos_token: specialTokenText.bos,

@@ -15,7 +15,8 @@ const content = z.union([z.string(), z.array(textPart), z.null()]).optional();
 const toolCallSchema = z.object({
   id: z.string(),
   type: z.literal('function').default('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
+  /** OpenAI sends a JSON string; a Hugging Face-style client may send the object itself. */
+  function: z.object({ name: z.string(), arguments: z.union([z.string(), jsonObjectSchema]) }),
 });
 
 const messageSchema = z.discriminatedUnion('role', [
@@ -97,7 +98,7 @@ export const completionRequestSchema = z.looseObject({
 });
 export type CompletionRequest = z.output<typeof completionRequestSchema>;
 
-/** OpenAI chat messages → agentrl messages (`developer` is a system message; text parts are joined). */
+/** OpenAI chat messages → agentrl messages (`developer` is a system message; text parts are joined; tool-call arguments text kept verbatim). */
 export function toMessages(messages: ChatRequest['messages']): Message[] {
   return messages.map((message, index): Message => {
     const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => part.text).join('');
@@ -110,17 +111,25 @@ export function toMessages(messages: ChatRequest['messages']): Message[] {
       case 'tool':
         return { role: 'tool', content: text, toolCallId: message.tool_call_id, ...(message.name === undefined ? {} : { name: message.name }) };
       case 'assistant': {
-        const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => ({ id: call.id, name: call.function.name, arguments: parseArguments(call.function.arguments, index) }));
+        const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => toolCall(call, index));
         return toolCalls.length === 0 ? { role: 'assistant', content: text } : { role: 'assistant', content: text, toolCalls };
       }
     }
   });
 }
 
+/** A string's text is kept verbatim (`argumentsJson`): the chat template renders it as written, like transformers does. */
+function toolCall(call: z.output<typeof toolCallSchema>, index: number): ToolCall {
+  const { name, arguments: args } = call.function;
+  if (typeof args !== 'string') return { id: call.id, name, arguments: args };
+  if (args === '') return { id: call.id, name, arguments: {} };
+  return { id: call.id, name, arguments: parseArguments(args, index), argumentsJson: args };
+}
+
 function parseArguments(text: string, index: number): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text === '' ? '{}' : text);
+    value = JSON.parse(text);
   } catch {
     throw new InvalidArgumentError(`messages[${index}].tool_calls: arguments is not JSON: ${text.slice(0, 80)}`, { param: `messages[${index}]` });
   }

@@ -2,14 +2,7 @@
  * The tool-call text format of the built-in model, and the splitter that turns its (streamed)
  * output into OpenAI content and `tool_calls`.
  *
- * Tools reach the model as a system message placed first (merged with the caller's own system
- * message when there is one):
- *
- *   You can call these tools:
- *   <tools>
- *   {"name":"get_weather","description":"…","parameters":{…}}
- *   </tools>
- *   To call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {…}}</tool_call>.
+ * Tools reach the model as a system message (model/tools-prompt.ts, re-exported here).
  *
  * The model calls a tool by writing the same block the environments read (envs/action-format.ts)
  * and the chat template renders (model/chat-template.ts `renderToolCall`):
@@ -20,27 +13,12 @@
  * string); a block whose JSON is malformed stays in the content. When streaming, text that might
  * be the start of a `<tool_call>` block or of a stop string is held back until it is decided.
  */
-import type { Message, ToolCall } from '../../core/types.ts';
-import type { FunctionTool } from './protocol.ts';
+import type { ToolCall } from '../../core/types.ts';
+
+export { toolsPrompt, withToolsPrompt } from '../../model/tools-prompt.ts';
 
 const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';
-
-export function toolsPrompt(tools: readonly FunctionTool[]): string {
-  const lines = tools.map((tool) =>
-    JSON.stringify({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } }),
-  );
-  return ['You can call these tools:', '<tools>', ...lines, '</tools>', `To call a tool, reply with ${OPEN}{"name": "<tool name>", "arguments": {...}}${CLOSE}.`].join('\n');
-}
-
-/** The messages with the tools prompt as (or merged into) the first system message. */
-export function withToolsPrompt(messages: readonly Message[], tools: readonly FunctionTool[]): Message[] {
-  if (tools.length === 0) return [...messages];
-  const prompt = toolsPrompt(tools);
-  const [first, ...rest] = messages;
-  if (first?.role === 'system') return [{ role: 'system', content: `${first.content}\n\n${prompt}` }, ...rest];
-  return [{ role: 'system', content: prompt }, ...messages];
-}
 
 export type SplitEvent = { kind: 'content'; text: string } | { kind: 'tool_call'; call: ToolCall };
 
