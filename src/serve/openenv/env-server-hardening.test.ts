@@ -76,7 +76,7 @@ describe('OpenEnv server: hostile keys and throwing handlers', () => {
       const step = await session.send(`{"type":"step","data":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}}}`);
       assert.equal(step.type, 'observation', JSON.stringify(step));
       assert.equal(JSON.stringify(step.data.observation.data.arguments), nastyArguments);
-      assert.equal(JSON.stringify(step.data.metadata.arguments), nastyArguments);
+      assert.equal(JSON.stringify(step.data.observation.metadata.arguments), nastyArguments);
       const mcp = await session.send(`{"type":"mcp","data":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":${nastyArguments},"constructor":null}}}`);
       assert.equal(mcp.type, 'mcp');
       assert.equal(mcp.data.result.isError, false);

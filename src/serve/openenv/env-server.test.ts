@@ -56,7 +56,7 @@ describe('OpenEnv server (frozen-lake)', () => {
     const action = { text: '<answer>Right</answer>' };
     assert.deepEqual(await client.step(action, { seed }), JSON.parse(JSON.stringify(serializeStep(await local.step(action)))));
     const invalid = await client.step({ text: 'no tags' });
-    assert.equal(invalid.metadata?.invalidAction, true, 'an unparseable reply is an env-level invalid action, not a 422');
+    assert.equal(invalid.observation.metadata.invalidAction, true, 'an unparseable reply is an env-level invalid action, not a 422');
   });
 
   test('malformed JSON and invalid actions are HTTP 422 with FastAPI-style detail', async () => {
@@ -191,7 +191,7 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     assert.equal(list.result.tools[0].name, 'calculator');
     assert.deepEqual(list.result.tools[0].inputSchema.required, ['expression']);
     const call = (await client.mcp('tools/call', { name: 'calculator', arguments: { expression: '2 * (3 + 4)' } }, 7)) as any;
-    assert.deepEqual(call, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 } } });
+    assert.deepEqual(call, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 }, data: 14 } });
     const bad = (await client.mcp('tools/call', { name: 'calculator', arguments: { expr: '1' } })) as any;
     assert.equal(bad.result.isError, true);
     const thrown = (await client.mcp('tools/call', { name: 'calculator', arguments: { expression: '1 +' } })) as any;
@@ -209,7 +209,7 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     const step = await session.step({ text: '', tool_call: { name: 'calculator', arguments: { expression } } });
     assert.equal(step.observation.text, `<tool_response>${answer.result.content[0].text}</tool_response>`);
     const final = await session.step({ text: `<answer>${answer.result.content[0].text}</answer>` });
-    assert.deepEqual([final.reward, final.done, final.metadata?.success], [1, true, true]);
+    assert.deepEqual([final.reward, final.done, final.observation.metadata.success], [1, true, true]);
     await session.close();
   });
 

@@ -1,22 +1,24 @@
 /**
  * The OpenEnv wire format for agentrl environments (../shared/notes/openenv-protocol.md): zod
- * schemas for what travels, their JSON Schemas (`GET /schema`), and the mapping between agentrl's
- * `StepResult` and OpenEnv's `{observation, reward, done, metadata}`.
+ * schemas for what travels, their JSON Schemas (`GET /schema`, `GET /openapi.json`), and the
+ * mapping between agentrl's `StepResult` and OpenEnv's `{observation, reward, done}`.
  *
  *   action       {"text": "<answer>Right</answer>"}                     the policy's reply
  *                {"text": "", "tool_call": {"name": "calculator", "arguments": {"expression": "2+3"}}}
- *   observation  {"text": "_P__\n...", "data": {...}, "truncated": false}
- *   response     {"observation": {...}, "reward": 0, "done": false, "metadata": {"invalidAction": false}}
+ *                {"type": "list_tools"}   {"type": "call_tool", "tool_name": "calculator", "arguments": {...}}   (OpenEnv's MCP actions, session.ts)
+ *   observation  {"text": "_P__\n...", "data": {...}, "truncated": false, "metadata": {"invalidAction": false}}
+ *   response     {"observation": {...}, "reward": 0, "done": false}
  *
  * `done` on the wire is "the episode is over" (agentrl's `done || truncated`), so an OpenEnv client
  * that loops until `done` stops at the step limit too; `observation.truncated` says which of the
- * two ended it, and `metadata` carries agentrl's `StepResult.info`. Reset answers `reward: null`.
- * Actions reject unknown fields (OpenEnv's `extra="forbid"`); a bad one is HTTP 422 or a
- * VALIDATION_ERROR message.
+ * two ended it, and `observation.metadata` carries agentrl's `StepResult.info` (there OpenEnv's
+ * clients read it: GenericEnvClient hands back the observation, MCPToolClient reads its
+ * `metadata`). Reset answers `reward: null`. Actions reject unknown fields (OpenEnv's
+ * `extra="forbid"`); a bad one is HTTP 422 or a VALIDATION_ERROR message.
  */
 import { z } from 'zod';
 import type { Action, Observation, StepResult } from '../../core/types.ts';
-import { jsonObjectSchema as jsonObject } from '../../core/json-object.ts';
+import { isJsonObject, jsonObjectSchema as jsonObject } from '../../core/json-object.ts';
 
 export const actionSchema = z.strictObject({
   /** The policy's reply, parsed by the environment (`<think>…</think><answer>…</answer>` or `<tool_call>…</tool_call>`). */
@@ -34,7 +36,7 @@ export const actionSchema = z.strictObject({
 });
 export type WireAction = z.output<typeof actionSchema>;
 
-/** The full Observation model (`done`, `reward`, `metadata` are lifted to the response's top level). */
+/** The full Observation model (`done` and `reward` are lifted to the response's top level). */
 export const observationSchema = z.strictObject({
   text: z.string().describe('what goes into the model context'),
   data: z.unknown().optional().describe('structured payload (grid, expression, ...) for renderers and scripted policies'),
@@ -43,6 +45,25 @@ export const observationSchema = z.strictObject({
   reward: z.number().nullable().default(null),
   metadata: jsonObject.default({}).describe("agentrl's StepResult.info (invalidAction, success, reason, ...)"),
 });
+
+/** OpenEnv's MCP actions (`ListToolsAction`, `CallToolAction`), told apart from agentrl's by `type`. */
+export const listToolsActionSchema = z.strictObject({
+  type: z.literal('list_tools'),
+  metadata: jsonObject.default({}),
+});
+export const callToolActionSchema = z.strictObject({
+  type: z.literal('call_tool'),
+  tool_name: z.string().min(1).describe("the tool's name (see list_tools)"),
+  arguments: jsonObject.default({}),
+  metadata: jsonObject.default({}),
+});
+export const mcpActionSchema = z.discriminatedUnion('type', [listToolsActionSchema, callToolActionSchema]);
+export type McpAction = z.output<typeof mcpActionSchema>;
+
+/** The action schema for a step's `action`: an MCP action when it has a `type` (as OpenEnv's deserialize_action routes it), else agentrl's. */
+export function stepActionSchema(action: unknown): z.ZodType<WireAction | McpAction> {
+  return isJsonObject(action) && 'type' in action ? mcpActionSchema : actionSchema;
+}
 
 export const stateSchema = z.looseObject({
   episode_id: z.string().nullable().default(null),
@@ -76,12 +97,39 @@ export function wireSchemas(): { action: unknown; observation: unknown; state: u
   };
 }
 
+export interface WireObservation {
+  text: string;
+  data?: unknown;
+  truncated: boolean;
+  /** agentrl's `StepResult.info` (`{}` after a reset). */
+  metadata: Record<string, unknown>;
+}
+
 export interface WireResult {
-  observation: { text: string; data?: unknown; truncated: boolean };
+  observation: WireObservation;
   reward: number | null;
   done: boolean;
-  metadata?: Record<string, unknown>;
 }
+
+/** What a step answers: `observation` is agentrl's, or for MCP actions OpenEnv's ListToolsObservation / CallToolObservation (session.ts). */
+export const stepResponseSchema = z.strictObject({
+  observation: z.looseObject({ metadata: jsonObject.default({}) }).describe("the observation: text, data, truncated and metadata (agentrl's StepResult.info); for MCP actions also tools, or tool_name, result, error"),
+  reward: z.number().nullable().describe('null after a reset'),
+  done: z.boolean().describe('the episode is over (terminal or truncated)'),
+});
+export const healthSchema = z.strictObject({ status: z.enum(['healthy', 'unhealthy', 'degraded']) });
+export const metadataSchema = z.strictObject({
+  name: z.string(),
+  description: z.string(),
+  readme_content: z.string().nullable().optional(),
+  version: z.string().nullable().optional(),
+  author: z.string().nullable().optional(),
+  documentation_url: z.string().nullable().optional(),
+});
+/** FastAPI's 422 body. */
+export const validationErrorSchema = z.strictObject({
+  detail: z.array(z.strictObject({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })),
+});
 
 export function toWireAction(action: WireAction): Action {
   if (action.tool_call === undefined) return { text: action.text };
@@ -96,15 +144,14 @@ export function fromWireAction(action: Action): WireAction {
 }
 
 export function serializeReset(observation: Observation): WireResult {
-  return { observation: wireObservation(observation, false), reward: null, done: false };
+  return { observation: wireObservation(observation, false, {}), reward: null, done: false };
 }
 
 export function serializeStep(result: StepResult): WireResult {
   return {
-    observation: wireObservation(result.observation, result.truncated),
+    observation: wireObservation(result.observation, result.truncated, { ...result.info }),
     reward: result.reward,
     done: result.done || result.truncated,
-    metadata: { ...result.info },
   };
 }
 
@@ -116,7 +163,7 @@ export function deserializeStep(wire: WireResult): StepResult {
     reward: wire.reward ?? 0,
     done: wire.done && !truncated,
     truncated,
-    info: wire.metadata ?? {},
+    info: wire.observation.metadata ?? {},
   };
 }
 
@@ -125,8 +172,8 @@ export function deserializeObservation(wire: WireResult): Observation {
   return data === undefined ? { text } : { text, data };
 }
 
-function wireObservation(observation: Observation, truncated: boolean): WireResult['observation'] {
-  return observation.data === undefined ? { text: observation.text, truncated } : { text: observation.text, data: observation.data, truncated };
+function wireObservation(observation: Observation, truncated: boolean, metadata: Record<string, unknown>): WireObservation {
+  return observation.data === undefined ? { text: observation.text, truncated, metadata } : { text: observation.text, data: observation.data, truncated, metadata };
 }
 
 /** A zod failure as FastAPI's 422 `detail` list. */
