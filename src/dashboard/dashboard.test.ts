@@ -1,153 +1,169 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { launchChromium } from '../envs/browser-shop/browser.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
-import { renderChat } from '../model/chat-template.ts';
-import { tokenPieces } from '../model/token-text.ts';
-import { messagesFromTokens } from '../policy/scripted-policy.ts';
-import { RunStore } from '../store/run-store.ts';
-import type { TrajectoryRecord } from '../store/types.ts';
-import { startDashboard } from './server.ts';
+import type { Page } from 'playwright-core';
+import type { RunStore } from '../store/run-store.ts';
+import { screenshot, twoTurnTrajectory, withDashboardSession } from './dashboard-test-fixture.ts';
 
-/** A two-turn episode in the chat template: replies trained on (one good, one bad turn), the rest masked. */
-function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
-  const messages = [
-    { role: 'user' as const, content: 'P_G' },
-    { role: 'assistant' as const, content: '<answer>Left</answer>' },
-    { role: 'user' as const, content: '_PG' },
-    { role: 'assistant' as const, content: '<answer>Right</answer>' },
-    { role: 'user' as const, content: 'done' },
-  ];
-  const { tokens, assistantMask } = renderChat(messages);
-  const spans: [number, number][] = [];
-  assistantMask.forEach((m, i) => {
-    if (m === 1 && (i === 0 || assistantMask[i - 1] === 0)) spans.push([i, i]);
-    if (m === 1) spans.at(-1)![1] = i + 1;
-  });
-  const advantageOfTurn = [-0.75, 1.25];
-  const advantages = tokens.map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e)).map((turn) => (turn < 0 ? 0 : advantageOfTurn[turn]!));
-  const rewards = tokens.map((_, i) => (i === spans[1]![1] - 1 ? 1 : 0));
-  return {
-    index: 0,
-    groupId: 'task-7',
-    seed: 7,
-    totalReward: 1,
-    success: true,
-    truncated: false,
-    messages: messagesFromTokens(tokens, byteTokenizer),
-    tokens,
-    pieces: tokenPieces(tokens, byteTokenizer),
-    lossMask: assistantMask,
-    logprobs: assistantMask.map((m) => (m === 1 ? -0.5 : 0)),
-    rewards,
-    advantages,
-    turns: spans.map(([start, end], k) => ({ start, end, reward: k === 1 ? 1 : 0, action: k === 0 ? 'Left' : 'Right', observation: messages[2 * k + 2]!.content, invalidAction: false })),
-  };
-}
+const rewardsA = [0.125, 0.25, 0.5, 0.375, 0.75, 0.875];
+const rewardsB = [0.5, 0.4375, 0.625];
 
-test('dashboard in headless chromium: overlaid charts hold the recorded points, trajectory tokens coloured by mask and advantage, config diff', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrl-dashboard-'));
-  const store = RunStore.open(join(dir, 'agentrl.db'));
+/** Two runs: A (6 steps, every optimisation metric, two trajectories of one group at step 1), B (3 steps). */
+function twoRuns(store: RunStore): void {
   const a = store.createRun({ command: 'train', namePrefix: 'bandit-grpo', seed: 1, gitCommit: 'abc', config: { env: 'bandit', algo: 'grpo', learningRate: 0.002, groupSize: 8 } });
   const b = store.createRun({ command: 'train', namePrefix: 'bandit-ppo', seed: 1, gitCommit: 'abc', config: { env: 'bandit', algo: 'ppo', learningRate: 0.002, groupSize: 4 } });
-  const rewardsA = [0.125, 0.25, 0.5, 0.375, 0.75, 0.875];
-  const rewardsB = [0.5, 0.4375, 0.625];
-  const trajectory = twoTurnTrajectory();
+  const good = twoTurnTrajectory();
+  const bad = { ...twoTurnTrajectory(), index: 1, totalReward: 0, success: false, advantages: good.advantages!.map((v) => -v) };
+  store.addCheckpoint(a.id, { step: 0, kind: 'start', path: '/tmp/checkpoints/bandit-grpo-1/start' });
+  store.addEvaluation(a.id, { step: 0, split: 'test', episodes: 100, success: 0.25 });
   rewardsA.forEach((reward, i) =>
-    store.recordStep(a.id, { step: i + 1, metrics: { reward, success: reward, kl: 0.01 * i, entropy: 1 - 0.1 * i, loss: -reward, rolloutTokensPerSecond: 900 + i }, trajectories: i === 0 ? [trajectory] : [] }),
+    store.recordStep(a.id, {
+      step: i + 1,
+      metrics: { reward, success: reward, kl: 0.01 * i, entropy: 1 - 0.1 * i, loss: -reward, clipfrac: 0.02 * i, gradNorm: 1 + i, learningRate: 0.002, invalidActionRate: 0.5 - 0.05 * i, trainedTokens: 100 * (i + 1), rolloutTokensPerSecond: 900 + i },
+      trajectories: i === 0 ? [good, bad] : [],
+      checkpoint: { kind: 'resume' },
+    }),
   );
-  rewardsB.forEach((reward, i) => store.recordStep(b.id, { step: i + 1, metrics: { reward, success: reward, kl: 0, entropy: 1, loss: 0, rolloutTokensPerSecond: 800 } }));
-  const dashboard = await startDashboard({ store: store.path });
-  // Everything started is closed in `finally`, also when Chromium fails to launch (an open server would keep the test process alive).
-  let browser: Browser | undefined;
-  try {
-    browser = await launchChromium();
-    const page = await browser.newPage();
-    const requested: string[] = [];
-    page.on('request', (request) => requested.push(request.url()));
-    await page.goto(dashboard.url);
+  rewardsB.forEach((reward, i) => store.recordStep(b.id, { step: i + 1, metrics: { reward, success: reward, kl: 0, entropy: 1, loss: 0, trainedTokens: 50, rolloutTokensPerSecond: 800 } }));
+}
+
+type Plotted = { run: string; steps: number[]; xs: number[]; raw: (number | null)[]; smoothed: (number | null)[] }[];
+const plotted = (page: Page, metric: string) => page.evaluate((key) => (globalThis as any).agentrlDashboard.plotted(key), metric) as Promise<Plotted | null>;
+const geometry = (page: Page, metric: string, x: number) =>
+  page.evaluate(([key, at]) => (globalThis as any).agentrlDashboard.geometry(key, at), [metric, x] as const) as Promise<{ left: number; top: number; xMin: number; xMax: number; yDistribution: number }>;
+const swatchColours = (page: Page) =>
+  page.locator('#run-table tbody tr').evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('.swatch') as HTMLElement).style.background])));
+
+test('dashboard charts in headless chromium: every recorded metric in the picker, runs overlaid, tooltip lists every run at a step, zoom, log scale, token axis', async () => {
+  await withDashboardSession(twoRuns, async ({ open, url }) => {
+    const { page, requested, errors } = await open('/?smooth=0');
     await page.waitForSelector('body[data-ready="true"]');
 
-    // Run list: both runs, newest first.
+    // Run list, newest first; both runs selected; each name links to the run.
     assert.deepEqual(await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run'))), ['bandit-ppo-2', 'bandit-grpo-1']);
+    assert.equal(await page.locator('#run-table a[href="/runs/bandit-grpo-1"]').count(), 1);
 
-    // The reward chart overlays both runs; each holds exactly its recorded points, in step order.
-    const points = await page.locator('[data-metric="reward"] circle.point').evaluateAll((circles) =>
-      circles.map((c) => ({ run: c.getAttribute('data-run'), step: Number(c.getAttribute('data-step')), value: Number(c.getAttribute('data-value')), cx: Number(c.getAttribute('cx')), cy: Number(c.getAttribute('cy')) })),
-    );
-    for (const [name, rewards] of [['bandit-grpo-1', rewardsA], ['bandit-ppo-2', rewardsB]] as const) {
-      const mine = points.filter((p) => p.run === name);
-      assert.deepEqual(mine.map((p) => [p.step, p.value]), rewards.map((r, i) => [i + 1, r]), `${name} reward points`);
-      for (let i = 1; i < mine.length; i++) {
-        assert.ok(mine[i]!.cx > mine[i - 1]!.cx, 'x grows with the step');
-        assert.equal(Math.sign(mine[i - 1]!.cy - mine[i]!.cy), Math.sign(mine[i]!.value - mine[i - 1]!.value), 'y follows the value');
-      }
-    }
-    assert.equal(await page.locator('[data-metric="reward"] polyline.line').count(), 2);
-    for (const metric of ['success', 'kl', 'entropy', 'loss', 'rolloutTokensPerSecond']) {
-      assert.equal(await page.locator(`[data-metric="${metric}"] circle.point`).count(), rewardsA.length + rewardsB.length, metric);
-    }
+    // The picker offers every recorded metric, grouped; the defaults are charted, the rest one click away.
+    const offered = await page.locator('#metric-groups label').evaluateAll((labels) => labels.map((l) => l.getAttribute('data-metric')));
+    assert.deepEqual(new Set(offered), new Set(['reward', 'success', 'invalidActionRate', 'kl', 'entropy', 'loss', 'clipfrac', 'gradNorm', 'learningRate', 'trainedTokens', 'rolloutTokensPerSecond']));
+    const charted = () => page.locator('#chart-grid figure').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-metric')));
+    assert.deepEqual(await charted(), ['reward', 'success', 'loss', 'kl', 'entropy', 'clipfrac', 'gradNorm']);
+    await page.locator('#metric-groups label[data-metric="learningRate"] input').check();
+    await page.waitForSelector('#chart-grid figure[data-metric="learningRate"] canvas');
+    assert.match(page.url(), /metrics=[^&]*learningRate/);
 
-    // Trajectory viewer: pick run A; one block per turn plus the prompt; masked and trained tokens differ.
-    await page.selectOption('#trajectory-run', String(a.id));
-    await page.waitForSelector('#trajectory-view .turn[data-turn="2"]');
-    assert.equal(await page.locator('#trajectory-view .turn').count(), 3);
-    const tokens = await page.locator('#trajectory-view .tok').evaluateAll((spans) =>
-      spans.map((s) => {
-        const style = (globalThis as any).getComputedStyle(s);
-        return { mask: s.getAttribute('data-mask'), advantage: s.getAttribute('data-advantage'), className: s.className, background: style.backgroundColor as string, color: style.color as string };
-      }),
-    );
-    assert.equal(tokens.length, trajectory.tokens.length);
-    assert.deepEqual(tokens.map((t) => Number(t.mask)), trajectory.lossMask);
-    const masked = tokens.filter((t) => t.mask === '0');
-    const good = tokens.filter((t) => t.mask === '1' && Number(t.advantage) > 0);
-    const bad = tokens.filter((t) => t.mask === '1' && Number(t.advantage) < 0);
-    assert.ok(masked.length > 0 && good.length > 0 && bad.length > 0);
-    assert.ok(masked.every((t) => t.background === 'rgba(0, 0, 0, 0)' && /masked/.test(t.className)), 'masked tokens have no highlight');
-    assert.ok(good.every((t) => /^rgba\(22, 163, 74, /.test(t.background)), `positive advantage is green: ${good[0]!.background}`);
-    assert.ok(bad.every((t) => /^rgba\(220, 38, 38, /.test(t.background)), `negative advantage is red: ${bad[0]!.background}`);
-    assert.notEqual(masked[0]!.color, good[0]!.color, 'masked text is dimmed');
-    assert.match(await page.locator('#trajectory-view .turn[data-turn="2"] h4').innerText(), /turn 2 · reward 1 · action "Right"/);
+    // The reward chart overlays both runs, each with exactly its recorded points.
+    const reward = (await plotted(page, 'reward'))!;
+    assert.deepEqual(reward.map((s) => s.run), ['bandit-ppo-2', 'bandit-grpo-1']);
+    assert.deepEqual(reward[1]!.steps, [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(reward[1]!.raw, rewardsA);
+    assert.deepEqual(reward[0]!.raw, rewardsB);
+    assert.equal(await page.locator('[data-metric="reward"] canvas').count(), 1);
 
-    // Config diff: the two runs side by side, differing keys marked.
-    const differs = await page.locator('#config-table tr.differs').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')));
-    assert.deepEqual(differs.filter((key) => !key!.startsWith('(')), ['algo', 'groupSize']);
-    assert.ok(await page.locator('#config-table tr[data-key="(git commit)"]').count() === 1, 'run metadata is shown too');
-    assert.equal(await page.locator('#config-table tr[data-key="learningRate"]').innerText(), 'learningRate\t0.002\t0.002');
+    // The tooltip at step 2 lists both runs with their values at that step.
+    const at2 = await geometry(page, 'reward', 2);
+    await page.mouse.move(at2.left, at2.top);
+    const tooltip = page.locator('[data-metric="reward"] .tooltip');
+    await tooltip.waitFor({ state: 'visible' });
+    const rows = await tooltip.locator('tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-step'), tr.getAttribute('data-value')]));
+    assert.deepEqual(rows, [['bandit-ppo-2', '2', String(rewardsB[1])], ['bandit-grpo-1', '2', String(rewardsA[1])]]);
+    await screenshot(page, 'charts-tooltip');
+
+    // Drag-zoom on one chart zooms all of them; double-click resets.
+    const at4 = await geometry(page, 'reward', 4);
+    await page.mouse.move(at2.left, at2.top);
+    await page.mouse.down();
+    await page.mouse.move(at4.left, at4.top, { steps: 4 });
+    await page.mouse.up();
+    const zoomed = await geometry(page, 'entropy', 3);
+    assert.ok(Math.abs(zoomed.xMin - 2) < 0.1 && Math.abs(zoomed.xMax - 4) < 0.1, `entropy chart follows the zoom: ${zoomed.xMin}..${zoomed.xMax}`);
+    await page.mouse.dblclick(at2.left, at2.top);
+    const reset = await geometry(page, 'entropy', 3);
+    assert.deepEqual([reset.xMin, reset.xMax], [1, 6]);
+
+    // Log scale: y on a log axis; values ≤ 0 (run B's KL is 0) cannot be drawn there and are left out.
+    await page.locator('#log-scale').check();
+    assert.equal((await geometry(page, 'kl', 3)).yDistribution, 3);
+    const kl = (await plotted(page, 'kl'))!;
+    assert.deepEqual(kl[0]!.raw, [null, null, null]);
+    assert.deepEqual(kl[1]!.raw, [null, 0.01, 0.02, 0.03, 0.04, 0.05]);
+    assert.match(page.url(), /log=1/);
+    await page.locator('#log-scale').uncheck();
+
+    // Smoothing: the smoothed line is TensorBoard's debiased EMA of the raw values.
+    await page.locator('#smoothing').fill('0.5');
+    const smoothed = (await plotted(page, 'reward'))![1]!.smoothed;
+    assert.ok(Math.abs(smoothed[1]! - (0.5 * 0.5 * 0.125 + 0.5 * 0.25) / 0.75) < 1e-12, `debiased EMA: ${smoothed[1]}`);
+    assert.equal(smoothed[0], 0.125);
+
+    // Token axis: x is the cumulative token count.
+    await page.selectOption('#x-axis', 'tokens');
+    assert.deepEqual((await plotted(page, 'reward'))![1]!.xs, [100, 300, 600, 1000, 1500, 2100]);
+    assert.match(page.url(), /x=tokens/);
+
+    // Held-out evaluations and checkpoints are shown.
+    assert.deepEqual(await page.locator('#evaluation-table tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).innerText.split('\t').slice(0, 5))), [['bandit-grpo-1', '0', 'test', '100', '25%']]);
+    assert.equal(await page.locator('#checkpoint-table tbody tr[data-kind="resume"]').count(), 6);
+    assert.match(await page.locator('#checkpoint-table tbody tr[data-kind="start"]').innerText(), /\/tmp\/checkpoints\/bandit-grpo-1\/start/);
 
     // Offline: the page fetched only from the dashboard itself.
-    assert.ok(requested.length > 0 && requested.every((url) => url.startsWith(dashboard.url)), requested.join('\n'));
-  } finally {
-    await browser?.close();
-    await dashboard.close();
-    store.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+    assert.ok(requested.length > 0 && requested.every((address) => address.startsWith(url)), requested.join('\n'));
+    assert.deepEqual(errors, []);
+  });
 });
 
-test('dashboard API: unknown runs and paths are 404 with a message naming the known runs', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentrl-dashboard-'));
-  const store = RunStore.open(join(dir, 'agentrl.db'));
-  store.createRun({ command: 'train', seed: 0, gitCommit: null, config: {} });
-  const dashboard = await startDashboard({ store: store.path });
-  try {
-    const missing = await fetch(new URL('/api/runs/nope/metrics', dashboard.url));
-    assert.equal(missing.status, 404);
-    assert.match(((await missing.json()) as { error: string }).error, /no run "nope"; runs: 1 \(train-1\)/);
-    assert.equal((await fetch(new URL('/api/runs/1/trajectories/1/0', dashboard.url))).status, 404);
-    const runs = (await (await fetch(new URL('/api/runs', dashboard.url))).json()) as { name: string; steps: number }[];
-    assert.deepEqual(runs.map((r) => [r.name, r.steps]), [['train-1', 0]]);
-    const page = await fetch(dashboard.url);
-    assert.match(page.headers.get('content-type')!, /text\/html/);
-    assert.doesNotMatch(await page.text(), /https?:\/\//, 'no external resources in the page');
-  } finally {
-    await dashboard.close();
-    store.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+test('dashboard live updates: new steps arrive by ?after=N and extend the charts in place; focus, typing and colours survive refreshes; a new run is listed', async () => {
+  await withDashboardSession(twoRuns, async ({ open, store }) => {
+    const { page, requested, errors } = await open('/?refresh=250');
+    await page.waitForSelector('body[data-ready="true"]');
+    const colours = await swatchColours(page);
+    const chartCanvas = await page.locator('[data-metric="reward"] canvas').elementHandle();
+
+    // Typing into the metric filter while refreshes run: focus and text stay.
+    await page.locator('#metric-filter').focus();
+    await page.keyboard.type('grad');
+    const refreshes = Number(await page.locator('body').getAttribute('data-refreshes'));
+    await page.waitForFunction((n) => Number(document.body.dataset.refreshes) >= n + 2, refreshes, { timeout: 5000 });
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'metric-filter');
+    assert.equal(await page.locator('#metric-filter').inputValue(), 'grad');
+    assert.deepEqual(await page.locator('#metric-groups label:not([hidden])').evaluateAll((labels) => labels.map((l) => l.getAttribute('data-metric'))), ['gradNorm']);
+
+    // A new step of run A and a new run C.
+    store.recordStep(1, { step: 7, metrics: { reward: 0.9375, success: 1 } });
+    store.createRun({ command: 'train', namePrefix: 'bandit-rloo', seed: 2, gitCommit: 'abc', config: { env: 'bandit', algo: 'rloo' } });
+    await page.waitForFunction(() => (globalThis as any).agentrlDashboard.plotted('reward')?.find((s: any) => s.run === 'bandit-grpo-1')?.steps.includes(7), null, { timeout: 5000 });
+    await page.waitForSelector('#run-table tr[data-run="bandit-rloo-3"]', { timeout: 5000 });
+    assert.ok(requested.some((address) => /\/api\/runs\/1\/metrics\?maxPoints=\d+&after=6$/.test(address)), 'only the steps after the last one seen are fetched');
+    assert.equal(await page.locator('[data-metric="reward"] canvas').elementHandle().then((handle) => page.evaluate(([a, b]) => a === b, [handle, chartCanvas])), true, 'the chart was updated, not rebuilt');
+    // Stable colours: the new run takes its own colour; the others keep theirs. It is listed, not overlaid.
+    const after = await swatchColours(page);
+    assert.equal(after['bandit-grpo-1'], colours['bandit-grpo-1']);
+    assert.equal(after['bandit-ppo-2'], colours['bandit-ppo-2']);
+    assert.ok(!Object.values(colours).includes(after['bandit-rloo-3']!));
+    assert.equal(await page.locator('#run-table tr[data-run="bandit-rloo-3"] input').isChecked(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'metric-filter');
+    assert.deepEqual(errors, []);
+  });
+});
+
+test('dashboard links: /runs/<name> with metrics and axis in the query opens that view; unknown pages are an HTML 404', async () => {
+  await withDashboardSession(twoRuns, async ({ open }) => {
+    const { page, errors } = await open('/runs/bandit-grpo-1?metrics=reward,gradNorm&x=seconds&smooth=0.3');
+    await page.waitForSelector('body[data-ready="true"]');
+    const checked = await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('input') as HTMLInputElement).checked]));
+    assert.deepEqual(checked, [['bandit-ppo-2', false], ['bandit-grpo-1', true]]);
+    assert.deepEqual(await page.locator('#chart-grid figure').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-metric'))), ['reward', 'gradNorm']);
+    assert.equal(await page.locator('#x-axis').inputValue(), 'seconds');
+    assert.equal(await page.locator('#smoothing').inputValue(), '0.3');
+    assert.equal(await page.locator('#trajectory-run').inputValue(), 'bandit-grpo-1');
+    // The address now names the whole view, to share it.
+    assert.match(page.url(), /\/\?runs=bandit-grpo-1&metrics=reward,gradNorm&x=seconds&smooth=0\.3&trajectory=bandit-grpo-1\/1\/0$/);
+    assert.deepEqual(errors, []);
+
+    const missing = await open('/no/such/page');
+    const response = await missing.page.reload();
+    assert.equal(response!.status(), 404);
+    assert.match(await missing.page.locator('h1').innerText(), /No page here/);
+    await missing.page.locator('a[href="/"]').click();
+    await missing.page.waitForSelector('body[data-ready="true"]');
+  });
 });

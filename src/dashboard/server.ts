@@ -1,24 +1,29 @@
 /**
- * The dashboard's HTTP server (node:http, loopback only): the static page from web/dashboard/ and
- * a small read-only JSON API over the run store. The store is opened read-only, so it can serve a
- * run while `agentrl train` is writing it (WAL: every response sees whole committed steps).
+ * The dashboard's HTTP server (node:http, loopback only): the page from web/dashboard/, the uPlot
+ * charting library from node_modules (nothing is fetched from the network), and the read-only
+ * JSON API of api.ts. The store is opened read-only, so it can serve a run while `agentrl train`
+ * is writing it (WAL: every response sees whole committed steps).
  *
- *   GET /api/runs                                  runs, newest first, with their last step
- *   GET /api/runs/:run                             run record, evaluations, checkpoints
- *   GET /api/runs/:run/metrics                     [{ step, time, values }]
- *   GET /api/runs/:run/trajectories                [{ step, index, groupId, totalReward, success, tokens }]
- *   GET /api/runs/:run/trajectories/:step/:index   one trajectory, token level
+ *   /                      the dashboard; its state (runs, metrics, axes, trajectory) is in the query string
+ *   /runs/:run             the dashboard with that run selected (a link to share)
+ *   /api/…                 JSON (api.ts); unknown API paths are JSON 404s
+ *   anything else          an HTML 404 page
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { extname } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentRlError } from '../core/errors.ts';
-import { RunStore } from '../store/run-store.ts';
+import { AgentRlError, InvalidArgumentError } from '../core/errors.ts';
+import { RunNotFoundError, RunStore } from '../store/run-store.ts';
+import { answerApi, ApiNotFoundError } from './api.ts';
 
 const webRoot = fileURLToPath(new URL('../../web/dashboard/', import.meta.url));
-const staticFiles: Record<string, string> = { '/': 'index.html', '/app.js': 'app.js', '/charts.js': 'charts.js', '/style.css': 'style.css' };
+const uplotRoot = dirname(createRequire(import.meta.url).resolve('uplot'));
+const vendorFiles: Record<string, string> = { '/vendor/uPlot.esm.js': 'uPlot.esm.js', '/vendor/uPlot.min.css': 'uPlot.min.css' };
+/** Page modules and styles: one plain name, no folders (so no path can leave web/dashboard/). */
+const pageFile = /^\/([a-z][a-z0-9-]*\.(?:js|css))$/;
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -46,7 +51,7 @@ export interface Dashboard {
 export async function startDashboard({ store: path, port = 0 }: DashboardOptions): Promise<Dashboard> {
   const store = RunStore.open(path, { readonly: true });
   const server = createServer((request, response) => {
-    handle(store, request, response).catch((error: unknown) => send(response, 500, { error: (error as Error).message }));
+    handle(store, request, response).catch((error: unknown) => sendJson(response, 500, { error: (error as Error).message }));
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -70,48 +75,47 @@ export async function startDashboard({ store: path, port = 0 }: DashboardOptions
 }
 
 async function handle(store: RunStore, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const { pathname } = new URL(request.url ?? '/', 'http://127.0.0.1');
-  if (request.method !== 'GET') return send(response, 405, { error: 'read-only: GET only' });
-  const file = staticFiles[pathname];
-  if (file !== undefined) {
-    const body = await readFile(webRoot + file);
-    response.writeHead(200, { 'content-type': contentTypes[extname(file)]!, 'cache-control': 'no-cache' });
-    response.end(body);
-    return;
-  }
+  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const { pathname } = url;
+  if (request.method !== 'GET') return sendJson(response, 405, { error: 'read-only: GET only' });
+  if (pathname.startsWith('/api/')) return api(store, pathname, url.searchParams, response);
+  if (pathname === '/' || /^\/runs\/[^/]+\/?$/.test(pathname)) return sendFile(response, join(webRoot, 'index.html'));
+  const vendor = vendorFiles[pathname];
+  if (vendor !== undefined) return sendFile(response, join(uplotRoot, vendor));
+  const page = pageFile.exec(pathname);
+  if (page !== null && (await sendFile(response, join(webRoot, page[1]!)).then(() => true, () => false))) return;
+  sendNotFoundPage(response, pathname);
+}
+
+function api(store: RunStore, pathname: string, query: URLSearchParams, response: ServerResponse): void {
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] !== 'api' || parts[1] !== 'runs') return send(response, 404, { error: `no such page: ${pathname}` });
+  if (parts[1] !== 'runs') return sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
   try {
-    send(response, 200, api(store, parts.slice(2)));
+    sendJson(response, 200, answerApi(store, parts.slice(2), query));
   } catch (error) {
-    if (error instanceof AgentRlError) send(response, 404, { error: error.message });
+    if (error instanceof RunNotFoundError || error instanceof ApiNotFoundError) sendJson(response, 404, { error: error.message });
+    else if (error instanceof InvalidArgumentError) sendJson(response, 400, { error: error.message });
     else throw error;
   }
 }
 
-function api(store: RunStore, parts: string[]): unknown {
-  return store.transaction(() => {
-    if (parts.length === 0) {
-      return store.runs().map((run) => {
-        const metrics = store.metrics(run.id);
-        return { ...run, steps: metrics.length, last: metrics.at(-1)?.values ?? null };
-      });
-    }
-    const run = store.run(parts[0]!);
-    const [, section, step, index] = parts;
-    if (section === undefined) return { run, evaluations: store.evaluations(run.id), checkpoints: store.checkpoints(run.id) };
-    if (section === 'metrics' && step === undefined) return store.metrics(run.id);
-    if (section === 'trajectories' && step === undefined) return store.trajectoryList(run.id);
-    if (section === 'trajectories' && index !== undefined && parts.length === 4) {
-      const trajectory = store.trajectory(run.id, Number(step), Number(index));
-      if (trajectory === undefined) throw new AgentRlError('NOT_FOUND', `run ${run.name} has no trajectory ${step}/${index}`);
-      return trajectory;
-    }
-    throw new AgentRlError('NOT_FOUND', `no such API path: /api/runs/${parts.join('/')}`);
-  });
+async function sendFile(response: ServerResponse, file: string): Promise<void> {
+  const body = await readFile(file);
+  response.writeHead(200, { 'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+  response.end(body);
 }
 
-function send(response: ServerResponse, status: number, body: unknown): void {
+function sendNotFoundPage(response: ServerResponse, pathname: string): void {
+  const path = pathname.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  response.writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Not found · agentrl dashboard</title><link rel="stylesheet" href="/style.css"></head>
+<body class="not-found"><main><h1>No page here</h1>
+<p>The dashboard has no page at <code>${path}</code>.</p>
+<p><a href="/">Open the dashboard</a>, or link a run as <code>/runs/&lt;run name or id&gt;</code>.</p></main></body></html>`);
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
   response.end(JSON.stringify(body));
 }

@@ -1,214 +1,197 @@
-// The dashboard page: run list, overlaid metric charts, trajectory viewer, config diff.
-// Plain DOM code over the JSON API of src/dashboard/server.ts; refreshes every 5 s.
-import { formatValue, lineChart } from './charts.js';
+// The dashboard page: wires the run list, the metric picker and charts, evaluations and
+// checkpoints, the trajectory browser and the config diff to the JSON API (src/dashboard/api.ts).
+// Every few seconds it asks for what is new (runs, and each selected run's steps after the last
+// one it has) and updates the page in place; nothing is rebuilt, so focus and zoom stay put.
+import { $, fillSelect, getJson, h } from './dom.js';
+import { MetricCharts } from './metric-charts.js';
+import { DEFAULT_METRICS, GROUPS, METRICS, metricGroup, metricTitle } from './metric-catalog.js';
+import { MetricData } from './metric-data.js';
+import { runColor } from './palette.js';
+import { renderConfigDiff } from './config-diff.js';
+import { renderRunDetails } from './run-details.js';
+import { renderRunTable } from './run-table.js';
+import { TrajectoryBrowser } from './trajectories.js';
+import { readUrlState, writeUrlState } from './url-state.js';
 
-const CHARTS = [
-  { key: 'reward', title: 'reward (mean episode return)' },
-  { key: 'success', title: 'success rate' },
-  { key: 'validationSuccess', title: 'validation success' },
-  { key: 'kl', title: 'KL to reference' },
-  { key: 'entropy', title: 'entropy' },
-  { key: 'loss', title: 'loss' },
-  { key: 'rolloutTokensPerSecond', title: 'throughput: generated tokens/s' },
-  { key: 'trainTokensPerSecond', title: 'throughput: trained tokens/s' },
-];
-const COLORS = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bc4c00', '#0a7f8c', '#bf3989', '#4d2d00'];
+const linked = readUrlState(location);
+const state = {
+  runs: [],
+  selected: new Set(),
+  /** Metrics picked by the user; null = the defaults that the selected runs record. */
+  metrics: linked.metrics.length > 0 ? linked.metrics : null,
+  xAxis: linked.xAxis,
+  smoothing: linked.smoothing,
+  logScale: linked.logScale,
+  trajectory: linked.trajectory,
+  group: linked.group,
+  refreshMs: linked.refreshMs,
+  refreshes: 0,
+};
+const data = new MetricData();
+const selectedRuns = () => state.runs.filter((run) => state.selected.has(run.id));
+const charts = new MetricCharts({ grid: $('chart-grid'), data, view: () => ({ runs: selectedRuns(), xAxis: state.xAxis, smoothing: state.smoothing, logScale: state.logScale }) });
+const trajectories = new TrajectoryBrowser({
+  onShow: (link) => {
+    state.trajectory = link.trajectory ?? null;
+    state.group = link.group ?? null;
+    saveUrl();
+  },
+});
 
-const state = { runs: [], selected: new Set(), metrics: new Map(), initialised: false };
-const $ = (id) => document.getElementById(id);
-
-async function getJson(path) {
-  const response = await fetch(path);
-  const body = await response.json();
-  if (!response.ok) throw new Error(body.error ?? `${path}: HTTP ${response.status}`);
-  return body;
+function saveUrl() {
+  writeUrlState({ ...state, runs: selectedRuns().map((run) => run.name), metrics: state.metrics ?? [] });
 }
 
-function h(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attributes)) {
-    if (key === 'class') node.className = value;
-    else if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-    else if (value !== false && value !== undefined && value !== null) node.setAttribute(key, value === true ? '' : String(value));
+// ---- metrics: picker and charts ----------------------------------------------------------------
+
+const catalogOrder = Object.keys(METRICS);
+function byCatalog(a, b) {
+  const group = GROUPS.indexOf(metricGroup(a)) - GROUPS.indexOf(metricGroup(b));
+  if (group !== 0) return group;
+  const [i, j] = [catalogOrder.indexOf(a), catalogOrder.indexOf(b)];
+  return i >= 0 && j >= 0 ? i - j : i >= 0 ? -1 : j >= 0 ? 1 : a.localeCompare(b);
+}
+
+function availableMetrics() {
+  return data.keys([...state.selected]).sort(byCatalog);
+}
+
+function shownMetrics() {
+  const available = availableMetrics();
+  const chosen = state.metrics ?? DEFAULT_METRICS;
+  return available.filter((key) => chosen.includes(key));
+}
+
+function renderPicker() {
+  const available = availableMetrics();
+  const shown = new Set(shownMetrics());
+  const groups = $('metric-groups');
+  if (groups.dataset.keys !== available.join(',')) {
+    groups.dataset.keys = available.join(',');
+    groups.replaceChildren(
+      ...GROUPS.filter((group) => available.some((key) => metricGroup(key) === group)).map((group) => {
+        const keys = available.filter((key) => metricGroup(key) === group);
+        return h(
+          'fieldset',
+          { dataset: { group } },
+          h('legend', {}, group),
+          ...keys.map((key) => h('label', { dataset: { metric: key }, title: metricTitle(key) }, h('input', { type: 'checkbox', value: key, onchange: pickMetric }), ` ${key}`)),
+        );
+      }),
+    );
+    filterPicker();
   }
-  for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
-  return node;
+  for (const box of groups.querySelectorAll('input')) box.checked = shown.has(box.value);
+  $('metric-count').textContent = `(${shown.size} of ${available.length})`;
 }
 
-function colorOf(run) {
-  return COLORS[state.runs.findIndex((r) => r.id === run.id) % COLORS.length];
+function pickMetric() {
+  state.metrics = [...$('metric-groups').querySelectorAll('input:checked')].map((box) => box.value);
+  renderPicker();
+  charts.update(shownMetrics());
+  saveUrl();
 }
 
-// ---- runs --------------------------------------------------------------------------------------
+function filterPicker() {
+  const text = $('metric-filter').value.trim().toLowerCase();
+  for (const label of $('metric-groups').querySelectorAll('label')) label.hidden = text !== '' && !`${label.dataset.metric} ${label.title}`.toLowerCase().includes(text);
+}
 
-function renderRunTable() {
-  const body = $('run-table').querySelector('tbody');
-  body.replaceChildren(
-    ...state.runs.map((run) =>
-      h(
-        'tr',
-        { dataset: { run: run.name } },
-        h('td', {}, h('input', { type: 'checkbox', checked: state.selected.has(run.id), 'aria-label': `overlay ${run.name}`, onchange: (e) => toggleRun(run.id, e.target.checked) })),
-        h('td', {}, h('span', { class: 'swatch', style: `background:${colorOf(run)}` }), run.name),
-        h('td', {}, run.status),
-        h('td', {}, run.config.env ?? ''),
-        h('td', {}, run.config.algo ?? ''),
-        h('td', { class: 'num' }, run.steps),
-        h('td', { class: 'num' }, run.last ? formatValue(run.last.reward) : ''),
-        h('td', { class: 'num' }, run.last ? formatValue(run.last.success) : ''),
-        h('td', {}, new Date(run.createdAt).toLocaleString()),
-        h('td', { title: run.gitCommit ?? '' }, (run.gitCommit ?? '').slice(0, 10)),
-      ),
-    ),
-  );
-  $('no-runs').hidden = state.runs.length > 0;
+function renderLegend() {
+  const runs = selectedRuns();
+  const text = runs.map((run) => run.id).join(',');
+  if ($('legend').dataset.runs === text) return;
+  $('legend').dataset.runs = text;
+  $('legend').replaceChildren(...runs.map((run) => h('span', { dataset: { run: run.name } }, h('span', { class: 'swatch', style: `background:${runColor(run.id)}` }), run.name)));
 }
 
 async function toggleRun(id, on) {
   if (on) state.selected.add(id);
-  else state.selected.delete(id);
-  await loadMetrics();
-  renderCharts();
-}
-
-// ---- charts ------------------------------------------------------------------------------------
-
-async function loadMetrics() {
-  await Promise.all([...state.selected].map(async (id) => state.metrics.set(id, await getJson(`/api/runs/${id}/metrics`))));
-}
-
-function renderCharts() {
-  const runs = state.runs.filter((run) => state.selected.has(run.id));
-  $('legend').replaceChildren(...runs.map((run) => h('span', {}, h('span', { class: 'swatch', style: `background:${colorOf(run)}` }), run.name)));
-  $('chart-grid').replaceChildren(
-    ...CHARTS.map(({ key, title }) => {
-      const series = runs.map((run) => ({
-        name: run.name,
-        color: colorOf(run),
-        points: (state.metrics.get(run.id) ?? []).filter((m) => key in m.values).map((m) => [m.step, m.values[key]]),
-      }));
-      return h('figure', { class: 'chart', dataset: { metric: key } }, h('h3', {}, title), lineChart({ series, label: title }));
-    }),
-  );
-}
-
-// ---- trajectories ------------------------------------------------------------------------------
-
-function fillSelect(select, options, keep) {
-  const previous = keep ? select.value : undefined;
-  select.replaceChildren(...options.map(([value, text]) => h('option', { value }, text)));
-  if (previous !== undefined && options.some(([value]) => value === previous)) select.value = previous;
-}
-
-async function loadTrajectoryList() {
-  const run = $('trajectory-run').value;
-  if (!run) return;
-  const list = await getJson(`/api/runs/${encodeURIComponent(run)}/trajectories`);
-  fillSelect(
-    $('trajectory-pick'),
-    list.map((t) => [`${t.step}/${t.index}`, `step ${t.step} #${t.index} · reward ${formatValue(t.totalReward)}${t.success ? ' · success' : ''} · ${t.tokens} tokens`]),
-    true,
-  );
-  if (list.length === 0) {
-    $('trajectory-summary').textContent = 'This run has no recorded trajectories.';
-    $('trajectory-view').replaceChildren();
-  } else await showTrajectory();
-}
-
-function tokenSpan(t, i, maxAbs) {
-  const mask = t.lossMask[i];
-  const advantage = t.advantages ? t.advantages[i] : null;
-  let piece = t.pieces[i];
-  const special = /^<\|[a-z_0-9]+\|>$/.test(piece);
-  if (piece === '') piece = '\u00b7'; // a byte of a multi-byte character: its text is on the last byte
-  const classes = ['tok', mask === 1 ? 'trained' : 'masked'];
-  let style;
-  if (mask === 1) {
-    if (advantage === null || advantage === 0) classes.push('neutral');
-    else {
-      const alpha = (0.15 + 0.6 * Math.min(1, Math.abs(advantage) / maxAbs)).toFixed(3);
-      style = advantage > 0 ? `background: rgba(22, 163, 74, ${alpha})` : `background: rgba(220, 38, 38, ${alpha})`;
-    }
+  else {
+    state.selected.delete(id);
+    data.forget(id);
   }
-  if (special) classes.push('special');
-  const title = `token ${i}: id ${t.tokens[i]} · mask ${mask}` + (mask === 1 ? ` · logprob ${formatValue(t.logprobs[i])} · advantage ${advantage === null ? 'none' : formatValue(advantage)}` : '') + (t.rewards[i] ? ` · reward ${formatValue(t.rewards[i])}` : '');
-  return h('span', { class: classes.join(' '), style, title, dataset: { mask: String(mask), advantage: advantage === null ? '' : String(advantage) } }, piece);
+  await data.refresh([...state.selected]);
+  renderLegend();
+  renderPicker();
+  charts.update(shownMetrics());
+  await renderRunDetails(selectedRuns());
+  saveUrl();
 }
 
-async function showTrajectory() {
-  const run = $('trajectory-run').value;
-  const pick = $('trajectory-pick').value;
-  if (!run || !pick) return;
-  const [step, index] = pick.split('/');
-  const t = await getJson(`/api/runs/${encodeURIComponent(run)}/trajectories/${step}/${index}`);
-  const maxAbs = Math.max(1e-12, ...(t.advantages ?? []).map(Math.abs));
-  const span = (from, to) => Array.from({ length: Math.max(0, to - from) }, (_, k) => tokenSpan(t, from + k, maxAbs));
-  const blocks = [];
-  const firstStart = t.turns.length > 0 ? t.turns[0].start : t.tokens.length;
-  blocks.push(h('div', { class: 'turn', dataset: { turn: 'prompt' } }, h('h4', {}, 'prompt'), h('div', { class: 'tokens' }, span(0, firstStart))));
-  t.turns.forEach((turn, k) => {
-    const next = k + 1 < t.turns.length ? t.turns[k + 1].start : t.tokens.length;
-    const header = `turn ${k + 1} · reward ${formatValue(turn.reward)}${turn.invalidAction ? ' · invalid action' : ''} · action ${JSON.stringify(turn.action)}`;
-    blocks.push(h('div', { class: 'turn', dataset: { turn: String(k + 1) } }, h('h4', {}, header), h('div', { class: 'tokens' }, span(turn.start, next))));
-  });
-  $('trajectory-view').replaceChildren(...blocks);
-  const trained = t.lossMask.filter((m) => m === 1).length;
-  $('trajectory-summary').textContent =
-    `group ${t.groupId} · seed ${t.seed} · return ${formatValue(t.totalReward)} · ${t.success ? 'success' : 'no success'}${t.truncated ? ' · truncated' : ''} · ` +
-    `${t.tokens.length} tokens, ${trained} trained on · ${t.advantages ? `advantages in [${formatValue(Math.min(...t.advantages))}, ${formatValue(Math.max(...t.advantages))}]` : 'not trained on (no advantages)'}`;
-}
-
-// ---- config diff -------------------------------------------------------------------------------
-
-function renderConfigDiff() {
-  const a = state.runs.find((r) => String(r.id) === $('config-a').value);
-  const b = state.runs.find((r) => String(r.id) === $('config-b').value);
-  if (!a || !b) return;
-  const meta = (run) => ({ '(status)': run.status, '(seed)': run.seed, '(git commit)': run.gitCommit, '(created)': run.createdAt, ...run.config });
-  const left = meta(a);
-  const right = meta(b);
-  const keys = [...new Set([...Object.keys(left), ...Object.keys(right)])].sort((x, y) => (x.startsWith('(') === y.startsWith('(') ? x.localeCompare(y) : x.startsWith('(') ? -1 : 1));
-  const onlyDiff = $('config-only-diff').checked;
-  const show = (v) => (v === undefined ? '—' : JSON.stringify(v));
-  const table = $('config-table');
-  table.querySelector('thead').replaceChildren(h('tr', {}, h('th', {}, 'key'), h('th', {}, a.name), h('th', {}, b.name)));
-  table.querySelector('tbody').replaceChildren(
-    ...keys
-      .map((key) => ({ key, differs: show(left[key]) !== show(right[key]) }))
-      .filter(({ differs }) => differs || !onlyDiff)
-      .map(({ key, differs }) => h('tr', { class: differs ? 'differs' : '', dataset: { key } }, h('td', {}, key), h('td', {}, show(left[key])), h('td', {}, show(right[key])))),
-  );
+function setChartOption(change) {
+  Object.assign(state, change);
+  $('smoothing-value').textContent = state.smoothing.toFixed(2);
+  charts.update(shownMetrics());
+  saveUrl();
 }
 
 // ---- refresh -----------------------------------------------------------------------------------
 
-async function refresh() {
+function resolveRun(reference) {
+  return state.runs.find((run) => run.name === reference || String(run.id) === reference);
+}
+
+async function loadRuns() {
   state.runs = await getJson('/api/runs');
-  if (!state.initialised) {
-    state.runs.slice(0, 4).forEach((run) => state.selected.add(run.id));
-    state.initialised = true;
-  }
   for (const id of state.selected) if (!state.runs.some((r) => r.id === id)) state.selected.delete(id);
-  renderRunTable();
-  await loadMetrics();
-  renderCharts();
-  const runOptions = state.runs.map((run) => [String(run.id), run.name]);
-  const firstTime = $('trajectory-run').options.length === 0;
-  fillSelect($('trajectory-run'), runOptions, true);
-  fillSelect($('config-a'), runOptions, true);
-  fillSelect($('config-b'), runOptions, true);
-  if (firstTime && state.runs.length > 1) $('config-b').value = String(state.runs[1].id);
-  renderConfigDiff();
-  if (firstTime) await loadTrajectoryList();
+  renderRunTable(state.runs, state.selected, toggleRun);
+  const byName = state.runs.map((run) => [run.name, run.name]);
+  const byId = state.runs.map((run) => [String(run.id), run.name]);
+  fillSelect($('trajectory-run'), byName);
+  fillSelect($('config-a'), byId);
+  fillSelect($('config-b'), byId);
+}
+
+async function refresh() {
+  await loadRuns();
+  const changed = await data.refresh([...state.selected]);
+  renderLegend();
+  renderPicker();
+  charts.update(shownMetrics(), changed);
+  await renderRunDetails(selectedRuns());
+  renderConfigDiff(state.runs);
+  state.refreshes++;
+  document.body.dataset.refreshes = String(state.refreshes);
   $('status').textContent = `${state.runs.length} run${state.runs.length === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
+}
+
+async function start() {
+  await loadRuns();
+  const wanted = linked.runs.map(resolveRun).filter(Boolean);
+  for (const run of wanted.length > 0 ? wanted : state.runs.slice(0, 4)) state.selected.add(run.id);
+  if (wanted.length === 1) $('trajectory-run').value = wanted[0].name;
+  if (state.runs.length > 1) $('config-b').value = String(state.runs[1].id);
+  $('x-axis').value = state.xAxis;
+  $('smoothing').value = String(state.smoothing);
+  $('smoothing-value').textContent = state.smoothing.toFixed(2);
+  $('log-scale').checked = state.logScale;
+  await refresh();
+  const opened = await trajectories.open({ trajectory: state.trajectory, group: state.group }).catch(() => false);
+  if (!opened) await trajectories.loadList(0, { showFirst: true });
+  saveUrl();
   document.body.dataset.ready = 'true';
 }
 
-$('trajectory-run').addEventListener('change', loadTrajectoryList);
-$('trajectory-pick').addEventListener('change', showTrajectory);
-for (const id of ['config-a', 'config-b', 'config-only-diff']) $(id).addEventListener('change', renderConfigDiff);
-refresh().catch((error) => ($('status').textContent = `error: ${error.message}`));
-setInterval(() => {
-  if (document.visibilityState === 'visible') refresh().catch((error) => ($('status').textContent = `error: ${error.message}`));
-}, 5000);
+$('x-axis').addEventListener('change', (e) => setChartOption({ xAxis: e.target.value }));
+$('smoothing').addEventListener('input', (e) => setChartOption({ smoothing: Number(e.target.value) }));
+$('log-scale').addEventListener('change', (e) => setChartOption({ logScale: e.target.checked }));
+$('metric-filter').addEventListener('input', filterPicker);
+for (const id of ['config-a', 'config-b', 'config-only-diff']) $(id).addEventListener('change', () => renderConfigDiff(state.runs));
+
+// For tests and debugging: what each chart plots.
+window.agentrlDashboard = { plotted: (metric) => charts.plotted(metric), geometry: (metric, x, y) => charts.geometry(metric, x, y), state };
+
+const showError = (error) => ($('status').textContent = `error: ${error.message}`);
+let refreshing = false;
+start()
+  .catch(showError)
+  .finally(() =>
+    setInterval(() => {
+      if (refreshing || document.visibilityState !== 'visible') return;
+      refreshing = true;
+      refresh()
+        .catch(showError)
+        .finally(() => (refreshing = false));
+    }, state.refreshMs),
+  );

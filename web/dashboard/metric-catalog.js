@@ -1,0 +1,42 @@
+// What each recorded metric means, for chart titles and the picker's groups. A metric that is
+// not listed (a new one, or a custom reward's) still gets a chart, under "other".
+export const METRICS = {
+  reward: ['episodes', 'reward (mean episode return)'],
+  success: ['episodes', 'success rate'],
+  validationSuccess: ['episodes', 'validation success (held-out seeds)'],
+  invalidActionRate: ['episodes', 'invalid-action rate'],
+  responseLength: ['episodes', 'response length (generated tokens per episode)'],
+  responseLengthMax: ['episodes', 'longest response (tokens)'],
+  rewardStdWithinGroup: ['episodes', 'reward spread within a group (mean std)'],
+  uniformRewardGroupFraction: ['episodes', 'groups whose episodes all scored the same'],
+  episodes: ['episodes', 'episodes per iteration'],
+  loss: ['update', 'loss'],
+  pgLoss: ['update', 'policy-gradient loss'],
+  valueLoss: ['update', 'value loss'],
+  kl: ['update', 'KL to reference'],
+  approxKl: ['update', 'approx. KL to the sampling policy'],
+  entropy: ['update', 'entropy'],
+  clipfrac: ['update', 'clip fraction'],
+  gradNorm: ['update', 'gradient norm (before clipping)'],
+  learningRate: ['update', 'learning rate'],
+  trained: ['tokens', 'trajectories trained on (after dynamic sampling)'],
+  trainedTokens: ['tokens', 'trained tokens (loss mask 1)'],
+  sampledTokens: ['tokens', 'generated tokens (all sampled episodes)'],
+  generationBatches: ['tokens', 'generation batches'],
+  rolloutTokensPerSecond: ['speed', 'throughput: generated tokens/s'],
+  trainTokensPerSecond: ['speed', 'throughput: trained tokens/s'],
+  seconds: ['speed', 'seconds per iteration'],
+};
+
+export const GROUPS = ['episodes', 'update', 'tokens', 'speed', 'other'];
+
+/** Shown when the address names no metrics: the ones a practitioner looks at first. */
+export const DEFAULT_METRICS = ['reward', 'success', 'validationSuccess', 'kl', 'entropy', 'loss', 'clipfrac', 'gradNorm', 'responseLength', 'rewardStdWithinGroup'];
+
+export function metricGroup(key) {
+  return METRICS[key]?.[0] ?? 'other';
+}
+
+export function metricTitle(key) {
+  return METRICS[key]?.[1] ?? key;
+}
