@@ -69,7 +69,7 @@ export async function serveEnvCommand(argv: readonly string[]): Promise<number> 
     sessionTimeoutS: options.sessionTimeoutS,
   });
   console.error(
-    `serve-env: ${descriptor.name} on ${server.url} (OpenEnv: POST /reset /step, GET /state /health /metadata /schema, POST /mcp, WebSocket /ws; ` +
+    `serve-env: ${descriptor.name} on ${server.url} (OpenEnv: POST /reset /step /mcp, GET /state /health /metadata /schema /openapi.json /docs, WebSocket /ws /mcp; ` +
       `${options.maxSessions} sessions, idle timeout ${options.sessionTimeoutS || 'off'} s). Ctrl-C stops.`,
   );
   await untilStopped();
