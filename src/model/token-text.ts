@@ -10,5 +10,6 @@ import { StreamingDecoder, type Tokenizer } from './tokenizer.ts';
  */
 export function tokenPieces(tokens: readonly number[], tokenizer: Tokenizer): string[] {
   const decoder = new StreamingDecoder(tokenizer);
-  return tokens.map((id) => decoder.push(id));
+  // A spare id the tokenizer lacks (the model's vocabulary may be larger) reads as U+FFFD.
+  return tokens.map((id) => (id >= tokenizer.vocabSize ? decoder.flush() + '\uFFFD' : decoder.push(id)));
 }

@@ -3,9 +3,10 @@ import { test } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message } from '../core/types.ts';
 import { renderChat, renderGenerationPrompt } from '../model/chat-template.ts';
+import { tokenPieces } from '../model/token-text.ts';
 import { byteSpecialTokens, byteTokenizer } from '../model/tokenizer.ts';
 import { policyContract } from './contract.ts';
-import { ScriptedPolicy, messagesFromTokens } from './scripted-policy.ts';
+import { ScriptedPolicy, firstStopStringEnd, messagesFromTokens } from './scripted-policy.ts';
 
 policyContract('scripted', () => new ScriptedPolicy({ reply: ({ messages }) => `<answer>${messages.at(-1)!.content.length} chars</answer>`, logprob: -0.5 }));
 policyContract('scripted (list, no window)', () => new ScriptedPolicy({ reply: ['<think>hm</think><answer>Right</answer>'] }));
@@ -71,4 +72,17 @@ test('messagesFromTokens inverts renderChat for plain messages', () => {
 test('scripted: bad options are rejected', () => {
   assert.throws(() => new ScriptedPolicy({ reply: [] }), InvalidArgumentError);
   assert.throws(() => new ScriptedPolicy({ reply: ['x'], logprob: 0.5 }), InvalidArgumentError);
+});
+
+test('firstStopStringEnd: a spare id the tokenizer lacks (a remote sampler may return one) reads as U+FFFD, not an error', () => {
+  const ids = [...byteTokenizer.encode('ab'), 265, ...byteTokenizer.encode('</answer>x')];
+  assert.equal(firstStopStringEnd(ids, ['</answer>'], byteTokenizer), ids.length - 1);
+  assert.equal(firstStopStringEnd([265, 266], ['</answer>'], byteTokenizer), undefined);
+});
+
+test('a trajectory with a spare id reads back (messages, token pieces) with U+FFFD for it, as the run recorder needs', () => {
+  const prompt = renderGenerationPrompt([{ role: 'user', content: 'hi' }]).tokens;
+  const ids = [...prompt, 97, 265, 98];
+  assert.deepEqual(messagesFromTokens(ids, byteTokenizer, { includeUnfinished: true }).at(-1), { role: 'assistant', content: 'a\uFFFDb' });
+  assert.deepEqual(tokenPieces(ids, byteTokenizer).slice(-3), ['a', '\uFFFD', 'b']);
 });

@@ -14,7 +14,7 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Role } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
 import { unescapeSpecialTokenText } from '../model/chat-template.ts';
-import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';
+import { decodeGenerated, generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import type { GenerateRequest, Generation, Policy } from './types.ts';
 
 export interface ScriptContext {
@@ -93,7 +93,8 @@ export class ScriptedPolicy implements Policy {
 export function firstStopStringEnd(tokens: readonly number[], stopStrings: readonly string[], tokenizer: Tokenizer): number | undefined {
   if (stopStrings.length === 0) return undefined;
   for (let end = 1; end <= tokens.length; end++) {
-    const text = tokenizer.decode(tokens.slice(0, end));
+    // decodeGenerated: a spare id the tokenizer lacks (a remote sampler may return one) reads as U+FFFD.
+    const text = decodeGenerated(tokenizer, tokens.slice(0, end));
     if (stopStrings.some((stop) => text.includes(stop))) return end;
   }
   return undefined;
@@ -119,11 +120,11 @@ export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer 
     const role = roles.get(id);
     if (role !== undefined) open = { role, start: index + 1 };
     else if (id === special.end && open !== null) {
-      messages.push({ role: open.role, content: unescapeSpecialTokenText(tokenizer.decode(ids.slice(open.start, index))) });
+      messages.push({ role: open.role, content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(open.start, index))) });
       open = null;
     }
   });
   const last = open as { role: Role; start: number } | null;
-  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: unescapeSpecialTokenText(tokenizer.decode(ids.slice(last.start))) });
+  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(last.start))) });
   return messages;
 }
