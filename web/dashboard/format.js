@@ -11,6 +11,7 @@ export function formatValue(value) {
 /** 75 → "1m15s", 3725 → "1h02m". */
 export function formatDuration(seconds) {
   if (!Number.isFinite(seconds)) return '';
+  if (seconds < 10) return `${Number(seconds.toFixed(seconds < 1 ? 2 : 1))}s`;
   if (seconds < 60) return `${Math.round(seconds)}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, '0')}s`;
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;

@@ -52,7 +52,7 @@ export class MetricCharts {
   createFigure(metric) {
     const plot = h('div', { class: 'plot' });
     const tooltip = h('div', { class: 'tooltip', hidden: true, role: 'status' });
-    const figure = h('figure', { class: 'chart', dataset: { metric } }, h('h3', {}, metricTitle(metric), h('span', { class: 'metric-key' }, metric)), plot, tooltip);
+    const figure = h('figure', { class: 'chart', dataset: { metric } }, h('h3', {}, h('span', { class: 'metric-title', title: metricTitle(metric) }, metricTitle(metric)), h('span', { class: 'metric-key' }, metric)), plot, tooltip);
     const chart = { figure, plot, tooltip, uplot: undefined, series: [], layout: undefined, hovered: false };
     // The cursor is synced across charts; the tooltip shows on the chart under the pointer only.
     plot.addEventListener('mouseenter', () => (chart.hovered = true));
