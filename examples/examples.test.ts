@@ -49,6 +49,7 @@ const scripts: Array<{ name: string; args: string[]; label: RegExp }> = [
   { name: 'mcts', args: [], label: /^MCTS \(RAP\) on / },
   { name: 'memgpt', args: [], label: /^MemGPT on / },
   { name: 'toolformer', args: [], label: /^Toolformer on / },
+  { name: 'gateway-ai-sdk', args: [], label: /^gateway \+ AI SDK agent trained by GRPO on / },
 ];
 
 describe('examples/ run as written (npx tsx examples/<name>.ts)', () => {

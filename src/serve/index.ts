@@ -7,3 +7,15 @@ export { builtinGenerator, loadServedPolicy, startPolicyServer, type PolicyServe
 export { GenerationBatcher, type TokenGenerator } from './openai/batcher.ts';
 export { toolsPrompt } from './openai/tool-format.ts';
 export { exportHuggingFace, type ExportHfOptions, type ExportHfResult } from './export-hf.ts';
+export {
+  gatewayCollect,
+  GatewayError,
+  sessionHeader,
+  startGateway,
+  type AgentRun,
+  type Gateway,
+  type GatewayCollectOptions,
+  type GatewayMetrics,
+  type GatewayOptions,
+  type RewardContext,
+} from './gateway/index.ts';
