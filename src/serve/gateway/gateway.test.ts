@@ -111,7 +111,7 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
     const before = gateway.metrics().prefixBreaks;
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'one' }] });
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'echo one (edited)' }, { role: 'user', content: 'two' }] });
-    const summary = await (await fetch(`${gateway.baseURL}/sessions/rewrite`)).json();
+    const summary = (await (await fetch(`${gateway.baseURL}/sessions/rewrite`)).json()) as { calls: number; prefixBreaks: number };
     assert.deepEqual({ calls: summary.calls, prefixBreaks: summary.prefixBreaks }, { calls: 2, prefixBreaks: 1 });
     gateway.finishSession('rewrite');
     assert.equal(gateway.metrics().prefixBreaks, before + 1);
@@ -204,7 +204,7 @@ describe('training gateway: timeouts and clients that leave', () => {
       assert.match(first, /"role":"assistant"/, 'the stream had begun');
       controller.abort();
       await new Promise((resolve) => setTimeout(resolve, 600)); // the generation ends meanwhile
-      const summary = await (await fetch(`${gateway.baseURL}/sessions/leaver`)).json();
+      const summary = (await (await fetch(`${gateway.baseURL}/sessions/leaver`)).json()) as { calls: number };
       assert.equal(summary.calls, 0);
       assert.equal(gateway.metrics().callsAbandoned, 1);
       assert.equal(gateway.metrics().calls, 0);
