@@ -15,6 +15,7 @@ import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
 import type { IterationMetrics, RlResumeState, RlRunOptions } from './rl.ts';
 import { decodeResumeState, encodeResumeState } from './resume-state.ts';
+import { episodeStatistics } from './episode-statistics.ts';
 
 export interface RunRecorderOptions {
   store: RunStore;
@@ -58,20 +59,25 @@ export class RunRecorder {
     });
   }
 
-  /** Commits one finished iteration (call from `onIteration`). */
-  async commit(policy: TrainablePolicy, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<void> {
+  /**
+   * Commits one finished iteration (call from `onIteration`): the trainer's metrics plus the
+   * sampled episodes' statistics (episode-statistics.ts). Returns the metrics recorded.
+   */
+  async commit(policy: TrainablePolicy, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<Record<string, number>> {
     const resumeState = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState(), rl: state });
     const { iteration, validationSuccess, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
     const kept = limit < 0 ? this.sampled : this.sampled.slice(0, limit);
+    const recorded: Record<string, number> = { ...values, ...episodeStatistics(this.sampled), ...(validationSuccess === undefined ? {} : { validationSuccess }) };
     this.options.store.recordStep(this.options.runId, {
       step: iteration,
-      metrics: validationSuccess === undefined ? values : { ...values, validationSuccess },
+      metrics: recorded,
       trajectories: kept.map((t, index) => this.trajectoryRecord(t, index)),
       evaluations:
         validationSuccess === undefined ? [] : [{ split: 'validation', episodes: this.options.validationEpisodes ?? 0, success: validationSuccess }],
       checkpoint: { kind: 'resume', path: checkpointPath, state: resumeState },
     });
+    return recorded;
   }
 
   private trajectoryRecord(t: Trajectory, index: number): Omit<TrajectoryRecord, 'step'> {
