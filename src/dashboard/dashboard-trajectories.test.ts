@@ -49,24 +49,24 @@ test('dashboard trajectories in headless chromium: tokens coloured by mask and a
     assert.match(await page.locator('#page-info').innerText(), /58 trajectories · page 1 of 3/);
     assert.equal((await listed()).length, 20);
     await page.locator('#page-next').click();
-    await page.waitForFunction(() => document.getElementById('page-info')!.textContent!.includes('page 2 of 3'));
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('page-info')!.textContent!.includes('page 2 of 3'));
     assert.equal((await listed())[0], '6/2');
     await page.locator('#filter-step').fill('9');
     await page.locator('#filter-step').dispatchEvent('change');
     await page.selectOption('#filter-success', 'false');
-    await page.waitForFunction(() => document.getElementById('page-info')!.textContent!.startsWith('2 trajectories'));
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('page-info')!.textContent!.startsWith('2 trajectories'));
     assert.deepEqual(await listed(), ['9/1', '9/3']);
     await page.locator('#filter-step').fill('');
     await page.locator('#filter-step').dispatchEvent('change');
     await page.selectOption('#filter-success', '');
     await page.locator('#filter-min-reward').fill('0.5');
     await page.locator('#filter-min-reward').dispatchEvent('change');
-    await page.waitForFunction(() => document.getElementById('page-info')!.textContent!.startsWith('29 trajectories'));
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('page-info')!.textContent!.startsWith('29 trajectories'));
 
     // A task group side by side: the step-1 group holds both episodes, opposite advantages.
     await page.locator('#filter-min-reward').fill('');
     await page.locator('#filter-min-reward').dispatchEvent('change');
-    await page.waitForFunction(() => document.getElementById('page-info')!.textContent!.startsWith('58 trajectories'));
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('page-info')!.textContent!.startsWith('58 trajectories'));
     await page.locator('#trajectory-table tr[data-step="1"][data-index="0"] .view-group').click();
     await page.waitForSelector('#trajectory-view.group-grid .group-member[data-index="1"]');
     assert.deepEqual(await page.locator('.group-member > h4').allInnerTexts(), ['#0 · reward 1 · success', '#1 · reward 0 · no success']);

@@ -31,7 +31,7 @@ const plotted = (page: Page, metric: string) => page.evaluate((key) => (globalTh
 const geometry = (page: Page, metric: string, x: number) =>
   page.evaluate(([key, at]) => (globalThis as any).agentrlDashboard.geometry(key, at), [metric, x] as const) as Promise<{ left: number; top: number; xMin: number; xMax: number; yDistribution: number }>;
 const swatchColours = (page: Page) =>
-  page.locator('#run-table tbody tr').evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('.swatch') as HTMLElement).style.background])));
+  page.locator('#run-table tbody tr').evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('.swatch') as any).style.background])));
 
 test('dashboard charts in headless chromium: every recorded metric in the picker, runs overlaid, tooltip lists every run at a step, zoom, log scale, token axis', async () => {
   await withDashboardSession(twoRuns, async ({ open, url }) => {
@@ -101,7 +101,7 @@ test('dashboard charts in headless chromium: every recorded metric in the picker
     assert.match(page.url(), /x=tokens/);
 
     // Held-out evaluations and checkpoints are shown.
-    assert.deepEqual(await page.locator('#evaluation-table tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).innerText.split('\t').slice(0, 5))), [['bandit-grpo-1', '0', 'test', '100', '25%']]);
+    assert.deepEqual(await page.locator('#evaluation-table tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as any).innerText.split('\t').slice(0, 5))), [['bandit-grpo-1', '0', 'test', '100', '25%']]);
     assert.equal(await page.locator('#checkpoint-table tbody tr[data-kind="resume"]').count(), 6);
     assert.match(await page.locator('#checkpoint-table tbody tr[data-kind="start"]').innerText(), /\/tmp\/checkpoints\/bandit-grpo-1\/start/);
 
@@ -122,8 +122,8 @@ test('dashboard live updates: new steps arrive by ?after=N and extend the charts
     await page.locator('#metric-filter').focus();
     await page.keyboard.type('grad');
     const refreshes = Number(await page.locator('body').getAttribute('data-refreshes'));
-    await page.waitForFunction((n) => Number(document.body.dataset.refreshes) >= n + 2, refreshes, { timeout: 5000 });
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'metric-filter');
+    await page.waitForFunction((n) => Number((globalThis as any).document.body.dataset.refreshes) >= n + 2, refreshes, { timeout: 5000 });
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'metric-filter');
     assert.equal(await page.locator('#metric-filter').inputValue(), 'grad');
     assert.deepEqual(await page.locator('#metric-groups label:not([hidden])').evaluateAll((labels) => labels.map((l) => l.getAttribute('data-metric'))), ['gradNorm']);
 
@@ -140,7 +140,7 @@ test('dashboard live updates: new steps arrive by ?after=N and extend the charts
     assert.equal(after['bandit-ppo-2'], colours['bandit-ppo-2']);
     assert.ok(!Object.values(colours).includes(after['bandit-rloo-3']!));
     assert.equal(await page.locator('#run-table tr[data-run="bandit-rloo-3"] input').isChecked(), false);
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'metric-filter');
+    assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'metric-filter');
     assert.deepEqual(errors, []);
   });
 });
@@ -149,7 +149,7 @@ test('dashboard links: /runs/<name> with metrics and axis in the query opens tha
   await withDashboardSession(twoRuns, async ({ open }) => {
     const { page, errors } = await open('/runs/bandit-grpo-1?metrics=reward,gradNorm&x=seconds&smooth=0.3');
     await page.waitForSelector('body[data-ready="true"]');
-    const checked = await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('input') as HTMLInputElement).checked]));
+    const checked = await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('input') as any).checked]));
     assert.deepEqual(checked, [['bandit-ppo-2', false], ['bandit-grpo-1', true]]);
     assert.deepEqual(await page.locator('#chart-grid figure').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-metric'))), ['reward', 'gradNorm']);
     assert.equal(await page.locator('#x-axis').inputValue(), 'seconds');
