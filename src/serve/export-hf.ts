@@ -93,7 +93,9 @@ float32 weights.
 \`tokenizer_config.json\` carries it as a Jinja chat template (\`apply_chat_template\`); generation
 stops at \`<|end|>\` (the eos token). A tool call is written inside the reply as
 \`<tool_call>{"name": "...", "arguments": {...}}</tool_call>\`; a tool's output comes back as a
-\`<|tool|>\` message.
+\`<|tool|>\` message. The template renders \`tools\` as a system prompt, keeps OpenAI-style
+\`arguments\` strings verbatim, and writes special-token text found inside a message with U+200B
+after its \`<\` (\`<\\u200b|end|>\`), so text never opens or closes a turn — exactly as agentrl renders it.
 
 ## Tokenizer
 
