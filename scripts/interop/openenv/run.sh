@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# npm run check:openenv — OpenEnv's own clients (openenv-core: GenericEnvClient, MCPToolClient in
+# both its modes) and `openenv validate` against `agentrl serve-env`, for every environment
+# (check.py). Sets up its own venv (.venv-openenv, from the pinned requirements.txt; reinstalled
+# when requirements.txt changes), then runs check.py, which starts and stops the servers.
+#   bash scripts/interop/openenv/run.sh [env ...]        (default: every env; PYTHON=python3.12 to choose)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+here="$root/scripts/interop/openenv"
+venv="$root/.venv-openenv"
+python="${PYTHON:-python3.11}"
+
+started=$(date +%s)
+if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
+  echo "== installing $venv from requirements.txt (about a minute)"
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --progress-bar off --no-deps -r "$here/requirements.txt"
+  "$venv/bin/pip" check
+  cp "$here/requirements.txt" "$venv/.installed"
+fi
+installed=$(date +%s)
+echo "== venv ready in $((installed - started)) s"
+
+status=0
+"$venv/bin/python" "$here/check.py" "$@" || status=$?
+echo "== check:openenv $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - installed )) s after the install"
+exit "$status"
