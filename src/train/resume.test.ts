@@ -52,7 +52,9 @@ async function train(store: RunStore, start: { model: Uint8Array; reference: Uin
       // A crash after the rollout, before the update: the iteration in progress is lost.
       if (iteration === crashInIteration) throw new Crash(`crash in iteration ${iteration}`);
     },
-    onIteration: (metrics, state) => recorder.commit(policy, metrics, state),
+    onIteration: async (metrics, state) => {
+      await recorder.commit(policy, metrics, state);
+    },
   });
   return run.id;
 }
@@ -86,7 +88,9 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
       config,
       resume: point.resume,
       ...recorder.hooks(),
-      onIteration: (metrics, state) => recorder.commit(point.policy, metrics, state),
+      onIteration: async (metrics, state) => {
+        await recorder.commit(point.policy, metrics, state);
+      },
     });
     assert.deepEqual(result.history.map((m) => m.iteration), [3, 4]);
 
