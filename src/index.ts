@@ -20,3 +20,4 @@ export { warmStart, expertDemonstrations } from './train/warm-start.ts';
 export { readChatJsonl, parseChatJsonl } from './train/chat-data.ts';
 export * from './serve/index.ts';
 export { policySolver, type PolicySolverOptions } from './train/self-play.ts';
+export * from './trackers/index.ts';

@@ -1,19 +1,28 @@
 /**
- * A progress line for long work. On a terminal it redraws one line (bar, count, rate, ETA and
- * the caller's fields); elsewhere (CI, pipes) it prints a plain line at most every few seconds.
+ * A progress line for long work. On a terminal it redraws one line (bar, count, time, ETA, the
+ * phase and the caller's fields), cut to the terminal's width so it never wraps (a wrapped line
+ * cannot be redrawn in place and piles up); `iteration` writes a finished iteration's line into
+ * the history, so the scrollback keeps one line per iteration under the live one. Elsewhere (CI,
+ * pipes) it prints plain lines: each iteration's, and other updates at most every few seconds.
  */
 export interface ProgressOptions {
   label: string;
   total: number;
   stream?: NodeJS.WriteStream;
-  /** Minimum milliseconds between non-TTY lines. */
+  /** Minimum milliseconds between non-TTY lines (iterations are always printed). */
   plainIntervalMs?: number;
 }
+
+type Fields = Record<string, string | number>;
 
 export class Progress {
   private readonly started = performance.now();
   private lastPlain = 0;
   private current = 0;
+  private fields: Fields = {};
+  private currentPhase = '';
+  /** The count of the last iteration line written into the history (-1: none). */
+  private inHistory = -1;
   private readonly stream: NodeJS.WriteStream;
   private readonly tty: boolean;
 
@@ -22,39 +31,72 @@ export class Progress {
     this.tty = this.stream.isTTY === true;
   }
 
-  private fields: Record<string, string | number> = {};
-
-  update(current: number, fields: Record<string, string | number> = {}, force = false): void {
+  update(current: number, fields: Fields = {}, force = false): void {
     this.current = current;
     this.fields = fields;
-    const now = performance.now();
-    if (!this.tty && !force && now - this.lastPlain < (this.options.plainIntervalMs ?? 5000)) return;
-    this.lastPlain = now;
-    const line = this.render(now, fields);
-    if (this.tty) this.stream.write(`\r\x1b[2K${line}`);
-    else this.stream.write(`${line}\n`);
+    this.draw(force);
+  }
+
+  /** What the work is doing now (`rollout 3/8`, `update`, `validate`), shown until the next phase. */
+  phase(name: string, detail?: string): void {
+    this.currentPhase = detail === undefined ? name : `${name} ${detail}`;
+    this.draw(false);
+  }
+
+  /** A finished iteration: its line stays in the history (the terminal's scrollback, or the log). */
+  iteration(current: number, fields: Fields): void {
+    this.current = current;
+    this.fields = fields;
+    this.currentPhase = '';
+    const line = this.render(performance.now());
+    this.lastPlain = performance.now();
+    this.stream.write(this.tty ? `\r\x1b[2K${line}\n` : `${line}\n`);
+    this.inHistory = current;
   }
 
   currentValue(): number {
     return this.current;
   }
 
-  done(fields?: Record<string, string | number>): void {
+  done(fields?: Fields): void {
+    this.currentPhase = '';
+    // The last iteration's line is already in the history: only clear the live line.
+    if (this.inHistory === this.current && (fields === undefined || fields === this.fields)) {
+      if (this.tty) this.stream.write('\r\x1b[2K');
+      return;
+    }
     this.update(this.current, fields ?? this.fields, true);
     if (this.tty) this.stream.write('\n');
   }
 
-  private render(now: number, fields: Record<string, string | number>): string {
+  private draw(force: boolean): void {
+    const now = performance.now();
+    if (!this.tty && !force && now - this.lastPlain < (this.options.plainIntervalMs ?? 5000)) return;
+    this.lastPlain = now;
+    const line = this.render(now);
+    if (this.tty) this.stream.write(`\r\x1b[2K${line}`);
+    else this.stream.write(`${line}\n`);
+  }
+
+  private render(now: number): string {
     const { total, label } = this.options;
+    const width = this.tty ? Math.max(20, (this.stream.columns || 80) - 1) : Infinity;
     const fraction = total > 0 ? Math.min(1, this.current / total) : 1;
-    const width = 20;
-    const filled = Math.round(fraction * width);
+    const barWidth = width < 100 ? 10 : 20;
+    const filled = Math.round(fraction * barWidth);
     const elapsed = (now - this.started) / 1000;
     const eta = fraction > 0 ? (elapsed * (1 - fraction)) / fraction : 0;
-    const extra = Object.entries(fields)
-      .map(([k, v]) => `${k} ${typeof v === 'number' ? formatNumber(v) : v}`)
-      .join('  ');
-    return `${label} [${'█'.repeat(filled)}${'·'.repeat(width - filled)}] ${this.current}/${total}  ${formatSeconds(elapsed)} (eta ${formatSeconds(eta)})  ${extra}`;
+    const head = `${label} [${'█'.repeat(filled)}${'·'.repeat(barWidth - filled)}] ${this.current}/${total} ${formatSeconds(elapsed)} (eta ${formatSeconds(eta)})`;
+    const parts = [head, ...(this.currentPhase ? [this.currentPhase] : []), ...Object.entries(this.fields).map(([k, v]) => `${k} ${typeof v === 'number' ? formatNumber(v) : v}`)];
+    // Whole fields that fit, in order; a head wider than the terminal is cut with an ellipsis.
+    let line = '';
+    for (const part of parts) {
+      const next = line === '' ? part : `${line}  ${part}`;
+      if ([...next].length > width) break;
+      line = next;
+    }
+    if (line === '') line = [...head].slice(0, width - 1).join('') + '…';
+    return line;
   }
 }
 
