@@ -30,6 +30,7 @@ import { flagHelp, rejectPositional } from './flags.ts';
 import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
 import { recordedRun } from './recorded-run.ts';
 import { trainPhases } from './train-phases.ts';
+import { trackerOptionsShape } from '../trackers/open-tracker.ts';
 
 export const trainCommandSchema = z.object({
   env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
@@ -42,6 +43,7 @@ export const trainCommandSchema = z.object({
   ...modelSetupSchema.shape,
   ...backendSchema.shape,
   ...runOptionsShape,
+  ...trackerOptionsShape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 

@@ -27,6 +27,8 @@ import type { RunInterrupt } from './interrupt.ts';
 import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
 import { Progress, formatSeconds } from './progress.ts';
+import { openTracker } from '../trackers/open-tracker.ts';
+import type { Tracker } from '../trackers/tracker.ts';
 import type { TrainCommandOptions } from './train-command.ts';
 
 export interface TrainPhasesOptions {
@@ -96,16 +98,30 @@ async function runPhases(
     const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
     if (iterations > 0) progress.update(iterations, {}, true);
     let lastFields: Record<string, string | number> = {};
+    const tracker = await openTracker(options, { name: run.name, config: run.config });
+    const hooks = recorder.hooks();
+    // The phase on the progress line: rollout progress, then the update once the episodes are in;
+    // an env made after that is validation's (the update makes none).
+    let updating = false;
     const result = await runRl({
       policy,
       reference,
-      env,
+      env: () => {
+        if (updating) (updating = false), progress.phase('validate');
+        return env();
+      },
       config: options,
       resume: point.resume,
-      ...recorder.hooks(),
+      ...hooks,
+      onTrajectories: async (trajectories, iteration) => {
+        await hooks.onTrajectories!(trajectories, iteration);
+        updating = true;
+        progress.phase('update');
+      },
       shouldStop: interrupt.stopRequested,
-      onRolloutProgress: (done, total) => progress.update(progress.currentValue(), { ...lastFields, rollout: `${done}/${total}` }),
+      onRolloutProgress: (done, total) => progress.phase('rollout', `${done}/${total}`),
       onIteration: async (m, state) => {
+        updating = false;
         lastFields = {
           reward: m.reward,
           success: m.success,
@@ -115,14 +131,16 @@ async function runPhases(
           'train tok/s': m.trainTokensPerSecond,
           ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
         };
-        progress.update(m.iteration, lastFields, true);
+        progress.iteration(m.iteration, lastFields);
         const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
         if (folder) await save(policy, 'latest', { iteration: m.iteration });
-        await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+        const recorded = await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+        if (tracker) await logToTracker(tracker, m.iteration, recorded);
       },
     });
     iterations = result.history.at(-1)?.iteration ?? iterations;
     progress.done(lastFields);
+    await tracker?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed').catch((error: Error) => console.error(`train: ${error.message}`));
     await save(policy, 'latest', { iteration: iterations });
     if (interrupt.signal !== undefined) {
       console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
@@ -149,4 +167,13 @@ async function runPhases(
 
 function describeSuccess({ sampled, greedy }: { sampled: number; greedy: number }, seeds: number): string {
   return `${(sampled * 100).toFixed(1)}% sampled (temperature 1, 2 episodes on each of ${seeds} seeds), ${(greedy * 100).toFixed(1)}% greedy`;
+}
+
+/** A tracker that fails (server down) is reported, and training goes on: the run store is the record. */
+async function logToTracker(tracker: Tracker, step: number, metrics: Record<string, number>): Promise<void> {
+  try {
+    await tracker.log(step, metrics);
+  } catch (error) {
+    console.error(`\ntrain: iteration ${step} not logged to the tracker (it is in the run store): ${(error as Error).message}`);
+  }
 }
