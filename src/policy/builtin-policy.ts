@@ -32,6 +32,7 @@ import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
 import { captureBuiltinState, parseBuiltinState, restoreBuiltinModel, serializeBuiltinState } from './builtin-state.ts';
 import { decodeGenerated, generationText, groupBySampling, resolveRequest } from './request.ts';
 import type {
+  GenerateBatchOptions,
   GenerateRequest,
   Generation,
   LossReport,
@@ -80,7 +81,8 @@ export class BuiltinPolicy implements TrainablePolicy {
     return generation!;
   }
 
-  async generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]> {
+  /** `onToken` sees each sampled id as it is sampled (the generation yields between decode steps). */
+  async generateBatch(requests: readonly GenerateRequest[], { onToken }: GenerateBatchOptions = {}): Promise<Generation[]> {
     const resolved = requests.map((request) => resolveRequest(request, this.tokenizer, this.contextWindow, this.model.config.vocabSize));
     const results = new Array<Generation>(requests.length);
     const decode = (ids: readonly number[]): string => decodeGenerated(this.tokenizer, ids);
@@ -99,6 +101,7 @@ export class BuiltinPolicy implements TrainablePolicy {
           seed: options.seed,
           // Spare ids of the vocabulary the tokenizer lacks are never sampled.
           maxTokenId: this.tokenizer.vocabSize,
+          ...(onToken === undefined ? {} : { onToken: (row: number, token: number, logprob: number) => onToken(group[row]!, token, logprob) }),
         },
       );
       rows.forEach((row, i) => {

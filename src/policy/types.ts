@@ -54,8 +54,20 @@ export interface Policy {
   /**
    * Many requests at once, results in request order. Implementations run requests that share
    * their sampling options in one batched call (the rollout sends one such batch per turn).
+   * `options.onToken` is optional to honour (see `GenerateBatchOptions`).
    */
-  generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]>;
+  generateBatch(requests: readonly GenerateRequest[], options?: GenerateBatchOptions): Promise<Generation[]>;
+}
+
+/** What a caller of `generateBatch` may ask beyond the requests. */
+export interface GenerateBatchOptions {
+  /**
+   * Called with each sampled id as it is sampled (`request` = its index in the batch), so a
+   * server can stream the reply (the training gateway does). A policy that can (the built-in one)
+   * calls it for every id of each returned `tokens`, in order, before `generateBatch` resolves;
+   * one that cannot ignores it — callers then take the ids from the result.
+   */
+  onToken?: (request: number, token: number, logprob: number) => void;
 }
 
 /** Sequences to score or train on, aligned as in core/loss.ts (index t = quantity for token t). */

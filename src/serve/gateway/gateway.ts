@@ -14,7 +14,8 @@
  * disconnects mid-stream leaves no half-recorded call (counted as `callsAbandoned`). Calls of one
  * session join into one trajectory by exact prefix continuation (session-trajectory.ts). A
  * session idle for `sessionTimeoutMs` (no call in flight) is dropped and counted. The sampler is
- * any `Policy`; a session opened by the trainer samples at the trainer's temperature whatever
+ * any `Policy` (a built-in one streams token by token, through `generateBatch`'s optional `onToken`;
+ * see policy-generator.ts); a session opened by the trainer samples at the trainer's temperature whatever
  * the client asks (old log-probs must be of that distribution), and its reply budget is capped.
  * `n` > 1 is refused (a session continues one reply). Errors are OpenAI-shaped.
  */

@@ -1,16 +1,39 @@
 /**
  * A `Policy` (the built-in model being trained, `OpenAIPolicy` in front of vLLM with
- * `returnTokenIds`, …) as the batched generator the OpenAI endpoints run. A policy returns whole
- * generations, so a streamed reply's chunks leave when its generation is done.
+ * `returnTokenIds`, …) as the batched generator the OpenAI endpoints run.
+ *
+ * A policy that honours `generateBatch`'s `onToken` (the built-in one) streams: each sampled id
+ * reaches the endpoints, and so the client, as it is sampled. For any other policy the ids of a
+ * row are handed over once its generation is done (a streamed reply then arrives in one burst).
+ * Either way each id is handed over exactly once, in order, and they are the ids the policy
+ * returned: a policy whose streamed ids differ from its result is refused (a `GatewayError`),
+ * since the recorded call would not be what was sampled.
  */
 import type { Policy } from '../../policy/types.ts';
 import type { TokenGenerator } from '../openai/batcher.ts';
+import { GatewayError } from './errors.ts';
 
 export function policyGenerator(policy: Policy): TokenGenerator {
   return async (prompts, options) => {
     const { maxNewTokens, temperature, topP, stopTokens, stopStrings, seed } = options;
-    const generations = await policy.generateBatch(prompts.map((prompt) => ({ prompt, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed })));
-    generations.forEach((generation, row) => generation.tokens.forEach((token, i) => options.onToken(row, token, generation.logprobs[i]!)));
+    const streamed = prompts.map(() => ({ tokens: [] as number[], logprobs: [] as number[] }));
+    const generations = await policy.generateBatch(
+      prompts.map((prompt) => ({ prompt, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed })),
+      {
+        onToken: (row, token, logprob) => {
+          streamed[row]!.tokens.push(token);
+          streamed[row]!.logprobs.push(logprob);
+          options.onToken(row, token, logprob);
+        },
+      },
+    );
+    generations.forEach((generation, row) => {
+      const { tokens, logprobs } = streamed[row]!;
+      if (tokens.length === 0) return generation.tokens.forEach((token, i) => options.onToken(row, token, generation.logprobs[i]!));
+      if (tokens.join() !== generation.tokens.join() || logprobs.join() !== generation.logprobs.join()) {
+        throw new GatewayError(`the sampler's onToken ids of row ${row} (${tokens.length}) are not the ids it returned (${generation.tokens.length}); a policy that calls onToken must call it for each returned id, in order`, { row });
+      }
+    });
     return generations.map(({ tokens, logprobs, text, finishReason }) => ({ tokens, logprobs, text, finishReason }));
   };
 }
