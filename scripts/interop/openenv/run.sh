@@ -9,6 +9,7 @@ root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/openenv"
 venv="$root/.venv-openenv"
 python="${PYTHON:-python3.11}"
+command -v "$python" > /dev/null || python=python3
 
 started=$(date +%s)
 if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
