@@ -1,27 +1,43 @@
 #!/usr/bin/env bash
 # npm run check:tinker — TinkerPolicy against a real SkyRL tx Tinker server (JAX on CPU), with the
-# official tinker SDK as a second witness. Sets up its own venv (.venv-tinker, pinned
-# requirements.txt), writes a tiny random-weight Llama locally (no hub download), starts the server
-# on 127.0.0.1, runs check.ts then sdk-witness.py, and stops the server on any exit.
+# official tinker SDK as a second witness. Sets up its own venv, writes a tiny random-weight Llama
+# locally (no hub download), starts the server on 127.0.0.1, and stops it on any exit. Runs:
+#   1. check.ts        — a few GRPO iterations through TinkerPolicy (loss finite, LoRA moves, sampled = forward log-probs);
+#   2. sdk-witness.py  — the tinker SDK sends the same requests and gets the same numbers;
+#   3. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
+#   4. `agentrl train --backend tinker …` (runRl), then train-check.ts reads the run store and prints the time split.
 #   ITERATIONS=3 PORT=8765 bash scripts/check-tinker/run.sh
+# The venv is the slim one (.venv-tinker-slim: requirements-slim.txt installed with --no-deps, no torch/CUDA,
+# peft-shim/ in place of peft; ~2 min, 1.4 GB); VENV=full uses .venv-tinker (requirements.txt, ~7 min, 6.6 GB).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/scripts/check-tinker"
-venv="$root/.venv-tinker"
 port="${PORT:-8765}"
 iterations="${ITERATIONS:-3}"
 python="${PYTHON:-python3.11}"
 
 started=$(date +%s)
-if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
-  echo "== installing $venv from requirements.txt (a few minutes; torch and jax are large)"
+if [ "${VENV:-slim}" = full ]; then
+  venv="$root/.venv-tinker"
+  stamp="$(cat "$here/requirements.txt")"
+else
+  venv="$root/.venv-tinker-slim"
+  stamp="$(cat "$here/requirements-slim.txt" "$here/peft-shim/peft/__init__.py")"
+fi
+if [ ! -f "$venv/.installed" ] || [ "$(cat "$venv/.installed")" != "$stamp" ]; then
+  echo "== installing $venv (a few minutes; jax is large)"
   rm -rf "$venv"
   "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --progress-bar off -r "$here/requirements.txt"
-  cp "$here/requirements.txt" "$venv/.installed"
+  if [ "${VENV:-slim}" = full ]; then
+    "$venv/bin/pip" install --quiet --progress-bar off -r "$here/requirements.txt"
+  else
+    "$venv/bin/pip" install --quiet --progress-bar off --no-deps -r "$here/requirements-slim.txt"
+    cp -r "$here/peft-shim/peft" "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+  fi
+  printf '%s' "$stamp" > "$venv/.installed"
 fi
 installed=$(date +%s)
-echo "== venv ready in $((installed - started)) s"
+echo "== venv $venv ready in $((installed - started)) s"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-tinker-XXXXXX")"
 server_pid=""
@@ -51,7 +67,7 @@ echo "== starting SkyRL tx on 127.0.0.1:$port (log: server.log in $work)"
 PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$venv/bin/python" -m tx.tinker.api \
   --base-model "$work/model" --host 127.0.0.1 --port "$port" \
   --database-url "sqlite:///$work/tinker.db" --checkpoints-base "$work/checkpoints" \
-  --backend-config '{"max_lora_adapters": 4, "max_lora_rank": 8}' > "$work/server.log" 2>&1 &
+  --backend-config '{"max_lora_adapters": 8, "max_lora_rank": 8}' > "$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 120); do
   curl -sf "http://127.0.0.1:$port/api/v1/healthz" > /dev/null && break
@@ -61,14 +77,23 @@ done
 curl -sf "http://127.0.0.1:$port/api/v1/healthz" > /dev/null || { echo "server not healthy after 120 s"; tail -40 "$work/server.log"; exit 1; }
 
 status=0
-echo "== witness 1: agentrl TinkerPolicy ($iterations GRPO iterations)"
-node --import tsx "$here/check.ts" --base-url "http://127.0.0.1:$port" --base-model "$work/model" --out "$work/witness.json" --iterations "$iterations" || status=1
+base_url="http://127.0.0.1:$port"
+step() { local label="$1"; shift; local t0; t0=$(date +%s); echo "== $label"; "$@" || status=1; echo "   ($(( $(date +%s) - t0 )) s)"; }
+step "witness 1: agentrl TinkerPolicy ($iterations GRPO iterations)" \
+  node --import tsx "$here/check.ts" --base-url "$base_url" --base-model "$work/model" --out "$work/witness.json" --iterations "$iterations"
 if [ -f "$work/witness.json" ]; then
-  echo "== witness 2: the official tinker SDK, same requests"
-  "$venv/bin/python" "$here/sdk-witness.py" "$work/witness.json" || status=1
+  step "witness 2: the official tinker SDK, same requests" "$venv/bin/python" "$here/sdk-witness.py" "$work/witness.json"
 else
   status=1
 fi
+step "policyContract({ trainable: true }) for TinkerPolicy" \
+  env TINKER_BASE_URL="$base_url" TINKER_BASE_MODEL="$work/model" node --import tsx --test --test-reporter=spec "$here/contract-check.ts"
+step "agentrl train --backend tinker (runRl, recorded in the run store)" \
+  node "$root/bin/agentrl.js" train --env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8 \
+    --tinker-loss-reduction sequence-mean --store "$work/runs.db" --out "$work/run" --run-name tinker-e2e --demonstrations 8 --sft-steps 2 \
+    --sft-batch-size 4 --iterations 2 --tasks-per-iteration 2 --group-size 4 --max-turns 1 --max-new-tokens 12 --test-episodes 2 \
+    --validation-episodes 2 --validate-every 0 --checkpoint-every 1 --learning-rate 0.01
+step "the run in the store; time split" node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations 2
 [ "$status" -eq 0 ] || { echo "== server log (last 40 lines)"; tail -40 "$work/server.log"; }
 echo "== check:tinker $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - installed )) s after the install"
 exit "$status"

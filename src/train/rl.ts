@@ -29,6 +29,7 @@ import { trajectoryAdvantages } from './trajectory-advantages.ts';
 import { collectIteration, iterationSeeds } from './rl-collect.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
+import { backendTimes, timesBetween } from './backend-times.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
 
@@ -102,6 +103,8 @@ export interface IterationMetrics extends UpdateMetrics {
   /** Trajectory tokens per second of the update. */
   trainTokensPerSecond: number;
   seconds: number;
+  /** Milliseconds of the iteration (rollout + update) per kind of backend call, when the policy keeps `times` (backend-times.ts; Tinker). */
+  backendMs?: Record<string, number>;
   validationSuccess?: number;
 }
 
@@ -236,6 +239,7 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   let validationSuccess: number | undefined;
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
+    const timesAtStart = backendTimes(policy);
     const generate = async (seeds: number[], batch: number) => {
       const generationStarted = performance.now();
       const result = options.collect
@@ -302,6 +306,7 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
       trainTokensPerSecond: update?.tokensPerSecond ?? 0,
       seconds,
     };
+    if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);

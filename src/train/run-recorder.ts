@@ -15,6 +15,7 @@ import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
 import type { IterationMetrics, RlResumeState, RlRunOptions } from './rl.ts';
 import { decodeResumeState, encodeResumeState } from './resume-state.ts';
+import { backendTimeMetrics } from './backend-times.ts';
 import { episodeStatistics } from './episode-statistics.ts';
 
 export interface RunRecorderOptions {
@@ -65,10 +66,10 @@ export class RunRecorder {
    */
   async commit(policy: TrainablePolicy, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<Record<string, number>> {
     const resumeState = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState(), rl: state });
-    const { iteration, validationSuccess, ...values } = metrics;
+    const { iteration, validationSuccess, backendMs, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
     const kept = limit < 0 ? this.sampled : this.sampled.slice(0, limit);
-    const recorded: Record<string, number> = { ...values, ...episodeStatistics(this.sampled), ...(validationSuccess === undefined ? {} : { validationSuccess }) };
+    const recorded: Record<string, number> = { ...values, ...backendTimeMetrics(backendMs), ...episodeStatistics(this.sampled), ...(validationSuccess === undefined ? {} : { validationSuccess }) };
     this.options.store.recordStep(this.options.runId, {
       step: iteration,
       metrics: recorded,

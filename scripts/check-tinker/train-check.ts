@@ -1,0 +1,81 @@
+/**
+ * After run.sh's `agentrl train --backend tinker …` (the trainer's own loop, runRl): reads the run
+ * store and checks the run is recorded like a built-in one — completed, one metrics row per
+ * iteration with a finite loss, trajectories, checkpoints whose folders hold
+ * tinker-checkpoint.json — then prints the time split per iteration from the recorded
+ * `backendMs/<kind>` metrics: sampling, forward (scoring), forward_backward, optim_step,
+ * sampler-weight sync, and the rest of the iteration's wall time (agentrl's own work).
+ *
+ *   node --import tsx scripts/check-tinker/train-check.ts --store runs.db --run-name tinker-e2e --iterations 2
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { RunStore } from '../../src/store/run-store.ts';
+
+const { values } = parseArgs({ options: { store: { type: 'string' }, 'run-name': { type: 'string' }, iterations: { type: 'string', default: '2' } } });
+if (values.store === undefined || values['run-name'] === undefined) {
+  process.stderr.write('usage: train-check.ts --store <runs.db> --run-name <name> [--iterations N]\n');
+  process.exit(2);
+}
+const failures: string[] = [];
+const check = (ok: boolean, message: string): void => {
+  process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${message}\n`);
+  if (!ok) failures.push(message);
+};
+
+const store = RunStore.open(values.store, { readonly: true });
+try {
+  const run = store.run(values['run-name']);
+  const iterations = Number(values.iterations);
+  check(run.status === 'completed', `run ${run.name} (id ${run.id}) status ${run.status}${run.statusReason ? ` (${run.statusReason})` : ''}`);
+  check(run.config['backend'] === 'tinker', `config records backend ${String(run.config['backend'])}, base model ${String(run.config['baseModel'])}, LoRA rank ${String(run.config['loraRank'])}`);
+  const metrics = store.metrics(run.id);
+  check(metrics.length === iterations, `${metrics.length} metrics rows for ${iterations} iterations`);
+  for (const row of metrics) {
+    const { loss, reward, kl } = row.values;
+    check(Number.isFinite(loss), `iteration ${row.step}: loss ${loss} finite (reward ${reward?.toFixed(3)}, kl ${kl?.toExponential(2)})`);
+  }
+  const trajectories = store.countTrajectories(run.id);
+  check(trajectories > 0, `${trajectories} trajectories recorded`);
+  const checkpoints = store.checkpoints(run.id);
+  const kinds = checkpoints.map((c) => c.kind);
+  check(kinds.includes('start') && kinds.includes('final') && kinds.filter((k) => k === 'resume').length === iterations, `checkpoints: ${kinds.join(', ')}`);
+  check(checkpoints.filter((c) => c.kind === 'resume').every((c) => c.hasState), 'every resume checkpoint holds resumable state');
+  for (const folder of new Set(checkpoints.map((c) => c.path).filter((path): path is string => path !== null))) {
+    let tinkerPath: unknown;
+    try {
+      tinkerPath = (JSON.parse(await readFile(join(folder, 'tinker-checkpoint.json'), 'utf8')) as { tinkerPath?: unknown }).tinkerPath;
+    } catch (error) {
+      tinkerPath = (error as Error).message;
+    }
+    check(typeof tinkerPath === 'string' && tinkerPath.startsWith('tinker://'), `${folder}/tinker-checkpoint.json names ${String(tinkerPath)}`);
+  }
+  check(store.evaluations(run.id).some((e) => e.split === 'test'), 'held-out test results recorded');
+
+  // The time split: the recorded backendMs/<kind> of each iteration against its wall time.
+  const phases = [
+    ['sample', 'sampling'],
+    ['forward', 'forward (scoring)'],
+    ['forwardBackward', 'forward_backward'],
+    ['optimStep', 'optim_step'],
+    ['samplerSync', 'sampler sync'],
+  ] as const;
+  const header = ['iteration', 'total ms', ...phases.map(([, label]) => label), 'other (agentrl)'];
+  const rows = metrics.map((row) => {
+    const total = row.values.seconds! * 1000;
+    const parts = phases.map(([kind]) => row.values[`backendMs/${kind}`]);
+    const other = total - parts.reduce((sum: number, ms) => sum + (ms ?? 0), 0);
+    check(parts.every((ms) => ms !== undefined && Number.isFinite(ms)), `iteration ${row.step}: backendMs/* recorded for ${phases.map(([kind]) => kind).join(', ')}`);
+    const cell = (ms: number | undefined) => (ms === undefined ? '—' : `${ms.toFixed(0)} (${((100 * ms) / total).toFixed(1)}%)`);
+    return [String(row.step), total.toFixed(0), ...parts.map(cell), `${other.toFixed(0)} (${((100 * other) / total).toFixed(2)}%)`];
+  });
+  const table = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+  process.stdout.write(`\ntime split per iteration of the agentrl train run (ms, share of the iteration's wall time):\n${table}\n\n`);
+} finally {
+  store.close();
+}
+if (failures.length > 0) {
+  process.stdout.write(`${failures.length} check(s) failed\n`);
+  process.exit(1);
+}
