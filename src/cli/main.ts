@@ -9,6 +9,7 @@ import { trainCommand, trainHelp } from './train-command.ts';
 import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 import { exportCommand, exportCommandSchema } from './export-command.ts';
 import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
+import { gatewayCommand, gatewayCommandSchema } from './gateway-command.ts';
 import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvCommandSchema, servePolicyCommand, servePolicyCommandSchema } from './serve-commands.ts';
 
 interface Command {
@@ -54,6 +55,11 @@ const commands: Record<string, Command> = {
     summary: 'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
     run: servePolicyCommand,
     help: () => flagHelp(servePolicyCommandSchema),
+  },
+  gateway: {
+    summary: 'serve a checkpoint as a recording OpenAI API: sessions scored via POST /v1/sessions/{id}/reward become trajectories of a run: gateway <checkpoint>',
+    run: gatewayCommand,
+    help: () => flagHelp(gatewayCommandSchema),
   },
   'export-hf': {
     summary: 'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',

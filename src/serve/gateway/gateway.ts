@@ -63,6 +63,7 @@ export interface Gateway {
   /** Sessions a client opened and scored itself (POST …/reward), finished and removed. */
   takeRewardedSessions(): FinishedSession[];
   metrics(): GatewayMetrics;
+  /** Stops serving; sessions still open are dropped ('closed', counted) — take the scored ones first. */
   close(): Promise<void>;
 }
 
@@ -160,6 +161,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics: () => ({ ...store.metrics }),
     close: async () => {
       clearInterval(sweeper);
+      store.dropAll('closed'); // counted; client-scored sessions not yet taken are dropped too
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

@@ -14,7 +14,8 @@ export interface SessionSettings {
   maxTokens?: number;
 }
 
-export type DropReason = 'timeout' | 'agent-error' | 'no-reward' | 'reward-error' | 'no-calls';
+/** Why a session ended without a trajectory ('closed': still open when the gateway closed). */
+export type DropReason = 'timeout' | 'agent-error' | 'no-reward' | 'reward-error' | 'no-calls' | 'closed';
 
 export interface Session {
   readonly id: string;
@@ -41,7 +42,7 @@ export interface GatewayMetrics {
   sessionsFinished: number;
   /** Sessions dropped because they went idle past the timeout. */
   sessionsTimedOut: number;
-  /** Sessions dropped for any other reason (agent error, no reward, reward error, no calls). */
+  /** Sessions dropped for any other reason (agent error, no reward, reward error, no calls, still open at close). */
   sessionsDropped: number;
   /** Calls recorded. */
   calls: number;
@@ -121,6 +122,11 @@ export class SessionStore {
     const expired = [...this.sessions.values()].filter((session) => session.inFlight === 0 && this.now() - session.lastActivity > this.timeoutMs).map((session) => session.id);
     for (const id of expired) this.drop(id, 'timeout');
     return expired;
+  }
+
+  /** Drops every open session (the gateway is closing). */
+  dropAll(reason: DropReason): void {
+    for (const id of [...this.sessions.keys()]) this.drop(id, reason);
   }
 
   /** Client-created sessions that have their reward (POST /v1/sessions/{id}/reward). */
