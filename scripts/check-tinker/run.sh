@@ -67,7 +67,7 @@ echo "== starting SkyRL tx on 127.0.0.1:$port (log: server.log in $work)"
 PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$venv/bin/python" -m tx.tinker.api \
   --base-model "$work/model" --host 127.0.0.1 --port "$port" \
   --database-url "sqlite:///$work/tinker.db" --checkpoints-base "$work/checkpoints" \
-  --backend-config '{"max_lora_adapters": 8, "max_lora_rank": 8}' > "$work/server.log" 2>&1 &
+  --backend-config '{"max_lora_adapters": 8, "max_lora_rank": 8, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 120); do
   curl -sf "http://127.0.0.1:$port/api/v1/healthz" > /dev/null && break

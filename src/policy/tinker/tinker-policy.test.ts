@@ -4,7 +4,8 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import { byteTokenizer } from '../../model/tokenizer.ts';
 import { resolveRequest } from '../request.ts';
 import { TinkerUnsupportedError } from './tinker-error.ts';
-import { checkOptions, rowSeed, toGeneration } from './tinker-policy.ts';
+import type { GenerateRequest } from '../types.ts';
+import { checkOptions, greedyDuplicates, rowSeed, toGeneration } from './tinker-policy.ts';
 
 test('a value head and an entropy term are refused at construction, naming what works instead', () => {
   assert.throws(() => checkOptions({ baseModel: 'm', valueHead: true }), (error: unknown) => error instanceof TinkerUnsupportedError && /GRPO family/.test(error.message));
@@ -29,4 +30,18 @@ test('a sampled sequence becomes a Generation: cut at the stop token or the firs
   assert.deepEqual(toGeneration([...hi, end, 65], [-1, -2, -3, -4], request, byteTokenizer), { tokens: [...hi, end], logprobs: [-1, -2, -3], text: 'hi', finishReason: 'stop' });
   assert.deepEqual(toGeneration([...Buffer.from('a!b')], [-1, -1, -1], request, byteTokenizer), { tokens: [...Buffer.from('a!')], logprobs: [-1, -1], text: 'a!', finishReason: 'stop' });
   assert.equal(toGeneration([...Buffer.from('abc')], [-1, -1, -1], request, byteTokenizer).finishReason, 'length');
+});
+
+test('greedy duplicates: equal greedy requests of a batch map to the first (the seed is ignored), sampled ones never do', () => {
+  const resolve = (request: Partial<GenerateRequest>) => resolveRequest({ prompt: [1, 2], maxNewTokens: 4, ...request }, byteTokenizer, Infinity);
+  const batch = [
+    resolve({ temperature: 0, seed: 1 }),
+    resolve({ temperature: 0, maxNewTokens: 2 }),
+    resolve({ temperature: 0, seed: 2 }),
+    resolve({ temperature: 1, seed: 3 }),
+    resolve({ temperature: 1, seed: 3 }),
+    resolve({ temperature: 0, prompt: [1, 3] }),
+    resolve({ temperature: 0, maxNewTokens: 2, stopStrings: ['x'] }),
+  ];
+  assert.deepEqual(greedyDuplicates(batch), [0, 1, 0, 3, 4, 5, 6]);
 });

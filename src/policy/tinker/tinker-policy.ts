@@ -119,19 +119,23 @@ export class TinkerPolicy implements TrainablePolicy {
     const modelPath = await this.samplerWeights();
     const started = performance.now();
     const results = new Array<Generation>(resolved.length);
+    // Equal greedy requests are sent once: the server's batched decode can differ in the last
+    // float bits by row position, and a greedy generation is a function of its request.
+    const firstOf = greedyDuplicates(resolved);
+    const unique = firstOf.flatMap((first, index) => (first === index ? [index] : []));
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < resolved.length) {
-        const index = next++;
+      while (next < unique.length) {
+        const index = unique[next++]!;
         results[index] = await this.sampleOne(resolved[index]!, modelPath, rowSeed(resolved[index]!.seed, index));
       }
     };
     try {
-      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 16, resolved.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 16, unique.length) }, worker));
     } finally {
       this.times.sample += performance.now() - started;
     }
-    return results;
+    return firstOf.map((first) => structuredClone(results[first]!));
   }
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
@@ -322,6 +326,23 @@ export class TinkerPolicy implements TrainablePolicy {
  */
 export function rowSeed(seed: number, index: number): number {
   return (((seed >>> 0) + Math.imul(index, 0x9e3779b1)) >>> 0) % 2 ** 31;
+}
+
+/**
+ * For each request of a batch, the index of the first request it duplicates: equal greedy
+ * (temperature 0) requests — same prompt, length, top-p and stops; the seed does not matter — map to the
+ * first of them; every other request maps to itself (sampled rows get their own seeds).
+ */
+export function greedyDuplicates(requests: readonly ResolvedRequest[]): number[] {
+  const seen = new Map<string, number>();
+  return requests.map((request, index) => {
+    if (request.temperature !== 0) return index;
+    const key = JSON.stringify([request.prompt, request.maxNewTokens, request.topP, request.stopTokens, request.stopStrings]);
+    const first = seen.get(key);
+    if (first !== undefined) return first;
+    seen.set(key, index);
+    return index;
+  });
 }
 
 /** A sampled sequence as a `Generation`: stop strings cut here, finishReason from the last id. */
