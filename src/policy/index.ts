@@ -6,6 +6,7 @@ export { policyContract } from './contract.ts';
 export type { PolicyContractOptions } from './contract.ts';
 export { isTrainablePolicy } from './types.ts';
 export type {
+  GenerateBatchOptions,
   GenerateRequest,
   Generation,
   LossReport,
