@@ -98,3 +98,10 @@ export class UnsupportedCapabilityError extends AgentRlError {
     this.feature = feature;
   }
 }
+
+/** A model's chat template cannot render a conversation (a Jinja error, or a shape agentrl cannot use). */
+export class ChatTemplateError extends AgentRlError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('CHAT_TEMPLATE', message, details);
+  }
+}
