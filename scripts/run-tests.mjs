@@ -8,7 +8,7 @@
 // default 10 minutes), and a test file whose tests have finished is ended even if it left a
 // server or child process open (--test-force-exit).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 function collect(path, out) {
@@ -42,11 +42,32 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const browserTests = files.filter((file) => /launchChromium|openBrowserShop|makeBrowserShop/.test(readFileSync(file, 'utf8')));
+/** Whether `file` reaches the browser launcher through its relative imports (a fixture may hold the launch). */
+const browserLauncher = join('src', 'envs', 'browser-shop', 'browser.ts');
+const reachesBrowser = new Map();
+function drivesBrowser(file) {
+  const known = reachesBrowser.get(file);
+  if (known !== undefined) return known;
+  reachesBrowser.set(file, false); // an import cycle reaches nothing new
+  let found = file === browserLauncher;
+  if (!found) {
+    for (const [, target] of readFileSync(file, 'utf8').matchAll(/from\s+'(\.{1,2}\/[^']+\.ts)'/g)) {
+      if (drivesBrowser(join(dirname(file), target))) {
+        found = true;
+        break;
+      }
+    }
+  }
+  reachesBrowser.set(file, found);
+  return found;
+}
+
+const browserTests = files.filter((file) => drivesBrowser(join(file)));
 if (browserTests.length > 0) {
   const problem = chromiumProblem();
   if (problem !== undefined) {
-    console.error(`run-tests: ${browserTests.join(', ')} need Chromium, and it is not usable.\n${problem}`);
+    const named = browserTests.length > 4 ? `${browserTests.slice(0, 3).join(', ')} and ${browserTests.length - 3} more test files` : browserTests.join(', ');
+    console.error(`run-tests: ${named} need Chromium, and it is not usable.\n${problem}`);
     process.exit(1);
   }
 }
