@@ -3,33 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { bytesToUnicode } from '../model/tokenizer.ts';
 import { loadChatFormat } from './model-folder.ts';
 import { loadTokenizerJson } from './tokenizer-json.ts';
+import { tinyTokenizerJson } from './tiny-chatml.ts';
 import { formatToolCalls, parseToolCalls } from './tool-call-format.ts';
-
-/** A byte-level BPE with no merges (one token per byte), ChatML special tokens and a Llama-3 style (?i:…) split. */
-function tinyTokenizerJson(): Record<string, unknown> {
-  const vocab: Record<string, number> = {};
-  bytesToUnicode().forEach((char, byte) => (vocab[char] = byte + 3));
-  const special = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
-  special.forEach((content, id) => (vocab[content] = id));
-  return {
-    version: '1.0',
-    added_tokens: special.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    normalizer: null,
-    pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Split', pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" }, behavior: 'Isolated', invert: false },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-      ],
-    },
-    post_processor: null,
-    decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges: [] },
-  };
-}
 
 const chatml =
   "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are helpful.<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";

@@ -13,6 +13,7 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Role } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
 import { unescapeSpecialTokenText } from '../model/chat-template.ts';
 import { decodeGenerated, generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import type { GenerateRequest, Generation, Policy } from './types.ts';
@@ -31,6 +32,8 @@ export interface ScriptedPolicyOptions {
   reply: readonly string[] | ((context: ScriptContext) => string);
   /** Default: the built-in byte tokenizer. */
   tokenizer?: Tokenizer;
+  /** The chat protocol the rollout renders with (a model's own, src/chat). Default none: agentrl's byte template. */
+  chatFormat?: ChatFormat;
   /** The log-prob reported for every generated token. Default 0. */
   logprob?: number;
   /** Default Infinity (no window). */
@@ -40,12 +43,14 @@ export interface ScriptedPolicyOptions {
 export class ScriptedPolicy implements Policy {
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
+  readonly chatFormat?: ChatFormat;
   private readonly reply: ScriptedPolicyOptions['reply'];
   private readonly logprob: number;
   /** Replies given so far (explicit state: the index of the next list reply). */
   private replies = 0;
 
-  constructor({ reply, tokenizer = byteTokenizer, logprob = 0, contextWindow = Infinity }: ScriptedPolicyOptions) {
+  constructor({ reply, tokenizer = byteTokenizer, logprob = 0, contextWindow = Infinity, chatFormat }: ScriptedPolicyOptions) {
+    if (chatFormat !== undefined) this.chatFormat = chatFormat;
     if (typeof reply !== 'function' && reply.length === 0) throw new InvalidArgumentError('ScriptedPolicy needs at least one reply');
     if (!(logprob <= 0)) throw new InvalidArgumentError(`logprob must be <= 0, got ${logprob}`, { logprob });
     this.reply = reply;

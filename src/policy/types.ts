@@ -6,6 +6,7 @@
  * Token ids stay ids end to end: the prompt is ids (the rollout renders the chat template once and
  * appends), the generation is ids, and `text` is only a view of them for the environment.
  */
+import type { ChatFormat } from '../chat/chat-format.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import type { OptimOptions } from '../model/adamw.ts';
 import type { LossReport } from '../model/model.ts';
@@ -50,6 +51,11 @@ export interface Policy {
   readonly tokenizer: Tokenizer;
   /** Longest prompt + generation the policy handles (the model's `maxSeqLen`; Infinity when unbounded). */
   readonly contextWindow: number;
+  /**
+   * The model's own chat protocol (its Jinja template, stop tokens, tool-call format), when it has
+   * one (src/chat). Absent: agentrl's byte template (model/chat-template.ts) over `tokenizer`.
+   */
+  readonly chatFormat?: ChatFormat;
   generate(request: GenerateRequest): Promise<Generation>;
   /**
    * Many requests at once, results in request order. Implementations run requests that share

@@ -7,13 +7,15 @@
  */
 import type { Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
-import { renderGenerationPrompt, renderMessage } from '../model/chat-template.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { Generation } from '../policy/types.ts';
 
 /** What the rollout fixed for every episode. */
 export interface EpisodeSettings {
   tokenizer: Tokenizer;
+  /** Renders prompts and turns: the policy's own chat format, or agentrl's byte template. */
+  chatFormat: ChatFormat;
   contextWindow: number;
   /** Room kept free after a prompt: maxNewTokens + 1 (a cut generation is closed by `<|end|>`). */
   reserve: number;
@@ -71,8 +73,8 @@ export async function startEpisode(
     ...(env.instructions === undefined || !settings.instructions ? [] : [{ role: 'system' as const, content: env.instructions }]),
     { role: 'user' as const, content: observation.text },
   ];
-  const prompt = renderGenerationPrompt(messages, { tokenizer: settings.tokenizer }).tokens;
-  const currentUser = userPrompt(observation.text, settings.tokenizer);
+  const prompt = settings.chatFormat.render(messages, { addGenerationPrompt: true }).tokens;
+  const currentUser = settings.chatFormat.userTurn(observation.text);
   const state: EpisodeState = {
     ...episode,
     env,
@@ -110,9 +112,9 @@ export interface TurnReply {
   text: string;
 }
 
-export function expertReply(expert: Expert, observation: Observation, tokenizer: Tokenizer): TurnReply {
+export function expertReply(expert: Expert, observation: Observation, chatFormat: ChatFormat): TurnReply {
   const text = expert.act(observation);
-  const tokens = [...tokenizer.encode(text), tokenizer.specialTokens.end];
+  const tokens = [...chatFormat.tokenizer.encode(text), chatFormat.turnEnd[0]!];
   return { tokens, logprobs: tokens.map(() => 0), text };
 }
 
@@ -126,8 +128,10 @@ export function policyReply(generation: Generation): TurnReply {
  * appends user(observation) `<|assistant|>` for the next turn.
  */
 export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
-  const end = settings.tokenizer.specialTokens.end;
-  const closing = reply.tokens[reply.tokens.length - 1] === end ? [] : [end];
+  // A reply that ended in a stop token gets the rest of the template's turn end (ChatML's "\n"); a cut one all of it.
+  const turnEnd = settings.chatFormat.turnEnd;
+  const last = reply.tokens[reply.tokens.length - 1];
+  const closing = last !== undefined && settings.chatFormat.stopTokens.includes(last) ? turnEnd.slice(1) : [...turnEnd];
   if (reply.tokens.length === 0 || state.prompt.length + reply.tokens.length + closing.length > settings.contextWindow) {
     endState(state, { truncated: true });
     return;
@@ -162,7 +166,7 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
 
   if (result.done) return endState(state, { truncated: false });
   if (result.truncated || state.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
-  const next = userPrompt(result.observation.text, settings.tokenizer);
+  const next = settings.chatFormat.userTurn(result.observation.text);
   if (settings.historyTurns !== undefined) {
     // Bounded history: system + the last k turns + the new observation, from stored ids.
     state.currentUser = next;
@@ -177,11 +181,6 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
   if (state.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
   append(state, next, 0);
-}
-
-/** user(observation) followed by `<|assistant|>`: what a new turn appends before generating. */
-function userPrompt(text: string, tokenizer: Tokenizer): number[] {
-  return [...renderMessage({ role: 'user', content: text }, { tokenizer }).tokens, tokenizer.specialTokens.assistant];
 }
 
 export function finishEpisode(state: EpisodeState): Trajectory {

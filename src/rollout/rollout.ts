@@ -40,7 +40,7 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
-import { chatStopTokens } from '../model/chat-template.ts';
+import { agentrlChatFormat, type ChatFormat } from '../chat/chat-format.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
@@ -91,6 +91,8 @@ export interface RolloutOptions<Task = unknown> {
   instructions?: boolean;
   /** Default: the policy's tokenizer (the byte tokenizer without a policy). */
   tokenizer?: Tokenizer;
+  /** Default: the policy's chat format (`policy.chatFormat`), else agentrl's byte template over `tokenizer`. */
+  chatFormat?: ChatFormat;
   /** Default: the policy's context window (Infinity without a policy). */
   contextWindow?: number;
   /** Called as each episode ends, in the order they end. */
@@ -136,9 +138,11 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   for (const [name, value] of [['groupSize', groupSize], ['maxTurns', maxTurns], ['maxNewTokens', maxNewTokens], ['concurrency', concurrency]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
   }
-  const tokenizer = options.tokenizer ?? policy?.tokenizer ?? byteTokenizer;
+  const chatFormat = options.chatFormat ?? policy?.chatFormat ?? agentrlChatFormat(options.tokenizer ?? policy?.tokenizer ?? byteTokenizer);
+  const tokenizer = chatFormat.tokenizer;
   const settings: EpisodeSettings = {
     tokenizer,
+    chatFormat,
     contextWindow: options.contextWindow ?? policy?.contextWindow ?? Infinity,
     reserve: maxNewTokens + 1,
     maxTurns,
@@ -148,7 +152,8 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   if (options.historyTurns !== undefined && !(Number.isInteger(options.historyTurns) && options.historyTurns >= 0)) {
     throw new InvalidArgumentError(`historyTurns must be a non-negative integer, got ${options.historyTurns}`);
   }
-  const stopTokens = chatStopTokens(tokenizer);
+  // The turn's own stop token first (a scripted policy appends stopTokens[0]).
+  const stopTokens = [chatFormat.turnEnd[0]!, ...chatFormat.stopTokens.filter((id) => id !== chatFormat.turnEnd[0])];
   const samplingRng = new Rng(samplingSeed);
   const started = now();
 
@@ -198,7 +203,7 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
           );
     const replies = new Map(played.map((state, i) => [state, policyReply(generations[i]!)]));
     await Promise.all(
-      live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(state.expert!, state.observation, tokenizer), settings)),
+      live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(state.expert!, state.observation, chatFormat), settings)),
     );
     for (const state of live) if (state.ended) finish(state);
     live = live.filter((state) => !state.ended);
