@@ -19,6 +19,7 @@ import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
+import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
 import { defaultTrainModel, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
 
 export const backendNames = ['builtin', 'tinker'] as const;
@@ -27,6 +28,10 @@ export const backendSchema = z.object({
   backend: z.enum(backendNames).default('builtin').describe(`training backend (${backendNames.join(', ')})`),
   baseUrl: z.string().optional().describe('tinker: the server root, e.g. http://127.0.0.1:8000 (hosted Tinker: its URL; API key from TINKER_API_KEY)'),
   baseModel: z.string().optional().describe('tinker: the base model the server serves (a hub name, or the folder SkyRL tx was started with)'),
+  tokenizer: z
+    .string()
+    .optional()
+    .describe("tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name); default --base-model when it is a local folder holding tokenizer.json, else agentrl's byte tokenizer"),
   loraRank: z.number().int().positive().default(8).describe('tinker: LoRA rank'),
   tinkerLossReduction: z.enum(lossReductions).default('sum').describe("tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)"),
 });
@@ -40,7 +45,7 @@ export function backendPreset(backend: unknown): Record<string, unknown> {
 /** Refuses, before any run is created, a backend setting that cannot run. */
 export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmName; entropyCoef: number; maxGradNorm: number; init?: string }): void {
   if (options.backend !== 'tinker') {
-    for (const flag of ['baseUrl', 'baseModel'] as const) {
+    for (const flag of ['baseUrl', 'baseModel', 'tokenizer'] as const) {
       if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, { flag });
     }
     return;
@@ -59,7 +64,10 @@ export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmN
 
 /** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
 export function tinkerPolicyOptions(options: BackendOptions & { seed: number; maxSeqLen?: number }): TinkerPolicyOptions {
+  const tokenizerSource = options.tokenizer ?? (hasTokenizerJson(options.baseModel!) ? options.baseModel : undefined);
+  const chatFormat = tokenizerSource === undefined ? undefined : loadChatFormat(tokenizerSource);
   return {
+    ...(chatFormat === undefined ? {} : { chatFormat, tokenizer: chatFormat.tokenizer }),
     baseUrl: options.baseUrl,
     baseModel: options.baseModel!,
     rank: options.loraRank,

@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import { byteTokenizer, type Tokenizer } from '../../model/tokenizer.ts';
+import type { ChatFormat } from '../../chat/chat-format.ts';
 import { firstStopStringEnd } from '../scripted-policy.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';
 import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, PolicyCapabilities, TokenBatch, TrainablePolicy } from '../types.ts';
@@ -49,6 +50,8 @@ export interface TinkerPolicyOptions extends TinkerClientOptions {
   tokenizer?: Tokenizer;
   /** Longest prompt + generation. Default Infinity. */
   contextWindow?: number;
+  /** The base model's chat protocol (src/chat: its tokenizer.json and Jinja template); the rollout renders with it. Its tokenizer replaces `tokenizer`. */
+  chatFormat?: ChatFormat;
   /** How the server reduces the per-token loss (./wire.ts): 'sum' for hosted Tinker (default), 'sequence-mean' for SkyRL tx 0.3.0. */
   lossReduction?: LossReduction;
   /** Adam ε sent with every optim_step when `OptimOptions.epsilon` is unset. Default 1e-8 (agentrl's). */
@@ -78,6 +81,7 @@ export class TinkerPolicy implements TrainablePolicy {
   readonly capabilities: PolicyCapabilities = { valueHead: false, entropy: false, gradientClipping: false };
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
+  readonly chatFormat?: ChatFormat;
   readonly client: TinkerClient;
   readonly modelId: string;
   readonly times: TinkerTimes = { sample: 0, forward: 0, forwardBackward: 0, optimStep: 0, samplerSync: 0 };
@@ -90,7 +94,8 @@ export class TinkerPolicy implements TrainablePolicy {
     this.options = options;
     this.client = client;
     this.modelId = modelId;
-    this.tokenizer = options.tokenizer ?? byteTokenizer;
+    this.tokenizer = options.chatFormat?.tokenizer ?? options.tokenizer ?? byteTokenizer;
+    if (options.chatFormat !== undefined) this.chatFormat = options.chatFormat;
     this.contextWindow = options.contextWindow ?? Infinity;
     this.reduction = options.lossReduction ?? 'sum';
   }
