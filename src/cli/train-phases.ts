@@ -150,6 +150,7 @@ async function runPhases(
 
   // 4. Held-out success after RL, the final checkpoint.
   interrupt.enter('the held-out test after RL');
+  console.error(`train: measuring held-out test success after RL (${options.testEpisodes} test seeds) …`);
   const measured = await heldOutSuccess(policy, env, testConfig);
   const after = measured.sampled;
   console.error(`train: held-out test success after RL: ${describeSuccess(measured, options.testEpisodes)}`);
