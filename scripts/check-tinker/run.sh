@@ -6,14 +6,14 @@
 #   2. sdk-witness.py  — the tinker SDK sends the same requests and gets the same numbers;
 #   3. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
 #   4. `agentrl train --backend tinker …` (runRl), then train-check.ts reads the run store and prints the time split.
-#   ITERATIONS=3 PORT=8765 bash scripts/check-tinker/run.sh
+#   ITERATIONS=2 PORT=8765 bash scripts/check-tinker/run.sh
 # The venv is the slim one (.venv-tinker-slim: requirements-slim.txt installed with --no-deps, no torch/CUDA,
 # peft-shim/ in place of peft; ~2 min, 1.4 GB); VENV=full uses .venv-tinker (requirements.txt, ~7 min, 6.6 GB).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/scripts/check-tinker"
 port="${PORT:-8765}"
-iterations="${ITERATIONS:-3}"
+iterations="${ITERATIONS:-2}"
 python="${PYTHON:-python3.11}"
 
 started=$(date +%s)
