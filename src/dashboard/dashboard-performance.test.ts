@@ -46,9 +46,11 @@ test(`dashboard performance: ${runs} runs × ${steps} steps load and respond to 
     await screenshot(page, 'performance-4-runs');
 
     t.diagnostic(`load ${loaded.toFixed(0)} ms (browser start excluded); metric pick ${pickLatency.toFixed(0)} ms; run toggle ${toggleLatency.toFixed(0)} ms; x-axis change ${axisLatency.toFixed(0)} ms`);
-    // Bounds with room for a busy 2-core machine; measured here: load 2.2 s, 0.06–0.3 s per click.
-    assert.ok(loaded < 6000, `load took ${loaded.toFixed(0)} ms`);
-    for (const [what, ms] of [['metric pick', pickLatency], ['run toggle', toggleLatency], ['x-axis change', axisLatency]] as const) assert.ok(ms < 2000, `${what} took ${ms.toFixed(0)} ms`);
+    // What keeps it fast is structural (downsampled series above, charts updated in place); these
+    // bounds only catch the old behaviour (19 s to load, 40 s a click) on a machine loaded to 4× its
+    // cores. Measured: load 2.2 s alone, 7.1 s at load average 7; clicks 0.06–0.44 s.
+    assert.ok(loaded < 15_000, `load took ${loaded.toFixed(0)} ms`);
+    for (const [what, ms] of [['metric pick', pickLatency], ['run toggle', toggleLatency], ['x-axis change', axisLatency]] as const) assert.ok(ms < 5000, `${what} took ${ms.toFixed(0)} ms`);
     assert.deepEqual(errors, []);
   });
 });
