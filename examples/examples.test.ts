@@ -87,6 +87,7 @@ const needsOutsideServices = new Map([
   ['RemoteEnvPool.connect(', 'OpenEnv servers at 10.0.0.2 / 10.0.0.3 and a policy'],
   ['new OpenAI(', 'agentrl serve-policy listening on 127.0.0.1:8001'],
   ['new OpenAIPolicy(', "an OpenAI-compatible server on 127.0.0.1:8000 and the reader's tools (search, submit)"],
+  ['startGateway(', "the reader's policy, reference, agent and reward function"],
 ]);
 
 /** The ```ts blocks of a markdown text, in order. */

@@ -2,6 +2,7 @@
  * agentrl's public API. (The CLI is `bin/agentrl.js`; the tensor library stays inside src/model.)
  */
 export * from './core/index.ts';
+export * from './chat/index.ts';
 export { TransformerModel, type ScoreResult, type StepReport } from './model/model.ts';
 export { generate, type GenerateOptions, type GeneratedRow } from './model/generate.ts';
 export { modelConfigSchema, type ModelConfig, type ModelConfigInput, type HostParams } from './model/config.ts';
