@@ -63,14 +63,17 @@ try {
     ['optimStep', 'optim_step'],
     ['samplerSync', 'sampler sync'],
   ] as const;
-  const header = ['iteration', 'total ms', ...phases.map(([, label]) => label), 'other (agentrl)'];
+  const header = ['iteration', 'total ms', ...phases.map(([, label]) => label), 'KL reference (setup + calls)', 'other (agentrl)'];
   const rows = metrics.map((row) => {
     const total = row.values.seconds! * 1000;
     const parts = phases.map(([kind]) => row.values[`backendMs/${kind}`]);
-    const other = total - parts.reduce((sum: number, ms) => sum + (ms ?? 0), 0);
+    const referenceMs = Object.entries(row.values)
+      .filter(([key]) => key.startsWith('backendMs/reference.'))
+      .reduce((sum, [, ms]) => sum + (ms ?? 0), 0);
+    const other = total - parts.reduce((sum: number, ms) => sum + (ms ?? 0), 0) - referenceMs;
     check(parts.every((ms) => ms !== undefined && Number.isFinite(ms)), `iteration ${row.step}: backendMs/* recorded for ${phases.map(([kind]) => kind).join(', ')}`);
     const cell = (ms: number | undefined) => (ms === undefined ? '—' : `${ms.toFixed(0)} (${((100 * ms) / total).toFixed(1)}%)`);
-    return [String(row.step), total.toFixed(0), ...parts.map(cell), `${other.toFixed(0)} (${((100 * other) / total).toFixed(2)}%)`];
+    return [String(row.step), total.toFixed(0), ...parts.map(cell), cell(referenceMs), `${other.toFixed(0)} (${((100 * other) / total).toFixed(2)}%)`];
   });
   const table = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
   process.stdout.write(`\ntime split per iteration of the agentrl train run (ms, share of the iteration's wall time):\n${table}\n\n`);

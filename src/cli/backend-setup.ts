@@ -125,12 +125,23 @@ export function policyBackend(
     // The reference is a second LoRA run, made the first time it scores (many algorithms never ask).
     restoreReference: async (state) => {
       let reference: Promise<TinkerPolicy> | undefined;
+      let made: TinkerPolicy | undefined;
+      let setupMs = 0;
       const ready = () =>
-        (reference ??= create().then(async (policy) => {
+        (reference ??= (async () => {
+          const started = performance.now();
+          const policy = await create();
           await policy.loadState(state);
-          return policy;
-        }));
-      return { logprobs: async (batch) => (await ready()).logprobs(batch) };
+          setupMs = performance.now() - started;
+          return (made = policy);
+        })());
+      // Its server time (creating and loading the run, then its forward calls) is part of the time split.
+      return {
+        logprobs: async (batch) => (await ready()).logprobs(batch),
+        get times() {
+          return { setup: setupMs, ...(made?.times ?? {}) };
+        },
+      };
     },
     close: async () => {
       await Promise.allSettled(created.map((policy) => policy.close()));

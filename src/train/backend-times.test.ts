@@ -95,3 +95,31 @@ test('runRl: a policy without times gets no backendMs', async () => {
   const { history } = await runRl({ policy: new BuiltinPolicy({ model: await tinyModel() }), env: makeBanditEnv, config: { ...config, iterations: 1 } });
   assert.equal(history[0]!.backendMs, undefined);
 });
+
+test("runRl: a KL reference that keeps times gets its iteration's share as backendMs['reference.<kind>']", async () => {
+  const policy = new TimedBuiltinPolicy({ model: await tinyModel() });
+  const frozen = new BuiltinPolicy({ model: await tinyModel() });
+  const reference = {
+    times: { forward: 0 },
+    async logprobs(batch: TokenBatch) {
+      const started = performance.now();
+      try {
+        return await frozen.logprobs(batch);
+      } finally {
+        this.times.forward += performance.now() - started;
+      }
+    },
+  };
+  let previous = 0;
+  await runRl({
+    policy,
+    reference,
+    env: makeBanditEnv,
+    config: { ...config, algo: 'grpo', iterations: 1 },
+    onIteration: (metrics) => {
+      assert.equal(metrics.backendMs!['reference.forward'], reference.times.forward - previous);
+      assert.ok(reference.times.forward > 0, 'the reference scored');
+      previous = reference.times.forward;
+    },
+  });
+});

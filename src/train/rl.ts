@@ -240,6 +240,7 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
     const timesAtStart = backendTimes(policy);
+    const referenceTimesAtStart = reference === undefined ? undefined : backendTimes(reference);
     const generate = async (seeds: number[], batch: number) => {
       const generationStarted = performance.now();
       const result = options.collect
@@ -307,6 +308,10 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
       seconds,
     };
     if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
+    if (referenceTimesAtStart !== undefined) {
+      // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
+      for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference!) ?? {}))) (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
+    }
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
