@@ -10,12 +10,34 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss, TokenLossOutput } from '../core/loss.ts';
 import { numpy as np, jit, valueAndGrad, tree, initJax, type JaxArray } from './jax.ts';
-import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
+import { headDim, modelConfigSchema, parameterShapes, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
 import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
 import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
 import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
 import { ropeTables } from './rope.ts';
+import { Rng } from '../core/rng.ts';
+import { saveAdapter } from './lora-peft.ts';
+import {
+  checkByShapes,
+  dropoutMasks,
+  initLoraParams,
+  loraConfigSchema,
+  loraScale,
+  loraShapes,
+  mergeLora,
+  toDeviceByShapes,
+  toHostByShapes,
+  zerosByShapes,
+  type LoraConfig,
+  type LoraConfigInput,
+} from './lora.ts';
+
+export interface ModelOptions {
+  seed?: number;
+  /** Train low-rank adapters on frozen weights instead of the weights themselves (lora.ts). */
+  lora?: LoraConfigInput;
+}
 
 /** Device inputs for a right-padded batch. */
 interface DeviceBatch {
@@ -71,6 +93,17 @@ export const TRAIN_TOKEN_BUDGET = 2048;
 export const SCORE_TOKEN_BUDGET = 4096;
 /** Shortest padded length of a training or scoring micro-batch. */
 export const MIN_TRAIN_LENGTH = 32;
+/**
+ * Most logits ([tokens, V] elements) per compiled call: 2^25 float32 = 128 MB per [N, V] tensor,
+ * of which the heads and their backward hold a few. It binds only at real vocabularies (at
+ * SmolLM2's 49,152 ids: 682 tokens per call); the byte models' calls keep their budgets.
+ */
+export const HEAD_ELEMENT_BUDGET = 2 ** 25;
+
+/** Padded tokens per compiled call: the given budget, lowered so [tokens, V] logits fit HEAD_ELEMENT_BUDGET. */
+export function tokensPerCall(budget: number, vocabSize: number): number {
+  return Math.max(MIN_TRAIN_LENGTH, Math.min(budget, Math.floor(HEAD_ELEMENT_BUDGET / vocabSize)));
+}
 
 function nextPowerOfTwo(n: number): number {
   let p = 1;
@@ -106,7 +139,15 @@ interface HeadNeeds {
 
 export class TransformerModel {
   readonly config: ModelConfig;
+  /** LoRA settings when the model trains adapters (the weights are then frozen). */
+  readonly lora: LoraConfig | null;
   private params: DeviceParams;
+  /** The adapters under LoRA (the trained arrays), else null. */
+  private adapters: DeviceParams | null = null;
+  /** Names and shapes of the trained arrays: the weights, or the adapters under LoRA. */
+  private readonly trainableShapes: Map<string, number[]>;
+  private readonly loraScaleArray: JaxArray | null = null;
+  private readonly dropoutRng: Rng;
   private adam: AdamState;
   /** Optimizer steps taken. */
   step = 0;
@@ -115,13 +156,13 @@ export class TransformerModel {
   /** Padded tokens per compiled scoring call. */
   scoreTokenBudget = SCORE_TOKEN_BUDGET;
   private readonly decayed: Set<string>;
-  /** The canonical parameter order (params.ts): every device tree and the global-norm sum use it. */
+  /** The canonical order of the trained arrays (params.ts): every trained tree and the global-norm sum use it. */
   private readonly names: readonly string[];
   private accumulated: DeviceParams | null = null;
   private readonly compiled = new Map<string, (...args: any[]) => any>();
   private hostRopeCache = new Map<number, { cos: Float32Array; sin: Float32Array }>();
 
-  private constructor(config: ModelConfig, params: HostParams) {
+  private constructor(config: ModelConfig, params: HostParams, lora: { config: LoraConfig; adapters: HostParams; seed: number } | null = null) {
     checkHostParams(config, params);
     if (config.hiddenSize % config.numHeads !== 0 || headDim(config) % 2 !== 0) {
       throw new InvalidArgumentError(`hiddenSize ${config.hiddenSize} must split into ${config.numHeads} heads of even size`);
@@ -130,40 +171,91 @@ export class TransformerModel {
       throw new InvalidArgumentError(`numKvHeads ${config.numKvHeads} must divide numHeads ${config.numHeads}`);
     }
     this.config = config;
-    this.names = parameterNames(config);
     this.params = toDevice(config, params);
-    this.adam = { m: zerosLike(config), v: zerosLike(config) };
-    this.decayed = decayedNames(config);
+    this.lora = lora?.config ?? null;
+    this.dropoutRng = new Rng(lora?.seed ?? 0);
+    if (lora === null) {
+      this.trainableShapes = parameterShapes(config);
+      this.names = parameterNames(config);
+      this.decayed = decayedNames(config);
+      this.adam = { m: zerosLike(config), v: zerosLike(config) };
+    } else {
+      this.trainableShapes = loraShapes(config, lora.config);
+      checkByShapes(this.trainableShapes, lora.adapters, 'LoRA adapters');
+      this.names = [...this.trainableShapes.keys()];
+      this.decayed = new Set(this.names);
+      this.adapters = toDeviceByShapes(this.trainableShapes, lora.adapters);
+      this.loraScaleArray = np.array(new Float32Array([loraScale(lora.config)]));
+      this.adam = { m: zerosByShapes(this.trainableShapes), v: zerosByShapes(this.trainableShapes) };
+    }
   }
 
   /** A freshly initialised model. */
-  static async create(config: ModelConfigInput = {}, options: { seed?: number } = {}): Promise<TransformerModel> {
+  static async create(config: ModelConfigInput = {}, options: ModelOptions = {}): Promise<TransformerModel> {
     await initJax();
     const parsed = modelConfigSchema.parse(config);
-    return new TransformerModel(parsed, initHostParams(parsed, options.seed ?? 0));
+    const seed = options.seed ?? 0;
+    return new TransformerModel(parsed, initHostParams(parsed, seed), TransformerModel.loraFor(parsed, options.lora, seed));
   }
 
-  /** A model from host parameters (a checkpoint). */
-  static async fromParams(config: ModelConfigInput, params: HostParams): Promise<TransformerModel> {
+  /** A model from host parameters (a checkpoint); with `lora`, fresh adapters on them (or the given ones). */
+  static async fromParams(
+    config: ModelConfigInput,
+    params: HostParams,
+    options: { seed?: number; lora?: LoraConfigInput; adapters?: HostParams } = {},
+  ): Promise<TransformerModel> {
     await initJax();
-    return new TransformerModel(modelConfigSchema.parse(config), params);
+    const parsed = modelConfigSchema.parse(config);
+    const lora = TransformerModel.loraFor(parsed, options.lora, options.seed ?? 0);
+    if (lora !== null && options.adapters !== undefined) lora.adapters = options.adapters;
+    return new TransformerModel(parsed, params, lora);
   }
 
-  /** Copies the weights to the host. */
-  hostParams(): Promise<HostParams> {
+  private static loraFor(config: ModelConfig, input: LoraConfigInput | undefined, seed: number) {
+    if (input === undefined) return null;
+    const lora = loraConfigSchema.parse(input);
+    // The adapters draw from their own stream, so the base weights equal a model made without LoRA.
+    return { config: lora, adapters: initLoraParams(config, lora, seed + 0x10a), seed: seed + 0x10b };
+  }
+
+  /** Copies the weights to the host; under LoRA, merged (W + α/r · A B), as export and serving need. */
+  async hostParams(): Promise<HostParams> {
+    const base = await toHost(this.config, this.params);
+    if (this.lora === null) return base;
+    return mergeLora(base, await this.adapterParams(), this.lora);
+  }
+
+  /** The frozen base weights (the weights themselves without LoRA). */
+  baseParams(): Promise<HostParams> {
     return toHost(this.config, this.params);
   }
 
-  /** Copies the optimizer moments to the host (for resumable checkpoints). */
+  /** The LoRA adapters on the host (`layers.{i}.{weight}.loraA` [in, r], `.loraB` [r, out]). */
+  adapterParams(): Promise<HostParams> {
+    if (this.adapters === null) throw new InvalidArgumentError('adapterParams: the model has no LoRA adapters (create it with lora: { rank, … })');
+    return toHostByShapes(this.trainableShapes, this.adapters);
+  }
+
+  /** Writes the adapters in PEFT's layout (lora-peft.ts): adapter_config.json + adapter_model.safetensors. */
+  async saveAdapter(folder: string, { baseModelNameOrPath }: { baseModelNameOrPath?: string } = {}): Promise<void> {
+    await saveAdapter(folder, { lora: this.lora!, adapters: await this.adapterParams(), baseModelNameOrPath });
+  }
+
+  /** Copies the optimizer moments to the host (for resumable checkpoints); under LoRA, the adapters' only. */
   async optimizerState(): Promise<{ step: number; m: HostParams; v: HostParams }> {
-    return { step: this.step, m: await toHost(this.config, this.adam.m), v: await toHost(this.config, this.adam.v) };
+    return { step: this.step, m: await toHostByShapes(this.trainableShapes, this.adam.m), v: await toHostByShapes(this.trainableShapes, this.adam.v) };
   }
 
   loadOptimizerState(state: { step: number; m: HostParams; v: HostParams }): void {
-    checkHostParams(this.config, state.m);
-    checkHostParams(this.config, state.v);
+    if (this.lora === null) {
+      checkHostParams(this.config, state.m);
+      checkHostParams(this.config, state.v);
+    } else {
+      checkByShapes(this.trainableShapes, state.m, 'optimizer state');
+      checkByShapes(this.trainableShapes, state.v, 'optimizer state');
+    }
     tree.dispose(this.adam);
-    this.adam = { m: toDevice(this.config, state.m), v: toDevice(this.config, state.v) };
+    this.adam = { m: toDeviceByShapes(this.trainableShapes, state.m), v: toDeviceByShapes(this.trainableShapes, state.v) };
     this.step = state.step;
   }
 
@@ -174,9 +266,31 @@ export class TransformerModel {
     this.params = toDevice(this.config, params);
   }
 
-  /** Device params for the sampler in this folder; shares references (caller must not consume). */
+  /** Device params for the sampler in this folder (with the adapters under LoRA); shares references (caller must not consume). */
   deviceParams(): DeviceParams {
-    return this.params;
+    if (this.adapters === null) return this.params;
+    return { ...this.params, ...this.adapters, 'lora.scale': this.loraScaleArray! };
+  }
+
+  /** The trained arrays: the weights, or the adapters under LoRA. */
+  private trainable(): DeviceParams {
+    return this.adapters ?? this.params;
+  }
+
+  private setTrainable(next: DeviceParams): void {
+    if (this.adapters !== null) this.adapters = next;
+    else this.params = next;
+  }
+
+  /**
+   * What the forward pass reads besides the trained arrays: nothing without LoRA; under LoRA the
+   * frozen weights, the scale and (training with dropout) the masks for `tokens` rows. New references.
+   */
+  private frozenInputs(training: { tokens: number } | null): DeviceParams {
+    if (this.lora === null) return {};
+    const frozen: DeviceParams = { ...tree.ref(this.params), 'lora.scale': this.loraScaleArray!.ref };
+    if (training !== null && this.lora.dropout > 0) Object.assign(frozen, dropoutMasks(this.config, this.lora, training.tokens, this.dropoutRng));
+    return frozen;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -217,7 +331,8 @@ export class TransformerModel {
    * variety grows memory until the 4 GiB wasm32 limit. Sequences are grouped by length bucket,
    * in order within a bucket.
    */
-  private microBatches(sequences: readonly ArrayLike<number>[], budget: number): MicroBatch[] {
+  private microBatches(sequences: readonly ArrayLike<number>[], tokenBudget: number): MicroBatch[] {
+    const budget = tokensPerCall(tokenBudget, this.config.vocabSize);
     const byLength = new Map<number, number[]>();
     sequences.forEach((sequence, index) => {
       const length = powerOfTwoBucket(sequence.length, this.config.maxSeqLen);
@@ -255,7 +370,7 @@ export class TransformerModel {
     needs: HeadNeeds,
   ): Promise<{ logprobs: Float32Array; entropies?: Float32Array; values?: Float32Array }> {
     const fn = this.compiledHeads(needs);
-    const out = fn(tree.ref(this.params), this.deviceBatch(packed, temperature)) as Record<string, JaxArray>;
+    const out = fn({ ...this.frozenInputs(null), ...tree.ref(this.trainable()) }, this.deviceBatch(packed, temperature)) as Record<string, JaxArray>;
     return {
       logprobs: (await out.logprobs!.data()) as Float32Array,
       entropies: out.entropies && ((await out.entropies.data()) as Float32Array),
@@ -286,7 +401,8 @@ export class TransformerModel {
     const fn = this.compiledGrad(needs);
     let total = 0;
     for (const { packed, cotangents } of micro) {
-      const [value, grads] = fn(tree.ref(this.params), this.deviceBatch(packed, temperature), cotangents) as [JaxArray, DeviceParams];
+      const frozen = this.frozenInputs({ tokens: packed.tokens.length });
+      const [value, grads] = fn(frozen, tree.ref(this.trainable()), this.deviceBatch(packed, temperature), cotangents) as [JaxArray, DeviceParams];
       if (this.accumulated === null) this.accumulated = grads;
       else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
       total += ((await value.data()) as Float32Array)[0]!;
@@ -297,7 +413,7 @@ export class TransformerModel {
   /** The gradient accumulated by `forwardBackward` so far, on the host (for inspection and tests). */
   async accumulatedGradients(): Promise<HostParams> {
     if (this.accumulated === null) throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
-    return toHost(this.config, this.accumulated);
+    return toHostByShapes(this.trainableShapes, this.accumulated);
   }
 
   /** Drops accumulated gradients without a step. */
@@ -311,8 +427,8 @@ export class TransformerModel {
     if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
     this.step += 1;
     const hyper = np.array(hyperVector(options, this.step));
-    const out = this.compiledAdam()(this.params, this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
-    this.params = out.params;
+    const out = this.compiledAdam()(this.trainable(), this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
+    this.setTrainable(out.params);
     this.adam = out.state;
     this.accumulated = null;
     const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
@@ -334,13 +450,15 @@ export class TransformerModel {
     if (micro.length === 1) {
       this.step += 1;
       const hyper = np.array(hyperVector(options, this.step));
-      const out = this.compiledFused(needs)(this.params, this.adam, this.deviceBatch(micro[0]!.packed, temperature), micro[0]!.cotangents, hyper) as {
+      const frozen = this.frozenInputs({ tokens: micro[0]!.packed.tokens.length });
+      const batch = this.deviceBatch(micro[0]!.packed, temperature);
+      const out = this.compiledFused(needs)(frozen, this.trainable(), this.adam, batch, micro[0]!.cotangents, hyper) as {
         params: DeviceParams;
         state: AdamState;
         gradNorm: JaxArray;
         value: JaxArray;
       };
-      this.params = out.params;
+      this.setTrainable(out.params);
       this.adam = out.state;
       gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
       surrogate = ((await out.value.data()) as Float32Array)[0]!;
@@ -457,15 +575,15 @@ export class TransformerModel {
 
   private compiledGrad(needs: HeadNeeds) {
     return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
-        valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(params)),
+      ((frozen: DeviceParams, params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
+        valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(params)),
     );
   }
 
   private compiledFused(needs: HeadNeeds) {
     return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
-        const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate(p, batch, cot, needs))(tree.ref(params));
+      ((frozen: DeviceParams, params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
+        const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(tree.ref(params));
         const out = clipAndAdamW(params, state, grads, hyper, this.decayed, this.names);
         return { ...out, value };
       }),

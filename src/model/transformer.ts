@@ -17,6 +17,7 @@
  */
 import { numpy as np, nn, lax, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
+import { linear } from './lora.ts';
 
 /** Device parameters: host names (see config.ts) → arrays. */
 export type DeviceParams = Record<string, JaxArray>;
@@ -64,9 +65,9 @@ export function projectQkv(
 ): { q: JaxArray; k: JaxArray; v: JaxArray } {
   const hd = headDim(config);
   const { batch: B, queryLen: T } = inputs;
-  let q = np.matmul(h.ref, params[prefix + 'wq']!); // [N, H·hd]
-  let k = np.matmul(h.ref, params[prefix + 'wk']!); // [N, KV·hd]
-  let v = np.matmul(h, params[prefix + 'wv']!); // [N, KV·hd]
+  let q = linear(params, prefix + 'wq', h.ref); // [N, H·hd]
+  let k = linear(params, prefix + 'wk', h.ref); // [N, KV·hd]
+  let v = linear(params, prefix + 'wv', h); // [N, KV·hd]
   if (config.attentionBias) {
     q = q.add(params[prefix + 'bq']!);
     k = k.add(params[prefix + 'bk']!);
@@ -103,13 +104,13 @@ export function attend(
   const context = np.matmul(weights, values) // [B, H, Tq, hd]
     .transpose([0, 2, 1, 3]) // [B, Tq, H, hd]
     .reshape([batch * queryLen, config.numHeads * hd]); // [N, H·hd]
-  return np.matmul(context, params[prefix + 'wo']!); // [N, D]
+  return linear(params, prefix + 'wo', context); // [N, D]
 }
 
 export function mlp(params: DeviceParams, prefix: string, h: JaxArray): JaxArray {
-  const gate = nn.silu(np.matmul(h.ref, params[prefix + 'wGate']!)); // [N, F]
-  const up = np.matmul(h, params[prefix + 'wUp']!); // [N, F]
-  return np.matmul(gate.mul(up), params[prefix + 'wDown']!); // [N, D]
+  const gate = nn.silu(linear(params, prefix + 'wGate', h.ref)); // [N, F]
+  const up = linear(params, prefix + 'wUp', h); // [N, F]
+  return linear(params, prefix + 'wDown', gate.mul(up)); // [N, D]
 }
 
 /**
@@ -156,6 +157,16 @@ export function lmLogits(params: DeviceParams, config: ModelConfig, h: JaxArray)
   return np.matmul(h, params.lmHead!); // [N, V]
 }
 
+/**
+ * One-hot rows [N, V] of targets [N], built by comparing against 0..V−1. Not `nn.oneHot`: in
+ * jax-js 0.1.25 it slices rows of `eye(V)`, a [V, V] table (9.7 GB at a 49,152-token vocabulary,
+ * past the 4 GiB wasm32 heap). The same 0/1 values, so the same sums.
+ */
+export function oneHotRows(targets: JaxArray, vocabSize: number): JaxArray {
+  const ids = np.arange(vocabSize, undefined, 1, { dtype: np.int32 }).reshape([1, vocabSize]); // [1, V]
+  return np.equal(targets.reshape([-1, 1]), ids).astype(np.float32); // [N, V]
+}
+
 export interface HeadOutputs {
   /** log π(target | prefix) at each position, [N]. */
   logprobs: JaxArray;
@@ -187,7 +198,7 @@ export function outputHeads(
   }
   const logits = lmLogits(params, config, h).mul(invTemperature); // [N, V]
   const logp = nn.logSoftmax(logits, -1); // [N, V]
-  const logprobs = logp.ref.mul(nn.oneHot(targets, config.vocabSize)).sum(-1); // [N]
+  const logprobs = logp.ref.mul(oneHotRows(targets, config.vocabSize)).sum(-1); // [N]
   let entropies: JaxArray | undefined;
   if (withEntropy) entropies = np.exp(logp.ref).mul(logp.ref).sum(-1).neg(); // [N]
   logp.dispose();

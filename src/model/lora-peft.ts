@@ -1,0 +1,93 @@
+/**
+ * LoRA adapters in PEFT's folder layout, which `PeftModel.from_pretrained(base, folder)` loads onto
+ * a Hugging Face model (the base as `export-hf` writes it):
+ *
+ *   adapter_config.json        { peft_type: "LORA", task_type: "CAUSAL_LM", r, lora_alpha, lora_dropout, target_modules, … }
+ *   adapter_model.safetensors  base_model.model.model.layers.{i}.self_attn.q_proj.lora_A.weight [r, in]
+ *                              base_model.model.model.layers.{i}.self_attn.q_proj.lora_B.weight [out, r]
+ *                              (q/k/v/o_proj under self_attn, gate/up/down_proj under mlp)
+ *
+ * agentrl keeps A [in, r] and B [r, out] (x A B); PEFT's are their transposes (B A x).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckpointError } from '../core/errors.ts';
+import type { HostParams, HostTensor } from './config.ts';
+import { loraModuleWeights, type LoraConfig, type LoraModule } from './lora.ts';
+import { readSafetensors, serializeSafetensors, toFloat32 } from './safetensors.ts';
+import { writeFileAtomic } from './checkpoint.ts';
+
+const attentionModules: ReadonlySet<LoraModule> = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
+const moduleOfWeight = new Map(Object.entries(loraModuleWeights).map(([module, weight]) => [weight as string, module as LoraModule]));
+
+export interface SaveAdapterOptions {
+  lora: LoraConfig;
+  /** Adapters as `TransformerModel.adapterParams()` returns them. */
+  adapters: HostParams;
+  /** Written to adapter_config.json: where PEFT users find the base (a hub id or a folder). */
+  baseModelNameOrPath?: string;
+}
+
+function transpose(tensor: HostTensor): HostTensor {
+  const [rows, columns] = tensor.shape as [number, number];
+  const data = new Float32Array(rows * columns);
+  for (let i = 0; i < rows; i++) for (let j = 0; j < columns; j++) data[j * rows + i] = tensor.data[i * columns + j]!;
+  return { shape: [columns, rows], data };
+}
+
+/** `layers.3.wq.loraA` → `base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight`. */
+export function peftKey(name: string): string {
+  const match = /^layers\.(\d+)\.(\w+)\.lora([AB])$/.exec(name);
+  const module = match === null ? undefined : moduleOfWeight.get(match[2]!);
+  if (match === null || module === undefined) throw new CheckpointError(`not a LoRA adapter name: ${name}`, { name });
+  const block = attentionModules.has(module) ? 'self_attn' : 'mlp';
+  return `base_model.model.model.layers.${match[1]}.${block}.${module}.lora_${match[3]}.weight`;
+}
+
+/** PEFT's tensors: keys from `peftKey`, each the transpose of agentrl's. */
+export function toPeftTensors(adapters: HostParams): Map<string, HostTensor> {
+  const tensors = new Map<string, HostTensor>();
+  for (const [name, tensor] of adapters) tensors.set(peftKey(name), transpose(tensor));
+  return tensors;
+}
+
+export function peftAdapterConfig({ lora, baseModelNameOrPath }: Pick<SaveAdapterOptions, 'lora' | 'baseModelNameOrPath'>): Record<string, unknown> {
+  return {
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    r: lora.rank,
+    lora_alpha: lora.alpha,
+    lora_dropout: lora.dropout,
+    target_modules: [...lora.targetModules],
+    base_model_name_or_path: baseModelNameOrPath ?? null,
+    bias: 'none',
+    fan_in_fan_out: false,
+    inference_mode: true,
+    init_lora_weights: true,
+    use_rslora: false,
+    use_dora: false,
+    modules_to_save: null,
+    layers_to_transform: null,
+  };
+}
+
+/** Writes adapter_config.json and adapter_model.safetensors into `folder` (created if needed). */
+export async function saveAdapter(folder: string, options: SaveAdapterOptions): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await writeFileAtomic(join(folder, 'adapter_model.safetensors'), serializeSafetensors(toPeftTensors(options.adapters), { format: 'pt' }));
+  await writeFileAtomic(join(folder, 'adapter_config.json'), JSON.stringify(peftAdapterConfig(options), null, 2) + '\n');
+}
+
+/** Reads a PEFT folder's tensors back to agentrl's adapter names and layout. */
+export async function loadAdapterTensors(folder: string): Promise<HostParams> {
+  const content = await readSafetensors(join(folder, 'adapter_model.safetensors'));
+  const adapters: HostParams = new Map();
+  for (const [key, tensor] of content.tensors) {
+    const match = /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key);
+    const weight = match && loraModuleWeights[match[2]! as LoraModule];
+    if (!match || weight === undefined) throw new CheckpointError(`${folder}: unexpected adapter tensor ${key}`, { key });
+    const name = `layers.${match[1]}.${weight}.lora${match[3]}`;
+    adapters.set(name, transpose({ shape: tensor.shape, data: toFloat32(tensor) }));
+  }
+  return adapters;
+}

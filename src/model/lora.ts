@@ -1,0 +1,163 @@
+/**
+ * LoRA (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language Models"), laid out as PEFT.
+ *
+ *   y = x W + (α / r) · dropout(x) A B        W [in, out] frozen;  A [in, r], B [r, out] trained
+ *
+ * PEFT stores the transposes (lora_A.weight [r, in], lora_B.weight [out, r]) and initialises A
+ * kaiming-uniform with a = √5 (bound 1/√in) and B to zeros, so the adapted model starts equal to
+ * the base. Merged weights for export are W + (α / r) · A B.
+ */
+import { z } from 'zod';
+import { Rng } from '../core/rng.ts';
+import { InvalidArgumentError } from '../core/errors.ts';
+import { numpy as np, type JaxArray } from './jax.ts';
+import { parameterShapes, type HostParams, type ModelConfig } from './config.ts';
+import type { DeviceParams } from './transformer.ts';
+
+/** PEFT / Hugging Face module names → agentrl's weight names (config.ts). */
+export const loraModuleWeights = {
+  q_proj: 'wq',
+  k_proj: 'wk',
+  v_proj: 'wv',
+  o_proj: 'wo',
+  gate_proj: 'wGate',
+  up_proj: 'wUp',
+  down_proj: 'wDown',
+} as const;
+export type LoraModule = keyof typeof loraModuleWeights;
+const allModules = Object.keys(loraModuleWeights) as LoraModule[];
+
+export const loraConfigSchema = z.object({
+  /** Rank r of the update A B. */
+  rank: z.number().int().positive().default(16),
+  /** Scale numerator: the update is multiplied by alpha / rank. */
+  alpha: z.number().positive().default(32),
+  /** Dropout on the adapter input, in training only. */
+  dropout: z.number().min(0).lt(1).default(0),
+  /** Projections that get adapters (attention and MLP by default). */
+  targetModules: z.array(z.enum(allModules as [LoraModule, ...LoraModule[]])).nonempty().default(allModules),
+});
+export type LoraConfig = z.infer<typeof loraConfigSchema>;
+export type LoraConfigInput = z.input<typeof loraConfigSchema>;
+
+export function loraScale(lora: LoraConfig): number {
+  return lora.alpha / lora.rank;
+}
+
+/** Adapter names and shapes, in a stable order: `layers.{i}.{weight}.loraA` [in, r], `.loraB` [r, out]. */
+export function loraShapes(config: ModelConfig, lora: LoraConfig): Map<string, number[]> {
+  const base = parameterShapes(config);
+  const shapes = new Map<string, number[]>();
+  for (let i = 0; i < config.numLayers; i++) {
+    for (const module of allModules) {
+      if (!lora.targetModules.includes(module)) continue;
+      const name = `layers.${i}.${loraModuleWeights[module]}`;
+      const [input, output] = base.get(name)!;
+      shapes.set(`${name}.loraA`, [input!, lora.rank]);
+      shapes.set(`${name}.loraB`, [lora.rank, output!]);
+    }
+  }
+  return shapes;
+}
+
+/** PEFT's init: A ~ U(−1/√in, 1/√in) (kaiming_uniform_ with a = √5), B = 0. */
+export function initLoraParams(config: ModelConfig, lora: LoraConfig, seed: number): HostParams {
+  const rng = new Rng(seed);
+  const params: HostParams = new Map();
+  for (const [name, shape] of loraShapes(config, lora)) {
+    const data = new Float32Array(shape[0]! * shape[1]!);
+    if (name.endsWith('.loraA')) {
+      const bound = 1 / Math.sqrt(shape[0]!);
+      for (let i = 0; i < data.length; i++) data[i] = (2 * rng.next() - 1) * bound;
+    }
+    params.set(name, { shape, data });
+  }
+  return params;
+}
+
+/**
+ * x W (+ x A B · scale when `params` holds adapters for `name`). `x` [N, in] → [N, out].
+ * The scale and the dropout mask ride in `params` (`lora.scale` [1], `{name}.loraMask` [N, in]
+ * of 0 or 1/(1−p)) so compiled functions take them as inputs. Consumes `x` and the entries used.
+ */
+export function linear(params: DeviceParams, name: string, x: JaxArray): JaxArray {
+  const a = params[name + '.loraA'];
+  if (a === undefined) return np.matmul(x, params[name]!); // [N, out]
+  const mask = params[name + '.loraMask'];
+  const adapterInput = mask === undefined ? x.ref : x.ref.mul(mask);
+  const update = np.matmul(np.matmul(adapterInput, a), params[name + '.loraB']!).mul(params['lora.scale']!.ref); // [N, out]
+  return np.matmul(x, params[name]!).add(update);
+}
+
+/** Base weights with W + scale · A B folded in (for export and serving). */
+export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConfig): HostParams {
+  const merged = new Map(base);
+  const scale = loraScale(lora);
+  for (const [name, a] of adapters) {
+    if (!name.endsWith('.loraA')) continue;
+    const weight = name.slice(0, -'.loraA'.length);
+    const b = adapters.get(weight + '.loraB')!;
+    const w = base.get(weight);
+    if (w === undefined) throw new InvalidArgumentError(`adapter ${name} has no base weight ${weight}`);
+    const [input, rank] = a.shape as [number, number];
+    const output = b.shape[1]!;
+    const data = w.data.slice();
+    for (let i = 0; i < input; i++) {
+      for (let k = 0; k < rank; k++) {
+        const aik = a.data[i * rank + k]! * scale;
+        if (aik === 0) continue;
+        const row = k * output;
+        for (let j = 0; j < output; j++) data[i * output + j] = data[i * output + j]! + aik * b.data[row + j]!;
+      }
+    }
+    merged.set(weight, { shape: w.shape, data });
+  }
+  return merged;
+}
+
+/** Device arrays for host tensors of the given names and shapes (in that order). */
+export function toDeviceByShapes(shapes: ReadonlyMap<string, number[]>, host: HostParams): DeviceParams {
+  const device: DeviceParams = {};
+  for (const [name, shape] of shapes) device[name] = np.array(host.get(name)!.data.slice()).reshape(shape);
+  return device;
+}
+
+/** Copies device arrays of the given names to the host. Does not consume them. */
+export async function toHostByShapes(shapes: ReadonlyMap<string, number[]>, device: DeviceParams): Promise<HostParams> {
+  const host: HostParams = new Map();
+  for (const [name, shape] of shapes) host.set(name, { shape, data: new Float32Array((await device[name]!.ref.data()) as Float32Array) });
+  return host;
+}
+
+export function zerosByShapes(shapes: ReadonlyMap<string, number[]>): DeviceParams {
+  const device: DeviceParams = {};
+  for (const [name, shape] of shapes) device[name] = np.zeros(shape);
+  return device;
+}
+
+/** Checks host tensors against expected names and shapes. */
+export function checkByShapes(shapes: ReadonlyMap<string, number[]>, host: HostParams, what: string): void {
+  for (const [name, shape] of shapes) {
+    const tensor = host.get(name);
+    if (tensor === undefined || tensor.shape.join(',') !== shape.join(',')) {
+      throw new InvalidArgumentError(`${what}: ${name} should have shape [${shape}], got ${tensor === undefined ? 'nothing' : `[${tensor.shape}]`}`, { name });
+    }
+  }
+  if (host.size !== shapes.size) throw new InvalidArgumentError(`${what}: expected ${shapes.size} tensors, got ${host.size}`);
+}
+
+/**
+ * Dropout masks for every adapter input of a micro-batch of `tokens` rows: 0 with probability p,
+ * else 1/(1−p) (inverted dropout). Drawn on the host from `rng`, so a seed replays exactly.
+ */
+export function dropoutMasks(config: ModelConfig, lora: LoraConfig, tokens: number, rng: Rng): DeviceParams {
+  const masks: DeviceParams = {};
+  const keep = 1 / (1 - lora.dropout);
+  for (const [name, shape] of loraShapes(config, lora)) {
+    if (!name.endsWith('.loraA')) continue;
+    const data = new Float32Array(tokens * shape[0]!);
+    for (let i = 0; i < data.length; i++) data[i] = rng.next() < lora.dropout ? 0 : keep;
+    masks[name.slice(0, -'.loraA'.length) + '.loraMask'] = np.array(data).reshape([tokens, shape[0]!]);
+  }
+  return masks;
+}
