@@ -266,6 +266,14 @@ export class TransformerModel {
     this.params = toDevice(this.config, params);
   }
 
+  /** Replaces the LoRA adapters (from a saved state). */
+  setAdapters(adapters: HostParams): void {
+    if (this.adapters === null) throw new InvalidArgumentError('setAdapters: the model has no LoRA adapters');
+    checkByShapes(this.trainableShapes, adapters, 'LoRA adapters');
+    tree.dispose(this.adapters);
+    this.adapters = toDeviceByShapes(this.trainableShapes, adapters);
+  }
+
   /** Device params for the sampler in this folder (with the adapters under LoRA); shares references (caller must not consume). */
   deviceParams(): DeviceParams {
     if (this.adapters === null) return this.params;

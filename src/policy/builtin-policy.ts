@@ -72,8 +72,11 @@ export class BuiltinPolicy implements TrainablePolicy {
   }
 
   /** A policy restored from `saveState` bytes: a new model with those weights, moments and step counter. */
-  static async fromState(state: Uint8Array, { tokenizer, source }: { tokenizer?: Tokenizer; source?: string } = {}): Promise<BuiltinPolicy> {
-    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source })), tokenizer });
+  static async fromState(
+    state: Uint8Array,
+    { tokenizer, source, baseParams }: { tokenizer?: Tokenizer; source?: string; baseParams?: HostParams } = {},
+  ): Promise<BuiltinPolicy> {
+    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
@@ -154,9 +157,14 @@ export class BuiltinPolicy implements TrainablePolicy {
     if (JSON.stringify(state.modelConfig) !== JSON.stringify(this.model.config)) {
       throw new CheckpointError('loadState: the state is of a model with another config', { state: state.modelConfig, model: this.model.config });
     }
+    if (JSON.stringify(state.lora?.config ?? null) !== JSON.stringify(this.model.lora)) {
+      throw new CheckpointError('loadState: the state is of a model with other LoRA settings', { state: state.lora?.config ?? null, model: this.model.lora });
+    }
     this.model.zeroGradients();
-    this.model.setParams(state.params);
-    this.model.loadOptimizerState(state.optimizer ?? { step: 0, m: zerosLike(state.params), v: zerosLike(state.params) });
+    const trained = state.lora ? state.lora.adapters : state.params;
+    if (state.lora) this.model.setAdapters(state.lora.adapters);
+    else this.model.setParams(state.params);
+    this.model.loadOptimizerState(state.optimizer ?? { step: 0, m: zerosLike(trained), v: zerosLike(trained) });
   }
 }
 

@@ -7,17 +7,25 @@
  *
  * Float32 values round-trip bit for bit, so a restored model continues exactly where it stopped.
  * A model that has taken no optimizer step is saved without moments (it restores to a fresh optimizer).
+ *
+ * A LoRA model saves its adapters and their moments only (`adapters/<name>`, metadata `lora`), not
+ * the frozen base: it restores onto a model of the same base (`loadState`, or `fromState` given
+ * the base weights).
  */
 import { CheckpointError } from '../core/errors.ts';
 import { modelConfigSchema, type HostParams, type ModelConfig } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
+import { loraConfigSchema, type LoraConfig } from '../model/lora.ts';
 import { parseSafetensors, serializeSafetensors, toFloat32 } from '../model/safetensors.ts';
 
 export const builtinStateFormat = 'agentrl-trainer-state-1';
 
 export interface BuiltinState {
   modelConfig: ModelConfig;
+  /** The weights (empty for a LoRA state: the base is not saved). */
   params: HostParams;
+  /** LoRA settings and adapters, for a model that trains adapters. */
+  lora?: { config: LoraConfig; adapters: HostParams };
   optimizer?: { step: number; m: HostParams; v: HostParams };
   /** The RL trainer state of blobs written before the resume envelope (train/resume-state.ts). */
   rl?: unknown;
@@ -25,7 +33,9 @@ export interface BuiltinState {
 
 /** The model's weights (and, with `optimizer`, its AdamW moments and step counter). */
 export async function captureBuiltinState(model: TransformerModel, { optimizer = true }: { optimizer?: boolean } = {}): Promise<BuiltinState> {
-  return { modelConfig: model.config, params: await model.hostParams(), optimizer: optimizer ? await model.optimizerState() : undefined };
+  const moments = optimizer ? await model.optimizerState() : undefined;
+  if (model.lora !== null) return { modelConfig: model.config, params: new Map(), lora: { config: model.lora, adapters: await model.adapterParams() }, optimizer: moments };
+  return { modelConfig: model.config, params: await model.hostParams(), optimizer: moments };
 }
 
 export function serializeBuiltinState(state: BuiltinState): Uint8Array {
@@ -35,6 +45,10 @@ export function serializeBuiltinState(state: BuiltinState): Uint8Array {
   };
   add('params', state.params);
   const metadata: Record<string, string> = { format: builtinStateFormat, modelConfig: JSON.stringify(state.modelConfig) };
+  if (state.lora) {
+    add('adapters', state.lora.adapters);
+    metadata.lora = JSON.stringify(state.lora.config);
+  }
   if (state.optimizer) {
     add('adam.m', state.optimizer.m);
     add('adam.v', state.optimizer.v);
@@ -49,7 +63,7 @@ export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { 
   if (metadata.format !== builtinStateFormat) {
     throw new CheckpointError(`${source}: not an agentrl trainer state (format ${metadata.format ?? 'missing'})`, { source });
   }
-  const groups: Record<string, HostParams> = { params: new Map(), 'adam.m': new Map(), 'adam.v': new Map() };
+  const groups: Record<string, HostParams> = { params: new Map(), adapters: new Map(), 'adam.m': new Map(), 'adam.v': new Map() };
   for (const [key, tensor] of tensors) {
     const slash = key.indexOf('/');
     groups[key.slice(0, slash)]?.set(key.slice(slash + 1), { shape: tensor.shape, data: toFloat32(tensor) });
@@ -57,14 +71,20 @@ export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { 
   return {
     modelConfig: modelConfigSchema.parse(JSON.parse(metadata.modelConfig!)),
     params: groups.params!,
+    lora: metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters: groups.adapters! },
     optimizer: metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: groups['adam.m']!, v: groups['adam.v']! },
     rl: metadata.rl === undefined ? undefined : JSON.parse(metadata.rl),
   };
 }
 
 /** A model holding the state's weights and, when the state has them, its optimizer moments and step counter. */
-export async function restoreBuiltinModel(state: BuiltinState): Promise<TransformerModel> {
-  const model = await TransformerModel.fromParams(state.modelConfig, state.params);
+export async function restoreBuiltinModel(state: BuiltinState, { baseParams }: { baseParams?: HostParams } = {}): Promise<TransformerModel> {
+  if (state.lora && baseParams === undefined) {
+    throw new CheckpointError('a LoRA state holds the adapters only: restore it onto its base (pass baseParams, or loadState on a policy built on that base)', {});
+  }
+  const model = state.lora
+    ? await TransformerModel.fromParams(state.modelConfig, baseParams!, { lora: state.lora.config, adapters: state.lora.adapters })
+    : await TransformerModel.fromParams(state.modelConfig, state.params);
   if (state.optimizer) model.loadOptimizerState(state.optimizer);
   return model;
 }
