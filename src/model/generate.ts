@@ -21,6 +21,7 @@ import { Rng } from '../core/rng.ts';
 import { numpy as np, jit, tree, blockUntilReady, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 import { attend, causalBias, lmLogits, mlp, projectQkv, rmsNorm, type DeviceParams } from './transformer.ts';
+import { linear } from './lora.ts';
 import { nn } from './jax.ts';
 import { bucketLength } from './batch.ts';
 import { ropeTables } from './rope.ts';
@@ -191,7 +192,7 @@ function decodeStep(
       .matmul(weights.ref.slice([], [], [], [0, Tc]), main.v[i]!)
       .add(np.matmul(weights.slice([], [], [], [Tc, Tc + C]), recentV)) // [B, KV, G, hd]
       .reshape([B, config.numHeads * hd]);
-    x = x.add(np.matmul(context, params[p + 'wo']!));
+    x = x.add(linear(params, p + 'wo', context)); // [B, D] (with the LoRA update when the model has one)
     x = x.add(mlp(params, p, rmsNorm(x.ref, params[p + 'mlpNorm']!, config.rmsNormEps)));
   }
   for (const a of [cos, sin, bias, write, keep]) a.dispose();

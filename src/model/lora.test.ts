@@ -7,6 +7,7 @@ import { Rng } from '../core/rng.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { TransformerModel } from './model.ts';
 import { loadAdapterTensors } from './lora-peft.ts';
+import { generate } from './generate.ts';
 import { readSafetensors } from './safetensors.ts';
 import type { HostParams, ModelConfigInput } from './config.ts';
 
@@ -78,6 +79,18 @@ test('LoRA: merged weights (W + α/r·A B) give the unmerged forward to 1e-5', a
   const base = await TransformerModel.fromParams(model.config, await model.baseParams());
   const plain = await base.score(batch);
   assert.ok(Math.abs(plain.logprobs[0]![1]! - adapted.logprobs[0]![1]!) > 1e-4);
+});
+
+test('LoRA: generation reads the adapters (sampled log-probs and tokens as the merged model\'s)', async () => {
+  const model = await trained({ steps: 3 });
+  const merged = await TransformerModel.fromParams(model.config, await model.hostParams());
+  const prompts = sequences(12, 3).map((row) => row.slice(0, 4));
+  const adapted = await generate(model, prompts, { maxNewTokens: 8, temperature: 1, seed: 4 });
+  const folded = await generate(merged, prompts, { maxNewTokens: 8, temperature: 1, seed: 4 });
+  adapted.forEach((row, i) => {
+    assert.deepEqual(row.tokens, folded[i]!.tokens);
+    row.logprobs.forEach((x, t) => assert.ok(Math.abs(x - folded[i]!.logprobs[t]!) <= 1e-5));
+  });
 });
 
 test('LoRA: micro-batched accumulation equals one micro-batch', async () => {
