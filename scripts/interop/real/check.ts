@@ -1,0 +1,108 @@
+/**
+ * check:real, agentrl side (reference.py is the Python side; run.sh runs both).
+ *
+ *   synthetic <out.gguf>                 a GGUF of seeded random blocks of every supported type
+ *   dequant <file.gguf> <out-dir>        every tensor dequantized by agentrl: index.json + data.bin (float32)
+ *   logits <file.gguf> <out-dir>         SmolLM2's logits [B, T, V] on a few short prompts: ids.json + logits.bin
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Rng } from '../../../src/core/rng.ts';
+import { ggmlBlockLayout, type GgmlTypeName } from '../../../src/model/gguf-dequant.ts';
+import { readGguf, readGgufTensor } from '../../../src/model/gguf.ts';
+import { loadGgufModel } from '../../../src/model/gguf-model.ts';
+import { writeGguf, type GgufWriterTensor } from '../../../src/model/gguf-writer.ts';
+import { initJax, numpy as np } from '../../../src/model/jax.ts';
+import { headDim } from '../../../src/model/config.ts';
+import { toDevice } from '../../../src/model/params.ts';
+import { ropeTables } from '../../../src/model/rope.ts';
+import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
+
+/** Byte offsets of the f16 scale fields in each block type (random bytes there could be NaN/∞). */
+const halfFields: Partial<Record<GgmlTypeName, number[]>> = {
+  Q8_0: [0], Q4_0: [0], Q4_1: [0, 2], Q5_0: [0], Q5_1: [0, 2], Q4_K: [0, 2], Q5_K: [0, 2], Q6_K: [208],
+};
+
+async function synthetic(out: string): Promise<void> {
+  const rng = new Rng(16);
+  const tensors: GgufWriterTensor[] = [];
+  for (const type of ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'] as GgmlTypeName[]) {
+    const shape = [3, 512];
+    const layout = ggmlBlockLayout[type];
+    const blocks = (shape[0]! * shape[1]!) / layout.values;
+    const bytes = new Uint8Array(blocks * layout.bytes);
+    const view = new DataView(bytes.buffer);
+    if (type === 'F32') for (let i = 0; i < blocks; i++) view.setFloat32(4 * i, rng.normal(), true);
+    else if (type === 'BF16') for (let i = 0; i < blocks; i++) view.setUint16(2 * i, new Uint32Array(new Float32Array([rng.normal()]).buffer)[0]! >>> 16, true);
+    else {
+      for (let i = 0; i < bytes.length; i++) bytes[i] = rng.nextUint32() & 0xff;
+      // f16 fields: a random finite half in [-2, 2): sign, exponent 5..15, any fraction.
+      const randomHalf = () => ((rng.nextUint32() & 1) << 15) | ((5 + (rng.nextUint32() % 11)) << 10) | (rng.nextUint32() & 0x3ff);
+      if (type === 'F16') for (let i = 0; i < blocks; i++) view.setUint16(2 * i, randomHalf(), true);
+      for (let b = 0; b < blocks; b++) for (const offset of halfFields[type] ?? []) view.setUint16(b * layout.bytes + offset, randomHalf(), true);
+    }
+    tensors.push({ name: `random.${type}`, shape, type, bytes });
+  }
+  await writeFile(out, writeGguf({ metadata: { 'general.architecture': { type: 'string', value: 'none' } }, tensors }));
+  console.log(`wrote ${out}: ${tensors.length} tensors, 1,536 values each`);
+}
+
+async function dequant(file: string, outDir: string): Promise<void> {
+  const gguf = await readGguf(file);
+  await mkdir(outDir, { recursive: true });
+  const index: { name: string; type: string; shape: number[]; offset: number; count: number }[] = [];
+  const chunks: Float32Array[] = [];
+  let offset = 0;
+  for (const info of gguf.tensors) {
+    const { data } = readGgufTensor(gguf, info);
+    index.push({ name: info.name, type: info.type, shape: info.shape, offset, count: data.length });
+    chunks.push(data);
+    offset += data.length;
+  }
+  const all = new Float32Array(offset);
+  let position = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, position);
+    position += chunk.length;
+  }
+  await writeFile(join(outDir, 'index.json'), JSON.stringify(index));
+  await writeFile(join(outDir, 'data.bin'), new Uint8Array(all.buffer));
+  console.log(`agentrl dequantized ${index.length} tensors (${offset.toLocaleString('en')} values) of ${file}`);
+}
+
+const prompts = [
+  'The capital of France is',
+  '<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n',
+  'def fibonacci(n):\n    if n < 2:\n        return n',
+  'Once upon a time, in a small village by the sea,',
+];
+
+async function logits(file: string, outDir: string): Promise<void> {
+  const started = Date.now();
+  const { config, params, tokenizer } = await loadGgufModel(file);
+  await initJax();
+  const ids = prompts.map((prompt) => tokenizer.encode(prompt));
+  const T = Math.max(...ids.map((row) => row.length));
+  const B = ids.length;
+  const tokens = new Int32Array(B * T);
+  const keyMask = new Float32Array(B * T);
+  ids.forEach((row, b) => row.forEach((id, t) => ((tokens[b * T + t] = id), (keyMask[b * T + t] = 1))));
+  const half = headDim(config) / 2;
+  const { cos, sin } = ropeTables(Int32Array.from({ length: T }, (_, i) => i), headDim(config), config.ropeTheta);
+  const device = toDevice(config, params);
+  const h = hiddenStates(device, config, np.array(tokens), np.array(keyMask).reshape([B, T]), np.array(cos).reshape([1, 1, T, half]), np.array(sin).reshape([1, 1, T, half]), B, T);
+  const out = (await lmLogits(device, config, h).data()) as Float32Array;
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, 'ids.json'), JSON.stringify({ prompts, ids, seqLen: T, vocabSize: config.vocabSize }));
+  await writeFile(join(outDir, 'logits.bin'), new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
+  console.log(`agentrl logits [${B}, ${T}, ${config.vocabSize}] in ${((Date.now() - started) / 1000).toFixed(1)} s (prompt lengths ${ids.map((row) => row.length).join(', ')})`);
+}
+
+const [command, ...args] = process.argv.slice(2);
+if (command === 'synthetic') await synthetic(args[0]!);
+else if (command === 'dequant') await dequant(args[0]!, args[1]!);
+else if (command === 'logits') await logits(args[0]!, args[1]!);
+else {
+  console.error('usage: check.ts synthetic <out.gguf> | dequant <file.gguf> <out-dir> | logits <file.gguf> <out-dir>');
+  process.exit(2);
+}

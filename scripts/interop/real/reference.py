@@ -1,0 +1,73 @@
+"""check:real, Python side. `dequant <file.gguf> <agentrl-dir>`: every tensor dequantized by the `gguf`
+package (gguf.quants.dequantize) against agentrl's (index.json + data.bin); exact equality required.
+`logits <file.gguf> <agentrl-dir>`: transformers' LlamaForCausalLM loaded from the same GGUF (gguf_file=,
+which dequantizes and undoes llama.cpp's q/k permutation itself), float32, logits on agentrl's token ids
+against agentrl's logits at every real position; max |diff| <= 1e-3 required."""
+import json, os, sys
+import numpy as np
+
+
+def dequant(gguf_path, agentrl_dir):
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+    index = json.load(open(os.path.join(agentrl_dir, "index.json")))
+    ours = np.fromfile(os.path.join(agentrl_dir, "data.bin"), dtype=np.float32)
+    reader = GGUFReader(gguf_path)
+    by_name = {t.name: t for t in reader.tensors}
+    assert len(by_name) == len(index), f"{len(by_name)} tensors in the file, agentrl read {len(index)}"
+    worst = {}
+    for entry in index:
+        tensor = by_name[entry["name"]]
+        reference = dequantize(tensor.data, tensor.tensor_type).astype(np.float32).reshape(-1)
+        mine = ours[entry["offset"]: entry["offset"] + entry["count"]]
+        assert reference.shape == mine.shape, f"{entry['name']}: {reference.shape} vs {mine.shape}"
+        assert list(reversed([int(d) for d in tensor.shape])) == entry["shape"], f"{entry['name']}: shape {tensor.shape} vs {entry['shape']}"
+        diff = float(np.max(np.abs(reference.astype(np.float64) - mine.astype(np.float64)))) if mine.size else 0.0
+        same_bits = bool(np.array_equal(reference.view(np.uint32), mine.view(np.uint32)))
+        kind = entry["type"]
+        count, max_diff, all_same = worst.get(kind, (0, 0.0, True))
+        worst[kind] = (count + 1, max(max_diff, diff), all_same and same_bits)
+    ok = True
+    for kind, (count, max_diff, all_same) in sorted(worst.items()):
+        print(f"  {kind:5s} {count:4d} tensors  max |agentrl - gguf| = {max_diff:.3g}  bit-identical: {all_same}")
+        ok = ok and max_diff <= 1e-7
+    print(f"dequant {os.path.basename(gguf_path)}: {'passed' if ok else 'FAILED'}")
+    return ok
+
+
+def logits(gguf_path, agentrl_dir):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+    transformers_logging.disable_progress_bar()
+    torch.manual_seed(0)
+    info = json.load(open(os.path.join(agentrl_dir, "ids.json")))
+    ids, T, V = info["ids"], info["seqLen"], info["vocabSize"]
+    ours = np.fromfile(os.path.join(agentrl_dir, "logits.bin"), dtype=np.float32).reshape(len(ids), T, V)
+    model = AutoModelForCausalLM.from_pretrained(os.path.dirname(gguf_path), gguf_file=os.path.basename(gguf_path), torch_dtype=torch.float32)
+    model.eval()
+    tokenizer = AutoTokenizer.from_pretrained(os.path.dirname(gguf_path), gguf_file=os.path.basename(gguf_path))
+    ok = True
+    for prompt, row in zip(info["prompts"], ids):
+        theirs = tokenizer.encode(prompt, add_special_tokens=False)
+        if theirs != row:
+            print(f"  tokenizer differs on {prompt!r}: agentrl {row}, transformers {theirs}")
+            ok = False
+    print(f"  tokenizer (GGUF metadata): agentrl's ids {'equal' if ok else 'DIFFER from'} transformers' on {len(ids)} prompts")
+    worst = 0.0
+    with torch.no_grad():
+        for b, row in enumerate(ids):
+            reference = model(torch.tensor([row])).logits[0].numpy()  # [t, V], one prompt at a time: no padding
+            diff = float(np.max(np.abs(reference.astype(np.float64) - ours[b, : len(row)].astype(np.float64))))
+            scale = float(np.max(np.abs(reference)))
+            same_top = bool((reference.argmax(-1) == ours[b, : len(row)].argmax(-1)).all())
+            print(f"  prompt {b}: {len(row):2d} tokens  max |agentrl - transformers| = {diff:.3g} (logits up to {scale:.1f})  same argmax: {same_top}")
+            worst = max(worst, diff)
+            ok = ok and diff <= 1e-3
+    ok = ok and worst <= 1e-3
+    print(f"logits {type(model).__name__} (transformers, float32): max |diff| {worst:.3g}: {'passed' if ok else 'FAILED'} (bound 1e-3)")
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(0 if {"dequant": dequant, "logits": logits}[sys.argv[1]](*sys.argv[2:]) else 1)

