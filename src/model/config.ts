@@ -28,6 +28,10 @@ export const modelConfigSchema = z.object({
   tieWordEmbeddings: z.boolean().default(true),
   /** Qwen2-style biases on the q/k/v projections. */
   attentionBias: z.boolean().default(false),
+  /** Size of each attention head; default hiddenSize / numHeads (Qwen3 sets it, e.g. 128 at hidden 1024 × 16 heads). */
+  headDimension: z.number().int().positive().optional(),
+  /** Qwen3-style RMSNorm of each query and key head (weights [headDim]) before the rotary embedding. */
+  qkNorm: z.boolean().optional(),
   /** A scalar value head per token (PPO critic). */
   valueHead: z.boolean().default(false),
   /** Standard deviation of the initial weights. */
@@ -38,7 +42,7 @@ export type ModelConfig = z.infer<typeof modelConfigSchema>;
 export type ModelConfigInput = z.input<typeof modelConfigSchema>;
 
 export function headDim(config: ModelConfig): number {
-  return config.hiddenSize / config.numHeads;
+  return config.headDimension ?? config.hiddenSize / config.numHeads;
 }
 
 /**
@@ -48,6 +52,7 @@ export function headDim(config: ModelConfig): number {
  *   layers.{i}.attnNorm [D]
  *   layers.{i}.wq [D, H·hd]   layers.{i}.wk [D, KV·hd]   layers.{i}.wv [D, KV·hd]
  *   layers.{i}.bq [H·hd]      layers.{i}.bk [KV·hd]      layers.{i}.bv [KV·hd]   (attentionBias only)
+ *   layers.{i}.qNorm [hd]     layers.{i}.kNorm [hd]                           (qkNorm only)
  *   layers.{i}.wo [H·hd, D]
  *   layers.{i}.mlpNorm [D]
  *   layers.{i}.wGate [D, F]   layers.{i}.wUp [D, F]      layers.{i}.wDown [F, D]
@@ -81,6 +86,10 @@ export function parameterShapes(config: ModelConfig): Map<string, number[]> {
       shapes.set(p + 'bq', [H * hd]);
       shapes.set(p + 'bk', [KV * hd]);
       shapes.set(p + 'bv', [KV * hd]);
+    }
+    if (config.qkNorm) {
+      shapes.set(p + 'qNorm', [hd]);
+      shapes.set(p + 'kNorm', [hd]);
     }
     shapes.set(p + 'wo', [H * hd, D]);
     shapes.set(p + 'mlpNorm', [D]);

@@ -7,6 +7,7 @@
  *   layers.{i}.attnNorm  ↔ model.layers.{i}.input_layernorm.weight
  *   layers.{i}.wq|wk|wv|wo ↔ model.layers.{i}.self_attn.{q,k,v,o}_proj.weight   (transposed)
  *   layers.{i}.bq|bk|bv  ↔ model.layers.{i}.self_attn.{q,k,v}_proj.bias
+ *   layers.{i}.qNorm|kNorm ↔ model.layers.{i}.self_attn.{q,k}_norm.weight      (Qwen3, [head_dim])
  *   layers.{i}.mlpNorm   ↔ model.layers.{i}.post_attention_layernorm.weight
  *   layers.{i}.wGate|wUp|wDown ↔ model.layers.{i}.mlp.{gate,up,down}_proj.weight  (transposed)
  *   finalNorm            ↔ model.norm.weight
@@ -18,13 +19,13 @@
  * pairs with j + hd/2 inside each head) and head-major q/k/v columns ([head, hd]).
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
-import { modelConfigSchema, parameterShapes, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
+import { headDim, modelConfigSchema, parameterShapes, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
 import { byteSpecialTokens } from './tokenizer.ts';
 
-export const hfArchitectures = ['LlamaForCausalLM', 'Qwen2ForCausalLM'] as const;
+export const hfArchitectures = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 export type HfArchitecture = (typeof hfArchitectures)[number];
 
-const modelTypeOf: Record<HfArchitecture, string> = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2' };
+const modelTypeOf: Record<HfArchitecture, string> = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' };
 
 export interface HfTokenIds {
   bosTokenId: number;
@@ -34,8 +35,9 @@ export interface HfTokenIds {
 
 const byteTokenIds: HfTokenIds = { bosTokenId: byteSpecialTokens.bos, eosTokenId: byteSpecialTokens.end, padTokenId: byteSpecialTokens.pad };
 
-/** The HF architecture a config exports as by default: Qwen2 when it has q/k/v biases, else Llama. */
+/** The HF architecture a config exports as by default: Qwen3 with q/k norms, Qwen2 with q/k/v biases, else Llama. */
 export function defaultArchitecture(config: ModelConfig): HfArchitecture {
+  if (config.qkNorm) return 'Qwen3ForCausalLM';
   return config.attentionBias ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM';
 }
 
@@ -50,8 +52,11 @@ export function toHfConfig(
   if (architecture === 'Qwen2ForCausalLM' && !config.attentionBias) {
     throw new InvalidArgumentError('Qwen2ForCausalLM always has q/k/v biases; set attentionBias: true or export as LlamaForCausalLM', { architecture });
   }
-  if (architecture === 'LlamaForCausalLM' && config.attentionBias) {
-    throw new InvalidArgumentError('LlamaForCausalLM attention_bias also adds an o_proj bias the built-in model lacks; export as Qwen2ForCausalLM', { architecture });
+  if ((architecture === 'Qwen3ForCausalLM') !== (config.qkNorm === true)) {
+    throw new InvalidArgumentError(`${architecture} ${config.qkNorm ? 'lacks' : 'needs'} q/k norms; export a config with qkNorm as Qwen3ForCausalLM, without as Llama/Qwen2`, { architecture });
+  }
+  if (architecture !== 'Qwen2ForCausalLM' && config.attentionBias) {
+    throw new InvalidArgumentError(`${architecture} attention_bias also adds an o_proj bias the built-in model lacks; export as Qwen2ForCausalLM`, { architecture });
   }
   const common = {
     architectures: [architecture],
@@ -77,7 +82,10 @@ export function toHfConfig(
     pad_token_id: tokenIds.padTokenId,
   };
   if (architecture === 'LlamaForCausalLM') {
-    return { ...common, attention_bias: false, mlp_bias: false, head_dim: config.hiddenSize / config.numHeads, pretraining_tp: 1 };
+    return { ...common, attention_bias: false, mlp_bias: false, head_dim: headDim(config), pretraining_tp: 1 };
+  }
+  if (architecture === 'Qwen3ForCausalLM') {
+    return { ...common, head_dim: headDim(config), attention_bias: false, use_sliding_window: false, sliding_window: null, max_window_layers: config.numLayers };
   }
   return { ...common, use_sliding_window: false, sliding_window: null, max_window_layers: config.numLayers };
 }
@@ -132,13 +140,17 @@ export function fromHfConfig(json: unknown, { file = 'config.json' }: { file?: s
   if ((hf.hidden_act ?? 'silu') !== 'silu') problems.push(`hidden_act ${JSON.stringify(hf.hidden_act)} is not supported (only "silu")`);
   if (hf.rope_scaling !== undefined && hf.rope_scaling !== null) problems.push('rope_scaling is not supported');
   if (hf.mlp_bias === true) problems.push('mlp_bias is not supported');
-  if (architecture === 'LlamaForCausalLM' && hf.attention_bias === true) problems.push('attention_bias (with o_proj bias) is not supported for LlamaForCausalLM');
+  if (architecture !== 'Qwen2ForCausalLM' && hf.attention_bias === true) problems.push(`attention_bias (with o_proj bias) is not supported for ${architecture}`);
   if (hf.use_sliding_window === true) problems.push('use_sliding_window is not supported');
-  if (hf.head_dim !== undefined && hf.head_dim !== null && hf.head_dim !== hiddenSize / numHeads) {
-    problems.push(`head_dim ${JSON.stringify(hf.head_dim)} differs from hidden_size / num_attention_heads = ${hiddenSize / numHeads}`);
+  const headDimension = hf.head_dim ?? undefined;
+  if (headDimension !== undefined && headDimension !== hiddenSize / numHeads) {
+    if (architecture !== 'Qwen3ForCausalLM') problems.push(`head_dim ${JSON.stringify(hf.head_dim)} differs from hidden_size / num_attention_heads = ${hiddenSize / numHeads}`);
+    else if (!Number.isInteger(headDimension) || (headDimension as number) <= 0 || (headDimension as number) % 2 !== 0) problems.push(`head_dim ${JSON.stringify(hf.head_dim)} must be a positive even integer`);
+    else Object.assign(config, { headDimension });
   }
-  if (problems.length === 0 && (hiddenSize % numHeads !== 0 || numHeads % config.numKvHeads !== 0)) {
-    problems.push('hidden_size must be divisible by num_attention_heads, and num_attention_heads by num_key_value_heads');
+  if (architecture === 'Qwen3ForCausalLM') Object.assign(config, { qkNorm: true });
+  if (problems.length === 0 && ((config as ModelConfig).headDimension === undefined && hiddenSize % numHeads !== 0 || numHeads % config.numKvHeads !== 0)) {
+    problems.push('hidden_size must be divisible by num_attention_heads (or head_dim given), and num_attention_heads by num_key_value_heads');
   }
   if (problems.length > 0) throw new CheckpointError(`${file}: ${problems.join('; ')}`, { file, problems });
   return modelConfigSchema.parse(config);
@@ -166,6 +178,8 @@ const layerRules: Record<string, [string, boolean]> = {
   bq: ['self_attn.q_proj.bias', false],
   bk: ['self_attn.k_proj.bias', false],
   bv: ['self_attn.v_proj.bias', false],
+  qNorm: ['self_attn.q_norm.weight', false],
+  kNorm: ['self_attn.k_norm.weight', false],
   mlpNorm: ['post_attention_layernorm.weight', false],
   wGate: ['mlp.gate_proj.weight', true],
   wUp: ['mlp.up_proj.weight', true],

@@ -55,7 +55,7 @@ export interface AttentionInputs {
   bias: JaxArray;
 }
 
-/** q/k/v projections with bias (Qwen2) and rotary embedding. Returns q [B,H,T,hd], k/v [B,KV,T,hd]. */
+/** q/k/v projections with bias (Qwen2), per-head q/k RMSNorm (Qwen3) and rotary embedding. Returns q [B,H,T,hd], k/v [B,KV,T,hd]. */
 export function projectQkv(
   params: DeviceParams,
   prefix: string,
@@ -73,8 +73,13 @@ export function projectQkv(
     k = k.add(params[prefix + 'bk']!);
     v = v.add(params[prefix + 'bv']!);
   }
-  const qh = q.reshape([B, T, config.numHeads, hd]).transpose([0, 2, 1, 3]); // [B, H, T, hd]
-  const kh = k.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+  let qh = q.reshape([B, T, config.numHeads, hd]).transpose([0, 2, 1, 3]); // [B, H, T, hd]
+  let kh = k.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
+  if (config.qkNorm) {
+    // Qwen3: RMSNorm over each head's hd values, before the rotary embedding.
+    qh = rmsNorm(qh, params[prefix + 'qNorm']!, config.rmsNormEps); // [B, H, T, hd]
+    kh = rmsNorm(kh, params[prefix + 'kNorm']!, config.rmsNormEps); // [B, KV, T, hd]
+  }
   const vh = v.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
   return {
     q: applyRope(qh, inputs.cos.ref, inputs.sin.ref, hd / 2),
