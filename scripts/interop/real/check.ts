@@ -4,6 +4,8 @@
  *   synthetic <out.gguf>                 a GGUF of seeded random blocks of every supported type
  *   dequant <file.gguf> <out-dir>        every tensor dequantized by agentrl: index.json + data.bin (float32)
  *   logits <file.gguf> <out-dir>         SmolLM2's logits [B, T, V] on a few short prompts: ids.json + logits.bin
+ *   tiny-folders <out-dir>               seeded tiny Qwen3 (head_dim ≠ hidden/heads, q/k norms) and Qwen2 (q/k/v bias)
+ *                                        HF folders written by saveCheckpoint, with agentrl's logits beside each
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +15,10 @@ import { readGguf, readGgufTensor } from '../../../src/model/gguf.ts';
 import { loadGgufModel } from '../../../src/model/gguf-model.ts';
 import { writeGguf, type GgufWriterTensor } from '../../../src/model/gguf-writer.ts';
 import { initJax, numpy as np } from '../../../src/model/jax.ts';
-import { headDim } from '../../../src/model/config.ts';
+import { headDim, type HostParams, type ModelConfig } from '../../../src/model/config.ts';
+import { saveCheckpoint } from '../../../src/model/checkpoint.ts';
+import { fromHfConfig } from '../../../src/model/hf-config.ts';
+import { initHostParams } from '../../../src/model/params.ts';
 import { toDevice } from '../../../src/model/params.ts';
 import { ropeTables } from '../../../src/model/rope.ts';
 import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
@@ -87,21 +92,50 @@ async function logits(file: string, outDir: string): Promise<void> {
   const tokens = new Int32Array(B * T);
   const keyMask = new Float32Array(B * T);
   ids.forEach((row, b) => row.forEach((id, t) => ((tokens[b * T + t] = id), (keyMask[b * T + t] = 1))));
-  const half = headDim(config) / 2;
-  const { cos, sin } = ropeTables(Int32Array.from({ length: T }, (_, i) => i), headDim(config), config.ropeTheta);
-  const device = toDevice(config, params);
-  const h = hiddenStates(device, config, np.array(tokens), np.array(keyMask).reshape([B, T]), np.array(cos).reshape([1, 1, T, half]), np.array(sin).reshape([1, 1, T, half]), B, T);
-  const out = (await lmLogits(device, config, h).data()) as Float32Array;
+  const out = await forwardLogits(config, params, tokens, keyMask, B, T);
   await mkdir(outDir, { recursive: true });
   await writeFile(join(outDir, 'ids.json'), JSON.stringify({ prompts, ids, seqLen: T, vocabSize: config.vocabSize }));
   await writeFile(join(outDir, 'logits.bin'), new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
   console.log(`agentrl logits [${B}, ${T}, ${config.vocabSize}] in ${((Date.now() - started) / 1000).toFixed(1)} s (prompt lengths ${ids.map((row) => row.length).join(', ')})`);
 }
 
+/** logits [B·T, V] of the built-in forward (the one score/train use), float32. */
+async function forwardLogits(config: ModelConfig, params: HostParams, tokens: Int32Array, keyMask: Float32Array, B: number, T: number): Promise<Float32Array> {
+  await initJax();
+  const half = headDim(config) / 2;
+  const { cos, sin } = ropeTables(Int32Array.from({ length: T }, (_, i) => i), headDim(config), config.ropeTheta);
+  const device = toDevice(config, params);
+  const h = hiddenStates(device, config, np.array(tokens), np.array(keyMask).reshape([B, T]), np.array(cos).reshape([1, 1, T, half]), np.array(sin).reshape([1, 1, T, half]), B, T);
+  return (await lmLogits(device, config, h).data()) as Float32Array;
+}
+
+async function tinyFolders(outDir: string): Promise<void> {
+  const common = { vocab_size: 300, hidden_size: 64, intermediate_size: 96, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, max_position_embeddings: 64, rms_norm_eps: 1e-6, tie_word_embeddings: false, hidden_act: 'silu', initializer_range: 0.2 };
+  const models = {
+    qwen3: { ...common, architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', head_dim: 24, rope_theta: 1000000, attention_bias: false },
+    qwen2: { ...common, architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', rope_theta: 10000 },
+  };
+  const rng = new Rng(5);
+  const tokens = Int32Array.from({ length: 12 }, () => rng.nextUint32() % 300);
+  for (const [name, hfConfig] of Object.entries(models)) {
+    const config = fromHfConfig(hfConfig);
+    const params = initHostParams(config, 11);
+    // Norm weights and biases away from their init (1, 0), so q/k norms and biases are exercised.
+    for (const [key, tensor] of params) if (/Norm$|\.b[qkv]$/.test(key)) for (let i = 0; i < tensor.data.length; i++) tensor.data[i] = (key.endsWith('Norm') ? 1 : 0) + 0.5 * rng.normal();
+    const folder = join(outDir, name);
+    await saveCheckpoint(folder, { config, params });
+    const logits = await forwardLogits(config, params, tokens, new Float32Array(tokens.length).fill(1), 1, tokens.length);
+    await writeFile(join(folder, 'agentrl-ids.json'), JSON.stringify({ ids: [...tokens] }));
+    await writeFile(join(folder, 'agentrl-logits.bin'), new Uint8Array(logits.buffer, logits.byteOffset, logits.byteLength));
+    console.log(`wrote ${name} (${hfConfig.architectures[0]}, head_dim ${headDim(config)}) with agentrl's logits [1, ${tokens.length}, 300]`);
+  }
+}
+
 const [command, ...args] = process.argv.slice(2);
 if (command === 'synthetic') await synthetic(args[0]!);
 else if (command === 'dequant') await dequant(args[0]!, args[1]!);
 else if (command === 'logits') await logits(args[0]!, args[1]!);
+else if (command === 'tiny-folders') await tinyFolders(args[0]!);
 else {
   console.error('usage: check.ts synthetic <out.gguf> | dequant <file.gguf> <out-dir> | logits <file.gguf> <out-dir>');
   process.exit(2);

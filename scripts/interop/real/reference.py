@@ -69,5 +69,24 @@ def logits(gguf_path, agentrl_dir):
     return ok
 
 
+def folders(out):
+    import torch
+    from transformers import AutoModelForCausalLM
+    ok = True
+    for name in sorted(os.listdir(out)):
+        folder = os.path.join(out, name)
+        ids = json.load(open(os.path.join(folder, "agentrl-ids.json")))["ids"]
+        ours = np.fromfile(os.path.join(folder, "agentrl-logits.bin"), dtype=np.float32).reshape(len(ids), -1)
+        model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+        model.eval()
+        with torch.no_grad():
+            reference = model(torch.tensor([ids])).logits[0].numpy()
+        diff = float(np.max(np.abs(reference.astype(np.float64) - ours.astype(np.float64))))
+        print(f"  {name}: {type(model).__name__} from agentrl's folder, {len(ids)} tokens  max |agentrl - transformers| = {diff:.3g} (logits up to {float(np.max(np.abs(reference))):.1f})")
+        ok = ok and diff <= 1e-3
+    print(f"tiny folders: {'passed' if ok else 'FAILED'} (bound 1e-3)")
+    return ok
+
+
 if __name__ == "__main__":
-    sys.exit(0 if {"dequant": dequant, "logits": logits}[sys.argv[1]](*sys.argv[2:]) else 1)
+    sys.exit(0 if {"dequant": dequant, "logits": logits, "folders": folders}[sys.argv[1]](*sys.argv[2:]) else 1)

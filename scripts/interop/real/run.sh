@@ -4,7 +4,8 @@
 # GGUF holding every supported block type and of SmolLM2's Q4_1 GGUF dequantized by agentrl vs the `gguf`
 # package (bit-identical required), (b) SmolLM2 logits on 4 short prompts vs transformers' LlamaForCausalLM
 # loaded from the same GGUF (gguf_file=), float32 (max |diff| <= 1e-3), and the GGUF tokenizer's ids vs
-# transformers'. Sets up .venv-real from requirements.txt (torch CPU forward).
+# transformers', (c) seeded tiny Qwen3 (head_dim != hidden/heads, q/k norms) and Qwen2 (q/k/v biases) folders
+# written by agentrl: logits vs transformers' Qwen3ForCausalLM / Qwen2ForCausalLM (<= 1e-3). Sets up .venv-real from requirements.txt (torch CPU forward).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/real"
@@ -38,5 +39,7 @@ node --import tsx "$here/check.ts" dequant "$gguf" "$work/smollm2"
 rm -f "$work/smollm2/data.bin"
 node --import tsx "$here/check.ts" logits "$gguf" "$work/logits"
 "$venv/bin/python" "$here/reference.py" logits "$gguf" "$work/logits" || status=1
+node --import tsx "$here/check.ts" tiny-folders "$work/folders"
+"$venv/bin/python" "$here/reference.py" folders "$work/folders" || status=1
 echo "== check:real $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - checked )) s after the install"
 exit "$status"
