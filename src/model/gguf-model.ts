@@ -1,11 +1,12 @@
 /**
- * A GGUF model (llama.cpp's `general.architecture` llama or qwen2) → the built-in model's
+ * A GGUF model (llama.cpp's `general.architecture` llama, qwen2 or qwen3) → the built-in model's
  * `ModelConfig` and float32 `HostParams` (every tensor dequantized, see gguf-dequant.ts).
  *
  *   token_embd.weight [V, D]            → embed
  *   blk.{i}.attn_norm.weight            → layers.{i}.attnNorm
  *   blk.{i}.attn_q|attn_k|attn_v.weight → layers.{i}.wq|wk|wv   (transposed; Q/K un-permuted, llama)
  *   blk.{i}.attn_q|attn_k|attn_v.bias   → layers.{i}.bq|bk|bv   (qwen2)
+ *   blk.{i}.attn_q_norm|attn_k_norm     → layers.{i}.qNorm|kNorm (qwen3; head size from attention.key_length)
  *   blk.{i}.attn_output.weight          → layers.{i}.wo
  *   blk.{i}.ffn_norm.weight             → layers.{i}.mlpNorm
  *   blk.{i}.ffn_gate|ffn_up|ffn_down    → layers.{i}.wGate|wUp|wDown
@@ -14,16 +15,16 @@
  *
  * llama.cpp's converter (convert_hf_to_gguf.py, `LlamaModel.permute`) reorders the rows of each
  * Llama q/k head from HF's rotate-half layout [2, hd/2] to interleaved pairs [hd/2, 2];
- * `unpermuteRotary` undoes it so the weights are HF's again. Qwen2 GGUFs are not permuted.
+ * `unpermuteRotary` undoes it so the weights are HF's again. Qwen2 / Qwen3 GGUFs are not permuted.
  */
 import { CheckpointError } from '../core/errors.ts';
-import { modelConfigSchema, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
+import { headDim, modelConfigSchema, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
 import { loadTokenizerJson, type ModelTokenizer } from '../chat/tokenizer-json.ts';
 import { ggufMetadata, readGguf, readGgufTensor, type GgufFile } from './gguf.ts';
 import { ggufTokenizerFiles } from './gguf-tokenizer.ts';
 import { transpose2d } from './hf-config.ts';
 
-export const ggufArchitectures = ['llama', 'qwen2'] as const;
+export const ggufArchitectures = ['llama', 'qwen2', 'qwen3'] as const;
 
 /** The model config a GGUF's metadata describes. */
 export function ggufModelConfig(gguf: GgufFile): ModelConfig {
@@ -37,9 +38,11 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   if (embedding === undefined) throw new CheckpointError(`${gguf.file}: no token_embd.weight tensor`, { file: gguf.file });
   const hiddenSize = number('embedding_length');
   const numHeads = number('attention.head_count');
+  const keyLength = gguf.metadata.get(`${architecture}.attention.key_length`);
+  const headSize = keyLength === undefined ? hiddenSize / numHeads : Number(keyLength);
   const ropeDimensions = gguf.metadata.get(`${architecture}.rope.dimension_count`);
-  if (ropeDimensions !== undefined && Number(ropeDimensions) !== hiddenSize / numHeads) {
-    throw new CheckpointError(`${gguf.file}: rope.dimension_count ${ropeDimensions} differs from the head size ${hiddenSize / numHeads} (partial rotary is not supported)`, { file: gguf.file });
+  if (ropeDimensions !== undefined && Number(ropeDimensions) !== headSize) {
+    throw new CheckpointError(`${gguf.file}: rope.dimension_count ${ropeDimensions} differs from the head size ${headSize} (partial rotary is not supported)`, { file: gguf.file });
   }
   if (gguf.metadata.has(`${architecture}.rope.scaling.type`) || names.has('rope_freqs.weight')) {
     throw new CheckpointError(`${gguf.file}: rope scaling is not supported`, { file: gguf.file });
@@ -56,13 +59,15 @@ export function ggufModelConfig(gguf: GgufFile): ModelConfig {
     rmsNormEps: shortestFloat32(number('attention.layer_norm_rms_epsilon', 1e-6)),
     tieWordEmbeddings: !names.has('output.weight'),
     attentionBias: names.has('blk.0.attn_q.bias'),
+    ...(headSize !== hiddenSize / numHeads ? { headDimension: headSize } : {}),
+    ...(names.has('blk.0.attn_q_norm.weight') ? { qkNorm: true } : {}),
   });
 }
 
 /** Every tensor of a GGUF model dequantized into the built-in model's parameters. */
 export function ggufHostParams(gguf: GgufFile, config: ModelConfig): HostParams {
   const architecture = String(ggufMetadata(gguf, 'general.architecture'));
-  const headSize = config.hiddenSize / config.numHeads;
+  const headSize = headDim(config);
   const infos = new Map(gguf.tensors.map((info) => [info.name, info]));
   const used = new Set<string>();
   const read = (name: string): HostTensor => {
@@ -90,6 +95,10 @@ export function ggufHostParams(gguf: GgufFile, config: ModelConfig): HostParams 
     params.set(layer + 'wv', linear(block + 'attn_v.weight'));
     if (config.attentionBias) {
       for (const [internal, name] of [['bq', 'attn_q.bias'], ['bk', 'attn_k.bias'], ['bv', 'attn_v.bias']] as const) params.set(layer + internal, read(block + name));
+    }
+    if (config.qkNorm) {
+      params.set(layer + 'qNorm', read(block + 'attn_q_norm.weight'));
+      params.set(layer + 'kNorm', read(block + 'attn_k_norm.weight'));
     }
     params.set(layer + 'wo', linear(block + 'attn_output.weight'));
     params.set(layer + 'mlpNorm', read(block + 'ffn_norm.weight'));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
 import { loadChatFormat } from '../chat/model-folder.ts';
-import { modelConfigSchema, parameterShapes, type HostParams } from './config.ts';
+import { headDim, modelConfigSchema, parameterShapes, type HostParams, type ModelConfig } from './config.ts';
 import { parseGguf, readGgufTensor } from './gguf.ts';
 import { loadGgufModel } from './gguf-model.ts';
 import { writeGgufTokenizerFiles } from './gguf-tokenizer.ts';
@@ -17,10 +17,10 @@ const config = modelConfigSchema.parse({ vocabSize: 8, hiddenSize: 8, numLayers:
 const tokens = ['a', 'b', 'ab', 'Ġ', 'Ġab', '<|im_start|>', '<|im_end|>', 'c'];
 const chatTemplate = "{% for m in messages %}{{ '<|im_start|>' + m['content'] + '<|im_end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>' }}{% endif %}";
 
-function randomParams(seed: number): HostParams {
+function randomParams(seed: number, modelConfig: ModelConfig = config): HostParams {
   const rng = new Rng(seed);
   const params: HostParams = new Map();
-  for (const [name, shape] of parameterShapes(config)) params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()) });
+  for (const [name, shape] of parameterShapes(modelConfig)) params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()) });
   return params;
 }
 
@@ -40,8 +40,8 @@ function permute(data: Float32Array, heads: number, rows: number, cols: number):
 }
 
 /** The HF weights as llama.cpp writes a llama GGUF: renamed, q/k permuted, embeddings Q8_0-free F32, one F16 tensor. */
-function llamaGguf(params: HostParams): Uint8Array {
-  const hf = toHfTensors(config, params);
+function llamaGguf(params: HostParams, { modelConfig = config, architecture = 'llama' }: { modelConfig?: ModelConfig; architecture?: 'llama' | 'qwen3' } = {}): Uint8Array {
+  const hf = toHfTensors(modelConfig, params);
   const rename: [RegExp, string][] = [
     [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
     [/^model\.norm\.weight$/, 'output_norm.weight'],
@@ -49,6 +49,7 @@ function llamaGguf(params: HostParams): Uint8Array {
     [/^model\.layers\.(\d+)\.post_attention_layernorm\.weight$/, 'blk.$1.ffn_norm.weight'],
     [/^model\.layers\.(\d+)\.self_attn\.(q|k|v)_proj\.weight$/, 'blk.$1.attn_$2.weight'],
     [/^model\.layers\.(\d+)\.self_attn\.o_proj\.weight$/, 'blk.$1.attn_output.weight'],
+    [/^model\.layers\.(\d+)\.self_attn\.(q|k)_norm\.weight$/, 'blk.$1.attn_$2_norm.weight'],
     [/^model\.layers\.(\d+)\.mlp\.(gate|up|down)_proj\.weight$/, 'blk.$1.ffn_$2.weight'],
   ];
   const tensors: GgufWriterTensor[] = [];
@@ -56,24 +57,25 @@ function llamaGguf(params: HostParams): Uint8Array {
     const ggufName = rename.reduce((current, [pattern, replacement]) => current.replace(pattern, replacement), name);
     let data = tensor.data;
     const [rows, cols] = tensor.shape as [number, number];
-    if (ggufName.endsWith('attn_q.weight')) data = permute(data, config.numHeads, rows, cols);
-    if (ggufName.endsWith('attn_k.weight')) data = permute(data, config.numKvHeads, rows, cols);
+    if (architecture === 'llama' && ggufName.endsWith('attn_q.weight')) data = permute(data, modelConfig.numHeads, rows, cols);
+    if (architecture === 'llama' && ggufName.endsWith('attn_k.weight')) data = permute(data, modelConfig.numKvHeads, rows, cols);
     tensors.push({ name: ggufName, shape: tensor.shape, type: 'F32', bytes: new Uint8Array(data.slice().buffer) });
   }
   const u32 = (value: number) => ({ type: 'u32', value }) as const;
   return writeGguf({
     alignment: 64,
     metadata: {
-      'general.architecture': { type: 'string', value: 'llama' },
-      'llama.block_count': u32(2),
-      'llama.context_length': u32(64),
-      'llama.embedding_length': u32(8),
-      'llama.feed_forward_length': u32(12),
-      'llama.attention.head_count': u32(2),
-      'llama.attention.head_count_kv': u32(1),
-      'llama.rope.freq_base': { type: 'f32', value: 10000 },
-      'llama.attention.layer_norm_rms_epsilon': { type: 'f32', value: 1e-5 },
-      'llama.rope.dimension_count': u32(4),
+      'general.architecture': { type: 'string', value: architecture },
+      [`${architecture}.block_count`]: u32(2),
+      [`${architecture}.context_length`]: u32(64),
+      [`${architecture}.embedding_length`]: u32(8),
+      [`${architecture}.feed_forward_length`]: u32(12),
+      [`${architecture}.attention.head_count`]: u32(2),
+      [`${architecture}.attention.head_count_kv`]: u32(1),
+      [`${architecture}.rope.freq_base`]: { type: 'f32', value: 10000 },
+      [`${architecture}.attention.layer_norm_rms_epsilon`]: { type: 'f32', value: 1e-5 },
+      [`${architecture}.rope.dimension_count`]: u32(headDim(modelConfig)),
+      ...(architecture === 'qwen3' ? { 'qwen3.attention.key_length': u32(headDim(modelConfig)), 'qwen3.attention.value_length': u32(headDim(modelConfig)) } : {}),
       'tokenizer.ggml.model': { type: 'string', value: 'gpt2' },
       'tokenizer.ggml.pre': { type: 'string', value: 'smollm' },
       'tokenizer.ggml.tokens': { type: 'list', itemType: 'string', value: tokens },
@@ -135,4 +137,19 @@ test('a truncated or foreign file is a CheckpointError with the byte position', 
   const bytes = llamaGguf(randomParams(3));
   assert.throws(() => parseGguf(bytes.subarray(0, 100), { file: 'cut.gguf' }), (error: unknown) => error instanceof CheckpointError && /cut\.gguf: truncated/.test(error.message));
   assert.throws(() => parseGguf(new TextEncoder().encode('PK\u0003\u0004 not gguf at all')), (error: unknown) => error instanceof CheckpointError && /not a GGUF file/.test(error.message));
+});
+
+test('a qwen3 GGUF loads with its head size (attention.key_length), q/k norms and unpermuted q/k', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'agentrl-gguf-'));
+  try {
+    const qwen3 = modelConfigSchema.parse({ ...config, headDimension: 6, qkNorm: true });
+    const params = randomParams(4, qwen3);
+    const file = join(folder, 'qwen3.gguf');
+    await writeFile(file, llamaGguf(params, { modelConfig: qwen3, architecture: 'qwen3' }));
+    const loaded = await loadGgufModel(file);
+    assert.deepEqual(loaded.config, qwen3);
+    for (const [name, tensor] of params) assert.deepEqual(loaded.params.get(name)!.data, tensor.data, name);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
 });
