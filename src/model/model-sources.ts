@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { AgentRlError, CheckpointError, UnknownNameError } from '../core/errors.ts';
 import type { HostParams, ModelConfig } from './config.ts';
 import type { Tokenizer } from './tokenizer.ts';
-import { loadCheckpoint } from './checkpoint.ts';
+import { loadCheckpoint, type LoadedCheckpoint } from './checkpoint.ts';
 import { readGguf } from './gguf.ts';
 import { loadGgufModel } from './gguf-model.ts';
 import { writeGgufTokenizerFiles } from './gguf-tokenizer.ts';
@@ -148,6 +148,8 @@ export function resolveModelSource(spec: string, cacheDir = modelCacheDir()): Mo
     if (!existsSync(gguf)) throw new CheckpointError(`model "${spec}" is not in the cache (${gguf}); run: agentrl models pull ${spec}`, { name: spec, path: gguf });
     return { kind: 'gguf', path: gguf };
   }
+  // A path (it has a separator or ends in .gguf) is left to the loader, whose error names the file it could not read.
+  if (/[/\\]/.test(spec) || spec.endsWith('.gguf')) return spec.endsWith('.gguf') ? { kind: 'gguf', path: spec } : { kind: 'folder', path: spec };
   throw new CheckpointError(`${spec}: no such file or folder, and not a known model; known: ${knownModels.map((model) => model.name).join(', ')}`, { path: spec });
 }
 
@@ -160,4 +162,12 @@ export async function loadModelSource(spec: string, cacheDir = modelCacheDir()):
   }
   const { config, params, tokenizer } = await loadCheckpoint(source.path);
   return { config, params, tokenizer, source };
+}
+
+/** `loadModelSource` in the shape `loadCheckpoint` returns (what `--init` takes): folder, .gguf or known name. */
+export async function loadModelCheckpoint(spec: string, cacheDir = modelCacheDir()): Promise<LoadedCheckpoint> {
+  const source = resolveModelSource(spec, cacheDir);
+  if (source.kind === 'folder') return loadCheckpoint(source.path);
+  const { config, params, tokenizer } = await loadGgufModel(source.path);
+  return { config, params, tokenizer, extra: {} };
 }
