@@ -7,7 +7,7 @@
  *   tiny-folders <out-dir>               seeded tiny Qwen3 (head_dim ≠ hidden/heads, q/k norms) and Qwen2 (q/k/v bias)
  *                                        HF folders written by saveCheckpoint, with agentrl's logits beside each
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../../src/core/rng.ts';
 import { ggmlBlockLayout, type GgmlTypeName } from '../../../src/model/gguf-dequant.ts';
@@ -94,7 +94,12 @@ async function logits(file: string, outDir: string): Promise<void> {
   ids.forEach((row, b) => row.forEach((id, t) => ((tokens[b * T + t] = id), (keyMask[b * T + t] = 1))));
   const out = await forwardLogits(config, params, tokens, keyMask, B, T);
   await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, 'ids.json'), JSON.stringify({ prompts, ids, seqLen: T, vocabSize: config.vocabSize }));
+  // Tokenizer cases: every non-empty line of the repository's docs, plus a few awkward strings.
+  const docs = await readdir('docs');
+  const lines = (await Promise.all(docs.filter((name) => name.endsWith('.md')).sort().map((name) => readFile(join('docs', name), 'utf8')))).flatMap((text) => text.split('\n')).filter((line) => line.trim() !== '');
+  const texts = [...lines.slice(0, 1500), 'naïve café — 東京 🚀 ', '  two  spaces\tand\ttabs\n\n', "it's I'LL we've", '12345678901234', '<|im_start|>assistant\n<tool_call>[{"name": "f"}]</tool_call><|im_end|>'];
+  const tokenizerCases = texts.map((text) => ({ text, ids: tokenizer.encode(text) }));
+  await writeFile(join(outDir, 'ids.json'), JSON.stringify({ prompts, ids, seqLen: T, vocabSize: config.vocabSize, tokenizerCases }));
   await writeFile(join(outDir, 'logits.bin'), new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
   console.log(`agentrl logits [${B}, ${T}, ${config.vocabSize}] in ${((Date.now() - started) / 1000).toFixed(1)} s (prompt lengths ${ids.map((row) => row.length).join(', ')})`);
 }

@@ -53,7 +53,12 @@ def logits(gguf_path, agentrl_dir):
         if theirs != row:
             print(f"  tokenizer differs on {prompt!r}: agentrl {row}, transformers {theirs}")
             ok = False
-    print(f"  tokenizer (GGUF metadata): agentrl's ids {'equal' if ok else 'DIFFER from'} transformers' on {len(ids)} prompts")
+    cases = info.get("tokenizerCases", [])
+    differing = [case for case in cases if tokenizer.encode(case["text"], add_special_tokens=False) != case["ids"]]
+    for case in differing[:5]:
+        print(f"  tokenizer differs on {case['text']!r}: agentrl {case['ids']}, transformers {tokenizer.encode(case['text'], add_special_tokens=False)}")
+    ok = ok and not differing
+    print(f"  tokenizer (GGUF metadata): agentrl's ids {'equal' if ok else 'DIFFER from'} transformers' on {len(ids)} prompts and {len(cases) - len(differing)}/{len(cases)} strings")
     worst = 0.0
     with torch.no_grad():
         for b, row in enumerate(ids):
