@@ -9,6 +9,8 @@ export { modelConfigSchema, type ModelConfig, type ModelConfigInput, type HostPa
 export { byteTokenizer, type Tokenizer } from './model/tokenizer.ts';
 export { renderChat, renderGenerationPrompt, chatStopTokens } from './model/chat-template.ts';
 export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
+export { knownModels, loadModelCheckpoint, loadModelSource, modelCacheDir, pullModel, pulledModelPaths, resolveModelSource, ModelPullError } from './model/model-sources.ts';
+export { loadGgufModel } from './model/gguf-model.ts';
 export * from './policy/index.ts';
 export * from './envs/index.ts';
 export * from './rollout/index.ts';
