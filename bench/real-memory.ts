@@ -12,7 +12,7 @@
  */
 import { Rng } from '../src/core/rng.ts';
 import { rlLoss } from '../src/algorithms/rl-loss.ts';
-import { TransformerModel, tokensPerCall } from '../src/model/model.ts';
+import { TRAIN_HEAD_ELEMENT_BUDGET, TransformerModel, tokensPerCall } from '../src/model/model.ts';
 import { threadCount } from '../src/model/jax.ts';
 
 const smolLm2Shape = {
@@ -50,7 +50,7 @@ async function timed<T>(label: string, run: () => Promise<T>): Promise<T> {
 const rng = new Rng(0);
 console.log(`SmolLM2-135M shape, random weights, LoRA rank ${lora.rank} (${lora.targetModules.join(', ')}), ${threadCount} wasm thread(s)`);
 const model = await timed('create', () => TransformerModel.create(smolLm2Shape, { seed: 0, lora: { ...lora, targetModules: [...lora.targetModules] } }));
-console.log(`tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}`);
+console.log(`tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}`);
 
 const scoring = randomSequences(rng, scoreRows);
 await timed(`score ${scoreRows} × ${length}`, () => model.score(scoring));

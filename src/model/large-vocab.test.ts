@@ -34,11 +34,14 @@ test('scoring and a train step at a 49,152-token vocabulary stay inside the wasm
 });
 
 test('tokensPerCall lowers the token budget only where [tokens, V] logits would pass 2^25 elements', async () => {
-  const { tokensPerCall, TRAIN_TOKEN_BUDGET, SCORE_TOKEN_BUDGET } = await import('./model.ts');
+  const { tokensPerCall, TRAIN_TOKEN_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET } = await import('./model.ts');
   // The byte models (272 ids) keep their budgets: their compiled shapes, and results, are unchanged.
   assert.equal(tokensPerCall(TRAIN_TOKEN_BUDGET, 272), TRAIN_TOKEN_BUDGET);
   assert.equal(tokensPerCall(SCORE_TOKEN_BUDGET, 272), SCORE_TOKEN_BUDGET);
   // SmolLM2: 682 tokens per call, so 2 rows of 256.
   assert.equal(tokensPerCall(SCORE_TOKEN_BUDGET, 49152), 682);
   assert.equal(tokensPerCall(SCORE_TOKEN_BUDGET, 151936), 220);
+  // Training calls hold the backward's activations too: one row of 256 at SmolLM2's vocabulary.
+  assert.equal(tokensPerCall(TRAIN_TOKEN_BUDGET, 49152, TRAIN_HEAD_ELEMENT_BUDGET), 341);
+  assert.equal(tokensPerCall(TRAIN_TOKEN_BUDGET, 272, TRAIN_HEAD_ELEMENT_BUDGET), TRAIN_TOKEN_BUDGET);
 });

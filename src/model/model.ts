@@ -99,10 +99,16 @@ export const MIN_TRAIN_LENGTH = 32;
  * SmolLM2's 49,152 ids: 682 tokens per call); the byte models' calls keep their budgets.
  */
 export const HEAD_ELEMENT_BUDGET = 2 ** 25;
+/**
+ * The same for a training call, whose backward keeps every layer's activations as well: 2^24
+ * (at 49,152 ids, 341 tokens: one row of 256). Measured: 2 × 256 tokens of a SmolLM2-135M LoRA
+ * backward after scoring passed the 4 GiB heap (bench/real-memory.ts).
+ */
+export const TRAIN_HEAD_ELEMENT_BUDGET = 2 ** 24;
 
-/** Padded tokens per compiled call: the given budget, lowered so [tokens, V] logits fit HEAD_ELEMENT_BUDGET. */
-export function tokensPerCall(budget: number, vocabSize: number): number {
-  return Math.max(MIN_TRAIN_LENGTH, Math.min(budget, Math.floor(HEAD_ELEMENT_BUDGET / vocabSize)));
+/** Padded tokens per compiled call: the given budget, lowered so [tokens, V] logits fit `headElements`. */
+export function tokensPerCall(budget: number, vocabSize: number, headElements: number = HEAD_ELEMENT_BUDGET): number {
+  return Math.max(MIN_TRAIN_LENGTH, Math.min(budget, Math.floor(headElements / vocabSize)));
 }
 
 function nextPowerOfTwo(n: number): number {
@@ -316,7 +322,7 @@ export class TransformerModel {
       entropies: needs.entropy ? new Array(sequences.length) : undefined,
       values: needs.value ? new Array(sequences.length) : undefined,
     };
-    for (const micro of this.microBatches(sequences, this.scoreTokenBudget)) {
+    for (const micro of this.microBatches(sequences, this.scoreTokenBudget, HEAD_ELEMENT_BUDGET)) {
       const heads = await this.runHeads(micro.packed, temperature, needs);
       const count = micro.indices.length;
       const logprobs = fromNextTokenLayout(micro.packed, heads.logprobs, count);
@@ -339,8 +345,8 @@ export class TransformerModel {
    * variety grows memory until the 4 GiB wasm32 limit. Sequences are grouped by length bucket,
    * in order within a bucket.
    */
-  private microBatches(sequences: readonly ArrayLike<number>[], tokenBudget: number): MicroBatch[] {
-    const budget = tokensPerCall(tokenBudget, this.config.vocabSize);
+  private microBatches(sequences: readonly ArrayLike<number>[], tokenBudget: number, headElements: number): MicroBatch[] {
+    const budget = tokensPerCall(tokenBudget, this.config.vocabSize, headElements);
     const byLength = new Map<number, number[]>();
     sequences.forEach((sequence, index) => {
       const length = powerOfTwoBucket(sequence.length, this.config.maxSeqLen);
@@ -502,7 +508,7 @@ export class TransformerModel {
     if (needs.value && !this.config.valueHead) {
       throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
     }
-    const micro = this.microBatches(sequences, this.trainTokenBudget).map(({ indices, packed }) => {
+    const micro = this.microBatches(sequences, this.trainTokenBudget, TRAIN_HEAD_ELEMENT_BUDGET).map(({ indices, packed }) => {
       const pick = (arrays: Float32Array[]) => indices.map((i) => arrays[i]!);
       const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, pick(output.gradLogprobs))) };
       if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, pick(output.gradEntropies!)));
