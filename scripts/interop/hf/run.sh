@@ -8,17 +8,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/hf"
 venv="$root/.venv-hf-ci"
-python="${PYTHON:-python3.11}"
-command -v "$python" > /dev/null || python=python3
+source "$root/scripts/interop/venv.sh"
 
 started=$(date +%s)
-if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements-ci.txt" "$venv/.installed"; then
-  echo "== installing $venv from requirements-ci.txt"
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --progress-bar off --disable-pip-version-check -r "$here/requirements-ci.txt"
-  cp "$here/requirements-ci.txt" "$venv/.installed"
-fi
+ensure_venv "$venv" "$here/requirements-ci.txt"
 installed=$(date +%s)
 echo "== venv ready in $((installed - started)) s"
 

@@ -8,18 +8,11 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/openenv"
 venv="$root/.venv-openenv"
-python="${PYTHON:-python3.11}"
-command -v "$python" > /dev/null || python=python3
+source "$root/scripts/interop/venv.sh"
 
 started=$(date +%s)
-if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
-  echo "== installing $venv from requirements.txt (about a minute)"
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --progress-bar off --no-deps -r "$here/requirements.txt"
-  "$venv/bin/pip" check
-  cp "$here/requirements.txt" "$venv/.installed"
-fi
+ensure_venv "$venv" "$here/requirements.txt" --no-deps
+"$venv/bin/pip" check > /dev/null
 installed=$(date +%s)
 echo "== venv ready in $((installed - started)) s"
 

@@ -10,17 +10,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/real"
 venv="$root/.venv-real"
-python="${PYTHON:-python3.11}"
-command -v "$python" > /dev/null || python=python3
+source "$root/scripts/interop/venv.sh"
 
 started=$(date +%s)
-if [ ! -f "$venv/.installed" ] || ! cmp -s "$here/requirements.txt" "$venv/.installed"; then
-  echo "== installing $venv from requirements.txt"
-  rm -rf "$venv"
-  "$python" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --progress-bar off --disable-pip-version-check -r "$here/requirements.txt"
-  cp "$here/requirements.txt" "$venv/.installed"
-fi
+ensure_venv "$venv" "$here/requirements.txt"
 cd "$root"
 export AGENTRL_CACHE="$root/.cache-real" AGENTRL_PYTHON="$venv/bin/python" TRANSFORMERS_VERBOSITY=error HF_HUB_OFFLINE=1 TQDM_DISABLE=1
 node bin/agentrl.js models pull smollm2-135m-instruct

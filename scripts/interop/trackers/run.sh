@@ -8,19 +8,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 interop="$root/scripts/interop"
-python="${PYTHON:-python3.11}"
-command -v "$python" > /dev/null || python=python3
+source "$root/scripts/interop/venv.sh"
 
 started=$(date +%s)
 for tool in mlflow tensorboard; do
-  venv="$root/.venv-$tool"
-  if [ ! -f "$venv/.installed" ] || ! cmp -s "$interop/$tool/requirements.txt" "$venv/.installed"; then
-    echo "== installing $venv from scripts/interop/$tool/requirements.txt"
-    rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --progress-bar off --disable-pip-version-check -r "$interop/$tool/requirements.txt"
-    cp "$interop/$tool/requirements.txt" "$venv/.installed"
-  fi
+  ensure_venv "$root/.venv-$tool" "$interop/$tool/requirements.txt"
 done
 installed=$(date +%s)
 echo "== venvs ready in $((installed - started)) s"
@@ -37,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-port="${PORT:-$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+port="${PORT:-$("$root/.venv-mlflow/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 uri="http://127.0.0.1:$port"
 echo "== starting mlflow server on $uri (log: $work/mlflow.log)"
 setsid "$root/.venv-mlflow/bin/mlflow" server --host 127.0.0.1 --port "$port" --workers 1 \
