@@ -7,34 +7,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chatStopTokens, renderGenerationPrompt } from '../../model/chat-template.ts';
-import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer } from '../../model/tokenizer.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { startGateway, type Gateway } from './gateway.ts';
+import { readStreamTiming, talkativeModel, type StreamTiming } from '../openai/streaming-test-fixture.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 2, intermediateSize: 128, maxSeqLen: 512, tieWordEmbeddings: false };
-const end = byteTokenizer.specialTokens.end;
 /** Completion tokens of every generation here (one length: the decode step is compiled once, in `before`). */
 const TOKENS = 300;
 const question = [{ role: 'user' as const, content: 'talk' }];
 
-/** A tiny random model that (all but) never samples the stop token: every lm-head column gets norm 4, the stop token's 0. */
-async function talkativeModel(): Promise<TransformerModel> {
-  const created = await TransformerModel.create(tiny, { seed: 7 });
-  const params = await created.hostParams();
-  const head = params.get('lmHead')!;
-  const [D, V] = head.shape as [number, number];
-  for (let v = 0; v < V; v++) {
-    let norm = 0;
-    for (let d = 0; d < D; d++) norm += head.data[d * V + v]! ** 2;
-    const scale = v === end ? 0 : 4 / Math.sqrt(norm);
-    for (let d = 0; d < D; d++) head.data[d * V + v]! *= scale;
-  }
-  return TransformerModel.fromParams(created.config, params);
-}
 
 /** POSTs a streamed chat completion in session `session` and times each content event as the client reads it. */
-async function timedStream(gateway: Gateway, session: string): Promise<{ contentAt: number[]; doneAt: number; text: string }> {
+async function timedStream(gateway: Gateway, session: string): Promise<StreamTiming> {
   const started = performance.now();
   const response = await fetch(`${gateway.baseURL}/chat/completions`, {
     method: 'POST',
@@ -42,38 +26,14 @@ async function timedStream(gateway: Gateway, session: string): Promise<{ content
     body: JSON.stringify({ model: 'any', messages: question, max_tokens: TOKENS, temperature: 1, seed: 5, stream: true }),
   });
   assert.equal(response.status, 200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const timing = { contentAt: [] as number[], doneAt: Number.NaN, text: '' };
-  let buffered = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    const at = performance.now() - started;
-    buffered += decoder.decode(value, { stream: true });
-    const events = buffered.split('\n\n');
-    buffered = events.pop()!;
-    for (const event of events) {
-      const data = event.replace(/^data: /, '');
-      if (data === '[DONE]') {
-        timing.doneAt = at;
-        continue;
-      }
-      const content = (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content;
-      if (content) {
-        timing.contentAt.push(at);
-        timing.text += content;
-      }
-    }
-  }
-  return timing;
+  return readStreamTiming(response, started);
 }
 
 describe('the gateway streams a built-in sampler token by token (tiny built-in model, real HTTP)', () => {
   let gateway: Gateway;
   let policy: BuiltinPolicy;
   before(async () => {
-    policy = new BuiltinPolicy({ model: await talkativeModel() });
+    policy = new BuiltinPolicy({ model: await talkativeModel(512) });
     gateway = await startGateway({ sampler: policy, batchWindowMs: 1 });
     await timedStream(gateway, 'warm-up'); // compiles prefill, decode step and merge for these shapes
     gateway.finishSession('warm-up');

@@ -5,39 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer } from '../../model/tokenizer.ts';
 import { builtinGenerator, startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { readStreamTiming, talkativeModel, type StreamTiming } from './streaming-test-fixture.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 2, intermediateSize: 128, maxSeqLen: 1024, tieWordEmbeddings: false };
-const end = byteTokenizer.specialTokens.end;
 /** Completion tokens of every generation here (one length: the decode step is compiled once, in `before`). */
 const TOKENS = 500;
 
-/**
- * A tiny random model that (all but) never samples the stop token, so a generation runs to its
- * max_tokens: every lm-head column gets norm 4 (logits of std ≈ 4), the stop token's is zeroed.
- */
-async function talkativeModel(): Promise<TransformerModel> {
-  const created = await TransformerModel.create(tiny, { seed: 7 });
-  const params = await created.hostParams();
-  const head = params.get('lmHead')!;
-  const [D, V] = head.shape as [number, number];
-  for (let v = 0; v < V; v++) {
-    let norm = 0;
-    for (let d = 0; d < D; d++) norm += head.data[d * V + v]! ** 2;
-    const scale = v === end ? 0 : 4 / Math.sqrt(norm);
-    for (let d = 0; d < D; d++) head.data[d * V + v]! *= scale;
-  }
-  return TransformerModel.fromParams(created.config, params);
-}
 
-interface StreamTiming {
-  /** ms since the request for each SSE `data:` event with content, and for the end. */
-  contentAt: number[];
-  doneAt: number;
-  text: string;
-}
 
 /** POSTs a streamed chat completion and times each content event as the client reads it. */
 async function timedStream(server: PolicyServer, maxTokens: number, onFirstContent?: () => void): Promise<StreamTiming> {
@@ -48,32 +23,7 @@ async function timedStream(server: PolicyServer, maxTokens: number, onFirstConte
     body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'talk' }], max_tokens: maxTokens, seed: 5, stream: true }),
   });
   assert.equal(response.status, 200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const timing: StreamTiming = { contentAt: [], doneAt: Number.NaN, text: '' };
-  let buffered = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    const at = performance.now() - started;
-    buffered += decoder.decode(value, { stream: true });
-    const events = buffered.split('\n\n');
-    buffered = events.pop()!;
-    for (const event of events) {
-      const data = event.replace(/^data: /, '');
-      if (data === '[DONE]') {
-        timing.doneAt = at;
-        continue;
-      }
-      const content = (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content;
-      if (content) {
-        if (timing.contentAt.length === 0) onFirstContent?.();
-        timing.contentAt.push(at);
-        timing.text += content;
-      }
-    }
-  }
-  return timing;
+  return readStreamTiming(response, started, onFirstContent);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,7 +31,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('serve-policy streams while it samples and stays responsive (tiny built-in model, real HTTP)', () => {
   let server: PolicyServer;
   before(async () => {
-    const model = await talkativeModel();
+    const model = await talkativeModel(1024);
     server = await startPolicyServer({ generate: builtinGenerator(model, byteTokenizer), tokenizer: byteTokenizer, contextWindow: model.config.maxSeqLen, modelName: 'tiny', port: 0, batchWindowMs: 1 });
     await timedStream(server, TOKENS); // compiles prefill, decode step and merge for these shapes
   });

@@ -1,0 +1,64 @@
+/**
+ * Shared by the streaming tests of serve-policy and the gateway: a tiny built-in model whose
+ * generations run to their max_tokens, and a reader that times each SSE content event as the
+ * client receives it (a burst at the end shows as events that all arrive at once).
+ */
+import { TransformerModel } from '../../model/model.ts';
+import { byteTokenizer } from '../../model/tokenizer.ts';
+
+/**
+ * A tiny random model that (all but) never samples the stop token: every lm-head column gets norm 4
+ * (logits of std ≈ 4), the stop token's is zeroed.
+ */
+export async function talkativeModel(maxSeqLen: number): Promise<TransformerModel> {
+  const tiny = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 2, intermediateSize: 128, maxSeqLen, tieWordEmbeddings: false };
+  const created = await TransformerModel.create(tiny, { seed: 7 });
+  const params = await created.hostParams();
+  const head = params.get('lmHead')!;
+  const [D, V] = head.shape as [number, number];
+  const end = byteTokenizer.specialTokens.end;
+  for (let v = 0; v < V; v++) {
+    let norm = 0;
+    for (let d = 0; d < D; d++) norm += head.data[d * V + v]! ** 2;
+    const scale = v === end ? 0 : 4 / Math.sqrt(norm);
+    for (let d = 0; d < D; d++) head.data[d * V + v]! *= scale;
+  }
+  return TransformerModel.fromParams(created.config, params);
+}
+
+export interface StreamTiming {
+  /** ms since `started` for each SSE `data:` event with content, and for the `[DONE]` event. */
+  contentAt: number[];
+  doneAt: number;
+  text: string;
+}
+
+/** Reads a streamed chat completion to its end, timing each content event against `started`. */
+export async function readStreamTiming(response: Response, started: number, onFirstContent?: () => void): Promise<StreamTiming> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const timing: StreamTiming = { contentAt: [], doneAt: Number.NaN, text: '' };
+  let buffered = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const at = performance.now() - started;
+    buffered += decoder.decode(value, { stream: true });
+    const events = buffered.split('\n\n');
+    buffered = events.pop()!;
+    for (const event of events) {
+      const data = event.replace(/^data: /, '');
+      if (data === '[DONE]') {
+        timing.doneAt = at;
+        continue;
+      }
+      const content = (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content;
+      if (content) {
+        if (timing.contentAt.length === 0) onFirstContent?.();
+        timing.contentAt.push(at);
+        timing.text += content;
+      }
+    }
+  }
+  return timing;
+}
