@@ -11,6 +11,7 @@
 # peft-shim/ in place of peft; ~2 min, 1.4 GB); VENV=full uses .venv-tinker (requirements.txt, ~7 min, 6.6 GB).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$root/scripts/interop/lib.sh"
 here="$root/scripts/check-tinker"
 port="${PORT:-8765}"
 iterations="${ITERATIONS:-2}"
@@ -42,11 +43,7 @@ echo "== venv $venv ready in $((installed - started)) s"
 work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-tinker-XXXXXX")"
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM -- "-$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$server_pid" 2>/dev/null || true
-  fi
+  stop_process_group "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM

@@ -8,7 +8,7 @@ root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/chat"
 venv="$root/.venv-chat"
 cache="$root/.cache-chat"
-source "$root/scripts/interop/venv.sh"
+source "$root/scripts/interop/lib.sh"
 
 started=$(date +%s)
 ensure_venv "$venv" "$here/requirements.txt"

@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/openenv"
 venv="$root/.venv-openenv"
-source "$root/scripts/interop/venv.sh"
+source "$root/scripts/interop/lib.sh"
 
 started=$(date +%s)
 ensure_venv "$venv" "$here/requirements.txt" --no-deps

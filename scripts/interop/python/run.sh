@@ -12,7 +12,7 @@ here="$root/scripts/interop/python"
 venv="$root/.venv-python"
 port="${PORT:-8766}"
 steps="${STEPS:-4}"
-source "$root/scripts/interop/venv.sh"
+source "$root/scripts/interop/lib.sh"
 
 started=$(date +%s)
 ensure_venv "$venv" "$here/requirements.txt"
@@ -22,11 +22,7 @@ echo "== venv ready in $((installed - started)) s"
 work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-python-XXXXXX")"
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM -- "-$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$server_pid" 2>/dev/null || true
-  fi
+  stop_process_group "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM

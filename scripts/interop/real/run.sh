@@ -10,7 +10,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/real"
 venv="$root/.venv-real"
-source "$root/scripts/interop/venv.sh"
+source "$root/scripts/interop/lib.sh"
 
 started=$(date +%s)
 ensure_venv "$venv" "$here/requirements.txt"

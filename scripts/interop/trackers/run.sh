@@ -8,7 +8,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 interop="$root/scripts/interop"
-source "$root/scripts/interop/venv.sh"
+source "$root/scripts/interop/lib.sh"
 
 started=$(date +%s)
 for tool in mlflow tensorboard; do
@@ -20,11 +20,7 @@ echo "== venvs ready in $((installed - started)) s"
 work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-trackers-XXXXXX")"
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM -- "-$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$server_pid" 2>/dev/null || true
-  fi
+  stop_process_group "$server_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
