@@ -14,7 +14,18 @@ import { headDim, modelConfigSchema, parameterShapes, type HostParams, type Mode
 import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
 import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
-import { fromNextTokenLayout, packRightPadded, toNextTokenLayout, type PackedBatch } from './batch.ts';
+import { fromNextTokenLayout, toNextTokenLayout, type PackedBatch } from './batch.ts';
+import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches } from './micro-batches.ts';
+
+export {
+  HEAD_ELEMENT_BUDGET,
+  MIN_TRAIN_LENGTH,
+  SCORE_TOKEN_BUDGET,
+  TRAIN_HEAD_ELEMENT_BUDGET,
+  TRAIN_TOKEN_BUDGET,
+  powerOfTwoBucket,
+  tokensPerCall,
+} from './micro-batches.ts';
 import { ropeTables } from './rope.ts';
 import { Rng } from '../core/rng.ts';
 import { saveAdapter } from './lora-peft.ts';
@@ -85,49 +96,6 @@ export interface LossReport extends TokenLossOutput {
 export interface StepReport extends LossReport {
   gradNorm: number;
   step: number;
-}
-
-/** Padded tokens per compiled training call (bounds memory: attention is [B, H, T, T]). */
-export const TRAIN_TOKEN_BUDGET = 2048;
-/** Padded tokens per compiled scoring call. */
-export const SCORE_TOKEN_BUDGET = 4096;
-/** Shortest padded length of a training or scoring micro-batch. */
-export const MIN_TRAIN_LENGTH = 32;
-/**
- * Most logits ([tokens, V] elements) per compiled call: 2^25 float32 = 128 MB per [N, V] tensor,
- * of which the heads and their backward hold a few. It binds only at real vocabularies (at
- * SmolLM2's 49,152 ids: 682 tokens per call); the byte models' calls keep their budgets.
- */
-export const HEAD_ELEMENT_BUDGET = 2 ** 25;
-/**
- * The same for a training call, whose backward keeps every layer's activations as well: 2^24
- * (at 49,152 ids, 341 tokens: one row of 256). Measured: 2 × 256 tokens of a SmolLM2-135M LoRA
- * backward after scoring passed the 4 GiB heap (bench/real-memory.ts).
- */
-export const TRAIN_HEAD_ELEMENT_BUDGET = 2 ** 24;
-
-/** Padded tokens per compiled call: the given budget, lowered so [tokens, V] logits fit `headElements`. */
-export function tokensPerCall(budget: number, vocabSize: number, headElements: number = HEAD_ELEMENT_BUDGET): number {
-  return Math.max(MIN_TRAIN_LENGTH, Math.min(budget, Math.floor(headElements / vocabSize)));
-}
-
-function nextPowerOfTwo(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
-/** The power of two ≥ length (and ≥ MIN_TRAIN_LENGTH), capped at the window. */
-export function powerOfTwoBucket(length: number, maxSeqLen: number): number {
-  let bucket = MIN_TRAIN_LENGTH;
-  while (bucket < length) bucket *= 2;
-  return Math.min(bucket, maxSeqLen);
-}
-
-interface MicroBatch {
-  /** Positions of its sequences in the caller's batch. */
-  indices: number[];
-  packed: PackedBatch;
 }
 
 interface PreparedMicroBatch {
@@ -322,7 +290,7 @@ export class TransformerModel {
       entropies: needs.entropy ? new Array(sequences.length) : undefined,
       values: needs.value ? new Array(sequences.length) : undefined,
     };
-    for (const micro of this.microBatches(sequences, this.scoreTokenBudget, HEAD_ELEMENT_BUDGET)) {
+    for (const micro of microBatches(sequences, { tokenBudget: this.scoreTokenBudget, headElements: HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen })) {
       const heads = await this.runHeads(micro.packed, temperature, needs);
       const count = micro.indices.length;
       const logprobs = fromNextTokenLayout(micro.packed, heads.logprobs, count);
@@ -335,47 +303,6 @@ export class TransformerModel {
       });
     }
     return result;
-  }
-
-  /**
-   * Splits a batch into micro-batches of fixed shapes: the padded length is a power of two (at
-   * least MIN_TRAIN_LENGTH, at most the window) and the rows fill the token budget (filler rows
-   * are one masked token). Fixed shapes matter twice in jax-js 0.1.25: each new shape compiles
-   * anew, and its wasm allocator reuses a freed buffer only for an identical size class, so shape
-   * variety grows memory until the 4 GiB wasm32 limit. Sequences are grouped by length bucket,
-   * in order within a bucket.
-   */
-  private microBatches(sequences: readonly ArrayLike<number>[], tokenBudget: number, headElements: number): MicroBatch[] {
-    const budget = tokensPerCall(tokenBudget, this.config.vocabSize, headElements);
-    const byLength = new Map<number, number[]>();
-    sequences.forEach((sequence, index) => {
-      const length = powerOfTwoBucket(sequence.length, this.config.maxSeqLen);
-      if (sequence.length > this.config.maxSeqLen) {
-        throw new InvalidArgumentError(`a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`);
-      }
-      let group = byLength.get(length);
-      if (group === undefined) byLength.set(length, (group = []));
-      group.push(index);
-    });
-    const micro: MicroBatch[] = [];
-    for (const length of [...byLength.keys()].sort((a, b) => a - b)) {
-      const indices = byLength.get(length)!;
-      // Full micro-batches fill the budget; a smaller group uses the next power of two of rows.
-      const rows = Math.min(Math.max(1, Math.floor(budget / length)), nextPowerOfTwo(indices.length));
-      for (let start = 0; start < indices.length; start += rows) {
-        const chunk = indices.slice(start, start + rows);
-        micro.push({
-          indices: chunk,
-          packed: packRightPadded(
-            chunk.map((i) => sequences[i]!),
-            this.config.maxSeqLen,
-            rows,
-            length,
-          ),
-        });
-      }
-    }
-    return micro;
   }
 
   private async runHeads(
@@ -508,7 +435,7 @@ export class TransformerModel {
     if (needs.value && !this.config.valueHead) {
       throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
     }
-    const micro = this.microBatches(sequences, this.trainTokenBudget, TRAIN_HEAD_ELEMENT_BUDGET).map(({ indices, packed }) => {
+    const micro = microBatches(sequences, { tokenBudget: this.trainTokenBudget, headElements: TRAIN_HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen }).map(({ indices, packed }) => {
       const pick = (arrays: Float32Array[]) => indices.map((i) => arrays[i]!);
       const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, pick(output.gradLogprobs))) };
       if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, pick(output.gradEntropies!)));
