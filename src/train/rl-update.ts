@@ -151,8 +151,8 @@ async function tokenLevelSamples(
  * episode return; REINFORCE++ and GAE: discounted over turns, as RAGEN's turn-level GAE), and
  * each turn's advantage and return are broadcast over its segment's generated tokens.
  */
-async function turnLevelSamples(
-  policy: TrainablePolicy,
+export async function turnLevelSamples(
+  policy: Pick<TrainablePolicy, 'values'>,
   reference: ReferencePolicy | undefined,
   trajectories: Trajectory[],
   preset: AlgorithmPreset,
