@@ -1,6 +1,6 @@
 /**
  * Random integer arithmetic tasks: a random binary tree of `numOperands` integers in
- * [0, maxOperand] joined by + - *, printed with parentheses only where precedence needs them
+ * [minOperand, maxOperand] (default 0) joined by + - * (or the `operators` given), printed with parentheses only where precedence needs them
  * (or, with `parentheses: false`, a flat left-to-right chain read with usual precedence).
  * Results are integers by construction (no division). The tree's own value is the answer, so a
  * test can check the printed text against the evaluator.
@@ -8,14 +8,19 @@
 import type { Rng } from '../../core/index.ts';
 import { evaluateExpression } from './evaluate.ts';
 
+export const calculatorOperators = ['+', '-', '*'] as const;
+type Operator = (typeof calculatorOperators)[number];
+
 export interface ExpressionGeneratorOptions {
   numOperands: number;
+  /** Smallest operand (default 0). */
+  minOperand?: number;
   maxOperand: number;
   parentheses: boolean;
+  /** The operators drawn from (default all three). */
+  operators?: readonly Operator[];
 }
 
-const operators = ['+', '-', '*'] as const;
-type Operator = (typeof operators)[number];
 interface Printed {
   text: string;
   /** Operator at the top of this subtree (null for a number). */
@@ -26,9 +31,9 @@ interface Printed {
 const apply = { '+': (a: number, b: number) => a + b, '-': (a: number, b: number) => a - b, '*': (a: number, b: number) => a * b };
 
 export function generateExpression(rng: Rng, options: ExpressionGeneratorOptions): { expression: string; answer: number } {
-  const { numOperands, maxOperand, parentheses } = options;
+  const { numOperands, minOperand = 0, maxOperand, parentheses, operators = calculatorOperators } = options;
   const operand = (): Printed => {
-    const value = rng.range(0, maxOperand);
+    const value = rng.range(minOperand, maxOperand);
     return { text: String(value), top: null, value };
   };
   if (parentheses) {
