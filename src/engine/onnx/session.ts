@@ -1,0 +1,62 @@
+/**
+ * onnxruntime-node sessions for serialised graphs (CPU execution provider; its binary ships in
+ * the npm package). `run` feeds host arrays and returns host arrays by output name.
+ */
+import ort from 'onnxruntime-node';
+import { OnnxRuntimeError } from './errors.ts';
+import type { DataType } from './graph.ts';
+
+export interface SessionOptions {
+  /** Threads inside one op (ORT's intra-op pool); default: ORT's choice (all cores). */
+  threads?: number;
+}
+
+export type HostArray = Float32Array | Int32Array | BigInt64Array;
+
+export interface Feed {
+  dtype: DataType;
+  shape: readonly number[];
+  data: HostArray;
+}
+
+const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' } as const;
+
+export class OnnxSession {
+  private constructor(private readonly session: ort.InferenceSession) {}
+
+  static async create(model: Uint8Array, { threads }: SessionOptions = {}): Promise<OnnxSession> {
+    try {
+      const session = await ort.InferenceSession.create(model, {
+        executionProviders: ['cpu'],
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+        ...(threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 }),
+      });
+      return new OnnxSession(session);
+    } catch (error) {
+      throw new OnnxRuntimeError(`onnxruntime could not load the graph: ${(error as Error).message}`);
+    }
+  }
+
+  get inputNames(): readonly string[] {
+    return this.session.inputNames;
+  }
+
+  get outputNames(): readonly string[] {
+    return this.session.outputNames;
+  }
+
+  /** Runs the graph; returns the requested outputs' data (all outputs when `fetches` is omitted). */
+  async run(feeds: Record<string, Feed>, fetches?: readonly string[]): Promise<Record<string, { shape: number[]; data: HostArray }>> {
+    const tensors: Record<string, ort.Tensor> = {};
+    for (const [name, feed] of Object.entries(feeds)) tensors[name] = new ort.Tensor(ortType[feed.dtype], feed.data, feed.shape);
+    const results = fetches === undefined ? await this.session.run(tensors) : await this.session.run(tensors, [...fetches]);
+    const out: Record<string, { shape: number[]; data: HostArray }> = {};
+    for (const [name, tensor] of Object.entries(results)) out[name] = { shape: [...tensor.dims], data: tensor.data as HostArray };
+    return out;
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+}
