@@ -2,6 +2,18 @@ export { gae, type GaeOptions } from './advantages/gae.ts';
 export { grpoAdvantages, type GroupAdvantageOptions, type GroupAdvantageResult } from './advantages/grpo.ts';
 export { rlooAdvantages } from './advantages/rloo.ts';
 export { reinforcePlusPlusAdvantages } from './advantages/reinforce-plus-plus.ts';
+export {
+  advantageEstimators,
+  turnLevelAdvantages,
+  turnWeightings,
+  type AdvantageEstimator,
+  type CreditEpisode,
+  type CreditTurn,
+  type TurnKlTerms,
+  type TurnLevelOptions,
+  type TurnLevelResult,
+  type TurnWeighting,
+} from './advantages/turn-level.ts';
 export { whiten } from './advantages/whiten.ts';
 export { aggregate, aggregationWeights, lossAggModes, type AggregationOptions, type LossAggMode } from './aggregation.ts';
 export { filterGroups, type GroupFilterResult } from './dynamic-sampling.ts';

@@ -17,13 +17,13 @@
  */
 import { z } from 'zod';
 import type { RlLossConfigInput } from '../algorithms/index.ts';
-import type { KlEstimator } from '../algorithms/index.ts';
+import type { AdvantageEstimator, KlEstimator } from '../algorithms/index.ts';
 
 export const algorithmNames = ['grpo', 'dr-grpo', 'dapo', 'gspo', 'rloo', 'reinforce++', 'ppo'] as const;
 export type AlgorithmName = (typeof algorithmNames)[number];
 export const algorithmNameSchema = z.enum(algorithmNames);
 
-export type AdvantageEstimator = 'grpo' | 'grpo-no-std' | 'rloo' | 'reinforce++' | 'gae';
+export type { AdvantageEstimator };
 
 export interface AlgorithmPreset {
   advantage: AdvantageEstimator;

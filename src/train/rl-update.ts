@@ -9,7 +9,7 @@
 import { NonFiniteError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
-import { klEstimate, rlLoss } from '../algorithms/index.ts';
+import { rlLoss, turnLevelAdvantages, type CreditEpisode, type CreditTurn } from '../algorithms/index.ts';
 import type { ReferencePolicy, StepReport, TrainablePolicy } from '../policy/types.ts';
 import type { AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
@@ -145,11 +145,10 @@ async function tokenLevelSamples(
 }
 
 /**
- * Bounded-history trajectories: turn-level credit assignment. Each episode becomes a sequence of
- * turns (reward r_k, value = the value head at the turn's first generated token, KL-in-reward
- * summed over the turn's tokens); the advantage estimator runs over turns (GRPO/RLOO: the
- * episode return; REINFORCE++ and GAE: discounted over turns, as RAGEN's turn-level GAE), and
- * each turn's advantage and return are broadcast over its segment's generated tokens.
+ * Bounded-history trajectories: one sample per turn, credited at turn level
+ * (../algorithms/advantages/turn-level.ts: reward r_k, the value head at the turn's first generated
+ * token, KL in the reward over the turn's tokens); each turn's advantage and return are broadcast
+ * over its segment's generated tokens.
  */
 export async function turnLevelSamples(
   policy: Pick<TrainablePolicy, 'values'>,
@@ -158,64 +157,36 @@ export async function turnLevelSamples(
   preset: AlgorithmPreset,
   config: RlConfig,
 ): Promise<TrainingSample[]> {
-  const segments = trajectories.flatMap((t) => t.segments!);
-  const sequences = segments.map((s) => s.tokens);
+  // Turn k of episode e is sample i of this flat list; all turns are scored in one call.
+  const turns = trajectories.flatMap((trajectory, e) => trajectory.segments!.map((segment, k) => ({ trajectory, segment, e, k })));
+  const sequences = turns.map(({ segment }) => segment.tokens);
   const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
-  const firstGenerated = (mask: readonly number[]): number => Math.max(0, mask.indexOf(1));
-  let cursor = 0;
-  const turnSamples = trajectories.map((trajectory) => {
-    const count = trajectory.segments!.length;
-    const rewards = new Float64Array(count);
-    const turnValues = new Float64Array(count);
-    for (let k = 0; k < count; k++) {
-      const index = cursor + k;
-      const segment = segments[index]!;
-      let reward = trajectory.turns[segment.turn]!.reward;
-      if (preset.klInReward !== null && refLogprobs) {
-        let kl = 0;
-        segment.lossMask.forEach((m, t) => {
-          if (m === 1) kl += klEstimate(segment.logprobs[t]!, refLogprobs[index]![t]!, preset.klInReward!.estimator).value;
-        });
-        reward -= preset.klInReward.coef * kl;
-      }
-      rewards[k] = reward;
-      if (values) turnValues[k] = values[index]![firstGenerated(segment.lossMask)]!;
-    }
-    cursor += count;
+  const creditTurns: CreditTurn[][] = trajectories.map(() => []);
+  turns.forEach(({ trajectory, segment, e }, i) => {
+    const turn: CreditTurn = { reward: trajectory.turns[segment.turn]!.reward };
+    if (values) turn.value = values[i]![Math.max(0, segment.lossMask.indexOf(1))]!;
+    if (refLogprobs) turn.kl = { logprobs: segment.logprobs, refLogprobs: refLogprobs[i]!, lossMask: segment.lossMask };
+    creditTurns[e]!.push(turn);
+  });
+  const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({ groupId: trajectory.groupId, turns: creditTurns[e]! }));
+  const { advantages, returns } = turnLevelAdvantages(episodes, {
+    estimator: preset.advantage,
+    gamma: config.gamma,
+    lambda: config.lambda,
+    klInReward: preset.klInReward,
+    turnWeighting: config.turnWeighting,
+  });
+  return turns.map(({ segment, e, k }, i) => {
+    const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
     return {
-      lossMask: new Float64Array(count).fill(1),
-      tokenRewards: rewards,
-      groupId: trajectory.groupId,
-      oldLogprobs: new Float64Array(count),
-      values: values ? turnValues : undefined,
+      tokens: segment.tokens,
+      lossMask: segment.lossMask,
+      oldLogprobs: segment.logprobs,
+      refLogprobs: refLogprobs?.[i],
+      advantages: broadcast(advantages[e]![k]!),
+      returns: returns ? broadcast(returns[e]![k]!) : undefined,
+      oldValues: values?.[i],
     };
   });
-  const turnPreset: AlgorithmPreset = { ...preset, klInReward: null };
-  const { advantages, returns } = computeAdvantages(turnSamples, turnPreset, { gamma: config.gamma, lambda: config.lambda });
-  // Turn weighting (default, as verl/RAGEN): every turn is one sample with its episode's advantage.
-  // Episode weighting scales an episode's advantages by K̄/K so each episode counts once; it
-  // multiplies the advantage of a one-turn success by K̄ (≈5 on FrozenLake) and, measured, drives
-  // the policy off its format within 3 iterations (docs/engineering-notes.md).
-  const meanTurns = segments.length / Math.max(1, trajectories.length);
-  const samples: TrainingSample[] = [];
-  cursor = 0;
-  trajectories.forEach((trajectory, e) => {
-    const weight = config.turnWeighting === 'episode' ? meanTurns / Math.max(1, trajectory.segments!.length) : 1;
-    trajectory.segments!.forEach((segment, k) => {
-      const index = cursor + k;
-      const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
-      samples.push({
-        tokens: segment.tokens,
-        lossMask: segment.lossMask,
-        oldLogprobs: segment.logprobs,
-        refLogprobs: refLogprobs?.[index],
-        advantages: broadcast(weight * advantages[e]![k]!),
-        returns: returns ? broadcast(returns[e]![k]!) : undefined,
-        oldValues: values?.[index],
-      });
-    });
-    cursor += trajectory.segments!.length;
-  });
-  return samples;
 }
