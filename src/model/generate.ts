@@ -401,11 +401,11 @@ function main0(parts: { caches: Caches }[], which: 'k' | 'v', layers: number): J
 }
 
 /** Resolves after pending I/O has been handled (setImmediate runs after the poll phase). */
-function yieldToEventLoop(): Promise<void> {
+export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function hitsStopString(tokens: readonly number[], options: GenerateOptions): boolean {
+export function hitsStopString(tokens: readonly number[], options: GenerateOptions): boolean {
   if (!options.stopStrings || options.stopStrings.length === 0) return false;
   // Only the tail can newly contain a stop string; decode a window long enough for the longest.
   const longest = Math.max(...options.stopStrings.map((s) => s.length));

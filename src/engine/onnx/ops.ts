@@ -102,6 +102,9 @@ export class GraphBuilder {
   div(a: ValueId, b: ValueId): ValueId {
     return this.binary('Div', a, b);
   }
+  pow(a: ValueId, b: ValueId): ValueId {
+    return this.binary('Pow', a, b);
+  }
   equal(a: ValueId, b: ValueId): ValueId {
     return this.binary('Equal', a, b, 'bool');
   }
@@ -146,6 +149,15 @@ export class GraphBuilder {
     if (sa.length < 2 || sb.length < 2) throw new InvalidArgumentError(`MatMul needs rank ≥ 2, got [${sa}] × [${sb}]`);
     const batch = broadcastShapes(sa.slice(0, -2), sb.slice(0, -2));
     return this.one('MatMul', [a, b], this.dtype(a), [...batch, sa[sa.length - 2]!, sb[sb.length - 1]!]);
+  }
+
+  /** General matrix product on 2-D operands: alpha · op(a) op(b), op = transpose where asked (no bias input). */
+  gemm(a: ValueId, b: ValueId, { transA = false, transB = false }: { transA?: boolean; transB?: boolean } = {}): ValueId {
+    const sa = this.shape(a);
+    const sb = this.shape(b);
+    const rows = transA ? sa[1]! : sa[0]!;
+    const columns = transB ? sb[0]! : sb[1]!;
+    return this.one('Gemm', [a, b], this.dtype(a), [rows, columns], { transA: attr.int(transA ? 1 : 0), transB: attr.int(transB ? 1 : 0) });
   }
 
   private reducedShape(x: ValueId, axes: readonly number[], keepdims: boolean): Dim[] {
@@ -208,6 +220,18 @@ export class GraphBuilder {
       }
     });
     return this.one('Slice', [x, this.int64s(starts), this.int64s(ends), this.int64s(axes)], this.dtype(x), shape);
+  }
+
+  /** Shape (int64 [rank]) of a value at run time: for slice bounds that depend on dynamic sizes. */
+  shapeOf(x: ValueId): ValueId {
+    return this.one('Shape', [x], 'int64', [this.shape(x).length]);
+  }
+
+  /** Slice whose starts/ends are int64 [k] values computed in the graph (axes constant); the sliced sizes are symbolic. */
+  sliceDynamic(x: ValueId, starts: ValueId, ends: ValueId, axes: readonly number[], sizeName: string): ValueId {
+    const shape = [...this.shape(x)];
+    for (const axis of axes) shape[normaliseAxis(axis, shape.length)] = sizeName;
+    return this.one('Slice', [x, starts, ends, this.int64s(axes)], this.dtype(x), shape);
   }
 
   /** data.take(indices, axis): the axis is replaced by the indices' shape. */
