@@ -94,7 +94,7 @@ export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossCo
   const aggregation = { lossAggMode: config.lossAggMode, lossScaleFactor: config.lossScaleFactor };
   const policy =
     config.policyLoss === 'gspo'
-      ? gspoLoss({ ...aggregation, logprobs: current.logprobs, oldLogprobs, advantages, lossMask, clipRatioLow: config.clipRatioLow, clipRatioHigh: config.clipRatioHigh, lossAggMode: 'seq-mean-token-mean' })
+      ? gspoLoss({ logprobs: current.logprobs, oldLogprobs, advantages, lossMask, clipRatioLow: config.clipRatioLow, clipRatioHigh: config.clipRatioHigh, lossAggMode: 'seq-mean-token-mean' })
       : ppoClipLoss({ ...aggregation, logprobs: current.logprobs, oldLogprobs, advantages, lossMask, clipRatioLow: config.clipRatioLow, clipRatioHigh: config.clipRatioHigh, clipRatioC: config.clipRatioC });
   let loss = policy.loss;
   const gradLogprobs = policy.gradLogprobs;

@@ -49,4 +49,24 @@ describe('gspoLoss', () => {
       assertGradientMatches(mode, (x) => gspoLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
     }
   });
+
+  it('the clip branch is taken only with the sequence ratio outside [1 − ε_low, 1 + ε_high], where its gradient is 0', () => {
+    // One-token sequences with ratios 0.50, 0.51, … 1.50, each with A = +1 and A = −1.
+    const sweep = Array.from({ length: 101 }, (_, i) => 0.5 + i / 100).flatMap((r) => [r, r]);
+    const advantages = sweep.map((_, i) => [i % 2 === 0 ? 1 : -1]);
+    const logprobs = sweep.map((r) => [Math.log(r)]);
+    const lossMask = sweep.map(() => [1]);
+    const { tokenLosses, gradLogprobs } = gspoLoss({ logprobs, oldLogprobs: sweep.map(() => [0]), advantages, lossMask });
+    let clippedSequences = 0;
+    sweep.forEach((_, i) => {
+      const ratio = Math.exp(logprobs[i]![0]!);
+      const advantage = advantages[i]![0]!;
+      if (tokenLosses[i]![0]! > -advantage * ratio) {
+        clippedSequences++;
+        assert.ok(ratio < 0.8 || ratio > 1.2, `sequence ${i}: clipped at ratio ${ratio}`);
+        assert.equal(gradLogprobs[i]![0], 0);
+      } else assertClose(gradLogprobs[i]![0]!, (-advantage * ratio) / sweep.length);
+    });
+    assert.ok(clippedSequences > 0);
+  });
 });

@@ -59,8 +59,8 @@ export function gspoLoss({
       const unclippedLoss = -advantage * ratio;
       const clippedLoss = -advantage * Math.min(high, Math.max(low, ratio));
       if (clippedLoss > unclippedLoss) {
+        // Only reached with the sequence ratio outside [low, high] (inside, clip(s) = s): a constant.
         losses[t] = clippedLoss;
-        derivative[t] = ratio >= low && ratio <= high ? -advantage * dRatio : 0;
         clipped += mask[t]!;
       } else {
         losses[t] = unclippedLoss;

@@ -71,4 +71,23 @@ describe('ppoClipLoss', () => {
   it('rejects a dual-clip bound ≤ 1', () => {
     assert.throws(() => ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: 1 }), InvalidArgumentError);
   });
+
+  it('the clip branch is taken only with the ratio outside [1 − ε_low, 1 + ε_high], where its gradient is 0', () => {
+    // Ratios 0.50, 0.51, … 1.50 (the bounds 0.8 and 1.28 among them), each with A = +1 and A = −1.
+    const sweep = Array.from({ length: 101 }, (_, i) => 0.5 + i / 100);
+    const a = [sweep.flatMap((): number[] => [1, -1])];
+    const current = [sweep.flatMap((r) => [Math.log(r), Math.log(r)])];
+    const mask = [a[0]!.map(() => 1)];
+    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: current, oldLogprobs: [mask[0]!.map(() => 0)], advantages: a, lossMask: mask, clipRatioHigh: 0.28, clipRatioC: null });
+    let clippedTokens = 0;
+    a[0]!.forEach((advantage, t) => {
+      const ratio = Math.exp(current[0]![t]!);
+      if (tokenLosses[0]![t]! > -advantage * ratio) {
+        clippedTokens++;
+        assert.ok(ratio < 0.8 || ratio > 1.28, `token ${t}: clipped at ratio ${ratio}`);
+        assert.equal(gradLogprobs[0]![t], 0);
+      } else assertClose(gradLogprobs[0]![t]!, (-advantage * ratio) / a[0]!.length);
+    });
+    assert.ok(clippedTokens > 0);
+  });
 });

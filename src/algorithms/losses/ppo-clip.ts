@@ -6,7 +6,8 @@
  *   ℓ₁ = max(−A·ratio, −A·clip(ratio, 1 − ε_low, 1 + ε_high))
  *   ℓ  = min(ℓ₁, −A·c) when A < 0 and c is set, else ℓ₁
  * then aggregated (../aggregation.ts). dℓ/dlogp = −A·ratio on the unclipped branch, 0 on a
- * clipped one (or where the ±20 clamp bites). Metrics: clipfrac (share of tokens where the clip
+ * clipped one (or where the ±20 clamp bites): the clip branch wins only when clip(ratio) ≠ ratio,
+ * i.e. with the ratio outside [1 − ε_low, 1 + ε_high], where the clipped term is constant. Metrics: clipfrac (share of tokens where the clip
  * branch is taken), clipfrac_lower (dual clip taken), ppo_kl = mean(old − logp) (verl),
  * approx_kl = mean(ratio − 1 − log ratio) (k3 of KL(old‖new), CleanRL), ratio_mean.
  */
@@ -83,15 +84,13 @@ export function ppoClipLoss({
       const dRatio = rawLogRatio >= -20 && rawLogRatio <= 20 ? ratio : 0;
       const unclippedLoss = -advantage * ratio;
       const clippedLoss = -advantage * Math.min(high, Math.max(low, ratio));
-      let loss: number;
-      let grad: number;
+      let loss = unclippedLoss;
+      let grad = -advantage * dRatio;
       if (clippedLoss > unclippedLoss) {
+        // Only reached with the ratio outside [low, high] (inside, clip(ratio) = ratio): a constant.
         loss = clippedLoss;
-        grad = ratio >= low && ratio <= high ? -advantage * dRatio : 0;
+        grad = 0;
         clipped += mask[t]!;
-      } else {
-        loss = unclippedLoss;
-        grad = -advantage * dRatio;
       }
       if (advantage < 0 && clipRatioC !== null && loss > -advantage * clipRatioC) {
         loss = -advantage * clipRatioC;

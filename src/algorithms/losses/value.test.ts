@@ -37,4 +37,22 @@ describe('valueLoss', () => {
       assertGradientMatches(mode, (x) => valueLoss({ ...options, values: x }).loss, values, gradValues);
     }
   });
+
+  it('the clipped branch is taken only with V outside [V_old − ε_v, V_old + ε_v], where its gradient is 0', () => {
+    // V = −1.00, −0.98, … 1.00 around V_old 0 (the bounds ±0.5 among them), returns 1.2 and −0.7.
+    const sweep = Array.from({ length: 101 }, (_, i) => -1 + i / 50).flatMap((v) => [v, v]);
+    const targets = sweep.map((_, i) => (i % 2 === 0 ? 1.2 : -0.7));
+    const { gradValues } = valueLoss({ values: [sweep], oldValues: [sweep.map(() => 0)], returns: [targets], lossMask: [sweep.map(() => 1)] });
+    let clippedTokens = 0;
+    sweep.forEach((value, t) => {
+      const target = targets[t]!;
+      const clippedValue = Math.min(0.5, Math.max(-0.5, value));
+      if ((clippedValue - target) ** 2 > (value - target) ** 2) {
+        clippedTokens++;
+        assert.ok(Math.abs(value) > 0.5, `token ${t}: clipped at V ${value}`);
+        assert.equal(gradValues[0]![t], 0);
+      } else assertClose(gradValues[0]![t]!, (value - target) / sweep.length);
+    });
+    assert.ok(clippedTokens > 0);
+  });
 });

@@ -4,8 +4,8 @@
  * return:
  *   V_c = clip(V, V_old − ε_v, V_old + ε_v)
  *   ℓ = ½·max((V − R)², (V_c − R)²)
- *   dℓ/dV = V − R on the first branch; (V_c − R) on the second while V is inside the clip range,
- *           0 once it is clipped.
+ *   dℓ/dV = V − R on the first branch; 0 on the second, which wins only when V_c ≠ V, i.e. with V
+ *           outside [V_old − ε_v, V_old + ε_v], where V_c is a constant.
  * then aggregated (../aggregation.ts). vf_clipfrac = share of tokens taking the clipped branch.
  */
 import { aggregate, type LossAggMode } from '../aggregation.ts';
@@ -51,9 +51,8 @@ export function valueLoss({
       const unclippedError = (value - target) ** 2;
       const clippedError = (clippedValue - target) ** 2;
       if (clippedError > unclippedError) {
+        // Only reached with V outside the clip range (inside, V_c = V): V_c is a constant.
         losses[t] = 0.5 * clippedError;
-        const inside = value >= old - clipRangeValue && value <= old + clipRangeValue;
-        derivative[t] = inside ? clippedValue - target : 0;
         clipped += mask[t]!;
       } else {
         losses[t] = 0.5 * unclippedError;
