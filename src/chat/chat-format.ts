@@ -8,6 +8,9 @@
  * and `jinjaChatFormat` (jinja-chat-format.ts: the model's Jinja template from its
  * tokenizer_config.json, rendered with @huggingface/jinja). A policy that carries one
  * (`Policy.chatFormat`) is rendered for with it; without one the rollout uses agentrl's.
+ *
+ * A format made from a model's files keeps them (`files`), so a checkpoint of a policy that
+ * speaks it can write them again (model/checkpoint.ts) and reload the same format.
  */
 import type { Message } from '../core/types.ts';
 import { assistantText, parseAssistantText, renderChat, renderGenerationPrompt, renderMessage, type RenderedChat } from '../model/chat-template.ts';
@@ -22,6 +25,22 @@ export interface ChatRenderOptions {
   tools?: readonly PromptTool[];
   /** End with the opening of an assistant turn, for the model to continue. Default false. */
   addGenerationPrompt?: boolean;
+}
+
+/** The Hugging Face files a model's chat format is made from (model-folder.ts `chatFormatFromFiles`). */
+export interface ChatFormatFiles {
+  /** tokenizer.json */
+  tokenizerJson: Record<string, unknown>;
+  /** tokenizer_config.json, its `chat_template` included (inlined from chat_template.jinja when it came from there). */
+  tokenizerConfig: Record<string, unknown>;
+  /** generation_config.json (`eos_token_id`: the stop tokens); {} when the model has none. */
+  generationConfig: Record<string, unknown>;
+}
+
+/** The call a tool message answers. */
+export interface AnsweredCall {
+  id: string;
+  name: string;
 }
 
 export interface ChatFormat {
@@ -39,10 +58,17 @@ export interface ChatFormat {
   render(messages: readonly Message[], options?: ChatRenderOptions): RenderedChat;
   /** The ids a new user message adds after a closed assistant turn, generation prompt included. */
   userTurn(text: string): number[];
+  /**
+   * The ids a tool message (the result of `call`) adds after the closed assistant turn that made
+   * the call, generation prompt included — the model's own tool-result turn.
+   */
+  toolTurn(content: string, call: AnsweredCall): number[];
   /** The text of an assistant message (content and tool calls) as the model writes it. */
   assistantText(message: Pick<Message, 'content' | 'toolCalls'>): string;
   /** Generated text → content and tool calls, in the model's tool-call format. */
   parseAssistant(text: string, options?: { idPrefix?: string }): ParsedAssistantText;
+  /** The model files this format was made from; absent for agentrl's byte template (a checkpoint writes its own). */
+  readonly files?: ChatFormatFiles;
 }
 
 /** agentrl's byte template (model/chat-template.ts) as a ChatFormat. */
@@ -59,6 +85,9 @@ export function agentrlChatFormat(tokenizer: Tokenizer = byteTokenizer): ChatFor
     },
     userTurn(text) {
       return [...renderMessage({ role: 'user', content: text }, { tokenizer }).tokens, special.assistant];
+    },
+    toolTurn(content) {
+      return [...renderMessage({ role: 'tool', content }, { tokenizer }).tokens, special.assistant];
     },
     assistantText,
     parseAssistant: (text, options) => parseAssistantText(text, options),

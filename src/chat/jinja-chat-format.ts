@@ -23,7 +23,7 @@ import { ChatTemplateError } from '../core/errors.ts';
 import type { Message, ToolCall } from '../core/types.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
 import type { PromptTool } from '../model/tools-prompt.ts';
-import type { ChatFormat, ChatRenderOptions, RenderedChat } from './chat-format.ts';
+import type { AnsweredCall, ChatFormat, ChatFormatFiles, ChatRenderOptions, RenderedChat } from './chat-format.ts';
 import { formatToolCalls, parseToolCalls, pythonJson, type ToolCallFamily } from './tool-call-format.ts';
 
 export interface JinjaChatFormatOptions {
@@ -35,13 +35,15 @@ export interface JinjaChatFormatOptions {
   /** Generation stops at any of these. */
   stopTokens: readonly number[];
   toolCallFamily: ToolCallFamily;
+  /** The model files the format comes from, kept on it for checkpoints (`ChatFormat.files`). */
+  files?: ChatFormatFiles;
 }
 
 /** A message in the shape transformers' chat templates read. */
 export type TemplateMessage = Record<string, unknown>;
 
 export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
-  const { tokenizer, template: source, specialTokenStrings = {}, stopTokens, toolCallFamily, name = 'jinja' } = options;
+  const { tokenizer, template: source, specialTokenStrings = {}, stopTokens, toolCallFamily, name = 'jinja', files } = options;
   let template: Template;
   try {
     template = new Template(source);
@@ -106,8 +108,16 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       if (!startsWith(after, before)) throw new ChatTemplateError(`${name}: a user turn after an assistant turn changes the ids before it (template not prefix-stable)`, { name });
       return after.slice(before.length);
     },
+    toolTurn(content: string, call: AnsweredCall): number[] {
+      const closed: Message[] = [...probe, { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] }];
+      const before = encode(closed, [], false);
+      const after = encode([...closed, { role: 'tool', content, toolCallId: call.id, name: call.name }], [], true);
+      if (!startsWith(after, before)) throw new ChatTemplateError(`${name}: a tool message after an assistant tool call changes the ids before it (template not prefix-stable)`, { name });
+      return after.slice(before.length);
+    },
     assistantText: (message) => joinContent(message.content, formatToolCalls(toolCallFamily, message.toolCalls ?? []), toolCallFamily),
     parseAssistant: (text, parseOptions) => parseToolCalls(toolCallFamily, text, parseOptions),
+    ...(files === undefined ? {} : { files }),
   };
   return format;
 }

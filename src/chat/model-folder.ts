@@ -10,11 +10,15 @@
  * Stop tokens: generation_config's eos ids, the tokenizer_config eos token and the end-of-turn
  * token (`<|im_end|>` / `<|eot_id|>`) — all that exist. Without any template the folder cannot
  * give a ChatFormat (a ChatTemplateError says which files were read).
+ *
+ * `readChatFormatFiles` + `chatFormatFromFiles` are the two halves of `loadChatFormat`: the second
+ * also takes a GGUF's files (model/gguf-tokenizer.ts) or a checkpoint's, and the format it makes
+ * keeps them (`ChatFormat.files`) for the checkpoints of a policy that speaks it.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ChatTemplateError, CheckpointError } from '../core/errors.ts';
-import type { ChatFormat } from './chat-format.ts';
+import type { ChatFormat, ChatFormatFiles } from './chat-format.ts';
 import { jinjaChatFormat } from './jinja-chat-format.ts';
 import { loadTokenizerJson, tokenName, type ModelTokenizer } from './tokenizer-json.ts';
 import { checkToolCallFamily, detectToolCallFamily, type ToolCallFamily } from './tool-call-format.ts';
@@ -41,10 +45,33 @@ export function loadModelTokenizer(path: string): ModelTokenizer {
 
 export function loadChatFormat(path: string, options: LoadChatFormatOptions = {}): ChatFormat {
   const folder = modelFolderOf(path);
-  const tokenizerConfig = (readJson(join(folder, 'tokenizer_config.json'), false) ?? {}) as Record<string, unknown>;
-  const generationConfig = (readJson(join(folder, 'generation_config.json'), false) ?? {}) as Record<string, unknown>;
-  const tokenizer = loadTokenizerJson(readJson(join(folder, 'tokenizer.json'), true), { tokenizerConfig, file: join(folder, 'tokenizer.json') });
-  const template = chatTemplateOf(folder, tokenizerConfig);
+  return chatFormatFromFiles(readChatFormatFiles(folder), { ...options, name: basename(folder), file: join(folder, 'tokenizer.json') });
+}
+
+/** tokenizer.json, tokenizer_config.json (with the template of chat_template.jinja inlined) and generation_config.json of a folder. */
+export function readChatFormatFiles(path: string): ChatFormatFiles {
+  const folder = modelFolderOf(path);
+  const tokenizerJson = readJson(join(folder, 'tokenizer.json'), true) as Record<string, unknown>;
+  const tokenizerConfig = { ...(readJson(join(folder, 'tokenizer_config.json'), false) ?? {}) };
+  if (chatTemplateIn(tokenizerConfig) === undefined) {
+    const file = join(folder, 'chat_template.jinja');
+    if (!existsSync(file)) throw new ChatTemplateError(`${folder}: no chat template (neither tokenizer_config.json "chat_template" nor chat_template.jinja)`, { folder });
+    tokenizerConfig.chat_template = readFileSync(file, 'utf8');
+  }
+  return {
+    tokenizerJson,
+    tokenizerConfig,
+    generationConfig: readJson(join(folder, 'generation_config.json'), false) ?? {},
+  };
+}
+
+/** A model's chat format from its files (a folder's, a GGUF's metadata's, a checkpoint's); the format keeps them (`files`). */
+export function chatFormatFromFiles(files: ChatFormatFiles, options: LoadChatFormatOptions & { name?: string; file?: string } = {}): ChatFormat {
+  const { tokenizerConfig, generationConfig } = files;
+  const name = options.name ?? 'model';
+  const tokenizer = loadTokenizerJson(files.tokenizerJson, { tokenizerConfig, file: options.file ?? 'tokenizer.json' });
+  const template = chatTemplateIn(tokenizerConfig);
+  if (template === undefined) throw new ChatTemplateError(`${name}: tokenizer_config.json has no "chat_template"`, { name });
 
   const stopTokens = new Set<number>();
   const eosIds = generationConfig.eos_token_id;
@@ -60,19 +87,18 @@ export function loadChatFormat(path: string, options: LoadChatFormatOptions = {}
     if (content !== undefined) specialTokenStrings[key] = content;
   }
   const family: ToolCallFamily = options.toolCallFamily === undefined ? detectToolCallFamily(template) : checkToolCallFamily(options.toolCallFamily);
-  return jinjaChatFormat({ name: basename(folder), tokenizer, template, specialTokenStrings, stopTokens: [...stopTokens], toolCallFamily: family });
+  return jinjaChatFormat({ name, tokenizer, template, specialTokenStrings, stopTokens: [...stopTokens], toolCallFamily: family, files });
 }
 
-function chatTemplateOf(folder: string, tokenizerConfig: Record<string, unknown>): string {
+/** `chat_template`: a string, or a list of `{name, template}` whose `default` (else the first) is used. */
+function chatTemplateIn(tokenizerConfig: Record<string, unknown>): string | undefined {
   const configured = tokenizerConfig.chat_template;
   if (typeof configured === 'string') return configured;
   if (Array.isArray(configured)) {
     const entry = configured.find((item: { name?: unknown }) => item?.name === 'default') ?? configured[0];
     if (typeof entry?.template === 'string') return entry.template;
   }
-  const file = join(folder, 'chat_template.jinja');
-  if (existsSync(file)) return readFileSync(file, 'utf8');
-  throw new ChatTemplateError(`${folder}: no chat template (neither tokenizer_config.json "chat_template" nor chat_template.jinja)`, { folder });
+  return undefined;
 }
 
 function readJson(file: string, required: true): unknown;

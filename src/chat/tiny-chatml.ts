@@ -5,9 +5,8 @@
  * own protocol, for tests that must not depend on a downloaded model.
  */
 import { bytesToUnicode } from '../model/tokenizer.ts';
-import type { ChatFormat } from './chat-format.ts';
-import { jinjaChatFormat } from './jinja-chat-format.ts';
-import { loadTokenizerJson } from './tokenizer-json.ts';
+import type { ChatFormat, ChatFormatFiles } from './chat-format.ts';
+import { chatFormatFromFiles } from './model-folder.ts';
 
 export const tinyChatmlTemplate =
   "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are helpful.<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
@@ -34,7 +33,16 @@ export function tinyTokenizerJson(): Record<string, unknown> {
   };
 }
 
+/** The tiny model's tokenizer.json, tokenizer_config.json (with the template) and generation_config.json. */
+export function tinyChatmlFiles(): ChatFormatFiles {
+  return {
+    tokenizerJson: tinyTokenizerJson(),
+    tokenizerConfig: { bos_token: '<|im_start|>', eos_token: '<|im_end|>', chat_template: tinyChatmlTemplate },
+    generationConfig: { eos_token_id: 2 },
+  };
+}
+
+/** The tiny ChatML format (stop token `<|im_end|>` = 2, SmolLM2's tool-call family). */
 export function tinyChatmlFormat(): ChatFormat {
-  const tokenizer = loadTokenizerJson(tinyTokenizerJson(), { tokenizerConfig: { bos_token: '<|im_start|>', eos_token: '<|im_end|>' } });
-  return jinjaChatFormat({ name: 'tiny-chatml', tokenizer, template: tinyChatmlTemplate, specialTokenStrings: { bos_token: '<|im_start|>', eos_token: '<|im_end|>' }, stopTokens: [2], toolCallFamily: 'smollm2' });
+  return chatFormatFromFiles(tinyChatmlFiles(), { name: 'tiny-chatml', toolCallFamily: 'smollm2' });
 }

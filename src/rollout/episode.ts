@@ -5,10 +5,11 @@
  * appending rendered pieces, so the ids are the chat template's rendering of the conversation
  * (see rollout.ts for the format and the context-window policy).
  */
-import type { Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
+import type { Action, Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
 import type { Tokenizer } from '../model/tokenizer.ts';
+import { toolSchema } from '../policy/openai-wire.ts';
 import type { Generation } from '../policy/types.ts';
 
 /** What the rollout fixed for every episode. */
@@ -27,6 +28,11 @@ export interface EpisodeSettings {
   historyTurns?: number;
   /** Put `env.instructions` in a system message. */
   instructions: boolean;
+  /**
+   * Speak the chat format's tool protocol (rollout.ts `structuredToolCalls`): env.tools in the
+   * prompt, replies parsed into `env.step({ text, toolCall })`, a call's result as a tool message.
+   */
+  structuredToolCalls: boolean;
 }
 
 export interface EpisodeState {
@@ -73,7 +79,8 @@ export async function startEpisode(
     ...(env.instructions === undefined || !settings.instructions ? [] : [{ role: 'system' as const, content: env.instructions }]),
     { role: 'user' as const, content: observation.text },
   ];
-  const prompt = settings.chatFormat.render(messages, { addGenerationPrompt: true }).tokens;
+  const tools = settings.structuredToolCalls ? (env.tools ?? []).map(toolSchema) : [];
+  const prompt = settings.chatFormat.render(messages, { tools, addGenerationPrompt: true }).tokens;
   const currentUser = settings.chatFormat.userTurn(observation.text);
   const state: EpisodeState = {
     ...episode,
@@ -124,8 +131,9 @@ export function policyReply(generation: Generation): TurnReply {
 
 /**
  * Appends the reply (lossMask 1), closes a cut reply with `<|end|>` (lossMask 0), steps the env
- * with the reply text, puts the reward on the reply's last token, and either ends the episode or
- * appends user(observation) `<|assistant|>` for the next turn.
+ * with the reply text (and its tool call, `stepAction`), puts the reward on the reply's last
+ * token, and either ends the episode or appends the next observation — a tool message when it
+ * answers a tool call, else user(observation) — and the generation prompt for the next turn.
  */
 export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
   // A reply that ended in a stop token gets the rest of the template's turn end (ChatML's "\n"); a cut one all of it.
@@ -150,7 +158,8 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   const stop = state.tokens.length;
   append(state, closing, 0);
 
-  const result: StepResult = await state.env.step({ text: reply.text });
+  const action = stepAction(reply.text, state.turns.length, settings);
+  const result: StepResult = await state.env.step(action);
   state.tokenRewards[stop - 1] = result.reward;
   state.totalReward += result.reward;
   state.turns.push({
@@ -166,7 +175,11 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
 
   if (result.done) return endState(state, { truncated: false });
   if (result.truncated || state.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
-  const next = settings.chatFormat.userTurn(result.observation.text);
+  // The observation that answers a structured tool call is that call's tool message; any other is a user turn.
+  const next =
+    action.toolCall === undefined
+      ? settings.chatFormat.userTurn(result.observation.text)
+      : settings.chatFormat.toolTurn(result.observation.text, action.toolCall);
   if (settings.historyTurns !== undefined) {
     // Bounded history: system + the last k turns + the new observation, from stored ids.
     state.currentUser = next;
@@ -181,6 +194,17 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
   if (state.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
   append(state, next, 0);
+}
+
+/**
+ * What `env.step` gets: the reply text, and with `structuredToolCalls` the reply's first tool
+ * call in the model's own format (`chatFormat.parseAssistant`; an `Action` holds one call, so
+ * further calls in the same reply are not run). Call ids are `call_<turn>_<index>`.
+ */
+function stepAction(text: string, turn: number, settings: EpisodeSettings): Action {
+  if (!settings.structuredToolCalls) return { text };
+  const toolCall = settings.chatFormat.parseAssistant(text, { idPrefix: `call_${turn}_` }).toolCalls[0];
+  return toolCall === undefined ? { text } : { text, toolCall };
 }
 
 export function finishEpisode(state: EpisodeState): Trajectory {

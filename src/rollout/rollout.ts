@@ -93,6 +93,17 @@ export interface RolloutOptions<Task = unknown> {
   tokenizer?: Tokenizer;
   /** Default: the policy's chat format (`policy.chatFormat`), else agentrl's byte template over `tokenizer`. */
   chatFormat?: ChatFormat;
+  /**
+   * Speak the chat format's tool protocol: `env.tools` (as OpenAI function tools) rendered into
+   * the first prompt by `chatFormat.render(messages, { tools })`; each reply parsed by
+   * `chatFormat.parseAssistant` and its first tool call passed as `env.step({ text, toolCall })`;
+   * the observation that answers that call rendered as a `tool` message (`chatFormat.toolTurn`),
+   * every other observation as a user turn. Off: the env gets `{ text }` and parses it itself,
+   * every observation is a user turn, no tools are rendered. Default: on with a model's own chat
+   * format (`chatFormat` or `policy.chatFormat`, other than agentrl's), off with agentrl's byte
+   * template — the byte models were trained on the envs' text format, which stays as it was.
+   */
+  structuredToolCalls?: boolean;
   /** Default: the policy's context window (Infinity without a policy). */
   contextWindow?: number;
   /** Called as each episode ends, in the order they end. */
@@ -138,7 +149,8 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   for (const [name, value] of [['groupSize', groupSize], ['maxTurns', maxTurns], ['maxNewTokens', maxNewTokens], ['concurrency', concurrency]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
   }
-  const chatFormat = options.chatFormat ?? policy?.chatFormat ?? agentrlChatFormat(options.tokenizer ?? policy?.tokenizer ?? byteTokenizer);
+  const ownFormat = options.chatFormat ?? policy?.chatFormat;
+  const chatFormat = ownFormat ?? agentrlChatFormat(options.tokenizer ?? policy?.tokenizer ?? byteTokenizer);
   const tokenizer = chatFormat.tokenizer;
   const settings: EpisodeSettings = {
     tokenizer,
@@ -148,6 +160,7 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
     maxTurns,
     historyTurns: options.historyTurns,
     instructions: options.instructions ?? true,
+    structuredToolCalls: options.structuredToolCalls ?? (ownFormat !== undefined && ownFormat.name !== 'agentrl'),
   };
   if (options.historyTurns !== undefined && !(Number.isInteger(options.historyTurns) && options.historyTurns >= 0)) {
     throw new InvalidArgumentError(`historyTurns must be a non-negative integer, got ${options.historyTurns}`);
