@@ -3,18 +3,19 @@
  * transcript to reflect on, messages to summarise): the text is cut from the front, keeping its
  * most recent part, until the rendered prompt fits `budget` tokens.
  */
-import { renderGenerationPrompt } from '../model/chat-template.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
+import { userPrompt } from '../chat/policy-chat-format.ts';
 
 export const cutMarker = '[… earlier text cut to fit the context window]\n';
 
 /**
- * The ids of user(build(part)) + `<|assistant|>`, where part is `text`, or its longest tail (after
+ * The ids of user(build(part)) with the generation prompt, in `format` (the policy's chat format,
+ * `chatFormatOf`), where part is `text`, or its longest tail (after
  * `cutMarker`) that fits in `budget` tokens; undefined when even the empty part does not fit.
  * Renders O(log n) times (a binary search over where the cut starts).
  */
-export function fitUserPrompt({ text, build, tokenizer, budget }: { text: string; build: (part: string) => string; tokenizer: Tokenizer; budget: number }): number[] | undefined {
-  const render = (part: string) => renderGenerationPrompt([{ role: 'user', content: build(part) }], { tokenizer }).tokens;
+export function fitUserPrompt({ text, build, format, budget }: { text: string; build: (part: string) => string; format: ChatFormat; budget: number }): number[] | undefined {
+  const render = (part: string) => userPrompt(format, build(part));
   const whole = render(text);
   if (whole.length <= budget) return whole;
   if (render(cutMarker).length > budget) return undefined;

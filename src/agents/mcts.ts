@@ -17,7 +17,7 @@
  * makes the node a dead end, and a prediction that comes back empty drops that action.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { chatFormatOf, stopTokensOf, userPrompt } from '../chat/policy-chat-format.ts';
 import type { Policy } from '../policy/types.ts';
 import type { AgentSampling } from './transcript.ts';
 
@@ -101,11 +101,13 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
   const sampling = options.sampling ?? { maxNewTokens: 128, temperature: 0.7 };
   const propose = options.proposePrompt ?? defaultMctsPrompts.propose;
   const predict = options.worldModelPrompt ?? defaultMctsPrompts.worldModel;
+  const format = chatFormatOf(policy);
+  const stopTokens = stopTokensOf(format);
   let calls = 0;
   let nodes = 0;
   const ask = async (content: string): Promise<string> => {
-    const prompt = renderGenerationPrompt([{ role: 'user', content }], { tokenizer: policy.tokenizer }).tokens;
-    return (await policy.generate({ ...sampling, prompt, seed: (sampling.seed ?? 0) + calls++ })).text.trim();
+    const prompt = userPrompt(format, content);
+    return (await policy.generate({ ...sampling, prompt, stopTokens, seed: (sampling.seed ?? 0) + calls++ })).text.trim();
   };
   const makeNode = (state: string, action: string, parent: MctsNode | null, reward: number): MctsNode => ({
     id: nodes++,

@@ -10,7 +10,8 @@
  *   recall storage — every message ever (conversation_search);
  *   archival storage — what the agent saved (archival_memory_insert / archival_memory_search).
  *
- * The policy acts by calling functions (`<tool_call>{…}</tool_call>`): core_memory_append,
+ * The policy acts by calling functions, in its chat format's tool-call syntax (agentrl's
+ * `<tool_call>{…}</tool_call>`, SmolLM2's `<tool_call>[…]</tool_call>` …): core_memory_append,
  * core_memory_replace, archival_memory_insert, archival_memory_search, conversation_search and
  * send_message, which answers the user and ends the turn; any other call's result comes back and
  * the agent steps again (MemGPT's heartbeat), up to `maxSteps` per user message.
@@ -22,12 +23,14 @@
  * summarisation); evicted messages stay in recall storage.
  *
  * Every step is a trajectory segment (the exact prompt, then the reply), so the RL trainer trains
- * through the agent unchanged (`trajectory()`); `reward(r)` scores the latest step.
+ * through the agent unchanged (`trajectory()`); `reward(r)` scores the latest step. Prompts are
+ * rendered, and tokens counted, in the policy's chat format (`chatFormatOf`).
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Tool, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
-import { parseAssistantText, renderGenerationPrompt } from '../model/chat-template.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
+import { chatFormatOf, isAgentrlFormat, stopTokensOf, toolCallExample } from '../chat/policy-chat-format.ts';
 import { fitUserPrompt } from './fit-prompt.ts';
 import type { Policy } from '../policy/types.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
@@ -87,6 +90,11 @@ const INSTRUCTIONS = [
   'Act only by calling functions; reply to the user with send_message.',
 ].join('\n');
 
+/** How to write a call, for the malformed-call message: agentrl's long-standing wording for its byte template, the family's syntax otherwise. */
+function callSyntax(format: ChatFormat): string {
+  return isAgentrlFormat(format) ? '<tool_call>{"name": …, "arguments": {…}}</tool_call>' : toolCallExample(format, '…');
+}
+
 export class MemGPTAgent {
   readonly policy: Policy;
   readonly core: Record<BlockName, string>;
@@ -99,6 +107,8 @@ export class MemGPTAgent {
   /** Messages evicted so far. */
   evicted = 0;
   readonly contextBudget: number;
+  /** The chat format prompts are rendered in (the policy's). */
+  readonly format: ChatFormat;
   private readonly options: MemGPTOptions;
   private readonly functions: Tool[];
   private readonly segments: TrajectorySegment[] = [];
@@ -110,6 +120,7 @@ export class MemGPTAgent {
   constructor(options: MemGPTOptions) {
     this.options = options;
     this.policy = options.policy;
+    this.format = chatFormatOf(options.policy);
     this.core = { persona: options.persona ?? '', human: options.human ?? '' };
     this.contextBudget = options.contextBudget ?? (Number.isFinite(options.policy.contextWindow) ? options.policy.contextWindow : 8192);
     if (this.contextBudget > options.policy.contextWindow) {
@@ -130,7 +141,7 @@ export class MemGPTAgent {
     while (steps.length < maxSteps) {
       const prompt = await this.fitPrompt(sampling.maxNewTokens);
       if (prompt === undefined) return { steps, stopReason: 'context-budget' };
-      const generation = await this.policy.generate({ ...sampling, prompt, seed: (sampling.seed ?? 0) + this.generations++ });
+      const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: stopTokensOf(this.format), seed: (sampling.seed ?? 0) + this.generations++ });
       this.recordSegment(prompt, generation.tokens, generation.logprobs, generation.text);
       this.enqueue({ role: 'assistant', content: generation.text });
       const step = await this.act(generation.text);
@@ -177,7 +188,7 @@ export class MemGPTAgent {
   mainContext(): Message[] {
     const system = [
       this.options.instructions ?? INSTRUCTIONS,
-      ...(this.options.listFunctions === false ? [] : [listTools(this.functions)]),
+      ...(this.options.listFunctions === false ? [] : [listTools(this.functions, { callExample: toolCallExample(this.format, '<function>') })]),
       '### Working context (core memory)',
       `<persona>\n${this.core.persona}\n</persona>`,
       `<human>\n${this.core.human}\n</human>`,
@@ -187,13 +198,13 @@ export class MemGPTAgent {
     return [{ role: 'system', content: system }, ...summary, ...this.queue];
   }
 
-  /** Prompt tokens of the main context. */
+  /** Prompt tokens of the main context, in the policy's chat format. */
   promptTokens(): number {
-    return renderGenerationPrompt(this.mainContext(), { tokenizer: this.policy.tokenizer }).tokens.length;
+    return this.render().length;
   }
 
   private render(): number[] {
-    return renderGenerationPrompt(this.mainContext(), { tokenizer: this.policy.tokenizer }).tokens;
+    return this.format.render(this.mainContext(), { addGenerationPrompt: true }).tokens;
   }
 
   private enqueue(message: Message): void {
@@ -222,8 +233,7 @@ export class MemGPTAgent {
 
   /** Evicts the oldest messages (keeping the newest) and writes the new recursive summary. */
   private async evict(): Promise<void> {
-    const { tokenizer } = this.policy;
-    const sizes = this.queue.map((message) => renderGenerationPrompt([message], { tokenizer }).tokens.length);
+    const sizes = this.queueSizes();
     const total = sizes.reduce((a, b) => a + b, 0);
     const keep = (this.options.evictFraction ?? 0.5) * total;
     let count = 0;
@@ -245,7 +255,7 @@ export class MemGPTAgent {
           messages,
           'Summary:',
         ].join('\n'),
-      tokenizer,
+      format: this.format,
       budget: this.contextBudget - sampling.maxNewTokens - 1,
     });
     const note = `(${evicted.length} earlier messages were evicted; conversation_search finds them)`;
@@ -253,9 +263,17 @@ export class MemGPTAgent {
       this.summary = [previous, note].filter((part) => part !== '').join(' ');
       return;
     }
-    const generation = await this.policy.generate({ ...sampling, seed: (sampling.seed ?? 0) + this.generations++, prompt: request });
+    const generation = await this.policy.generate({ ...sampling, stopTokens: stopTokensOf(this.format), seed: (sampling.seed ?? 0) + this.generations++, prompt: request });
     const written = generation.text.trim();
     this.summary = written === '' ? [this.summary, note].filter((part) => part !== '').join(' ') : written;
+  }
+
+  /** The tokens each queued message adds to the main context, in the policy's format. */
+  private queueSizes(): number[] {
+    const context = this.mainContext();
+    const first = context.length - this.queue.length;
+    const lengths = Array.from({ length: this.queue.length + 1 }, (_, i) => this.format.render(context.slice(0, first + i)).tokens.length);
+    return this.queue.map((_, i) => lengths[i + 1]! - lengths[i]!);
   }
 
   private recordSegment(prompt: number[], tokens: number[], logprobs: number[], text: string): void {
@@ -270,11 +288,11 @@ export class MemGPTAgent {
   }
 
   private async act(text: string): Promise<MemGPTStep> {
-    const { toolCalls } = parseAssistantText(text);
+    const { toolCalls, invalid } = this.format.parseAssistant(text);
     const call = toolCalls[0];
     if (call === undefined) {
-      const result = text.includes('<tool_call>')
-        ? '[system] The function call could not be read (malformed JSON or cut off); write <tool_call>{"name": …, "arguments": {…}}</tool_call>.'
+      const result = invalid.length > 0 || text.includes('<tool_call>')
+        ? `[system] The function call could not be read (malformed JSON or cut off); write ${callSyntax(this.format)}.`
         : '[system] No function was called. Act by calling a function; answer the user with send_message.';
       this.enqueue({ role: 'user', content: result });
       return { reply: text, result, error: true };

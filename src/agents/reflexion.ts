@@ -15,6 +15,7 @@
  * A transcript too long for the context window is cut from the front in the reflection request.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { chatFormatOf, stopTokensOf } from '../chat/policy-chat-format.ts';
 import { fitUserPrompt } from './fit-prompt.ts';
 import type { Policy } from '../policy/types.ts';
 import type { ReActResult } from './react.ts';
@@ -94,6 +95,7 @@ export async function runReflexion<Result>(options: ReflexionOptions<Result>): P
   if (!Number.isInteger(memorySize) || memorySize < 1) throw new InvalidArgumentError(`memorySize must be a positive integer, got ${memorySize}`, { memorySize });
   const sampling = options.sampling ?? { maxNewTokens: 256 };
   const prompt = options.prompt ?? reflectionPrompt;
+  const format = chatFormatOf(policy);
   const memory: string[] = [];
   const history: ReflexionTrial<Result>[] = [];
   for (let trial = 0; trial < trials; trial++) {
@@ -107,11 +109,11 @@ export async function runReflexion<Result>(options: ReflexionOptions<Result>): P
     const request = fitUserPrompt({
       text: outcome.transcript,
       build: (transcript) => prompt({ task, transcript, ...(outcome.feedback === undefined ? {} : { feedback: outcome.feedback }), reflections: given }),
-      tokenizer: policy.tokenizer,
-      budget: policy.contextWindow - sampling.maxNewTokens - 1,
+      format,
+      budget: policy.contextWindow - sampling.maxNewTokens - format.turnEnd.length,
     });
     if (request === undefined) break; // not even the task fits beside a reflection
-    const generation = await policy.generate({ ...sampling, seed: (sampling.seed ?? 0) + trial, prompt: request });
+    const generation = await policy.generate({ ...sampling, stopTokens: stopTokensOf(format), seed: (sampling.seed ?? 0) + trial, prompt: request });
     const reflection = generation.text.trim();
     if (reflection === '') continue;
     record.reflection = reflection;

@@ -1,6 +1,10 @@
 /**
- * The tool-calling loop: the policy replies, each `<tool_call>{…}</tool_call>` in its reply runs
- * (tools declared with zod), the results come back as tool messages, until a stop condition holds.
+ * The tool-calling loop: the policy replies, each tool call in its reply runs (tools declared
+ * with zod), the results come back as tool messages, until a stop condition holds. Calls are read
+ * and results rendered in the policy's chat format (`chatFormatOf`): agentrl's byte template's
+ * `<tool_call>{…}</tool_call>` with the tools listed in the system message (`describeTools`), or
+ * a model's own (SmolLM2's `<tool_call>[…]</tool_call>`, Qwen's …) with the tools rendered by
+ * its template.
  *
  *   const result = await runToolLoop({ policy, tools: [calculator], prompt: 'What is 17 * 23?',
  *     stopWhen: [hasFinalAnswer(), stepCountIs(6)] });
@@ -8,13 +12,14 @@
  *
  * - Unknown tools, invalid arguments and throwing tools come back to the model as the tool
  *   message (tools.ts); a malformed or unclosed `<tool_call>` block gets a user message saying
- *   so.
+ *   so, in the format's own tool-call syntax.
  * - A reply with no tool call is a final answer; when no stop condition takes it, the loop asks
  *   the model to go on (`continuePrompt`).
  * - The loop also ends at `maxSteps` and when the context window has no room for another reply.
  */
 import type { Message, Tool, Trajectory } from '../core/types.ts';
-import { parseAssistantText } from '../model/chat-template.ts';
+import { chatFormatOf, isAgentrlFormat, toolCallExample } from '../chat/policy-chat-format.ts';
+import { toolSchema } from '../policy/openai-wire.ts';
 import type { Policy } from '../policy/types.ts';
 import { hasFinalAnswer, stepCountIs, type StopCondition, type ToolResult, type ToolStep } from './stop-conditions.ts';
 import { callTool, describeTools } from './tools.ts';
@@ -50,10 +55,13 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
   const { policy, tools, prompt, maxSteps = 50, continuePrompt = 'Go on: call a tool or give your final answer.' } = options;
   const stopWhen = options.stopWhen === undefined ? [hasFinalAnswer(), stepCountIs(10)] : [options.stopWhen].flat();
   const sampling = options.sampling ?? { maxNewTokens: 256 };
-  const system = [options.system, tools.length > 0 ? describeTools(tools) : undefined].filter((part) => part !== undefined).join('\n\n');
+  const format = chatFormatOf(policy);
+  // agentrl's byte model reads the tool list from the system message; a model's own template renders `tools` itself.
+  const toolsInSystem = tools.length > 0 && isAgentrlFormat(format);
+  const system = [options.system, toolsInSystem ? describeTools(tools) : undefined].filter((part) => part !== undefined).join('\n\n');
   const conversation: Message[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : [...prompt];
   const messages = system === '' ? conversation : [{ role: 'system' as const, content: system }, ...conversation.filter((message) => message.role !== 'system')];
-  const transcript = new Transcript(policy, messages);
+  const transcript = new Transcript(policy, messages, { tools: toolsInSystem ? [] : tools.map((tool) => toolSchema(tool)) });
   const steps: ToolStep[] = [];
   let stopReason: ToolLoopResult['stopReason'] = 'max-steps';
 
@@ -63,7 +71,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
       stopReason = 'context-window';
       break;
     }
-    const parsed = parseAssistantText(generation.text, { idPrefix: `call_${steps.length}_` });
+    const parsed = format.parseAssistant(generation.text, { idPrefix: `call_${steps.length}_` });
     const unclosed = parsed.content.replace(/<tool_call>[\s\S]*?<\/tool_call>/g, '').includes('<tool_call>');
     const malformed = unclosed ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf('<tool_call>'))] : parsed.invalid;
     const step: ToolStep = { text: generation.text, toolCalls: parsed.toolCalls, results: [], malformed };
@@ -75,7 +83,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
     }
     if (malformed.length > 0) {
       transcript.observe(
-        { role: 'user', content: `Error: malformed tool call ${clip(malformed[0]!, 120)}; write <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call> with valid JSON.` },
+        { role: 'user', content: `Error: malformed tool call ${clip(malformed[0]!, 120)}; write ${toolCallExample(format)} with valid JSON.` },
         { invalidAction: true },
       );
     } else if (parsed.toolCalls.length === 0) step.finalAnswer = parsed.content.trim();

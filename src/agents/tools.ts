@@ -32,15 +32,16 @@ export async function callTool(tools: readonly Tool[], name: string, input: unkn
 
 /**
  * The tools as one line each, `name(arg: type, …): description` (a short context: small models,
- * byte-level tokens), with how to call them.
+ * byte-level tokens), with how to call them: `callExample`, a call written in the policy's chat
+ * format (`toolCallExample`); default agentrl's `<tool_call>{"name": "<function>", …}</tool_call>`.
  */
-export function listTools(tools: readonly Tool[]): string {
+export function listTools(tools: readonly Tool[], { callExample = '<tool_call>{"name": "<function>", "arguments": {...}}</tool_call>' }: { callExample?: string } = {}): string {
   const lines = tools.map((tool) => {
     const { properties = {}, required = [] } = toolSchema(tool).function.parameters as { properties?: Record<string, JsonSchema>; required?: string[] };
     const args = Object.entries(properties).map(([name, schema]) => `${name}${required.includes(name) ? '' : '?'}: ${typeName(schema)}`);
     return `- ${tool.name}(${args.join(', ')}): ${tool.description}`;
   });
-  return ['Functions:', ...lines, 'To call a function, reply with <tool_call>{"name": "<function>", "arguments": {...}}</tool_call>.'].join('\n');
+  return ['Functions:', ...lines, `To call a function, reply with ${callExample}.`].join('\n');
 }
 
 interface JsonSchema {

@@ -1,19 +1,26 @@
 /**
  * A conversation kept in token space for the agent scaffolds, so that what they run is a
- * `Trajectory` the RL trainer uses unchanged (ids end to end, never re-tokenized):
+ * `Trajectory` the RL trainer uses unchanged (ids end to end, never re-tokenized), in the
+ * policy's own chat format (`chatFormatOf(policy)`; agentrl's byte template by default):
  *
  *   <|bos|> system user  <|assistant|> reply₁ <|end|>  observation₁  <|assistant|> reply₂ <|end|> …
+ *   <|im_start|>system …<|im_end|>\n … <|im_start|>assistant\n reply₁ <|im_end|> \n <|im_start|>tool\n …   (ChatML)
  *
- * - `reply` ids are the policy's own generation (lossMask 1, its sampling log-probs); a reply cut
- *   by `maxNewTokens` is closed with `<|end|>` (lossMask 0);
- * - everything else (prompt, observations, tool results) has lossMask 0;
+ * - `reply` ids are the policy's own generation (lossMask 1, its sampling log-probs), stopped at
+ *   the format's stop tokens; the rest of the template's turn end follows (lossMask 0: ChatML's
+ *   `\n`), all of it for a reply cut by `maxNewTokens` or a stop string;
+ * - everything else (prompt, reply openings, observations, tool results) has lossMask 0: each is
+ *   the format's rendering of the longer conversation past that of the shorter one, so the ids
+ *   are `format.render(messages, { tools })` wherever the policy's ids re-tokenize the same;
  * - `reward(r)` puts a reward on the last generated token of the latest turn.
  *
  * `generate` refuses (returns undefined) when the next prompt would not leave room for a full
  * reply in the policy's context window: the scaffold ends the episode as truncated.
  */
 import type { Message, Trajectory, Turn } from '../core/types.ts';
-import { renderChat, renderMessage } from '../model/chat-template.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
+import { appendedTokens, chatFormatOf, stopTokensOf } from '../chat/policy-chat-format.ts';
+import type { PromptTool } from '../model/tools-prompt.ts';
 import type { Generation, Policy, SamplingOptions } from '../policy/types.ts';
 
 export type AgentSampling = Omit<SamplingOptions, 'stopTokens'>;
@@ -25,26 +32,36 @@ export class Transcript {
   readonly logprobs: number[] = [];
   readonly tokenRewards: number[] = [];
   readonly turns: Turn[] = [];
+  /** The chat format the conversation is rendered in (the policy's). */
+  readonly format: ChatFormat;
   private readonly policy: Policy;
+  private readonly tools: readonly PromptTool[];
+  private readonly stopTokens: number[];
 
-  constructor(policy: Policy, messages: readonly Message[]) {
+  /** `tools`: rendered by the format itself (a model's template lists them its own way). Default none. */
+  constructor(policy: Policy, messages: readonly Message[], { tools = [] }: { tools?: readonly PromptTool[] } = {}) {
     this.policy = policy;
+    this.format = chatFormatOf(policy);
+    this.tools = tools;
+    this.stopTokens = stopTokensOf(this.format);
     this.messages = [...messages];
     this.tokens = [];
-    this.push(renderChat(messages, { tokenizer: policy.tokenizer }).tokens, 0);
+    this.push(this.format.render(messages, { tools }).tokens, 0);
   }
 
   /** Generates the next assistant reply and appends it; undefined when the window has no room. */
   async generate(sampling: AgentSampling): Promise<Generation | undefined> {
-    const { tokenizer } = this.policy;
-    const prompt = [...this.tokens, tokenizer.specialTokens.assistant];
-    if (prompt.length + sampling.maxNewTokens + 1 > this.policy.contextWindow) return undefined;
-    const generation = await this.policy.generate({ ...sampling, prompt });
-    this.push([tokenizer.specialTokens.assistant], 0);
+    const { turnEnd } = this.format;
+    const opening = appendedTokens(this.format, this.messages, [], { tools: this.tools, addGenerationPrompt: true });
+    const prompt = [...this.tokens, ...opening];
+    if (prompt.length + sampling.maxNewTokens + turnEnd.length > this.policy.contextWindow) return undefined;
+    const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: this.stopTokens });
+    this.push(opening, 0);
     const start = this.tokens.length;
     this.push(generation.tokens, 1, generation.logprobs);
     const end = this.tokens.length;
-    if (generation.tokens.at(-1) !== tokenizer.specialTokens.end) this.push([tokenizer.specialTokens.end], 0);
+    const last = generation.tokens.at(-1);
+    this.push(last !== undefined && this.stopTokens.includes(last) ? turnEnd.slice(1) : turnEnd, 0);
     this.messages.push({ role: 'assistant', content: generation.text });
     this.turns.push({ start, end, reward: 0, action: generation.text, observation: '', invalidAction: false });
     return generation;
@@ -52,8 +69,8 @@ export class Transcript {
 
   /** Appends an observation (a user or tool message) answering the latest reply. */
   observe(message: Message, { invalidAction = false }: { invalidAction?: boolean } = {}): void {
+    this.push(appendedTokens(this.format, this.messages, [message], { tools: this.tools }), 0);
     this.messages.push(message);
-    this.push(renderMessage(message, { tokenizer: this.policy.tokenizer }).tokens, 0);
     const turn = this.turns.at(-1);
     if (turn !== undefined) {
       turn.observation = turn.observation === '' ? message.content : `${turn.observation}\n${message.content}`;

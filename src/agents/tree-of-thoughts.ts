@@ -16,7 +16,7 @@
  * paper's code).
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { chatFormatOf, stopTokensOf, userPrompt } from '../chat/policy-chat-format.ts';
 import type { Policy } from '../policy/types.ts';
 import type { AgentSampling } from './transcript.ts';
 
@@ -98,10 +98,12 @@ export async function runTreeOfThoughts(options: TreeOfThoughtsOptions): Promise
   const { policy, problem, generator, evaluator, search } = options;
   checkOptions(options);
   const sampling = options.sampling ?? { maxNewTokens: 256, temperature: 0.7 };
+  const format = chatFormatOf(policy);
+  const stopTokens = stopTokensOf(format);
   let calls = 0;
   const ask = async (content: string): Promise<string> => {
-    const prompt = renderGenerationPrompt([{ role: 'user', content }], { tokenizer: policy.tokenizer }).tokens;
-    const generation = await policy.generate({ ...sampling, prompt, seed: (sampling.seed ?? 0) + calls++ });
+    const prompt = userPrompt(format, content);
+    const generation = await policy.generate({ ...sampling, prompt, stopTokens, seed: (sampling.seed ?? 0) + calls++ });
     return generation.text;
   };
 
