@@ -8,6 +8,12 @@
  *   tokenizer_config.json   special tokens and the Jinja chat template
  *   generation_config.json  bos / eos (= <|end|>) / pad ids
  *
+ * A model with its own chat format (a pretrained model's tokenizer and template, `chatFiles` =
+ * `ChatFormat.files`) gets ITS tokenizer.json, tokenizer_config.json (with its chat_template) and
+ * generation_config.json instead, so the checkpoint reloads in the same format: `loadCheckpoint`
+ * returns `chatFormat` for a folder whose tokenizer.json is a model's own (not the byte template's
+ * `<|user|>`/`<|assistant|>` tokens) and has a chat template. Byte-model checkpoints are unchanged.
+ *
  * Saving is atomic: everything is written (and fsynced) into a sibling temp folder that is then
  * renamed into place, so a crash leaves either the old checkpoint or the new one, never a mix.
  * (When replacing an existing checkpoint there is a moment between two renames when `dir` is
@@ -15,15 +21,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
+import { ChatTemplateError, CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { modelConfigSchema, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
 import { chatTemplateJinja } from './chat-template.ts';
 import { fromHfConfig, fromHfTensors, toHfConfig, toHfTensors, type HfArchitecture } from './hf-config.ts';
 import { parseSafetensors, serializeSafetensors, toFloat32 } from './safetensors.ts';
 import { byteTokenizer, specialTokenText, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
 import { loadHfTokenizer } from './hf-tokenizer.ts';
+import type { ChatFormat, ChatFormatFiles } from '../chat/chat-format.ts';
+import { chatFormatFromFiles, readChatFormatFiles } from '../chat/model-folder.ts';
+import { loadTokenizerJson } from '../chat/tokenizer-json.ts';
 
 /** Version of the `agentrl` block in config.json. */
 export const checkpointFormat = 1;
@@ -37,6 +47,8 @@ export interface SaveCheckpointOptions {
   architecture?: HfArchitecture;
   /** Any JSON-serializable data to keep with the weights (step, run id, …). */
   extra?: Record<string, unknown>;
+  /** The model's own tokenizer files (`ChatFormat.files`), written instead of the byte tokenizer's; `tokenizer` must be theirs. */
+  chatFiles?: ChatFormatFiles;
 }
 
 export interface LoadedCheckpoint {
@@ -44,12 +56,14 @@ export interface LoadedCheckpoint {
   params: HostParams;
   /** The tokenizer from tokenizer.json (the shared `byteTokenizer` when it is the byte tokenizer); undefined if the folder has none. */
   tokenizer: Tokenizer | undefined;
+  /** The model's own chat format, when tokenizer.json is a model's own and the folder has a chat template (then `tokenizer` is its tokenizer). */
+  chatFormat?: ChatFormat;
   extra: Record<string, unknown>;
 }
 
 /** Writes a checkpoint folder atomically. An existing `dir` is replaced only if it is empty or a checkpoint (has config.json). */
 export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions): Promise<void> {
-  const { config, params, tokenizer = byteTokenizer, architecture, extra = {} } = options;
+  const { config, params, tokenizer = byteTokenizer, architecture, extra = {}, chatFiles } = options;
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but config.vocabSize is ${config.vocabSize}`, {
       tokenizerVocabSize: tokenizer.vocabSize,
@@ -62,9 +76,17 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
   const files: [string, Uint8Array | string][] = [
     ['config.json', json({ ...toHfConfig(config, { architecture, tokenIds }), agentrl: { format: checkpointFormat, modelConfig: config, extra } })],
     ['model.safetensors', serializeSafetensors(hfTensors, { format: 'pt' })],
-    ['tokenizer.json', json(tokenizer.toTokenizerJson())],
-    ['tokenizer_config.json', json(tokenizerConfig(tokenizer, config))],
-    ['generation_config.json', json({ bos_token_id: special.bos, eos_token_id: special.end, pad_token_id: special.pad })],
+    ...(chatFiles === undefined
+      ? ([
+          ['tokenizer.json', json(tokenizer.toTokenizerJson())],
+          ['tokenizer_config.json', json(tokenizerConfig(tokenizer, config))],
+          ['generation_config.json', json({ bos_token_id: special.bos, eos_token_id: special.end, pad_token_id: special.pad })],
+        ] as [string, string][])
+      : ([
+          ['tokenizer.json', JSON.stringify(chatFiles.tokenizerJson)],
+          ['tokenizer_config.json', json(chatFiles.tokenizerConfig)],
+          ['generation_config.json', json(chatFiles.generationConfig)],
+        ] as [string, string][])),
   ];
 
   await refuseToClobber(dir);
@@ -112,15 +134,39 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   }
   const params = fromHfTensors(config, tensors, { file: join(dir, 'model.safetensors') });
 
-  let tokenizer: Tokenizer | undefined;
   const tokenizerFile = join(dir, 'tokenizer.json');
-  if (await exists(tokenizerFile)) {
-    const tokenizerJson = await readJson(tokenizerFile);
-    tokenizer = isDeepStrictEqual(tokenizerJson, byteTokenizer.toTokenizerJson())
-      ? byteTokenizer
-      : loadHfTokenizer(tokenizerJson, { file: tokenizerFile });
+  if (!(await exists(tokenizerFile))) return { config, params, tokenizer: undefined, extra: agentrl?.extra ?? {} };
+  const tokenizerJson = await readJson(tokenizerFile);
+  if (isDeepStrictEqual(tokenizerJson, byteTokenizer.toTokenizerJson())) return { config, params, tokenizer: byteTokenizer, extra: agentrl?.extra ?? {} };
+  if (hasByteTemplateTokens(tokenizerJson)) return { config, params, tokenizer: loadHfTokenizer(tokenizerJson, { file: tokenizerFile }), extra: agentrl?.extra ?? {} };
+  return { config, params, ...modelTokenizerOf(dir, tokenizerJson, tokenizerFile), extra: agentrl?.extra ?? {} };
+}
+
+/** A tokenizer.json that holds agentrl's byte-template role tokens (a custom BPE for the byte template). */
+function hasByteTemplateTokens(tokenizerJson: unknown): boolean {
+  const added = (tokenizerJson as { added_tokens?: { content?: unknown }[] }).added_tokens;
+  const contents = new Set(Array.isArray(added) ? added.map((token) => token?.content) : []);
+  return [specialTokenText.end, specialTokenText.user, specialTokenText.assistant].every((content) => contents.has(content));
+}
+
+/** A model's own tokenizer, with its chat format when the folder has a chat template. */
+function modelTokenizerOf(dir: string, tokenizerJson: unknown, file: string): { tokenizer: Tokenizer; chatFormat?: ChatFormat } {
+  const files = readChatFormatFilesIfTemplated(dir);
+  if (files === undefined) {
+    const tokenizerConfig = existsSync(join(dir, 'tokenizer_config.json')) ? (JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>) : {};
+    return { tokenizer: loadTokenizerJson(tokenizerJson, { tokenizerConfig, file }) };
   }
-  return { config, params, tokenizer, extra: agentrl?.extra ?? {} };
+  const chatFormat = chatFormatFromFiles(files, { name: basename(resolve(dir)), file });
+  return { tokenizer: chatFormat.tokenizer, chatFormat };
+}
+
+function readChatFormatFilesIfTemplated(dir: string): ChatFormatFiles | undefined {
+  try {
+    return readChatFormatFiles(dir);
+  } catch (error) {
+    if (error instanceof ChatTemplateError) return undefined;
+    throw error;
+  }
 }
 
 /** Writes a file atomically: temp file in the same folder, fsync, rename. */

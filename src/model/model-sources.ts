@@ -15,14 +15,15 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { AgentRlError, CheckpointError, UnknownNameError } from '../core/errors.ts';
 import type { HostParams, ModelConfig } from './config.ts';
 import type { Tokenizer } from './tokenizer.ts';
 import { loadCheckpoint, type LoadedCheckpoint } from './checkpoint.ts';
 import { readGguf } from './gguf.ts';
 import { loadGgufModel } from './gguf-model.ts';
-import { writeGgufTokenizerFiles } from './gguf-tokenizer.ts';
+import { ggufTokenizerFiles, writeGgufTokenizerFiles } from './gguf-tokenizer.ts';
+import { chatFormatFromFiles } from '../chat/model-folder.ts';
 
 export interface KnownModel {
   name: string;
@@ -164,10 +165,16 @@ export async function loadModelSource(spec: string, cacheDir = modelCacheDir()):
   return { config, params, tokenizer, source };
 }
 
-/** `loadModelSource` in the shape `loadCheckpoint` returns (what `--init` takes): folder, .gguf or known name. */
+/**
+ * `loadModelSource` in the shape `loadCheckpoint` returns (what `--model` takes): folder, .gguf or
+ * known name, with the model's chat format when it has one (a GGUF's from its metadata).
+ */
 export async function loadModelCheckpoint(spec: string, cacheDir = modelCacheDir()): Promise<LoadedCheckpoint> {
   const source = resolveModelSource(spec, cacheDir);
   if (source.kind === 'folder') return loadCheckpoint(source.path);
-  const { config, params, tokenizer } = await loadGgufModel(source.path);
-  return { config, params, tokenizer, extra: {} };
+  const { config, params, tokenizer, gguf } = await loadGgufModel(source.path);
+  const files = ggufTokenizerFiles(gguf);
+  if (typeof files.tokenizerConfig.chat_template !== 'string') return { config, params, tokenizer, extra: {} };
+  const chatFormat = chatFormatFromFiles(files, { name: basename(source.path, '.gguf'), file: `${source.path} (tokenizer.ggml.*)` });
+  return { config, params, tokenizer: chatFormat.tokenizer, chatFormat, extra: {} };
 }

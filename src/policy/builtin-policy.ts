@@ -21,7 +21,12 @@
  * engine's fused forward + backward + AdamW step (one compiled call for a batch that fits one
  * micro-batch), which the trainers use when present. `saveState` is the model's weights, AdamW
  * moments and step counter (./builtin-state.ts), bit for bit.
+ *
+ * A pretrained model comes with its own chat format (`chatFormat`: its tokenizer, Jinja template,
+ * stop tokens, tool-call format; src/chat): the rollout renders with it, and `save` writes its
+ * tokenizer files so the checkpoint reloads in the same format (model/checkpoint.ts).
  */
+import type { ChatFormat } from '../chat/chat-format.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
@@ -47,8 +52,10 @@ import type {
 
 export interface BuiltinPolicyOptions {
   model: TransformerModel;
-  /** Default: the built-in byte tokenizer. Its ids must fit the model's vocabulary. */
+  /** Default: the chat format's tokenizer, else the built-in byte tokenizer. Its ids must fit the model's vocabulary. */
   tokenizer?: Tokenizer;
+  /** The model's own chat protocol (a pretrained model's); default none: agentrl's byte template. */
+  chatFormat?: ChatFormat;
 }
 
 export class BuiltinPolicy implements TrainablePolicy {
@@ -57,8 +64,9 @@ export class BuiltinPolicy implements TrainablePolicy {
   readonly model: TransformerModel;
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
+  readonly chatFormat?: ChatFormat;
 
-  constructor({ model, tokenizer = byteTokenizer }: BuiltinPolicyOptions) {
+  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer }: BuiltinPolicyOptions) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`, {
         tokenizerVocabSize: tokenizer.vocabSize,
@@ -67,6 +75,7 @@ export class BuiltinPolicy implements TrainablePolicy {
     }
     this.model = model;
     this.tokenizer = tokenizer;
+    if (chatFormat !== undefined) this.chatFormat = chatFormat;
     this.contextWindow = model.config.maxSeqLen;
     this.capabilities = { valueHead: model.config.valueHead, entropy: true, gradientClipping: true };
   }
@@ -74,9 +83,9 @@ export class BuiltinPolicy implements TrainablePolicy {
   /** A policy restored from `saveState` bytes: a new model with those weights, moments and step counter. */
   static async fromState(
     state: Uint8Array,
-    { tokenizer, source, baseParams }: { tokenizer?: Tokenizer; source?: string; baseParams?: HostParams } = {},
+    { tokenizer, chatFormat, source, baseParams }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } = {},
   ): Promise<BuiltinPolicy> {
-    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer });
+    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer, chatFormat });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
@@ -143,8 +152,13 @@ export class BuiltinPolicy implements TrainablePolicy {
     return this.model.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
   }
 
+  /** A Hugging Face folder (merged weights for a LoRA model) with the chat format's tokenizer files when the policy has one. */
   async save(path: string, { metadata }: SaveOptions = {}): Promise<void> {
-    await saveCheckpoint(path, { config: this.model.config, params: await this.model.hostParams(), tokenizer: this.tokenizer, extra: metadata });
+    if (this.chatFormat !== undefined && this.chatFormat.files === undefined) {
+      throw new CheckpointError(`save: the chat format "${this.chatFormat.name}" has no model files to write (make it with chatFormatFromFiles / loadChatFormat)`, { path });
+    }
+    const chatFiles = this.chatFormat?.files;
+    await saveCheckpoint(path, { config: this.model.config, params: await this.model.hostParams(), tokenizer: this.tokenizer, extra: metadata, ...(chatFiles === undefined ? {} : { chatFiles }) });
   }
 
   /** Weights, AdamW moments and step counter (moments left out before the first step: they restore as a fresh optimizer). */
