@@ -6,10 +6,15 @@
  * Reference model: vocab 64, d_model 128, 4 layers, 4 heads, SwiGLU MLP 4x (512), context 128.
  * Train step: batch 16 × 128 tokens, forward + next-token NLL + backward + clip + AdamW.
  * Generation: batch 16, 16-token prompts, 64 new tokens, temperature 1, per-token log-probs.
+ *
+ * Then the SmolLM2-135M shape (bench/engine-real.ts): scoring and generation on jax-js,
+ * onnxruntime and PyTorch 2.x + transformers (BENCH_REAL=0 skips it; BENCH_REFERENCE=0 skips the
+ * reference model).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { benchReal, measureRealChild } from './engine-real.ts';
 
 const reference = { vocab: 64, hidden: 128, layers: 4, heads: 4, intermediate: 512, context: 128, batch: 16 };
 const generation = { batch: 16, prompt: 16, newTokens: 64 };
@@ -109,32 +114,44 @@ function runTorch(threads: number, blasThreads: number): (Figures & { torch: str
   return { torch: parsed.torch, trainStepMs: parsed.train_step_ms, genTokensPerSecond: parsed.gen_tokens_per_s };
 }
 
+if (process.argv.includes('--real-child')) {
+  const at = process.argv.indexOf('--real-child');
+  console.log(JSON.stringify(await measureRealChild(process.argv[at + 1] as 'jax' | 'onnx', Number(process.argv[at + 2]))));
+  process.exit(0);
+}
+
 if (process.argv.includes('--child')) {
   console.log(JSON.stringify(await measureAgentrl()));
   process.exit(0);
 }
 
-console.log(`reference model: ${JSON.stringify(reference)}; generation ${JSON.stringify(generation)}; ${counts.steps} train steps, ${counts.genReps} generations (medians)`);
-const one = runChild(1);
-const two = runChild(2);
-const peers = torchSettings.map((setting) => ({ setting, figures: runTorch(setting.threads, setting.blasThreads) }));
-const row = (name: string, f: Figures) => `| ${name.padEnd(40)} | ${f.trainStepMs.toFixed(0).padStart(15)} | ${f.genTokensPerSecond.toFixed(0).padStart(18)} |`;
-console.log('');
-console.log(`| ${'system'.padEnd(40)} | train step (ms) | generation (tok/s) |`);
-console.log(`|${'-'.repeat(42)}|----------------:|-------------------:|`);
-console.log(row('agentrl, 1 wasm thread', one));
-console.log(row('agentrl, 2 wasm threads', two));
-for (const { setting, figures } of peers) {
-  if (figures) console.log(row(`PyTorch ${figures.torch}, ${setting.threads} thr + OpenBLAS ${setting.blasThreads}`, figures));
+/** The reference model: agentrl at 1 and 2 wasm threads vs PyTorch in four thread settings. */
+function benchReference(): void {
+  console.log(`reference model: ${JSON.stringify(reference)}; generation ${JSON.stringify(generation)}; ${counts.steps} train steps, ${counts.genReps} generations (medians)`);
+  const one = runChild(1);
+  const two = runChild(2);
+  const peers = torchSettings.map((setting) => ({ setting, figures: runTorch(setting.threads, setting.blasThreads) }));
+  const row = (name: string, f: Figures) => `| ${name.padEnd(40)} | ${f.trainStepMs.toFixed(0).padStart(15)} | ${f.genTokensPerSecond.toFixed(0).padStart(18)} |`;
+  console.log('');
+  console.log(`| ${'system'.padEnd(40)} | train step (ms) | generation (tok/s) |`);
+  console.log(`|${'-'.repeat(42)}|----------------:|-------------------:|`);
+  console.log(row('agentrl, 1 wasm thread', one));
+  console.log(row('agentrl, 2 wasm threads', two));
+  for (const { setting, figures } of peers) {
+    if (figures) console.log(row(`PyTorch ${figures.torch}, ${setting.threads} thr + OpenBLAS ${setting.blasThreads}`, figures));
+  }
+  console.log('');
+  console.log(`agentrl 2-thread speed-up over 1 thread: train ${(one.trainStepMs / two.trainStepMs).toFixed(2)}x, generation ${(two.genTokensPerSecond / one.genTokensPerSecond).toFixed(2)}x`);
+  const measured = peers.flatMap((p) => (p.figures ? [p.figures] : []));
+  if (measured.length > 0) {
+    const peerTrain = Math.min(...measured.map((f) => f.trainStepMs));
+    const peerGen = Math.max(...measured.map((f) => f.genTokensPerSecond));
+    const ours = { train: Math.min(one.trainStepMs, two.trainStepMs), gen: Math.max(one.genTokensPerSecond, two.genTokensPerSecond) };
+    console.log(`best of each: agentrl train ${ours.train.toFixed(0)} ms vs PyTorch ${peerTrain.toFixed(0)} ms; generation ${ours.gen.toFixed(0)} vs ${peerGen.toFixed(0)} tok/s`);
+    console.log(`agentrl/PyTorch train-step time ratio: ${(ours.train / peerTrain).toFixed(2)} (below 1 = agentrl faster)`);
+    console.log(`agentrl/PyTorch generation speed ratio: ${(ours.gen / peerGen).toFixed(2)} (above 1 = agentrl faster)`);
+  }
 }
-console.log('');
-console.log(`agentrl 2-thread speed-up over 1 thread: train ${(one.trainStepMs / two.trainStepMs).toFixed(2)}x, generation ${(two.genTokensPerSecond / one.genTokensPerSecond).toFixed(2)}x`);
-const measured = peers.flatMap((p) => (p.figures ? [p.figures] : []));
-if (measured.length > 0) {
-  const peerTrain = Math.min(...measured.map((f) => f.trainStepMs));
-  const peerGen = Math.max(...measured.map((f) => f.genTokensPerSecond));
-  const ours = { train: Math.min(one.trainStepMs, two.trainStepMs), gen: Math.max(one.genTokensPerSecond, two.genTokensPerSecond) };
-  console.log(`best of each: agentrl train ${ours.train.toFixed(0)} ms vs PyTorch ${peerTrain.toFixed(0)} ms; generation ${ours.gen.toFixed(0)} vs ${peerGen.toFixed(0)} tok/s`);
-  console.log(`agentrl/PyTorch train-step time ratio: ${(ours.train / peerTrain).toFixed(2)} (below 1 = agentrl faster)`);
-  console.log(`agentrl/PyTorch generation speed ratio: ${(ours.gen / peerGen).toFixed(2)} (above 1 = agentrl faster)`);
-}
+
+if (process.env.BENCH_REFERENCE !== '0') benchReference();
+if (process.env.BENCH_REAL !== '0') benchReal(fileURLToPath(import.meta.url));

@@ -30,7 +30,8 @@ import type { ChatFormat } from '../chat/chat-format.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
-import { generate } from '../model/generate.ts';
+import { generate, type GeneratedRow, type GenerateOptions } from '../model/generate.ts';
+import { SyncedOnnxInference } from '../engine/onnx/synced-inference.ts';
 import type { HostParams } from '../model/config.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
@@ -56,6 +57,13 @@ export interface BuiltinPolicyOptions {
   tokenizer?: Tokenizer;
   /** The model's own chat protocol (a pretrained model's); default none: agentrl's byte template. */
   chatFormat?: ChatFormat;
+  /**
+   * Where sampling and scoring (`generate*`, `logprobs`, `values`) run: 'jax' (default) on the
+   * model itself, or 'onnx' on onnxruntime fed the model's weights (src/engine/onnx; the same
+   * sampler and log-probs to float rounding, far faster at real sizes). Training stays on the
+   * model; the ORT copy refreshes after each optimizer step (adapters only under LoRA).
+   */
+  inference?: 'jax' | 'onnx';
 }
 
 export class BuiltinPolicy implements TrainablePolicy {
@@ -65,8 +73,9 @@ export class BuiltinPolicy implements TrainablePolicy {
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly chatFormat?: ChatFormat;
+  private readonly onnx: SyncedOnnxInference | null;
 
-  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer }: BuiltinPolicyOptions) {
+  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer, inference = 'jax' }: BuiltinPolicyOptions) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`, {
         tokenizerVocabSize: tokenizer.vocabSize,
@@ -77,6 +86,7 @@ export class BuiltinPolicy implements TrainablePolicy {
     this.tokenizer = tokenizer;
     if (chatFormat !== undefined) this.chatFormat = chatFormat;
     this.contextWindow = model.config.maxSeqLen;
+    this.onnx = inference === 'onnx' ? new SyncedOnnxInference(model) : null;
     this.capabilities = { valueHead: model.config.valueHead, entropy: true, gradientClipping: true };
   }
 
@@ -100,8 +110,7 @@ export class BuiltinPolicy implements TrainablePolicy {
     const decode = (ids: readonly number[]): string => decodeGenerated(this.tokenizer, ids);
     for (const group of groupBySampling(resolved)) {
       const options = resolved[group[0]!]!;
-      const rows = await generate(
-        this.model,
+      const rows = await this.sample(
         group.map((index) => resolved[index]!.prompt),
         {
           maxNewTokens: options.maxNewTokens,
@@ -128,15 +137,22 @@ export class BuiltinPolicy implements TrainablePolicy {
     return results;
   }
 
+  private async sample(prompts: readonly (readonly number[])[], options: GenerateOptions): Promise<GeneratedRow[]> {
+    return this.onnx === null ? generate(this.model, prompts, options) : (await this.onnx.current()).generate(prompts, options);
+  }
+
+  private async score(sequences: TokenBatch['sequences'], temperature = 1) {
+    return this.onnx === null ? this.model.score(sequences, { temperature }) : (await this.onnx.current()).score(sequences, { temperature });
+  }
+
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
-    const scored = await this.model.score(batch.sequences, { temperature: batch.temperature ?? 1 });
-    return scored.logprobs;
+    return (await this.score(batch.sequences, batch.temperature ?? 1)).logprobs;
   }
 
   /** The value head's per-token values (PPO's critic); the model must have one. */
   async values(batch: TokenBatch): Promise<Float32Array[]> {
     if (!this.model.config.valueHead) throw new InvalidArgumentError('values: the model has no value head (create it with valueHead: true)');
-    return (await this.model.score(batch.sequences)).values!;
+    return (await this.score(batch.sequences)).values!;
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
@@ -175,6 +191,7 @@ export class BuiltinPolicy implements TrainablePolicy {
       throw new CheckpointError('loadState: the state is of a model with other LoRA settings', { state: state.lora?.config ?? null, model: this.model.lora });
     }
     this.model.zeroGradients();
+    this.onnx?.markStale();
     const trained = state.lora ? state.lora.adapters : state.params;
     if (state.lora) this.model.setAdapters(state.lora.adapters);
     else this.model.setParams(state.params);
