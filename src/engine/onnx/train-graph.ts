@@ -1,0 +1,82 @@
+/**
+ * The LoRA training graph: the model's forward (model-graph.ts, full sequences with one masked
+ * cache slot) plus the heads a TokenLoss reads, the surrogate the trainer back-propagates and,
+ * from autodiff.ts, its gradients with respect to every adapter — one ORT run per micro-batch.
+ *
+ *   entropies[m] = −Σ_v p log p of log_softmax(logits[m])                         [M]
+ *   surrogate    = Σ_m ∂L/∂logπ[m] · logπ[m] (+ ∂L/∂H[m] · H[m]) (+ ∂L/∂V[m] · V[m])   []
+ *   grad.{name}  = ∂surrogate/∂{name} for every `layers.{i}.{w}.loraA|loraB`
+ *
+ * The loss itself stays a pure JS function (core/loss.ts): its gradient with respect to the
+ * per-token log-probs (entropies, values) arrives as the cotangent inputs, exactly as the jax-js
+ * model's surrogate (model.ts) takes it. With `backward: false` the graph is the scoring forward
+ * with entropies, for losses that read the current policy first.
+ */
+import { InvalidArgumentError } from '../../core/errors.ts';
+import type { HostParams, ModelConfig } from '../../model/config.ts';
+import { loraShapes, type LoraConfig } from '../../model/lora.ts';
+import { addGradients } from './autodiff.ts';
+import type { Graph, ValueId } from './graph.ts';
+import { buildModelGraph } from './model-graph.ts';
+import { GraphBuilder } from './ops.ts';
+
+/** The heads a loss reads (and therefore the cotangent inputs of the surrogate). */
+export interface TrainHeads {
+  entropy: boolean;
+  /** The value term enters the surrogate (a value head whose loss does not detach it from the trunk). */
+  value: boolean;
+}
+
+export const trainGraphNames = {
+  gradLogprobs: 'grad_logprobs',
+  gradEntropies: 'grad_entropies',
+  gradValues: 'grad_values',
+  entropies: 'entropies',
+  surrogate: 'surrogate',
+} as const;
+
+export const gradientName = (adapter: string): string => `grad.${adapter}`;
+
+function valueNamed(graph: Graph, ids: readonly ValueId[], name: string): ValueId {
+  const id = ids.find((v) => graph.info(v).name === name);
+  if (id === undefined) throw new InvalidArgumentError(`train graph: the model graph has no value "${name}"`);
+  return id;
+}
+
+/** Σ head · cotangent for one head [M] and its cotangent input. */
+function weightedSum(g: GraphBuilder, head: ValueId, cotangentName: string): ValueId {
+  const cotangent = g.graph.input(cotangentName, 'float32', ['M']);
+  return g.reduceSum(g.mul(head, cotangent), [0], false);
+}
+
+export function buildTrainGraph({
+  config,
+  params,
+  lora,
+  heads,
+  backward = true,
+}: {
+  config: ModelConfig;
+  params: HostParams;
+  lora: LoraConfig;
+  heads: TrainHeads;
+  backward?: boolean;
+}): Graph {
+  const graph = buildModelGraph({ config, params, lora });
+  const g = new GraphBuilder(graph);
+  const logits = valueNamed(graph, graph.outputs, 'logits');
+  const logprobs = valueNamed(graph, graph.outputs, 'target_logprobs');
+  const logp = g.logSoftmax(logits, 1); // [M, V]
+  const entropies = g.graph.output(g.neg(g.reduceSum(g.mul(g.exp(logp), logp), [1], false)), trainGraphNames.entropies); // [M]
+  if (!backward) return graph;
+  let surrogate = weightedSum(g, logprobs, trainGraphNames.gradLogprobs);
+  if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies, trainGraphNames.gradEntropies));
+  if (heads.value) surrogate = g.add(surrogate, weightedSum(g, valueNamed(graph, graph.outputs, 'values'), trainGraphNames.gradValues));
+  g.graph.output(surrogate, trainGraphNames.surrogate);
+  const names = [...loraShapes(config, lora).keys()];
+  const gradients = addGradients(g, surrogate, names.map((name) => valueNamed(graph, graph.inputs, name)));
+  gradients.forEach((gradient, i) => {
+    g.graph.output(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }])[0]!, gradientName(names[i]!));
+  });
+  return graph;
+}
