@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { jinjaChatFormat } from '../chat/jinja-chat-format.ts';
 import { userPrompt } from '../chat/policy-chat-format.ts';
 import { tinyChatmlFormat } from '../chat/tiny-chatml.ts';
 import { calculatorTool } from '../envs/calculator/env.ts';
@@ -66,6 +67,22 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
     assert.match(transcript, /^<\|im_start\|>system\nYou can call these tools:\n<tools>\n\{"name": "calculator"/, "the template's tool list");
     assert.ok(transcript.includes('<|im_end|>\n<|im_start|>tool\n391<|im_end|>\n<|im_start|>assistant\nThe answer is 391.<|im_end|>\n'), transcript);
     trajectory.logprobs.forEach((logprob, t) => assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0));
+  });
+
+  test("tool calling: a reply's tool results go in together, so a template grouping them in one turn (Qwen2.5's <tool_response>s) stays prefix-stable", async () => {
+    // Qwen2.5's tool-result rule: consecutive results share one user turn, closed after the last.
+    const template =
+      "{%- for message in messages %}{%- if message.role == 'tool' %}{%- if loop.index0 == 0 or messages[loop.index0 - 1].role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}{{- '\n<tool_response>\n' + message.content + '\n</tool_response>' }}{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '<|im_end|>\n' }}{%- endif %}{%- else %}{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}{%- endif %}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}";
+    const qwen = jinjaChatFormat({ name: 'qwen-like', tokenizer: format.tokenizer, template, stopTokens: [2], toolCallFamily: 'qwen' });
+    const calls = ['2 * 3', '4 + 5'].map((expression) => `<tool_call>\n{"name": "calculator", "arguments": {"expression": "${expression}"}}\n</tool_call>`).join('\n');
+    const policy = new ScriptedPolicy({ reply: [calls, 'Done: 6 and 9.'], tokenizer: qwen.tokenizer, chatFormat: qwen });
+    const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'Compute both.' });
+    assert.deepEqual(result.steps[0]!.results.map((step) => step.output), ['6', '9']);
+    assert.equal(result.finalAnswer, 'Done: 6 and 9.');
+    const rendered = qwen.render(result.messages, { tools: [toolSchema(calculatorTool)] });
+    assert.deepEqual(result.trajectory.tokens, rendered.tokens);
+    assert.deepEqual(result.trajectory.lossMask, rendered.assistantMask);
+    assert.ok(text(rendered.tokens).includes('<|im_start|>user\n<tool_response>\n6\n</tool_response>\n<tool_response>\n9\n</tool_response><|im_end|>\n<|im_start|>assistant\nDone'));
   });
 
   test("tool calling: a malformed call is answered in the model's call syntax", async () => {

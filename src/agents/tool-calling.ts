@@ -21,7 +21,7 @@ import type { Message, Tool, Trajectory } from '../core/types.ts';
 import { chatFormatOf, isAgentrlFormat, toolCallExample } from '../chat/policy-chat-format.ts';
 import { toolSchema } from '../policy/openai-wire.ts';
 import type { Policy } from '../policy/types.ts';
-import { hasFinalAnswer, stepCountIs, type StopCondition, type ToolResult, type ToolStep } from './stop-conditions.ts';
+import { hasFinalAnswer, stepCountIs, type StopCondition, type ToolStep } from './stop-conditions.ts';
 import { callTool, describeTools } from './tools.ts';
 import { Transcript, type AgentSampling, clip } from './transcript.ts';
 
@@ -77,9 +77,11 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
     const step: ToolStep = { text: generation.text, toolCalls: parsed.toolCalls, results: [], malformed };
     for (const call of parsed.toolCalls) {
       const outcome = await callTool(tools, call.name, call.arguments);
-      const result: ToolResult = outcome.ok ? { call, output: outcome.output } : { call, output: outcome.error, error: outcome.kind };
-      step.results.push(result);
-      transcript.observe({ role: 'tool', content: result.output, name: call.name, toolCallId: call.id }, { invalidAction: !outcome.ok });
+      step.results.push(outcome.ok ? { call, output: outcome.output } : { call, output: outcome.error, error: outcome.kind });
+    }
+    if (step.results.length > 0) {
+      const results = step.results.map(({ call, output }): Message => ({ role: 'tool', content: output, name: call.name, toolCallId: call.id }));
+      transcript.observe(results, { invalidAction: step.results.some((result) => result.error !== undefined) });
     }
     if (malformed.length > 0) {
       transcript.observe(

@@ -67,15 +67,19 @@ export class Transcript {
     return generation;
   }
 
-  /** Appends an observation (a user or tool message) answering the latest reply. */
-  observe(message: Message, { invalidAction = false }: { invalidAction?: boolean } = {}): void {
-    this.push(appendedTokens(this.format, this.messages, [message], { tools: this.tools }), 0);
-    this.messages.push(message);
+  /**
+   * Appends an observation (a user or tool message, or several) answering the latest reply. The
+   * tool results of one reply go in together: templates that group consecutive results into one
+   * turn (Qwen2.5's `<tool_response>` blocks) close the turn only after the last.
+   */
+  observe(observation: Message | readonly Message[], { invalidAction = false }: { invalidAction?: boolean } = {}): void {
+    const messages: readonly Message[] = Array.isArray(observation) ? observation : [observation as Message];
+    this.push(appendedTokens(this.format, this.messages, messages, { tools: this.tools }), 0);
+    this.messages.push(...messages);
     const turn = this.turns.at(-1);
-    if (turn !== undefined) {
-      turn.observation = turn.observation === '' ? message.content : `${turn.observation}\n${message.content}`;
-      turn.invalidAction ||= invalidAction;
-    }
+    if (turn === undefined) return;
+    for (const message of messages) turn.observation = turn.observation === '' ? message.content : `${turn.observation}\n${message.content}`;
+    turn.invalidAction ||= invalidAction;
   }
 
   /** Adds a reward to the latest turn (on its last generated token). */
