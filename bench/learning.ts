@@ -108,7 +108,7 @@ for (const name of envs) {
       onIteration: (m) => {
         history.push(m);
         console.error(
-          `  ${name}/${algo} ${m.iteration}/${iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} kl ${m.kl.toFixed(4)} (${m.seconds.toFixed(1)} s)`,
+          `  ${name}/${algo} ${m.iteration}/${iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} klToReference ${m.klToReference.toFixed(4)} (${m.seconds.toFixed(1)} s)`,
         );
       },
     });

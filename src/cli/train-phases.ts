@@ -125,7 +125,7 @@ async function runPhases(
         lastFields = {
           reward: m.reward,
           success: m.success,
-          kl: m.kl,
+          kl: m.klToReference,
           entropy: m.entropy,
           'gen tok/s': m.rolloutTokensPerSecond,
           'train tok/s': m.trainTokensPerSecond,

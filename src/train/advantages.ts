@@ -11,7 +11,7 @@ import {
   rlooAdvantages,
   whiten,
 } from '../algorithms/index.ts';
-import type { AlgorithmPreset } from './algorithm-presets.ts';
+import { klInRewardOf, type AlgorithmPreset } from './algorithm-presets.ts';
 
 export interface ScoredSample {
   lossMask: ArrayLike<number>;
@@ -38,14 +38,15 @@ export function computeAdvantages(samples: readonly ScoredSample[], preset: Algo
   const lossMask = samples.map((s) => s.lossMask);
   let tokenRewards: ArrayLike<number>[] = samples.map((s) => s.tokenRewards);
   let rewardKl: number | undefined;
-  if (preset.klInReward !== null && samples.every((s) => s.refLogprobs !== undefined)) {
+  const rewardKlTerm = klInRewardOf(preset);
+  if (rewardKlTerm !== null && samples.every((s) => s.refLogprobs !== undefined)) {
     const shaped = klInReward({
       tokenRewards,
       oldLogprobs: samples.map((s) => s.oldLogprobs),
       refLogprobs: samples.map((s) => s.refLogprobs!),
       lossMask,
-      coef: preset.klInReward.coef,
-      estimator: preset.klInReward.estimator,
+      coef: rewardKlTerm.coef,
+      estimator: rewardKlTerm.estimator,
     });
     tokenRewards = shaped.tokenRewards;
     rewardKl = shaped.kl;

@@ -11,13 +11,17 @@
  * | reinforce++ | discounted return, batch-whitened | PPO-clip, token-mean       | k2 in the reward, 0.001 | REINFORCE++ (2501.03262) |
  * | ppo         | GAE(γ, λ) on the value head       | PPO-clip + clipped value loss | k1 in the reward, 0.001 | PPO (1707.06347) |
  *
+ * KL to the reference sits in one place per preset (`kl.placement`): a term of the loss (verl
+ * `use_kl_loss`) or a penalty on the token rewards (verl `use_kl_in_reward`); the trainer's `klCoef`
+ * (`--kl-coef`) sets its coefficient wherever it sits, adds a k3 loss term to a preset without
+ * one, and 0 turns it off.
+ *
  * Dual clip is c = 3 (verl's default) except DAPO's 10 (verl's DAPO recipe, `clip_ratio_c`). The
  * seq-mean-token-sum-norm divisor is a constant the trainer sets (`lossScaleFactor`, default the
  * generation budget). Every field can still be overridden from the trainer's config.
  */
 import { z } from 'zod';
-import type { RlLossConfigInput } from '../algorithms/index.ts';
-import type { AdvantageEstimator, KlEstimator } from '../algorithms/index.ts';
+import type { AdvantageEstimator, KlEstimator, RlLossConfigInput } from '../algorithms/index.ts';
 
 export const algorithmNames = ['grpo', 'dr-grpo', 'dapo', 'gspo', 'rloo', 'reinforce++', 'ppo'] as const;
 export type AlgorithmName = (typeof algorithmNames)[number];
@@ -25,11 +29,23 @@ export const algorithmNameSchema = z.enum(algorithmNames);
 
 export type { AdvantageEstimator };
 
+/** Where KL to the reference policy goes: a term of the loss, or a penalty on the token rewards. */
+export type KlPlacement = 'loss' | 'reward';
+
+export interface KlToReference {
+  placement: KlPlacement;
+  estimator: KlEstimator;
+  coef: number;
+}
+
+/** The loss config's KL fields come from the preset's `kl` (`lossConfig`), never set by hand. */
+export type PresetLossConfig = Omit<RlLossConfigInput, 'useKlLoss' | 'klLossCoef' | 'klLossType'>;
+
 export interface AlgorithmPreset {
   advantage: AdvantageEstimator;
-  loss: RlLossConfigInput;
-  /** KL to the reference subtracted from the token rewards (estimator, coefficient); null = off. */
-  klInReward: { estimator: KlEstimator; coef: number } | null;
+  loss: PresetLossConfig;
+  /** KL to the reference policy (needs `reference`): where, which estimator, what weight; null = none. */
+  kl: KlToReference | null;
   /** Drop groups whose rewards do not vary and refill the batch with fresh tasks (DAPO dynamic sampling; src/train/rl-collect.ts). */
   dropUniformGroups: boolean;
   /** Needs the model's value head (critic). */
@@ -39,51 +55,62 @@ export interface AlgorithmPreset {
 export const algorithmPresets: Record<AlgorithmName, AlgorithmPreset> = {
   grpo: {
     advantage: 'grpo',
-    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean', useKlLoss: true, klLossCoef: 0.001, klLossType: 'k3' },
-    klInReward: null,
+    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean' },
+    kl: { placement: 'loss', estimator: 'k3', coef: 0.001 },
     dropUniformGroups: false,
     valueHead: false,
   },
   'dr-grpo': {
     advantage: 'grpo-no-std',
-    loss: { policyLoss: 'ppo-clip', lossAggMode: 'seq-mean-token-sum-norm', useKlLoss: false },
-    klInReward: null,
+    loss: { policyLoss: 'ppo-clip', lossAggMode: 'seq-mean-token-sum-norm' },
+    kl: null,
     dropUniformGroups: false,
     valueHead: false,
   },
   dapo: {
     advantage: 'grpo',
-    loss: { policyLoss: 'ppo-clip', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 10, lossAggMode: 'token-mean', useKlLoss: false },
-    klInReward: null,
+    loss: { policyLoss: 'ppo-clip', clipRatioLow: 0.2, clipRatioHigh: 0.28, clipRatioC: 10, lossAggMode: 'token-mean' },
+    kl: null,
     dropUniformGroups: true,
     valueHead: false,
   },
   gspo: {
     advantage: 'grpo',
-    loss: { policyLoss: 'gspo', clipRatioLow: 3e-4, clipRatioHigh: 4e-4, lossAggMode: 'seq-mean-token-mean', useKlLoss: false },
-    klInReward: null,
+    loss: { policyLoss: 'gspo', clipRatioLow: 3e-4, clipRatioHigh: 4e-4, lossAggMode: 'seq-mean-token-mean' },
+    kl: null,
     dropUniformGroups: false,
     valueHead: false,
   },
   rloo: {
     advantage: 'rloo',
-    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean', useKlLoss: false },
-    klInReward: { estimator: 'k1', coef: 0.001 },
+    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean' },
+    kl: { placement: 'reward', estimator: 'k1', coef: 0.001 },
     dropUniformGroups: false,
     valueHead: false,
   },
   'reinforce++': {
     advantage: 'reinforce++',
-    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean', useKlLoss: false },
-    klInReward: { estimator: 'k2', coef: 0.001 },
+    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean' },
+    kl: { placement: 'reward', estimator: 'k2', coef: 0.001 },
     dropUniformGroups: false,
     valueHead: false,
   },
   ppo: {
     advantage: 'gae',
-    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean', useKlLoss: false, vfCoef: 0.5 },
-    klInReward: { estimator: 'k1', coef: 0.001 },
+    loss: { policyLoss: 'ppo-clip', lossAggMode: 'token-mean', vfCoef: 0.5 },
+    kl: { placement: 'reward', estimator: 'k1', coef: 0.001 },
     dropUniformGroups: false,
     valueHead: true,
   },
 };
+
+/** The preset's loss config, with the KL term when the preset places KL in the loss. */
+export function lossConfig(preset: Pick<AlgorithmPreset, 'loss' | 'kl'>): RlLossConfigInput {
+  if (preset.kl?.placement !== 'loss') return { ...preset.loss, useKlLoss: false };
+  return { ...preset.loss, useKlLoss: true, klLossCoef: preset.kl.coef, klLossType: preset.kl.estimator };
+}
+
+/** KL in the reward (estimator, coefficient) when the preset places it there, else null. */
+export function klInRewardOf(preset: Pick<AlgorithmPreset, 'kl'>): { estimator: KlEstimator; coef: number } | null {
+  return preset.kl?.placement === 'reward' ? { estimator: preset.kl.estimator, coef: preset.kl.coef } : null;
+}

@@ -57,7 +57,7 @@ test('runRl through forwardBackward + optimStep (no fused trainStep) gives the f
   assert.ok(ma.trained > 0 && ma.gradNorm > 0 && ma.invalidActionRate < 1, `a real update: ${JSON.stringify(ma)}`);
   assert.equal(mb.trained, ma.trained, 'the same rollout');
   assert.equal(mb.reward, ma.reward);
-  for (const key of ['loss', 'pgLoss', 'kl', 'gradNorm', 'clipfrac'] as const) {
+  for (const key of ['loss', 'pgLoss', 'klToReference', 'gradNorm', 'clipfrac'] as const) {
     assert.ok(Math.abs(ma[key] - mb[key]) <= 1e-4 * Math.max(1, Math.abs(ma[key])), `${key}: fused ${ma[key]} vs contract ${mb[key]}`);
   }
   assert.equal(fused.model.step, plain.model.step, 'the same number of optimizer steps');

@@ -11,13 +11,19 @@ import type { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
 import { rlLoss, turnLevelAdvantages, type CreditEpisode, type CreditTurn } from '../algorithms/index.ts';
 import type { ReferencePolicy, StepReport, TrainablePolicy } from '../policy/types.ts';
-import type { AlgorithmPreset } from './algorithm-presets.ts';
+import { klInRewardOf, lossConfig, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
 import { policyStep } from './policy-step.ts';
 import type { RlConfig, UpdateMetrics } from './rl.ts';
 
 export interface UpdateReport extends UpdateMetrics {
   tokensPerSecond: number;
+}
+
+/** What an update trains on, and the KL to the reference taken off its rewards (placement 'reward'). */
+export interface TrainingSamples {
+  samples: TrainingSample[];
+  rewardKl?: number;
 }
 
 /** One sequence the update trains on, with everything the loss fixes. */
@@ -49,26 +55,28 @@ export interface UpdateOptions {
 export async function updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples }: UpdateOptions): Promise<UpdateReport> {
   const started = performance.now();
   const segmented = trajectories.every((t) => t.segments !== undefined);
-  const samples = segmented
+  const { samples, rewardKl } = segmented
     ? await turnLevelSamples(policy, reference, trajectories, preset, config)
     : await tokenLevelSamples(policy, reference, trajectories, preset, config);
   await onSamples?.(samples);
-  const totals = { loss: 0, pgLoss: 0, kl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
+  const klInLoss = preset.kl?.placement === 'loss';
+  const loss = lossConfig(preset);
+  const totals = { loss: 0, pgLoss: 0, lossKl: 0, ppoKl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     const order = rng.shuffle(samples.map((_, i) => i));
     for (let start = 0; start < order.length; start += config.minibatchSize) {
       const batch = order.slice(start, start + config.minibatchSize).map((i) => samples[i]!);
-      const loss = rlLoss({
+      const tokenLoss = rlLoss({
         oldLogprobs: batch.map((b) => b.oldLogprobs),
-        refLogprobs: preset.loss.useKlLoss ? batch.map((b) => b.refLogprobs!) : undefined,
+        refLogprobs: klInLoss ? batch.map((b) => b.refLogprobs!) : undefined,
         advantages: batch.map((b) => b.advantages),
         lossMask: batch.map((b) => b.lossMask),
         returns: preset.valueHead ? batch.map((b) => b.returns!) : undefined,
         oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
-        config: preset.loss,
+        config: loss,
       });
-      const report = await policyStep(policy, { sequences: batch.map((b) => b.tokens), temperature: config.temperature }, loss, {
+      const report = await policyStep(policy, { sequences: batch.map((b) => b.tokens), temperature: config.temperature }, tokenLoss, {
         learningRate,
         maxGradNorm: config.maxGradNorm,
       });
@@ -76,7 +84,8 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
       tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
       totals.loss += report.loss;
       totals.pgLoss += report.metrics.pg_loss ?? 0;
-      totals.kl += report.metrics.kl ?? report.metrics.ppo_kl ?? 0;
+      totals.lossKl += report.metrics.kl ?? 0;
+      totals.ppoKl += report.metrics.ppo_kl ?? 0;
       totals.approxKl += report.metrics.approx_kl ?? 0;
       totals.entropy += report.metrics.entropy ?? NaN;
       totals.clipfrac += report.metrics.clipfrac ?? 0;
@@ -88,7 +97,8 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
   return {
     loss: totals.loss / n,
     pgLoss: totals.pgLoss / n,
-    kl: totals.kl / n,
+    klToReference: klInLoss ? totals.lossKl / n : (rewardKl ?? 0),
+    ppoKl: totals.ppoKl / n,
     approxKl: totals.approxKl / n,
     entropy: totals.entropy / n,
     clipfrac: totals.clipfrac / n,
@@ -107,7 +117,7 @@ function assertFinite(report: StepReport, iteration: number, reportsGradNorm: bo
 }
 
 function usesReference(reference: ReferencePolicy | undefined, preset: AlgorithmPreset): reference is ReferencePolicy {
-  return reference !== undefined && (preset.loss.useKlLoss === true || preset.klInReward !== null);
+  return reference !== undefined && preset.kl !== null;
 }
 
 /** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */
@@ -117,11 +127,11 @@ async function tokenLevelSamples(
   trajectories: Trajectory[],
   preset: AlgorithmPreset,
   config: RlConfig,
-): Promise<TrainingSample[]> {
+): Promise<TrainingSamples> {
   const sequences = trajectories.map((t) => t.tokens);
   const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
-  const { advantages, returns } = computeAdvantages(
+  const { advantages, returns, rewardKl } = computeAdvantages(
     trajectories.map((t, i) => ({
       lossMask: t.lossMask,
       tokenRewards: t.tokenRewards,
@@ -133,7 +143,7 @@ async function tokenLevelSamples(
     preset,
     { gamma: config.gamma, lambda: config.lambda },
   );
-  return trajectories.map((t, i) => ({
+  const samples = trajectories.map((t, i) => ({
     tokens: t.tokens,
     lossMask: t.lossMask,
     oldLogprobs: t.logprobs,
@@ -142,6 +152,7 @@ async function tokenLevelSamples(
     returns: returns?.[i],
     oldValues: values?.[i],
   }));
+  return { samples, rewardKl };
 }
 
 /**
@@ -156,7 +167,7 @@ export async function turnLevelSamples(
   trajectories: Trajectory[],
   preset: AlgorithmPreset,
   config: RlConfig,
-): Promise<TrainingSample[]> {
+): Promise<TrainingSamples> {
   // Turn k of episode e is sample i of this flat list; all turns are scored in one call.
   const turns = trajectories.flatMap((trajectory, e) => trajectory.segments!.map((segment, k) => ({ trajectory, segment, e, k })));
   const sequences = turns.map(({ segment }) => segment.tokens);
@@ -170,14 +181,14 @@ export async function turnLevelSamples(
     creditTurns[e]!.push(turn);
   });
   const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({ groupId: trajectory.groupId, turns: creditTurns[e]! }));
-  const { advantages, returns } = turnLevelAdvantages(episodes, {
+  const { advantages, returns, rewardKl } = turnLevelAdvantages(episodes, {
     estimator: preset.advantage,
     gamma: config.gamma,
     lambda: config.lambda,
-    klInReward: preset.klInReward,
+    klInReward: klInRewardOf(preset),
     turnWeighting: config.turnWeighting,
   });
-  return turns.map(({ segment, e, k }, i) => {
+  const samples = turns.map(({ segment, e, k }, i) => {
     const broadcast = (value: number) => Float64Array.from(segment.lossMask, (m) => (m === 1 ? value : 0));
     return {
       tokens: segment.tokens,
@@ -189,4 +200,5 @@ export async function turnLevelSamples(
       oldValues: values?.[i],
     };
   });
+  return { samples, rewardKl };
 }

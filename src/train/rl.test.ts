@@ -60,5 +60,5 @@ test('temperature 0.7: old, current and reference log-probs are all scored at th
   assert.ok(first!.trained > 0);
   assert.ok(first!.approxKl < 1e-8, `KL(old ‖ current) ${first!.approxKl} (the sampler's log-probs vs the scorer's at the same temperature)`);
   assert.equal(first!.clipfrac, 0);
-  assert.ok(Math.abs(first!.kl) < 1e-6, `KL to the identical reference ${first!.kl}`);
+  assert.ok(Math.abs(first!.klToReference) < 1e-6, `KL to the identical reference ${first!.klToReference}`);
 });

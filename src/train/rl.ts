@@ -43,7 +43,11 @@ export const rlConfigSchema = z.object({
   minibatchSize: z.number().int().positive().default(32).describe('trajectories per optimizer step'),
   gamma: z.number().min(0).max(1).default(1).describe('discount (GAE, REINFORCE++)'),
   lambda: z.number().min(0).max(1).default(1).describe('GAE λ'),
-  klCoef: z.number().min(0).optional().describe('override the preset’s KL coefficient (loss or reward)'),
+  klCoef: z
+    .number()
+    .min(0)
+    .optional()
+    .describe('KL-to-reference coefficient, wherever the preset places it (loss or reward); a preset without KL gets a k3 loss term; 0 = no KL'),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
   clipRatioC: z
@@ -77,8 +81,15 @@ export type RlConfigInput = z.input<typeof rlConfigSchema>;
 export interface UpdateMetrics {
   loss: number;
   pgLoss: number;
-  kl: number;
-  /** KL(old ‖ current) of the policy loss, k3 (`approx_kl`): 0 at an iteration's first step. */
+  /**
+   * KL to the reference policy where the preset places it: the loss term's estimate of KL(current ‖
+   * reference) (placement 'loss'), or the mean per-token estimate of KL(sampler ‖ reference) taken
+   * off the rewards (placement 'reward'); 0 when the preset has no KL.
+   */
+  klToReference: number;
+  /** Policy drift, KL(old ‖ current) of the policy loss as k1, mean(old − logp) (verl `ppo_kl`): 0 at an iteration's first step. */
+  ppoKl: number;
+  /** Policy drift, KL(old ‖ current) of the policy loss as k3 (`approx_kl`, CleanRL): 0 at an iteration's first step. */
   approxKl: number;
   entropy: number;
   clipfrac: number;
@@ -169,11 +180,8 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   }
   if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
   if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
-  if (config.klCoef !== undefined) {
-    if (preset.loss.useKlLoss) preset.loss.klLossCoef = config.klCoef;
-    else if (preset.klInReward) preset.klInReward.coef = config.klCoef;
-    else if (config.klCoef > 0) preset.loss = { ...preset.loss, useKlLoss: true, klLossCoef: config.klCoef, klLossType: 'k3' };
-  }
+  if (config.klCoef === 0) preset.kl = null;
+  else if (config.klCoef !== undefined) preset.kl = { ...(preset.kl ?? { placement: 'loss', estimator: 'k3' }), coef: config.klCoef };
   return preset;
 }
 
@@ -229,9 +237,8 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
     entropyCoef: preset.loss.entropyCoef ?? 0,
     maxGradNorm: config.maxGradNorm,
   });
-  const needsReference = preset.loss.useKlLoss === true || preset.klInReward !== null;
-  if (needsReference && reference === undefined) {
-    throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy: pass reference (a frozen copy of the start model) or set klCoef 0`);
+  if (preset.kl !== null && reference === undefined) {
+    throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy (in the ${preset.kl.placement}): pass reference (a frozen copy of the start model) or set klCoef 0`);
   }
   const warn = options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
   const rng = new Rng(options.resume?.rngState ?? config.seed);
@@ -296,7 +303,8 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
       generationBatches: collected.generationBatches,
       loss: update?.loss ?? NaN,
       pgLoss: update?.pgLoss ?? NaN,
-      kl: update?.kl ?? 0,
+      klToReference: update?.klToReference ?? 0,
+      ppoKl: update?.ppoKl ?? 0,
       approxKl: update?.approxKl ?? 0,
       entropy: update?.entropy ?? NaN,
       clipfrac: update?.clipfrac ?? 0,

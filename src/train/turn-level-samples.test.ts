@@ -123,7 +123,7 @@ test('turnLevelSamples: every preset and turn weighting reproduces the pinned sa
   const got: Record<string, string> = {};
   for (const { name, config } of cases) {
     const parsed = rlConfigSchema.parse(config);
-    const samples = await turnLevelSamples(tableValues, tableReference, trajectories, effectivePreset(parsed), parsed);
+    const { samples } = await turnLevelSamples(tableValues, tableReference, trajectories, effectivePreset(parsed), parsed);
     assert.equal(samples.length, trajectories.reduce((n, t) => n + t.segments!.length, 0), name);
     got[name] = fingerprint(samples);
   }

@@ -13,8 +13,11 @@ export const METRICS = {
   loss: ['update', 'loss'],
   pgLoss: ['update', 'policy-gradient loss'],
   valueLoss: ['update', 'value loss'],
-  kl: ['update', 'KL to reference'],
-  approxKl: ['update', 'approx. KL to the sampling policy'],
+  klToReference: ['update', 'KL to the reference policy (in the loss or off the rewards)'],
+  ppoKl: ['update', 'policy drift: KL to the sampling policy (k1)'],
+  approxKl: ['update', 'policy drift: KL to the sampling policy (k3)'],
+  // Runs recorded before klToReference: KL to the reference with grpo, policy drift (k1) otherwise.
+  kl: ['update', 'KL (older runs: to the reference with grpo, else drift)'],
   entropy: ['update', 'entropy'],
   clipfrac: ['update', 'clip fraction'],
   gradNorm: ['update', 'gradient norm (before clipping)'],
@@ -31,7 +34,7 @@ export const METRICS = {
 export const GROUPS = ['episodes', 'update', 'tokens', 'speed', 'other'];
 
 /** Shown when the address names no metrics: the ones a practitioner looks at first. */
-export const DEFAULT_METRICS = ['reward', 'success', 'validationSuccess', 'kl', 'entropy', 'loss', 'clipfrac', 'gradNorm', 'responseLength', 'rewardStdWithinGroup'];
+export const DEFAULT_METRICS = ['reward', 'success', 'validationSuccess', 'klToReference', 'kl', 'entropy', 'loss', 'clipfrac', 'gradNorm', 'responseLength', 'rewardStdWithinGroup'];
 
 export function metricGroup(key) {
   return METRICS[key]?.[0] ?? 'other';

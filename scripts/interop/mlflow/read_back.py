@@ -42,7 +42,7 @@ if train_run is not None:
     else:
         trained = runs[0]
         keys = set(trained.data.metrics)
-        for key in ["reward", "success", "kl", "entropy", "gradNorm", "clipfrac", "learningRate", "responseLength", "rewardStdWithinGroup", "sampledTokens"]:
+        for key in ["reward", "success", "klToReference", "entropy", "gradNorm", "clipfrac", "learningRate", "responseLength", "rewardStdWithinGroup", "sampledTokens"]:
             if key not in keys:
                 failures.append(f"agentrl train run {train_run}: no metric {key} (has {sorted(keys)})")
         steps = [m.step for m in client.get_metric_history(trained.info.run_id, "reward")]

@@ -31,7 +31,7 @@ if train_folder is not None:
     trained = EventAccumulator(train_folder)
     trained.Reload()
     keys = set(trained.Tags()["scalars"])
-    for key in ["reward", "success", "kl", "responseLength", "rewardStdWithinGroup"]:
+    for key in ["reward", "success", "klToReference", "responseLength", "rewardStdWithinGroup"]:
         if key not in keys:
             failures.append(f"agentrl train event file: no scalar {key} (has {sorted(keys)})")
     steps = [e.step for e in trained.Scalars("reward")] if "reward" in keys else []

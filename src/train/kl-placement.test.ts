@@ -1,0 +1,60 @@
+/**
+ * KL to the reference has one place per preset (`kl.placement`: loss or reward), `klCoef` sets it
+ * wherever it sits, and the metrics keep KL to the reference (`klToReference`) apart from the
+ * policy's drift from its sampler (`ppoKl`, `approxKl`).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Trajectory } from '../core/types.ts';
+import { TransformerModel } from '../model/model.ts';
+import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { lossConfig } from './algorithm-presets.ts';
+import { makeBanditEnv } from './bandit-test-fixture.ts';
+import { effectivePreset, rlConfigSchema, runRl, type RlConfigInput } from './rl.ts';
+
+const presetOf = (input: RlConfigInput) => effectivePreset(rlConfigSchema.parse(input));
+const tinyModel = (seed: number) =>
+  TransformerModel.create({ vocabSize: 300, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 160 }, { seed });
+const config: RlConfigInput = { iterations: 1, tasksPerIteration: 2, groupSize: 2, minibatchSize: 8, maxTurns: 1, maxNewTokens: 6, validateEvery: 0, seed: 1 };
+
+test('each preset places KL in the loss, in the reward or nowhere; klCoef sets the coefficient where it sits', () => {
+  assert.deepEqual(presetOf({ algo: 'grpo' }).kl, { placement: 'loss', estimator: 'k3', coef: 0.001 });
+  assert.deepEqual(presetOf({ algo: 'rloo' }).kl, { placement: 'reward', estimator: 'k1', coef: 0.001 });
+  assert.equal(presetOf({ algo: 'dapo' }).kl, null);
+  assert.deepEqual(presetOf({ algo: 'grpo', klCoef: 0.05 }).kl, { placement: 'loss', estimator: 'k3', coef: 0.05 });
+  assert.deepEqual(presetOf({ algo: 'reinforce++', klCoef: 0.05 }).kl, { placement: 'reward', estimator: 'k2', coef: 0.05 });
+  assert.deepEqual(presetOf({ algo: 'dapo', klCoef: 0.05 }).kl, { placement: 'loss', estimator: 'k3', coef: 0.05 }, 'a preset without KL gets a k3 loss term');
+  assert.equal(presetOf({ algo: 'ppo', klCoef: 0 }).kl, null, 'klCoef 0 turns KL off');
+  // The loss config carries the KL term only for placement 'loss'.
+  assert.deepEqual(lossConfig(presetOf({ algo: 'grpo', klCoef: 0.05 })), { ...presetOf({ algo: 'grpo' }).loss, useKlLoss: true, klLossCoef: 0.05, klLossType: 'k3' });
+  assert.equal(lossConfig(presetOf({ algo: 'rloo' })).useKlLoss, false);
+});
+
+test('klCoef 0 needs no reference: grpo trains without one', async () => {
+  const policy = new BuiltinPolicy({ model: await tinyModel(2) });
+  await assert.rejects(runRl({ policy, env: makeBanditEnv, config: { ...config, algo: 'grpo' } }), /uses KL to a reference policy \(in the loss\)/);
+  const { history } = await runRl({ policy, env: makeBanditEnv, config: { ...config, algo: 'grpo', klCoef: 0 } });
+  assert.equal(history[0]!.klToReference, 0);
+  assert.ok(Number.isFinite(history[0]!.loss));
+});
+
+test('klToReference is the KL to the reference in the loss (grpo) or off the rewards (rloo); ppoKl and approxKl are drift, 0 at the first step', async () => {
+  const reference = new BuiltinPolicy({ model: await tinyModel(3) });
+  const inLoss = (await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'grpo' } })).history[0]!;
+  assert.ok(inLoss.klToReference > 1e-3, `k3 to a different model: ${inLoss.klToReference}`);
+  assert.ok(Math.abs(inLoss.ppoKl) < 1e-4 && Math.abs(inLoss.approxKl) < 1e-4, `drift at the first step: ${inLoss.ppoKl}, ${inLoss.approxKl}`);
+
+  let trained: readonly Trajectory[] = [];
+  const inReward = (
+    await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'rloo' }, onTrajectories: (t) => void (trained = t) })
+  ).history[0]!;
+  // The batch mean of each trajectory's per-token k1 = old − ref over its generated tokens.
+  const refLogprobs = await reference.logprobs({ sequences: trained.map((t) => t.tokens), temperature: 1 });
+  const perTrajectory = trained.map((t, i) => {
+    const generated = t.lossMask.flatMap((m, j) => (m === 1 ? [t.logprobs[j]! - refLogprobs[i]![j]!] : []));
+    return generated.reduce((a, b) => a + b, 0) / generated.length;
+  });
+  const expected = perTrajectory.reduce((a, b) => a + b, 0) / perTrajectory.length;
+  assert.ok(Math.abs(inReward.klToReference - expected) < 1e-6, `klToReference ${inReward.klToReference} vs ${expected}`);
+  assert.ok(Math.abs(inReward.ppoKl) < 1e-4, `drift at the first step: ${inReward.ppoKl}`);
+});
