@@ -7,7 +7,8 @@
  * a `<think>` block (R1-style format reward; 0 = off); −formatPenalty per invalid turn.
  */
 import { z } from 'zod';
-import { Rng, type Tool } from '../../core/index.ts';
+import { Rng } from '../../core/index.ts';
+import { tool } from '../../core/tool.ts';
 import { parseOptions } from '../options.ts';
 import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
@@ -15,12 +16,12 @@ import { answerMatches } from './answer-check.ts';
 import { generateMathProblem, mathKinds, type MathProblem } from './generator.ts';
 import { evaluateRational, formatRational } from './rational.ts';
 
-export const mathCalculatorTool: Tool<{ expression: string }, string> = {
+export const mathCalculatorTool = tool({
   name: 'calculator',
   description: 'Evaluates arithmetic exactly: + - * / and parentheses; fractions stay exact (7/2).',
   inputSchema: z.strictObject({ expression: z.string() }),
   execute: ({ expression }) => formatRational(evaluateRational(expression)),
-};
+});
 
 export const mathOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,

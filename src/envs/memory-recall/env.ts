@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
+import { tool } from '../../core/tool.ts';
 import { actionCharLimits, actionTooLong, parseAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 
@@ -59,18 +60,18 @@ export interface MemoryRecallData {
   turnsLeft: number;
 }
 
-const insertTool: Tool<{ text: string }> = {
+const insertTool = tool({
   name: 'memory_insert',
   description: 'Saves a passage to long-term memory.',
   inputSchema: z.object({ text: z.string().min(1).max(300) }),
   execute: ({ text }) => text,
-};
-const searchTool: Tool<{ query: string }> = {
+});
+const searchTool = tool({
   name: 'memory_search',
   description: 'The 3 saved passages sharing the most words with the query.',
   inputSchema: z.object({ query: z.string().min(1).max(200) }),
   execute: ({ query }) => query,
-};
+});
 
 /** Locker numbers with `digits` digits (1–9, 10–99). */
 function lockerCount(digits: number): number {

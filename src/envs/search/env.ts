@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import type { Split } from '../../core/index.ts';
 import type { ParsedAction, ParsedToolCall } from '../action-format.ts';
+import { tool } from '../../core/tool.ts';
 import { actionCharLimits, parseAction } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
@@ -76,12 +77,12 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
     this.corpus = generateCorpus(this.options.corpusSeed);
     this.retriever = makeRetriever(this.corpus.articles);
     this.tools = [
-      {
+      tool({
         name: 'search',
         description: 'BM25 search over the encyclopedia; returns the top documents.',
         inputSchema: z.strictObject({ query: z.string().min(1).max(this.options.maxQueryChars) }),
-        execute: ({ query }: { query: string }) => this.search(query),
-      },
+        execute: ({ query }) => this.search(query),
+      }),
     ];
   }
 

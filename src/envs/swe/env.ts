@@ -19,6 +19,7 @@
  */
 import { z } from 'zod';
 import type { Tool } from '../../core/index.ts';
+import { tool } from '../../core/tool.ts';
 import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
@@ -94,39 +95,39 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     super(parseOptions(sweOptionsSchema, options, 'swe'));
     const files = () => this.current().files;
     const tools: Tool[] = [
-      { name: 'list_files', description: 'Lists the repository files.', inputSchema: z.strictObject({}), execute: () => Object.keys(files()).sort().join('\n') },
-      {
+      tool({ name: 'list_files', description: 'Lists the repository files.', inputSchema: z.strictObject({}), execute: () => Object.keys(files()).sort().join('\n') }),
+      tool({
         name: 'read_file',
         description: 'Shows a file with line numbers.',
         inputSchema: z.strictObject({ path: z.string() }),
-        execute: ({ path }: { path: string }) => {
+        execute: ({ path }) => {
           const content = files()[path];
           if (content === undefined) throw new ToolError('read_file', `no file ${path}; see list_files`, { path });
           return content.split('\n').map((line, i) => `${i + 1}: ${line}`).join('\n');
         },
-      },
-      {
+      }),
+      tool({
         name: 'search',
         description: 'Finds lines containing the text.',
         inputSchema: z.strictObject({ text: z.string().min(1) }),
-        execute: ({ text }: { text: string }) => {
+        execute: ({ text }) => {
           const hits = Object.entries(files()).flatMap(([path, content]) =>
             content.split('\n').flatMap((line, i) => (line.includes(text) ? [`${path}:${i + 1}: ${line.trim()}`] : [])),
           );
           return hits.length === 0 ? 'no matches' : hits.join('\n');
         },
-      },
-      {
+      }),
+      tool({
         name: 'edit_file',
         description: 'Replaces the single exact occurrence of old with new in a file.',
         inputSchema: z.strictObject({ path: z.string(), old: z.string(), new: z.string() }),
-        execute: (input: { path: string; old: string; new: string }) => {
+        execute: (input) => {
           applyEdit(files(), input.path, input.old, input.new);
           this.current().editsMade++;
           return `edited ${input.path}`;
         },
-      },
-      {
+      }),
+      tool({
         name: 'run_tests',
         description: "Runs the repository's tests in the sandbox.",
         inputSchema: z.strictObject({}),
@@ -134,7 +135,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
           this.current().testRuns++;
           return summarizeRun(await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation }));
         },
-      },
+      }),
     ];
     this.tools = tools;
   }
