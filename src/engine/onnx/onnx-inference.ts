@@ -29,6 +29,8 @@ import { generateOnOnnx } from './onnx-generate.ts';
 export interface OnnxInferenceOptions {
   /** ORT intra-op threads; default: ORT's choice (every core). */
   threads?: number;
+  /** Idle ORT threads spin between ops (ORT's default); false leaves the cores to the host between runs. */
+  spinning?: boolean;
   /** Padded tokens per scoring run (attention is [rows, H, T, T]). Default: the jax-js model's. */
   scoreTokenBudget?: number;
   /** Most [M, V] logits per run. Default: the jax-js model's (2^25). */
@@ -101,7 +103,7 @@ export class OnnxInference {
 
   private static async sessionFor(config: ModelConfig, params: HostParams, lora: LoraConfig | null, options: OnnxInferenceOptions): Promise<OnnxSession> {
     const bytes = serializeModel(buildModelGraph({ config, params, lora }));
-    return OnnxSession.create(bytes, { threads: options.threads });
+    return OnnxSession.create(bytes, { threads: options.threads, spinning: options.spinning });
   }
 
   private setAdapters(adapters: HostParams): void {

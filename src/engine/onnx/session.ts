@@ -9,6 +9,8 @@ import type { DataType } from './graph.ts';
 export interface SessionOptions {
   /** Threads inside one op (ORT's intra-op pool); default: ORT's choice (all cores). */
   threads?: number;
+  /** Let idle intra-op threads spin between ops (ORT's default, true); false frees the core for the host between runs. */
+  spinning?: boolean;
 }
 
 export type HostArray = Float32Array | Int32Array | BigInt64Array;
@@ -24,13 +26,14 @@ const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'boo
 export class OnnxSession {
   private constructor(private readonly session: ort.InferenceSession) {}
 
-  static async create(model: Uint8Array, { threads }: SessionOptions = {}): Promise<OnnxSession> {
+  static async create(model: Uint8Array, { threads, spinning = true }: SessionOptions = {}): Promise<OnnxSession> {
     try {
       const session = await ort.InferenceSession.create(model, {
         executionProviders: ['cpu'],
         graphOptimizationLevel: 'all',
         executionMode: 'sequential',
         ...(threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 }),
+        ...(spinning ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
       });
       return new OnnxSession(session);
     } catch (error) {
