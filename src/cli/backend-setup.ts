@@ -9,18 +9,27 @@
  *
  * Everything a Tinker run cannot do is refused before the run is created (`checkBackendOptions`):
  * PPO (no value head), an entropy bonus, gradient clipping (the `tinker` backend defaults
- * `maxGradNorm` to 0: `backendPreset`), `--init` (a built-in checkpoint).
+ * `maxGradNorm` to 0 and `loraRank` to 8: `backendPreset`), `--model`/`--init` (built-in weights),
+ * the built-in LoRA's alpha/dropout/targets.
+ *
+ * LoRA on the built-in model: `--model <source> --lora-rank 16 [--lora-alpha 32 --lora-dropout 0
+ * --lora-targets q_proj,v_proj]` trains adapters on the frozen weights of --model (model/lora.ts);
+ * only the adapters and their moments are in the run's resumable state, so resuming and the KL
+ * reference restore them onto the base weights reloaded from --model (the run's saved config
+ * names it). Refused: --lora-rank without --model (nothing to adapt), a critic (--algo ppo: a
+ * LoRA run trains no value head), --lora-alpha/-dropout/-targets without --lora-rank.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../core/errors.ts';
+import { InvalidArgumentError, UnknownNameError } from '../core/errors.ts';
 import type { EnvDescriptor } from '../envs/index.ts';
 import type { LoadedCheckpoint } from '../model/checkpoint.ts';
+import { loraModuleWeights, type LoraConfigInput, type LoraModule } from '../model/lora.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
 import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
-import { defaultTrainModel, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
+import { defaultTrainModel, modelSpecOf, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
 
 export const backendNames = ['builtin', 'tinker'] as const;
 
@@ -32,23 +41,71 @@ export const backendSchema = z.object({
     .string()
     .optional()
     .describe("tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name); default --base-model when it is a local folder holding tokenizer.json, else agentrl's byte tokenizer"),
-  loraRank: z.number().int().positive().default(8).describe('tinker: LoRA rank'),
+  loraRank: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('LoRA rank: builtin — train adapters of this rank on the frozen --model weights (default: train every weight); tinker — the rank of the LoRA the server trains (default 8)'),
+  loraAlpha: z.number().positive().optional().describe('builtin LoRA: the update is scaled by alpha / rank (default 32)'),
+  loraDropout: z.number().min(0).lt(1).optional().describe('builtin LoRA: dropout on the adapter input in training (default 0)'),
+  loraTargets: z
+    .string()
+    .optional()
+    .describe(`builtin LoRA: comma-separated projections that get adapters (default all: ${Object.keys(loraModuleWeights).join(',')})`),
   tinkerLossReduction: z.enum(lossReductions).default('sum').describe("tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)"),
 });
 export type BackendOptions = z.infer<typeof backendSchema>;
 
 /** Option defaults a backend sets (under the config file and the flags). */
 export function backendPreset(backend: unknown): Record<string, unknown> {
-  return backend === 'tinker' ? { maxGradNorm: 0 } : {};
+  return backend === 'tinker' ? { maxGradNorm: 0, loraRank: 8 } : {};
+}
+
+type LoraFlags = Pick<BackendOptions, 'loraRank' | 'loraAlpha' | 'loraDropout' | 'loraTargets'>;
+
+/** The built-in LoRA the flags ask for; undefined without --lora-rank (every weight trains). */
+export function builtinLora(options: LoraFlags): LoraConfigInput | undefined {
+  if (options.loraRank === undefined) return undefined;
+  const allowed = Object.keys(loraModuleWeights) as LoraModule[];
+  const targets = options.loraTargets?.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  for (const name of targets ?? []) if (!(allowed as string[]).includes(name)) throw new UnknownNameError('--lora-targets module', name, allowed);
+  if (targets !== undefined && targets.length === 0) throw new InvalidArgumentError(`--lora-targets names no module; allowed: ${allowed.join(', ')}`);
+  return {
+    rank: options.loraRank ?? 8,
+    ...(options.loraAlpha === undefined ? {} : { alpha: options.loraAlpha }),
+    ...(options.loraDropout === undefined ? {} : { dropout: options.loraDropout }),
+    ...(targets === undefined ? {} : { targetModules: targets as [LoraModule, ...LoraModule[]] }),
+  };
+}
+
+/** The built-in backend's LoRA refusals (see the header). */
+function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: string; init?: string }): void {
+  const extras = (['loraAlpha', 'loraDropout', 'loraTargets'] as const).filter((flag) => options[flag] !== undefined);
+  if (options.loraRank === undefined) {
+    if (extras.length > 0) throw new InvalidArgumentError(`--${kebab(extras[0]!)} sets up LoRA adapters; pass --lora-rank too`, { flag: extras[0] });
+    return;
+  }
+  if (modelSpecOf(options) === undefined) {
+    throw new InvalidArgumentError('--lora-rank adapts a pretrained model: pass --model <folder | file.gguf | pulled name | checkpoint> too (a fresh model trains all its weights)', { loraRank: options.loraRank });
+  }
+  if (algorithmPresets[options.algo].valueHead) {
+    throw new InvalidArgumentError(`--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++, or drop --lora-rank`, { algo: options.algo });
+  }
+  builtinLora(options);
 }
 
 /** Refuses, before any run is created, a backend setting that cannot run. */
-export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmName; entropyCoef: number; maxGradNorm: number; init?: string }): void {
+export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmName; entropyCoef: number; maxGradNorm: number; model?: string; init?: string }): void {
   if (options.backend !== 'tinker') {
     for (const flag of ['baseUrl', 'baseModel', 'tokenizer'] as const) {
       if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, { flag });
     }
+    checkBuiltinLora(options);
     return;
+  }
+  for (const flag of ['loraAlpha', 'loraDropout', 'loraTargets'] as const) {
+    if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} sets up the built-in LoRA; the tinker backend takes --lora-rank only`, { flag });
   }
   const missing = (['baseUrl', 'baseModel'] as const).filter((flag) => options[flag] === undefined || options[flag] === '');
   if (missing.length > 0) {
@@ -59,7 +116,8 @@ export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmN
   }
   if (options.entropyCoef !== 0) throw new InvalidArgumentError(`the tinker backend cannot train an entropy bonus; set --entropy-coef 0 (got ${options.entropyCoef})`, { entropyCoef: options.entropyCoef });
   if (options.maxGradNorm !== 0) throw new InvalidArgumentError(`the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`, { maxGradNorm: options.maxGradNorm });
-  if (options.init !== undefined) throw new InvalidArgumentError('--init loads a built-in checkpoint; the tinker backend starts from --base-model', { init: options.init });
+  const spec = modelSpecOf(options);
+  if (spec !== undefined) throw new InvalidArgumentError(`--model/--init load weights into the built-in model; the tinker backend starts from --base-model (got ${spec})`, { model: spec });
 }
 
 /** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
@@ -70,7 +128,7 @@ export function tinkerPolicyOptions(options: BackendOptions & { seed: number; ma
     ...(chatFormat === undefined ? {} : { chatFormat, tokenizer: chatFormat.tokenizer }),
     baseUrl: options.baseUrl,
     baseModel: options.baseModel!,
-    rank: options.loraRank,
+    rank: options.loraRank ?? 8,
     seed: options.seed,
     lossReduction: options.tinkerLossReduction,
     contextWindow: options.maxSeqLen ?? defaultTrainModel.maxSeqLen,
@@ -93,11 +151,15 @@ export function policyBackend(
   { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
 ): PolicyBackend {
   if (options.backend === 'builtin') {
+    // The model's own chat format (when --model has one), and for a LoRA run the frozen base the adapter states restore onto.
+    const chatFormat = init?.chatFormat;
+    const lora = builtinLora(options);
+    const restore = (state: Uint8Array) => BuiltinPolicy.fromState(state, { chatFormat, ...(lora === undefined ? {} : { baseParams: init!.params }) });
     return {
       name: 'builtin',
-      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init }) }),
-      restorePolicy: (state) => BuiltinPolicy.fromState(state),
-      restoreReference: (state) => BuiltinPolicy.fromState(state),
+      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init, lora }), chatFormat }),
+      restorePolicy: restore,
+      restoreReference: restore,
       close: async () => {},
     };
   }

@@ -1,15 +1,28 @@
 /**
- * The starting policy of `agentrl train` and `agentrl dpo`: a checkpoint (`--init`), or a fresh
- * built-in model warm-started by SFT on the environment's scripted expert (`warmStartPolicy`,
- * through the TrainablePolicy contract; backend-setup.ts uses it for the other backends).
+ * The starting policy of `agentrl train` and `agentrl dpo`: a model (`--model`, alias `--init`),
+ * or a fresh built-in model warm-started by SFT on the environment's scripted expert
+ * (`warmStartPolicy`, through the TrainablePolicy contract; backend-setup.ts uses it for the
+ * other backends).
+ *
+ * One rule for `--model <folder | file.gguf | pulled name | agentrl checkpoint>` (and `--init`,
+ * its older name): the run starts from those weights with no SFT warm start (pure RL), and with
+ * the model's own tokenizer and chat format when it has one (a pretrained model's tokenizer.json +
+ * chat template, a GGUF's metadata, a checkpoint of such a model); an agentrl byte-model
+ * checkpoint keeps the byte template. For a model with its own chat format the env instructions
+ * are a system message and the policy sees the whole conversation by default (`modelPreset`).
+ * Checked before a run is created: the model has a tokenizer, the tokenizer fits its vocabulary,
+ * and a model's own tokenizer comes with a chat template.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../core/errors.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ChatTemplateError, CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
-import type { LoadedCheckpoint } from '../model/checkpoint.ts';
-import { loadModelCheckpoint } from '../model/model-sources.ts';
+import { usesByteTemplate, type LoadedCheckpoint } from '../model/checkpoint.ts';
+import { loraShapes, type LoraConfigInput } from '../model/lora.ts';
+import { loadModelCheckpoint, resolveModelSource } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
@@ -28,7 +41,13 @@ export const defaultTrainModel = {
 
 /** Flags shared by the commands that start from a warm-started or loaded model. */
 export const modelSetupSchema = z.object({
-  init: z.string().optional().describe('start from this checkpoint, Hugging Face folder, .gguf file or pulled model (agentrl models list) instead of the SFT warm start'),
+  model: z
+    .string()
+    .optional()
+    .describe(
+      'start from this model instead of the SFT warm start (pure RL): a Hugging Face folder, a .gguf file, a pulled model (agentrl models list) or an agentrl checkpoint; a model with its own tokenizer and chat template trains in that format, with the env instructions as a system message and the whole conversation in view by default',
+    ),
+  init: z.string().optional().describe('alias of --model (its older name; pass one of them)'),
   ...warmStartConfigSchema.shape,
   ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
 });
@@ -47,7 +66,33 @@ export function parseEnvOptions(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** What a run starts from, checked before the run is recorded: the env, its options, the `--init` checkpoint. */
+/** The model a run starts from: `--model`, or its alias `--init` (one of them, or both naming the same). */
+export function modelSpecOf(options: { model?: string; init?: string }): string | undefined {
+  if (options.model !== undefined && options.init !== undefined && options.model !== options.init) {
+    throw new InvalidArgumentError(`--init is an alias of --model; pass one of them (got --model ${options.model} and --init ${options.init})`, { model: options.model, init: options.init });
+  }
+  return options.model ?? options.init;
+}
+
+/** True when `spec` names a model with its own chat format (a GGUF, or a folder whose tokenizer.json is not the byte template's); false when unsure. */
+export function hasOwnChatFormat(spec: string | undefined): boolean {
+  if (spec === undefined) return false;
+  try {
+    const source = resolveModelSource(spec);
+    if (source.kind === 'gguf') return true;
+    const file = join(source.path, 'tokenizer.json');
+    return existsSync(file) && !usesByteTemplate(JSON.parse(readFileSync(file, 'utf8')));
+  } catch {
+    return false; // the load reports what is wrong with it
+  }
+}
+
+/** Option defaults for a run from a model with its own chat format (under the config file and the flags). */
+export function modelPreset(spec: string | undefined): Record<string, unknown> {
+  return hasOwnChatFormat(spec) ? { systemPrompt: true, historyTurns: -1 } : {};
+}
+
+/** What a run starts from, checked before the run is recorded: the env, its options, the `--model` weights. */
 export interface RunSetup {
   descriptor: EnvDescriptor;
   envOptions: Record<string, unknown>;
@@ -58,12 +103,29 @@ export interface RunSetup {
  * Checks everything a typo can break before a run is created in the store: the env name, its
  * options (by making the env once) and the `--init` checkpoint (loaded here, used by prepareModel).
  */
-export async function checkRunSetup(options: { env: string; envOptions: string; init?: string }): Promise<RunSetup> {
+export async function checkRunSetup(options: { env: string; envOptions: string; model?: string; init?: string }): Promise<RunSetup> {
   const descriptor = getEnvironment(options.env);
   const envOptions = parseEnvOptions(options.envOptions);
   descriptor.make(envOptions);
-  const init = options.init === undefined ? undefined : await loadModelCheckpoint(options.init);
+  const spec = modelSpecOf(options);
+  if (spec === undefined) return { descriptor, envOptions };
+  const init = await loadModelCheckpoint(spec);
+  checkModelTokenizer(spec, init);
   return { descriptor, envOptions, init };
+}
+
+/** A loaded model can be trained in a chat format: it has a tokenizer, the tokenizer fits its vocabulary, and a model's own tokenizer has a template. */
+export function checkModelTokenizer(spec: string, { tokenizer, config, chatFormat }: LoadedCheckpoint): void {
+  if (tokenizer === undefined) {
+    throw new CheckpointError(`${spec}: no tokenizer.json; the model's own tokenizer is needed to train it (copy its tokenizer.json, tokenizer_config.json and generation_config.json into the folder)`, { model: spec });
+  }
+  if (tokenizer.vocabSize > config.vocabSize) {
+    throw new CheckpointError(`${spec}: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocabulary only ${config.vocabSize}: tokenizer.json is not this model's`, { model: spec, tokenizerVocabSize: tokenizer.vocabSize, vocabSize: config.vocabSize });
+  }
+  // A model's own tokenizer has no byte-template role tokens (src/chat/tokenizer-json.ts maps them all to its end token).
+  if (chatFormat === undefined && tokenizer.specialTokens.user === tokenizer.specialTokens.end) {
+    throw new ChatTemplateError(`${spec}: the model's tokenizer comes without a chat template (tokenizer_config.json "chat_template" or chat_template.jinja); add the model's template to train it in its own format`, { model: spec });
+  }
 }
 
 export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {
@@ -78,14 +140,16 @@ export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {
 export async function prepareModel(
   options: PrepareModelOptions,
   descriptor: EnvDescriptor,
-  { valueHead, label, init }: { valueHead: boolean; label: string; init?: LoadedCheckpoint },
+  { valueHead, label, init, lora }: { valueHead: boolean; label: string; init?: LoadedCheckpoint; lora?: LoraConfigInput },
 ): Promise<TransformerModel> {
-  if (options.init !== undefined) {
-    const checkpoint = init ?? (await loadModelCheckpoint(options.init));
+  const spec = modelSpecOf(options);
+  if (spec !== undefined) {
+    const checkpoint = init ?? (await loadModelCheckpoint(spec));
     // A critic starts at zero on top of a checkpoint trained without one.
     const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
-    console.error(`${label}: loaded ${options.init}`);
-    return TransformerModel.fromParams(loaded.config, loaded.params);
+    const model = await TransformerModel.fromParams(loaded.config, loaded.params, lora === undefined ? {} : { lora, seed: options.seed });
+    console.error(`${label}: ${describeStart(spec, checkpoint, model)}`);
+    return model;
   }
   const modelConfig: Record<string, unknown> = { ...defaultTrainModel, valueHead };
   for (const key of Object.keys(modelConfigSchema.shape)) {
@@ -126,3 +190,15 @@ export async function warmStartPolicy(policy: TrainablePolicy, options: PrepareM
   );
 }
 
+
+/** "loaded X in its own chat format …; pure RL …; LoRA …": what the run starts from, for the progress output. */
+function describeStart(spec: string, checkpoint: LoadedCheckpoint, model: TransformerModel): string {
+  const format = checkpoint.chatFormat === undefined ? "agentrl's byte template" : `its own tokenizer (${checkpoint.tokenizer!.vocabSize} ids) and chat template "${checkpoint.chatFormat.name}"`;
+  const parts = [`loaded ${spec} with ${format}`, 'pure RL from these weights (no SFT warm start)'];
+  if (model.lora !== null) {
+    const adapters = [...loraShapes(model.config, model.lora).values()].reduce((sum, [rows, columns]) => sum + rows! * columns!, 0);
+    const base = [...checkpoint.params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+    parts.push(`LoRA rank ${model.lora.rank} (alpha ${model.lora.alpha}, dropout ${model.lora.dropout}) on ${model.lora.targetModules.join(',')}: ${adapters.toLocaleString('en-US')} adapter parameters trained, the ${base.toLocaleString('en-US')} base weights frozen`);
+  }
+  return parts.join('; ');
+}

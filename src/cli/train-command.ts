@@ -13,6 +13,10 @@
  *
  * `--backend tinker --base-url … --base-model … --lora-rank …` trains a LoRA on a Tinker server
  * instead of the built-in model, recorded the same way (backend-setup.ts).
+ *
+ * `--model <folder | file.gguf | pulled name | checkpoint> [--lora-rank 16 …]` starts from a
+ * pretrained model instead of the warm start: pure RL in the model's own chat format, LoRA
+ * adapters only when --lora-rank is given (model-setup.ts, backend-setup.ts, docs/real-model-training.md).
  */
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -22,7 +26,7 @@ import { presetOptions } from '../train/env-presets.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
-import { checkRunSetup, modelSetupSchema, type RunSetup } from './model-setup.ts';
+import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
 import { backendPreset, backendSchema, checkBackendOptions } from './backend-setup.ts';
 import { RunInterrupt } from './interrupt.ts';
 import { resolveOptions } from './config-file.ts';
@@ -47,11 +51,17 @@ export const trainCommandSchema = z.object({
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
-/** The options a new run gets: defaults, then the env's training preset and the backend's, the config file, the flags. */
+/**
+ * The options a new run gets: defaults, then the env's training preset, the backend's and the
+ * model's (`--model` with its own chat format: system prompt on, whole conversation), the config
+ * file, the flags.
+ */
 export function resolveTrainOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(trainCommandSchema, argv);
-  const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend) };
-  const baseSource = plain.backend === 'builtin' ? `the ${plain.env} preset` : `the ${plain.env} preset and the ${plain.backend} backend`;
+  const fromModel = modelPreset(modelSpecOf(plain));
+  const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend), ...fromModel };
+  const sources = [`the ${plain.env} preset`, ...(plain.backend === 'builtin' ? [] : [`the ${plain.backend} backend`]), ...(Object.keys(fromModel).length > 0 ? ["--model's own chat format"] : [])];
+  const baseSource = sources.length === 1 ? sources[0]! : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
   return resolveOptions(trainCommandSchema, argv, { base, baseSource });
 }
 

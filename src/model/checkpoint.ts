@@ -138,12 +138,12 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   if (!(await exists(tokenizerFile))) return { config, params, tokenizer: undefined, extra: agentrl?.extra ?? {} };
   const tokenizerJson = await readJson(tokenizerFile);
   if (isDeepStrictEqual(tokenizerJson, byteTokenizer.toTokenizerJson())) return { config, params, tokenizer: byteTokenizer, extra: agentrl?.extra ?? {} };
-  if (hasByteTemplateTokens(tokenizerJson)) return { config, params, tokenizer: loadHfTokenizer(tokenizerJson, { file: tokenizerFile }), extra: agentrl?.extra ?? {} };
+  if (usesByteTemplate(tokenizerJson)) return { config, params, tokenizer: loadHfTokenizer(tokenizerJson, { file: tokenizerFile }), extra: agentrl?.extra ?? {} };
   return { config, params, ...modelTokenizerOf(dir, tokenizerJson, tokenizerFile), extra: agentrl?.extra ?? {} };
 }
 
-/** A tokenizer.json that holds agentrl's byte-template role tokens (a custom BPE for the byte template). */
-function hasByteTemplateTokens(tokenizerJson: unknown): boolean {
+/** A tokenizer.json that holds agentrl's byte-template role tokens (the byte tokenizer, or a custom BPE for the byte template). */
+export function usesByteTemplate(tokenizerJson: unknown): boolean {
   const added = (tokenizerJson as { added_tokens?: { content?: unknown }[] }).added_tokens;
   const contents = new Set(Array.isArray(added) ? added.map((token) => token?.content) : []);
   return [specialTokenText.end, specialTokenText.user, specialTokenText.assistant].every((content) => contents.has(content));
