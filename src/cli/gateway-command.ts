@@ -21,6 +21,7 @@ import { TransformerModel } from '../model/model.ts';
 import { byteTokenizer } from '../model/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { startGateway } from '../serve/gateway/gateway.ts';
+import { checkpointChatFormat } from '../serve/openai/policy-server.ts';
 import { RunStore, defaultStorePath } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { parseFlags, validateFlags } from './flags.ts';
@@ -54,7 +55,8 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   if (positional.length !== 1) throw new InvalidArgumentError(`expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`);
   const checkpoint = positional[0]!;
   const loaded = await loadCheckpoint(checkpoint);
-  const tokenizer = loaded.tokenizer ?? byteTokenizer;
+  const chatFormat = checkpointChatFormat(checkpoint, loaded.tokenizer); // the model's own template, when the checkpoint has one
+  const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;
   const sampler = new BuiltinPolicy({ model: await TransformerModel.fromParams(loaded.config, loaded.params), tokenizer });
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
   const stopped = untilStopped(); // from here on a signal closes the run cleanly
@@ -66,6 +68,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
     sessionTimeoutMs: options.sessionTimeoutS * 1000,
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
+    ...(chatFormat === undefined ? {} : { chatFormat }),
   });
   let store: RunStore;
   let run: RunRecord;
@@ -89,7 +92,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   }, options.recordEveryS * 1000);
   try {
     console.error(
-      `gateway: ${modelName} (${checkpoint}, context ${sampler.contextWindow}) on ${gateway.baseURL} — recording run ${run.name} in ${store.path}. ` +
+      `gateway: ${modelName} (${checkpoint}, context ${sampler.contextWindow}, chat format ${chatFormat?.name ?? 'agentrl'}) on ${gateway.baseURL} — recording run ${run.name} in ${store.path}. ` +
         `Sessions: header x-session-id, model agentrl/<session> or user; score with POST /v1/sessions/<session>/reward. Ctrl-C stops.`,
     );
     const signal = await Promise.race([stopped, failed]);

@@ -85,7 +85,7 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
   const server = await startPolicyServer({ ...served, modelName, host: options.host, port: options.port, batchWindowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize });
   console.error(
-    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}) on ${server.url}/v1 ` +
+    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}) on ${server.url}/v1 ` +
       `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
   );
   await untilStopped();

@@ -17,17 +17,16 @@
  * any `Policy` (a built-in one streams token by token, through `generateBatch`'s optional `onToken`;
  * see policy-generator.ts); a session opened by the trainer samples at the trainer's temperature whatever
  * the client asks (old log-probs must be of that distribution), and its reply budget is capped.
- * `n` > 1 is refused (a session continues one reply). Errors are OpenAI-shaped.
+ * `n` > 1 is refused (a session continues one reply). Errors are OpenAI-shaped. Prompts, stop ids
+ * and tool calls are in the sampler's own chat format (`sampler.chatFormat`) when it has one. The
+ * routes are gateway-routes.ts.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
+import type { ChatFormat } from '../../chat/chat-format.ts';
 import type { Policy } from '../../policy/types.ts';
-import { baseUrl, listen, pathOf, readJsonBody, sendJson } from '../http.ts';
-import { RequestError, respondWithError } from '../openai/openai-errors.ts';
-import { createPolicyEndpoints, type FinishedChat } from '../openai/policy-server.ts';
-import { chatRequestSchema, toMessages } from '../openai/protocol.ts';
+import { listenApp } from '../hono-server.ts';
+import { createPolicyContext } from '../openai/policy-context.ts';
+import { gatewayApp } from './gateway-routes.ts';
 import { policyGenerator } from './policy-generator.ts';
-import { sessionIdOf } from './session-id.ts';
 import { SessionStore, type FinishedSession, type GatewayMetrics, type Session, type SessionSettings, type DropReason } from './session-store.ts';
 import { joinCalls } from './session-trajectory.ts';
 
@@ -48,6 +47,8 @@ export interface GatewayOptions {
   batchWindowMs?: number;
   /** Rows per batch at most. Default 64. */
   maxBatchSize?: number;
+  /** The chat format prompts are rendered in. Default: the sampler's own (`sampler.chatFormat`), else agentrl's byte template. */
+  chatFormat?: ChatFormat;
 }
 
 export interface Gateway {
@@ -67,13 +68,13 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const rewardSchema = z.object({ reward: z.number().finite(), success: z.boolean().optional() });
-
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { sampler, modelName = 'agentrl', host = '127.0.0.1', port = 0, sessionTimeoutMs = 120_000, openUnknownSessions = true } = options;
-  const endpoints = createPolicyEndpoints({
+  const chatFormat = options.chatFormat ?? sampler.chatFormat;
+  const context = createPolicyContext({
     generate: policyGenerator(sampler),
     tokenizer: sampler.tokenizer,
+    ...(chatFormat === undefined ? {} : { chatFormat }),
     contextWindow: sampler.contextWindow,
     modelName,
     batchWindowMs: options.batchWindowMs,
@@ -83,74 +84,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const sweeper = setInterval(() => store.sweep(), Math.max(10, Math.min(1000, sessionTimeoutMs / 4)));
   sweeper.unref();
   const prefixBreaks = (calls: FinishedSession['calls']) => joinCalls(calls).prefixBreaks;
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = pathOf(request);
-    const method = request.method ?? 'GET';
-    if (method === 'POST' && path === '/v1/chat/completions') return chat(request, response);
-    const session = /^\/v1\/sessions\/([^/]+)(\/reward)?$/.exec(path);
-    if (session !== null) return sessionRoute(method, decodeURIComponent(session[1]!), session[2] !== undefined, request, response);
-    if (method === 'GET') return endpoints.handle(request, response);
-    throw new RequestError(404, `${method} ${path} not found; the gateway serves POST /v1/chat/completions, POST /v1/sessions/{id}/reward, GET /v1/sessions/{id}, GET /v1/models`);
+  let listening;
+  try {
+    listening = await listenApp(gatewayApp({ context, store, openUnknownSessions }), { host, port });
+  } catch (error) {
+    clearInterval(sweeper);
+    throw error;
   }
-
-  async function chat(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const body = await endpoints.readBody(request, chatRequestSchema);
-    const named = sessionIdOf(request.headers, body);
-    if (!named.ok) throw new RequestError(400, named.message, named.param, 'missing_session_id');
-    if ((body.n ?? 1) !== 1) throw new RequestError(400, 'the gateway records one reply per call: n must be 1', 'n');
-    const messages = toMessages(body.messages); // a malformed tool call is a 400 before any sampling
-    const session = store.get(named.id) ?? openOnCall(named.id);
-    const { temperature, maxTokens } = session.settings;
-    const requested = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-    const sampled = {
-      ...body,
-      ...(temperature === undefined ? {} : { temperature }),
-      max_tokens: undefined,
-      max_completion_tokens: maxTokens === undefined ? requested : Math.min(requested ?? maxTokens, maxTokens),
-    };
-    session.inFlight++;
-    store.touch(session);
-    response.once('close', () => {
-      if (!response.writableFinished) store.metrics.callsAbandoned++;
-    });
-    try {
-      await endpoints.chat(sampled, response, (call: FinishedChat) => store.record(session, { messages, prompt: call.prompt, ...call.choices[0]! }));
-    } finally {
-      session.inFlight--;
-      store.touch(session);
-    }
-  }
-
-  function openOnCall(id: string): Session {
-    if (store.hasEnded(id)) throw new RequestError(409, `session '${id}' has ended (finished, scored or timed out); start a new session id`, null, 'session_ended');
-    if (!openUnknownSessions) throw new RequestError(404, `no session '${id}' is open; the trainer opens sessions (gatewayCollect)`, null, 'session_not_found');
-    return store.open(id, {}, false);
-  }
-
-  async function sessionRoute(method: string, id: string, reward: boolean, request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const session = store.get(id);
-    if (session === undefined) throw new RequestError(404, `no session '${id}' is open${store.hasEnded(id) ? ' (it has ended)' : ''}`, null, 'session_not_found');
-    if (!reward && method === 'GET') return sendJson(response, 200, sessionSummary(session));
-    if (!reward || method !== 'POST') throw new RequestError(405, `${method} ${pathOf(request)}: use POST /v1/sessions/{id}/reward or GET /v1/sessions/{id}`);
-    const body = await readJsonBody(request);
-    if (!body.ok) throw new RequestError(400, body.message);
-    const parsed = rewardSchema.safeParse(body.value);
-    if (!parsed.success) throw new RequestError(400, `expected {"reward": <finite number>, "success"?: <boolean>}: ${z.prettifyError(parsed.error)}`, String(parsed.error.issues[0]!.path[0] ?? 'reward'));
-    session.reward = { reward: parsed.data.reward, success: parsed.data.success ?? parsed.data.reward > 0 };
-    store.touch(session);
-    return sendJson(response, 200, sessionSummary(session));
-  }
-
-  function sessionSummary(session: Session) {
-    return { id: session.id, object: 'agentrl.session', calls: session.calls.length, prefixBreaks: joinCalls(session.calls).prefixBreaks, reward: session.reward ?? null };
-  }
-
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => respondWithError(response, error));
-  });
-  const boundPort = await listen(server, port, host);
-  const url = baseUrl(host, boundPort);
+  const { url, close } = listening;
   return {
     url,
     baseURL: `${url}/v1`,
@@ -162,9 +103,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     close: async () => {
       clearInterval(sweeper);
       store.dropAll('closed'); // counted; client-scored sessions not yet taken are dropped too
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await close();
     },
   };
 }

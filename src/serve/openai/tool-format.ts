@@ -1,19 +1,23 @@
 /**
- * The tool-call text format of the built-in model, and the splitter that turns its (streamed)
+ * Tool calls in the served model's own text format, and the splitter that turns its (streamed)
  * output into OpenAI content and `tool_calls`.
  *
- * Tools reach the model as a system message (model/tools-prompt.ts, re-exported here).
+ * Tools reach the model through its chat format: agentrl's byte template gets them as a system
+ * message (model/tools-prompt.ts, re-exported here); a model's Jinja template renders them itself.
+ * How a call is written depends on the format (`toolCallSyntax`):
  *
- * The model calls a tool by writing the same block the environments read (envs/action-format.ts)
- * and the chat template renders (model/chat-template.ts `renderToolCall`):
+ *   agentrl   <tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>
+ *   smollm2   <tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, …]</tool_call>
+ *   qwen      <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>
+ *   llama3    {"name": "get_weather", "parameters": {"city": "Paris"}}   (the whole reply)
  *
- *   <tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>
- *
- * Each well-formed block becomes one OpenAI tool call (`arguments` re-serialised as a JSON
- * string); a block whose JSON is malformed stays in the content. When streaming, text that might
- * be the start of a `<tool_call>` block or of a stop string is held back until it is decided.
+ * The block formats are read block by block: each well-formed block becomes its calls (`arguments`
+ * re-serialised as a JSON string); a malformed block stays in the content. When streaming, text
+ * that might be the start of a block or of a stop string is held back until it is decided. A
+ * whole-reply format holds a reply that starts like a call to its end, then parses it whole.
  */
 import type { ToolCall } from '../../core/types.ts';
+import type { ChatFormat } from '../../chat/chat-format.ts';
 
 export { toolsPrompt, withToolsPrompt } from '../../model/tools-prompt.ts';
 
@@ -22,21 +26,69 @@ const CLOSE = '</tool_call>';
 
 export type SplitEvent = { kind: 'content'; text: string } | { kind: 'tool_call'; call: ToolCall };
 
+type CallText = Pick<ToolCall, 'name' | 'arguments'>;
+
+/** How a format writes tool calls: in delimited blocks, or as the whole reply (`block` null). */
+export interface ToolCallSyntax {
+  block: { open: string; close: string } | null;
+  /** The text a whole-reply call starts with (after whitespace). */
+  replyStart: string;
+  /** The calls a block's inner text (or a whole reply) holds; null when it is not well-formed. */
+  parse(text: string): CallText[] | null;
+}
+
+/** agentrl's byte model: one JSON object per `<tool_call>` block. */
+export const agentrlToolCallSyntax: ToolCallSyntax = { block: { open: OPEN, close: CLOSE }, replyStart: OPEN, parse: (inner) => parseAgentrlCall(inner) };
+
+/** The syntax of a chat format, read from how it writes a call (its `assistantText`) and parsed with its own parser. */
+export function toolCallSyntax(format: ChatFormat): ToolCallSyntax {
+  if (format.name === 'agentrl') return agentrlToolCallSyntax;
+  const written = format.assistantText({ content: '', toolCalls: [{ id: 'call_0', name: 'probe', arguments: {} }] }).trim();
+  if (written.startsWith(OPEN) && written.endsWith(CLOSE)) {
+    return {
+      block: { open: OPEN, close: CLOSE },
+      replyStart: OPEN,
+      parse: (inner) => {
+        const parsed = format.parseAssistant(`${OPEN}${inner}${CLOSE}`);
+        return parsed.invalid.length === 0 && parsed.toolCalls.length > 0 ? parsed.toolCalls : null;
+      },
+    };
+  }
+  return {
+    block: null,
+    replyStart: written.slice(0, 1),
+    parse: (reply) => {
+      const parsed = format.parseAssistant(reply);
+      return parsed.toolCalls.length > 0 && parsed.content.trim() === '' ? parsed.toolCalls : null;
+    },
+  };
+}
+
+export interface OutputSplitterOptions {
+  /** null: tool calls are not parsed (`<tool_call>` is plain text). */
+  syntax: ToolCallSyntax | null;
+  stopStrings?: readonly string[];
+  /** Call ids are `${idPrefix}${n}`. */
+  idPrefix: string;
+}
+
 /**
  * Incremental output splitter: `update(fullText)` with the text decoded so far returns what can
- * be emitted now; `finish()` emits the rest. With `parseTools` off, `<tool_call>` is plain text.
- * Text from the first stop string on is dropped (OpenAI leaves the stop sequence out).
+ * be emitted now; `finish()` emits the rest. Text from the first stop string on is dropped
+ * (OpenAI leaves the stop sequence out).
  */
 export class OutputSplitter {
   private emitted = 0;
   private stopped = false;
   private calls = 0;
-  private readonly parseTools: boolean;
+  /** Whole-reply syntax: whether the reply started like a call (undefined: not decided yet). */
+  private replyIsCall: boolean | undefined;
+  private readonly syntax: ToolCallSyntax | null;
   private readonly stopStrings: readonly string[];
   private readonly idPrefix: string;
 
-  constructor({ parseTools, stopStrings = [], idPrefix }: { parseTools: boolean; stopStrings?: readonly string[]; idPrefix: string }) {
-    this.parseTools = parseTools;
+  constructor({ syntax, stopStrings = [], idPrefix }: OutputSplitterOptions) {
+    this.syntax = syntax;
     this.stopStrings = stopStrings;
     this.idPrefix = idPrefix;
   }
@@ -63,37 +115,57 @@ export class OutputSplitter {
       final = true;
     }
     const events: SplitEvent[] = [];
+    if (this.syntax !== null && this.syntax.block === null && this.holdsWholeReply(text, final, events)) return events;
+    const block = this.replyIsCall === false ? null : (this.syntax?.block ?? null);
     const content = (value: string): void => {
       if (value !== '') events.push({ kind: 'content', text: value });
     };
     for (;;) {
-      const open = this.parseTools ? text.indexOf(OPEN, this.emitted) : -1;
-      if (open < 0) break;
-      const close = text.indexOf(CLOSE, open + OPEN.length);
+      const open = block === null ? -1 : text.indexOf(block.open, this.emitted);
+      if (open < 0 || block === null) break;
+      const close = text.indexOf(block.close, open + block.open.length);
       content(text.slice(this.emitted, open));
       this.emitted = open;
       if (close < 0) break;
-      const end = close + CLOSE.length;
-      const call = parseCall(text.slice(open + OPEN.length, close), `${this.idPrefix}${this.calls}`);
-      if (call === null) content(text.slice(open, end));
-      else {
-        events.push({ kind: 'tool_call', call });
-        this.calls++;
-      }
+      const end = close + block.close.length;
+      const calls = this.syntax!.parse(text.slice(open + block.open.length, close));
+      if (calls === null) content(text.slice(open, end));
+      else for (const call of calls) events.push(this.callEvent(call));
       this.emitted = end;
     }
     const pending = text.slice(this.emitted);
-    const open = this.parseTools && pending.startsWith(OPEN);
+    const inBlock = block !== null && pending.startsWith(block.open);
     if (final) {
       content(pending);
       this.emitted = text.length;
       this.stopped = true;
-    } else if (!open) {
-      const hold = heldBack(pending, [...(this.parseTools ? [OPEN] : []), ...this.stopStrings]);
+    } else if (!inBlock) {
+      const hold = heldBack(pending, [...(block === null ? [] : [block.open]), ...this.stopStrings]);
       content(pending.slice(0, pending.length - hold));
       this.emitted = text.length - hold;
     }
     return events;
+  }
+
+  /** Whole-reply syntax: true while the reply is held (or was parsed whole at the end); false once it is plain content. */
+  private holdsWholeReply(text: string, final: boolean, events: SplitEvent[]): boolean {
+    const syntax = this.syntax!;
+    if (this.replyIsCall === undefined) {
+      const start = text.trimStart();
+      if (start.length < syntax.replyStart.length && syntax.replyStart.startsWith(start) && !final) return true;
+      this.replyIsCall = start.startsWith(syntax.replyStart);
+    }
+    if (!this.replyIsCall) return false;
+    if (!final) return true;
+    this.stopped = true;
+    const calls = syntax.parse(text);
+    if (calls === null) events.push(...(text === '' ? [] : [{ kind: 'content' as const, text }]));
+    else for (const call of calls) events.push(this.callEvent(call));
+    return true;
+  }
+
+  private callEvent(call: CallText): SplitEvent {
+    return { kind: 'tool_call', call: { id: `${this.idPrefix}${this.calls++}`, name: call.name, arguments: call.arguments } };
   }
 }
 
@@ -120,13 +192,13 @@ function firstIndex(text: string, needles: readonly string[]): number {
   return first;
 }
 
-function parseCall(json: string, id: string): ToolCall | null {
+function parseAgentrlCall(json: string): CallText[] | null {
   try {
     const value: unknown = JSON.parse(json);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
     const { name, arguments: args = {} } = value as { name?: unknown; arguments?: unknown };
     if (typeof name !== 'string' || name === '' || typeof args !== 'object' || args === null || Array.isArray(args)) return null;
-    return { id, name, arguments: args as Record<string, unknown> };
+    return [{ name, arguments: args as Record<string, unknown> }];
   } catch {
     return null;
   }

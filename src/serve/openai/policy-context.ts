@@ -1,0 +1,83 @@
+/**
+ * What every OpenAI endpoint of a served policy shares: the batcher, the chat format (the model's
+ * own when it has one, else agentrl's byte template), its stop ids and tool-call syntax, the
+ * model card, and the checks each request goes through (body schema, model name, context window).
+ */
+import { z } from 'zod';
+import { agentrlChatFormat, type ChatFormat } from '../../chat/chat-format.ts';
+import type { Tokenizer } from '../../model/tokenizer.ts';
+import { RequestError } from '../error-bodies.ts';
+import { readJson, type ServerContext } from '../hono-server.ts';
+import { GenerationBatcher, type SharedSampling, type TokenGenerator } from './batcher.ts';
+import { stopList } from './protocol.ts';
+import { toolCallSyntax, type ToolCallSyntax } from './tool-format.ts';
+
+export interface PolicyContextOptions {
+  generate: TokenGenerator;
+  tokenizer: Tokenizer;
+  /** The model's own chat protocol (src/chat); default agentrl's byte template over `tokenizer`. */
+  chatFormat?: ChatFormat;
+  /** Prompt + completion tokens at most (the model's maxSeqLen). */
+  contextWindow: number;
+  /** The id clients pass as `model`. */
+  modelName: string;
+  /** Milliseconds the batcher waits for more requests. Default 10. */
+  batchWindowMs?: number;
+  /** Rows per batch at most. Default 64. */
+  maxBatchSize?: number;
+  onBatch?: (rows: number) => void;
+}
+
+export interface PolicyContext {
+  readonly tokenizer: Tokenizer;
+  readonly chatFormat: ChatFormat;
+  /** The ids a reply ends at: the template's turn end first, then the format's other stop ids. */
+  readonly stopTokens: readonly number[];
+  readonly toolCallSyntax: ToolCallSyntax;
+  readonly modelName: string;
+  readonly modelCard: { id: string; object: 'model'; created: number; owned_by: 'agentrl' };
+  readonly batcher: GenerationBatcher;
+  /** Reads a JSON body and parses it (400 naming the field when it does not fit); the model name is not checked. */
+  readBody<Schema extends z.ZodType>(c: ServerContext, schema: Schema): Promise<z.output<Schema>>;
+  /** 404 model_not_found unless `model` is the served one. */
+  checkModel(model: string): void;
+  /** Checks the prompt against the vocabulary and the window; returns the completion budget. */
+  budget(prompt: readonly number[], requested: number | null | undefined): number;
+  sampling(request: { temperature?: number | null; top_p?: number | null; stop?: string | string[] | null; seed?: number | null }): SharedSampling;
+}
+
+export function createPolicyContext(options: PolicyContextOptions): PolicyContext {
+  const { tokenizer, contextWindow, modelName } = options;
+  const chatFormat = options.chatFormat ?? agentrlChatFormat(tokenizer);
+  const closing = chatFormat.turnEnd[0];
+  const stopTokens = closing === undefined ? [...chatFormat.stopTokens] : [closing, ...chatFormat.stopTokens.filter((id) => id !== closing)];
+  const batcher = new GenerationBatcher({ generate: options.generate, windowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize, onBatch: options.onBatch });
+  return {
+    tokenizer: chatFormat.tokenizer,
+    chatFormat,
+    stopTokens,
+    toolCallSyntax: toolCallSyntax(chatFormat),
+    modelName,
+    modelCard: { id: modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'agentrl' },
+    batcher,
+    async readBody(c, schema) {
+      const body = await readJson(c);
+      if (!body.ok) throw new RequestError(400, body.message);
+      const parsed = schema.safeParse(body.value);
+      if (!parsed.success) throw new RequestError(400, z.prettifyError(parsed.error), parsed.error.issues[0]!.path.join('.') || null);
+      return parsed.data;
+    },
+    checkModel(model) {
+      if (model !== modelName) throw new RequestError(404, `The model '${model}' does not exist; this server serves '${modelName}'`, 'model', 'model_not_found');
+    },
+    budget(prompt, requested) {
+      for (const id of prompt) {
+        if (id >= chatFormat.tokenizer.vocabSize) throw new RequestError(400, `prompt token id ${id} is outside the vocabulary [0, ${chatFormat.tokenizer.vocabSize})`, 'prompt');
+      }
+      const room = contextWindow - prompt.length;
+      if (room < 1) throw new RequestError(400, `the prompt has ${prompt.length} tokens; the context window is ${contextWindow}`, 'messages', 'context_length_exceeded');
+      return Math.min(requested ?? room, room);
+    },
+    sampling: (request) => ({ temperature: request.temperature ?? 1, topP: request.top_p ?? 1, stopTokens, stopStrings: stopList(request.stop), seed: request.seed ?? null }),
+  };
+}
