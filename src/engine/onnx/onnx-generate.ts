@@ -24,11 +24,14 @@ interface Cache {
   slots: number;
 }
 
-/** Writes new keys/values [B, KV, T, hd] into cache slots [start, start + T). */
-function writeCache(cache: Cache, layer: number, keys: Float32Array, values: Float32Array, rowsTimesHeads: number, tokens: number, start: number, hd: number): void {
-  for (let r = 0; r < rowsTimesHeads; r++) {
+/** Writes new keys/values [rows, KV, T, hd] of cache rows from `firstRow` on into slots [start, start + T). */
+function writeCache(cache: Cache, layer: number, out: Record<string, { data: unknown }>, at: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number }): void {
+  const keys = out[keyOutputName(layer)]!.data as Float32Array;
+  const values = out[valueOutputName(layer)]!.data as Float32Array;
+  const { tokens, hd } = at;
+  for (let r = 0; r < at.rowsTimesHeads; r++) {
     const from = r * tokens * hd;
-    const to = (r * cache.slots + start) * hd;
+    const to = ((at.firstRow * at.kvHeads + r) * cache.slots + at.start) * hd;
     cache.keys[layer]!.set(keys.subarray(from, from + tokens * hd), to);
     cache.values[layer]!.set(values.subarray(from, from + tokens * hd), to);
   }
@@ -42,6 +45,90 @@ function checkPrompts(prompts: readonly (readonly number[])[], options: Generate
   const longest = Math.max(...prompts.map((p) => p.length));
   if (longest >= maxSeqLen) throw new InvalidArgumentError(`a prompt of ${longest} tokens leaves no room in the context window of ${maxSeqLen}`);
   return longest;
+}
+
+/** Padded prompt tokens (rows × P) per prefill run: attention over the prompt is [rows, H, P, P + 1]. */
+const PREFILL_TOKEN_BUDGET = 4096;
+
+/**
+ * Runs the prompts, left-padded to P, in row groups of at most `budget` padded tokens; writes
+ * their keys/values into cache slots [0, P) and returns the last positions' logits [B, V].
+ */
+async function prefill(inference: OnnxInference, prompts: readonly (readonly number[])[], P: number, cache: Cache, fetches: string[], budget: number): Promise<Float32Array> {
+  const config = inference.config;
+  const hd = headDim(config);
+  const V = config.vocabSize;
+  const logits = new Float32Array(prompts.length * V);
+  const rowsPerRun = Math.max(1, Math.floor(budget / P));
+  for (let first = 0; first < prompts.length; first += rowsPerRun) {
+    const group = packRows(prompts.slice(first, first + rowsPerRun), 'left', P);
+    const rows = group.rows;
+    const out = await inference.forward(
+      {
+        tokens: group.tokens,
+        rows,
+        length: P,
+        ...ropeFeeds(group.positions, rows, P, hd, config.ropeTheta),
+        bias: promptBias(group, 1),
+        headRows: Int32Array.from({ length: rows }, (_, b) => b * P + P - 1),
+      },
+      fetches,
+    );
+    const at = { firstRow: first, rowsTimesHeads: rows * config.numKvHeads, tokens: P, start: 0, hd, kvHeads: config.numKvHeads };
+    for (let i = 0; i < config.numLayers; i++) writeCache(cache, i, out, at);
+    logits.set(out.logits!.data as Float32Array, first * V);
+  }
+  return logits;
+}
+
+/** model/generate.ts's per-step host sampling: the same sampler, RNG order, stop rules and callbacks. */
+class RowSampler {
+  private readonly sampleOptions: { temperature: number; topP: number };
+  private readonly rng: Rng;
+  private readonly stopTokens: Set<number>;
+  private readonly sampledVocab: number;
+  private readonly scratch: Float64Array;
+  private readonly order: Int32Array;
+  private readonly done: boolean[];
+  private active: number;
+
+  constructor(
+    private readonly rows: GeneratedRow[],
+    private readonly options: GenerateOptions,
+    private readonly vocab: number,
+  ) {
+    this.sampleOptions = { temperature: options.temperature ?? 1, topP: options.topP ?? 1 };
+    this.rng = new Rng(options.seed ?? 0);
+    this.stopTokens = new Set(options.stopTokens ?? []);
+    this.sampledVocab = Math.min(vocab, options.maxTokenId ?? vocab);
+    this.scratch = new Float64Array(vocab);
+    this.order = new Int32Array(vocab);
+    this.done = rows.map(() => false);
+    this.active = rows.length;
+  }
+
+  /** Samples every unfinished row from logits [B, V] into `token` (0 for finished rows); returns the rows still active. */
+  sample(logits: Float32Array, token: Int32Array): number {
+    const V = this.vocab;
+    for (let b = 0; b < this.rows.length; b++) {
+      if (this.done[b]) {
+        token[b] = 0;
+        continue;
+      }
+      const sampled = sampleToken(logits, b * V, V, this.sampleOptions, this.rng, this.scratch, this.order, this.sampledVocab);
+      token[b] = sampled.token;
+      const row = this.rows[b]!;
+      row.tokens.push(sampled.token);
+      row.logprobs.push(sampled.logprob);
+      this.options.onToken?.(b, sampled.token, sampled.logprob);
+      if (this.stopTokens.has(sampled.token) || hitsStopString(row.tokens, this.options)) {
+        row.finishReason = 'stop';
+        this.done[b] = true;
+        this.active--;
+      }
+    }
+    return this.active;
+  }
 }
 
 export async function generateOnOnnx(inference: OnnxInference, prompts: readonly (readonly number[])[], options: GenerateOptions): Promise<GeneratedRow[]> {
@@ -58,7 +145,6 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
   const layers = config.numLayers;
   const fetches = ['logits', ...Array.from({ length: layers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat()];
 
-  // Prefill: the left-padded prompts, logits at each row's last position.
   const packed = packRows(prompts, 'left');
   const P = packed.length;
   const slots = Math.max(1, P + maxNew - 1);
@@ -67,30 +153,9 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
     values: Array.from({ length: layers }, () => new Float32Array(B * KV * slots * hd)),
     slots,
   };
-  const prefill = await inference.forward(
-    {
-      tokens: packed.tokens,
-      rows: B,
-      length: P,
-      ...ropeFeeds(packed.positions, B, P, hd, config.ropeTheta),
-      bias: promptBias(packed, 1),
-      headRows: Int32Array.from({ length: B }, (_, b) => b * P + P - 1),
-    },
-    fetches,
-  );
-  for (let i = 0; i < layers; i++) {
-    writeCache(cache, i, prefill[keyOutputName(i)]!.data as Float32Array, prefill[valueOutputName(i)]!.data as Float32Array, B * KV, P, 0, hd);
-  }
-  let logits = prefill.logits!.data as Float32Array;
+  let logits = await prefill(inference, prompts, P, cache, fetches, options.prefillTokenBudget ?? PREFILL_TOKEN_BUDGET);
 
-  const sampleOptions = { temperature: options.temperature ?? 1, topP: options.topP ?? 1 };
-  const rng = new Rng(options.seed ?? 0);
-  const stopTokens = new Set(options.stopTokens ?? []);
-  const sampledVocab = Math.min(V, options.maxTokenId ?? V);
-  const scratch = new Float64Array(V);
-  const order = new Int32Array(V);
-  const done = new Array<boolean>(B).fill(false);
-  let active = B;
+  const sampler = new RowSampler(rows, options, V);
   const token = new Int32Array(B);
   const positions = new Int32Array(B);
   const width = slots + 1;
@@ -100,24 +165,8 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
     bias[b * width + slots] = 0; // the new token itself
   }
   const headRows = Int32Array.from({ length: B }, (_, b) => b);
-  for (let step = 0; step < maxNew && active > 0; step++) {
-    for (let b = 0; b < B; b++) {
-      if (done[b]) {
-        token[b] = 0;
-        continue;
-      }
-      const sampled = sampleToken(logits, b * V, V, sampleOptions, rng, scratch, order, sampledVocab);
-      token[b] = sampled.token;
-      const row = rows[b]!;
-      row.tokens.push(sampled.token);
-      row.logprobs.push(sampled.logprob);
-      options.onToken?.(b, sampled.token, sampled.logprob);
-      if (stopTokens.has(sampled.token) || hitsStopString(row.tokens, options)) {
-        row.finishReason = 'stop';
-        done[b] = true;
-        active--;
-      }
-    }
+  for (let step = 0; step < maxNew; step++) {
+    const active = sampler.sample(logits, token);
     if (active === 0 || step === maxNew - 1) break;
     await yieldToEventLoop();
     // The previous token's keys/values are in slot P + step − 1 (the prompt's for step 0).
@@ -137,9 +186,7 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
       },
       fetches,
     );
-    for (let i = 0; i < layers; i++) {
-      writeCache(cache, i, out[keyOutputName(i)]!.data as Float32Array, out[valueOutputName(i)]!.data as Float32Array, B * KV, 1, P + step, hd);
-    }
+    for (let i = 0; i < layers; i++) writeCache(cache, i, out, { firstRow: 0, rowsTimesHeads: B * KV, tokens: 1, start: P + step, hd, kvHeads: KV });
     logits = out.logits!.data as Float32Array;
   }
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);

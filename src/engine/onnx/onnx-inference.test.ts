@@ -85,6 +85,8 @@ test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA);
   const actual = await inference.generate(prompts, options);
   assert.deepEqual(actual.map((r) => r.tokens), expected.map((r) => r.tokens));
   assert.deepEqual(actual.map((r) => r.finishReason), expected.map((r) => r.finishReason));
+  const grouped = await inference.generate(prompts, { ...options, prefillTokenBudget: 11 }); // prefill in row groups of one
+  assert.deepEqual(grouped.map((r) => r.tokens), expected.map((r) => r.tokens));
 
   const sampled = await inference.generate(prompts, { maxNewTokens: 16, temperature: 0.8, topP: 0.9, seed: 4, maxTokenId: 50 });
   assert.ok(sampled.every((row) => row.tokens.every((t) => t < 50)));
