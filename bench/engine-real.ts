@@ -55,7 +55,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 }
 
 /** In a child process: one system's figures. */
-export async function measureRealChild(engine: 'jax' | 'onnx', threads: number): Promise<RealFigures> {
+export async function measureRealChild(engine: 'jax' | 'onnx', threads: number, spinning = true): Promise<RealFigures> {
   const { TransformerModel } = await import('../src/model/model.ts');
   const { generate } = await import('../src/model/generate.ts');
   const { OnnxInference } = await import('../src/engine/onnx/onnx-inference.ts');
@@ -69,7 +69,7 @@ export async function measureRealChild(engine: 'jax' | 'onnx', threads: number):
     const note = `1 scoring run (compile included); ${jaxNewTokens} new tokens`;
     return { system: `jax-js, ${threads} wasm thread${threads > 1 ? 's' : ''}`, scoreSeconds, genTokensPerSecond: tokens(rows) / genSeconds, peakRssMb: process.resourceUsage().maxRSS / 1024, note };
   }
-  const [inference, sessionSeconds] = await timed(() => OnnxInference.fromModel(model, { threads }));
+  const [inference, sessionSeconds] = await timed(() => OnnxInference.fromModel(model, { threads, spinning }));
   await inference.score(sequences.slice(0, 1));
   await inference.generate(prompts, { maxNewTokens: 4, seed: 0 });
   const scoreTimes: number[] = [];
@@ -80,11 +80,11 @@ export async function measureRealChild(engine: 'jax' | 'onnx', threads: number):
     rates.push(tokens(rows) / seconds);
   }
   const note = `session ${sessionSeconds.toFixed(1)} s; median of ${realWork.reps}`;
-  return { system: `onnxruntime ${threads} thread${threads > 1 ? 's' : ''}`, scoreSeconds: median(scoreTimes), genTokensPerSecond: median(rates), peakRssMb: process.resourceUsage().maxRSS / 1024, note };
+  return { system: `onnxruntime ${threads} thread${threads > 1 ? 's' : ''}${spinning ? '' : ', no spinning'}`, scoreSeconds: median(scoreTimes), genTokensPerSecond: median(rates), peakRssMb: process.resourceUsage().maxRSS / 1024, note };
 }
 
-export function runRealChild(script: string, engine: 'jax' | 'onnx', threads: number): RealFigures | null {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', script, '--real-child', engine, String(threads)], {
+export function runRealChild(script: string, engine: 'jax' | 'onnx', threads: number, spinning = true): RealFigures | null {
+  const out = spawnSync(process.execPath, ['--import', 'tsx', script, '--real-child', engine, String(threads), String(spinning)], {
     env: { ...process.env, AGENTRL_THREADS: String(threads) },
     encoding: 'utf8',
     maxBuffer: 1 << 24,
@@ -124,6 +124,7 @@ export function benchReal(script: string): void {
     ...(process.env.BENCH_REAL_JAX === '0' ? [] : [runRealChild(script, 'jax', jaxThreads)]),
     runRealChild(script, 'onnx', 1),
     runRealChild(script, 'onnx', 2),
+    runRealChild(script, 'onnx', 2, false),
     runTorchReal(1),
     runTorchReal(2),
   ].filter((f): f is RealFigures => f !== null);

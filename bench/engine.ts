@@ -116,7 +116,7 @@ function runTorch(threads: number, blasThreads: number): (Figures & { torch: str
 
 if (process.argv.includes('--real-child')) {
   const at = process.argv.indexOf('--real-child');
-  console.log(JSON.stringify(await measureRealChild(process.argv[at + 1] as 'jax' | 'onnx', Number(process.argv[at + 2]))));
+  console.log(JSON.stringify(await measureRealChild(process.argv[at + 1] as 'jax' | 'onnx', Number(process.argv[at + 2]), process.argv[at + 3] !== 'false')));
   process.exit(0);
 }
 
