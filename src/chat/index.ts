@@ -4,3 +4,4 @@ export { jinjaChatFormat, type JinjaChatFormatOptions } from './jinja-chat-forma
 export { loadChatFormat, loadModelTokenizer, hasTokenizerJson, type LoadChatFormatOptions } from './model-folder.ts';
 export { loadTokenizerJson, type ModelTokenizer, type TokenizerJsonOptions } from './tokenizer-json.ts';
 export { formatToolCalls, parseToolCalls, toolCallFamilies, type ToolCallFamily, type ParsedAssistantText } from './tool-call-format.ts';
+export { chatFormatOf, stopTokensOf, userPrompt, appendedTokens, toolCallExample } from './policy-chat-format.ts';
