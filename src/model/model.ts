@@ -15,7 +15,7 @@ import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
 import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
 import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
 import { fromNextTokenLayout, toNextTokenLayout, type PackedBatch } from './batch.ts';
-import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches } from './micro-batches.ts';
+import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches, tokensPerCall } from './micro-batches.ts';
 
 export {
   HEAD_ELEMENT_BUDGET,
@@ -27,6 +27,7 @@ export {
   tokensPerCall,
 } from './micro-batches.ts';
 import { ropeTables } from './rope.ts';
+import { LayerwiseBackward, layerwiseByDefault, surrogateOfHeads, type Cotangents, type DeviceBatch, type HeadNeeds } from './layerwise-backward.ts';
 import { Rng } from '../core/rng.ts';
 import { saveAdapter } from './lora-peft.ts';
 import {
@@ -48,23 +49,6 @@ export interface ModelOptions {
   seed?: number;
   /** Train low-rank adapters on frozen weights instead of the weights themselves (lora.ts). */
   lora?: LoraConfigInput;
-}
-
-/** Device inputs for a right-padded batch. */
-interface DeviceBatch {
-  tokens: JaxArray; // [B·T] int32
-  targets: JaxArray; // [B·T] int32
-  keyMask: JaxArray; // [B, T]
-  cos: JaxArray; // [1, 1, T, hd/2]
-  sin: JaxArray; // [1, 1, T, hd/2]
-  invTemperature: JaxArray; // [1]
-}
-
-/** Cotangents of the surrogate: dLoss/d(head output) in the packed next-token layout. */
-interface Cotangents {
-  logprobs: JaxArray; // [B·T]
-  entropies?: JaxArray; // [B·T]
-  values?: JaxArray; // [B·T]
 }
 
 export interface ScoreOptions {
@@ -103,14 +87,6 @@ interface PreparedMicroBatch {
   cotangents: Cotangents;
 }
 
-/** The heads a loss reads, so compiled variants skip what is not needed. */
-interface HeadNeeds {
-  entropy: boolean;
-  value: boolean;
-  /** The value loss trains the value head only (TokenLoss.detachValueHead). */
-  detachValue: boolean;
-}
-
 export class TransformerModel {
   readonly config: ModelConfig;
   /** LoRA settings when the model trains adapters (the weights are then frozen). */
@@ -129,6 +105,13 @@ export class TransformerModel {
   trainTokenBudget = TRAIN_TOKEN_BUDGET;
   /** Padded tokens per compiled scoring call. */
   scoreTokenBudget = SCORE_TOKEN_BUDGET;
+  /**
+   * Back-propagate one decoder layer per compiled call (layerwise-backward.ts) instead of the
+   * whole model in one: the same gradient to float rounding, within the wasm heap at real sizes.
+   * Default: on where one call's buffers would pass 2 GiB (SmolLM2-135M), off for the byte models.
+   */
+  layerwiseBackward: boolean;
+  private readonly layerwise: LayerwiseBackward;
   private readonly decayed: Set<string>;
   /** The canonical order of the trained arrays (params.ts): every trained tree and the global-norm sum use it. */
   private readonly names: readonly string[];
@@ -146,6 +129,8 @@ export class TransformerModel {
     }
     this.config = config;
     this.params = toDevice(config, params);
+    this.layerwise = new LayerwiseBackward(config);
+    this.layerwiseBackward = layerwiseByDefault(config, tokensPerCall(this.trainTokenBudget, config.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET));
     this.lora = lora?.config ?? null;
     this.dropoutRng = new Rng(lora?.seed ?? 0);
     if (lora === null) {
@@ -343,7 +328,10 @@ export class TransformerModel {
     let total = 0;
     for (const { packed, cotangents } of micro) {
       const frozen = this.frozenInputs({ tokens: packed.tokens.length });
-      const [value, grads] = fn(frozen, tree.ref(this.trainable()), this.deviceBatch(packed, temperature), cotangents) as [JaxArray, DeviceParams];
+      const batch = this.deviceBatch(packed, temperature);
+      const [value, grads] = this.layerwiseBackward
+        ? await this.layerwise.valueAndGrad(frozen, tree.ref(this.trainable()), batch, cotangents, needs, this.names)
+        : (fn(frozen, tree.ref(this.trainable()), batch, cotangents) as [JaxArray, DeviceParams]);
       if (this.accumulated === null) this.accumulated = grads;
       else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
       total += ((await value.data()) as Float32Array)[0]!;
@@ -388,7 +376,7 @@ export class TransformerModel {
     const { micro, report, needs } = await this.prepareBackward(sequences, loss, temperature);
     let surrogate: number;
     let gradNorm: number;
-    if (micro.length === 1) {
+    if (micro.length === 1 && !this.layerwiseBackward) {
       this.step += 1;
       const hyper = np.array(hyperVector(options, this.step));
       const frozen = this.frozenInputs({ tokens: micro[0]!.packed.tokens.length });
@@ -488,11 +476,7 @@ export class TransformerModel {
   }
 
   private surrogate(params: DeviceParams, batch: DeviceBatch, cot: Cotangents, needs: HeadNeeds): JaxArray {
-    const out = this.heads(params, batch, needs);
-    let total = out.logprobs.mul(cot.logprobs).sum();
-    if (needs.entropy) total = total.add(out.entropies!.mul(cot.entropies!).sum());
-    if (needs.value) total = total.add(out.values!.mul(cot.values!).sum());
-    return total;
+    return surrogateOfHeads(this.heads(params, batch, needs), cot, needs);
   }
 
   /** Compiles `make()` once per key; jax-js then caches one executable per input shape. */

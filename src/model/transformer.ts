@@ -136,16 +136,24 @@ export function hiddenStates(
   const bias = causalBias(keyMask, seqLen); // [B, 1, T, T]
   let x = np.take(params.embed!.ref, tokens, 0); // [N, D]
   for (let i = 0; i < config.numLayers; i++) {
-    const p = `layers.${i}.`;
-    const h = rmsNorm(x.ref, params[p + 'attnNorm']!, config.rmsNormEps);
-    const { q, k, v } = projectQkv(params, p, h, config, { batch, queryLen: seqLen, cos: cos.ref, sin: sin.ref });
-    x = x.add(attend(params, p, q, k, v, bias.ref, config, batch, seqLen));
-    x = x.add(mlp(params, p, rmsNorm(x.ref, params[p + 'mlpNorm']!, config.rmsNormEps)));
+    x = decoderLayer(params, `layers.${i}.`, x, { batch, queryLen: seqLen, cos: cos.ref, sin: sin.ref, bias: bias.ref }, config);
   }
   cos.dispose();
   sin.dispose();
   bias.dispose();
   return rmsNorm(x, params.finalNorm!, config.rmsNormEps); // [N, D]
+}
+
+/**
+ * One block: x + Attn(RMSNorm(x)), then + SwiGLU(RMSNorm(·)). x [N, D] → [N, D]. Reads the
+ * parameters named `{prefix}…`; consumes `x`, the inputs' arrays and the entries it uses.
+ */
+export function decoderLayer(params: DeviceParams, prefix: string, x: JaxArray, inputs: AttentionInputs, config: ModelConfig): JaxArray {
+  const { batch, queryLen } = inputs;
+  const h = rmsNorm(x.ref, params[prefix + 'attnNorm']!, config.rmsNormEps);
+  const { q, k, v } = projectQkv(params, prefix, h, config, { batch, queryLen, cos: inputs.cos, sin: inputs.sin });
+  x = x.add(attend(params, prefix, q, k, v, inputs.bias, config, batch, queryLen));
+  return x.add(mlp(params, prefix, rmsNorm(x.ref, params[prefix + 'mlpNorm']!, config.rmsNormEps))); // [N, D]
 }
 
 /** Additive causal + key-padding bias [B, 1, T, T] from keyMask [B, T]. */
@@ -196,16 +204,23 @@ export function outputHeads(
   withEntropy: boolean,
   detachValue = false,
 ): HeadOutputs {
-  let values: JaxArray | undefined;
-  if (config.valueHead) {
-    const features = detachValue ? lax.stopGradient(h.ref) : h.ref;
-    values = np.matmul(features, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
-  }
-  const logits = lmLogits(params, config, h).mul(invTemperature); // [N, V]
-  const logp = nn.logSoftmax(logits, -1); // [N, V]
-  const logprobs = logp.ref.mul(oneHotRows(targets, config.vocabSize)).sum(-1); // [N]
+  const values = config.valueHead ? valueHeadOutput(params, h.ref, detachValue) : undefined;
+  return { ...policyHeads(lmLogits(params, config, h), targets, invTemperature, withEntropy), values };
+}
+
+/** The value head on hidden states [N, D] → [N] (through a stop-gradient with `detach`). Consumes `h` and the head. */
+export function valueHeadOutput(params: DeviceParams, h: JaxArray, detach: boolean): JaxArray {
+  const features = detach ? lax.stopGradient(h) : h;
+  return np.matmul(features, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
+}
+
+/** log π(target) (and entropies) from logits [N, V] at `invTemperature`. Consumes its inputs. */
+export function policyHeads(logits: JaxArray, targets: JaxArray, invTemperature: JaxArray, withEntropy: boolean): { logprobs: JaxArray; entropies?: JaxArray } {
+  const vocabSize = logits.shape[1]!;
+  const logp = nn.logSoftmax(logits.mul(invTemperature), -1); // [N, V]
+  const logprobs = logp.ref.mul(oneHotRows(targets, vocabSize)).sum(-1); // [N]
   let entropies: JaxArray | undefined;
   if (withEntropy) entropies = np.exp(logp.ref).mul(logp.ref).sum(-1).neg(); // [N]
   logp.dispose();
-  return { logprobs, entropies, values };
+  return { logprobs, entropies };
 }
