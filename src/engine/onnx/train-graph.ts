@@ -3,7 +3,7 @@
  * cache slot) plus the heads a TokenLoss reads, the surrogate the trainer back-propagates and,
  * from autodiff.ts, its gradients with respect to every adapter — one ORT run per micro-batch.
  *
- *   entropies[m] = −Σ_v p log p of log_softmax(logits[m])                         [M]
+ *   entropies[m] = −Σ_v p log p = logsumexp(l) − Σ_v p l,  p = softmax(l = logits[m])   [M]
  *   surrogate    = Σ_m ∂L/∂logπ[m] · logπ[m] (+ ∂L/∂H[m] · H[m]) (+ ∂L/∂V[m] · V[m])   []
  *   grad.{name}  = ∂surrogate/∂{name} for every `layers.{i}.{w}.loraA|loraB`
  *
@@ -49,6 +49,16 @@ function weightedSum(g: GraphBuilder, head: ValueId, cotangentName: string): Val
   return g.reduceSum(g.mul(head, cotangent), [0], false);
 }
 
+/**
+ * H = logsumexp(l) − Σ softmax(l) · l per row of logits [M, V], reusing the logsumexp the model
+ * graph computed for the target log-probs: two passes over [M, V] (Softmax, Mul) besides it.
+ */
+function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
+  const lse = g.graph.nodes.find((node) => node.op === 'ReduceLogSumExp' && node.inputs[0] === logits)?.outputs[0] ?? g.reduce('ReduceLogSumExp', logits, [1]); // [M, 1]
+  const expected = g.reduceSum(g.mul(g.softmax(logits, 1), logits), [1], true); // [M, 1]
+  return g.reshape(g.sub(lse, expected), [-1]); // [M]
+}
+
 export function buildTrainGraph({
   config,
   params,
@@ -66,11 +76,11 @@ export function buildTrainGraph({
   const g = new GraphBuilder(graph);
   const logits = valueNamed(graph, graph.outputs, 'logits');
   const logprobs = valueNamed(graph, graph.outputs, 'target_logprobs');
-  const logp = g.logSoftmax(logits, 1); // [M, V]
-  const entropies = g.graph.output(g.neg(g.reduceSum(g.mul(g.exp(logp), logp), [1], false)), trainGraphNames.entropies); // [M]
+  // Scoring reads the entropies; the backward graph only when the loss has an entropy term.
+  const entropies = !backward || heads.entropy ? g.graph.output(entropyOf(g, logits), trainGraphNames.entropies) : null;
   if (!backward) return graph;
   let surrogate = weightedSum(g, logprobs, trainGraphNames.gradLogprobs);
-  if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies, trainGraphNames.gradEntropies));
+  if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies!, trainGraphNames.gradEntropies));
   if (heads.value) surrogate = g.add(surrogate, weightedSum(g, valueNamed(graph, graph.outputs, 'values'), trainGraphNames.gradValues));
   g.graph.output(surrogate, trainGraphNames.surrogate);
   const names = [...loraShapes(config, lora).keys()];
