@@ -32,6 +32,7 @@ import type { TokenLoss } from '../core/loss.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { generate, type GeneratedRow, type GenerateOptions } from '../model/generate.ts';
 import { SyncedOnnxInference } from '../engine/onnx/synced-inference.ts';
+import { SyncedOnnxTrainer } from '../engine/onnx/synced-trainer.ts';
 import type { HostParams } from '../model/config.ts';
 import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
@@ -64,6 +65,13 @@ export interface BuiltinPolicyOptions {
    * model; the ORT copy refreshes after each optimizer step (adapters only under LoRA).
    */
   inference?: 'jax' | 'onnx';
+  /**
+   * Where the LoRA train step (`forwardBackward`, `optimStep`, `trainStep`) runs: 'jax' (default)
+   * or 'onnx' (src/engine/onnx/onnx-lora-trainer.ts: the same loss, gradients and AdamW to float
+   * rounding; LoRA without dropout only). The model keeps the adapters and moments, written back
+   * after each step, so save, saveState and sampling read them as before.
+   */
+  training?: 'jax' | 'onnx';
 }
 
 export class BuiltinPolicy implements TrainablePolicy {
@@ -74,8 +82,9 @@ export class BuiltinPolicy implements TrainablePolicy {
   readonly contextWindow: number;
   readonly chatFormat?: ChatFormat;
   private readonly onnx: SyncedOnnxInference | null;
+  private readonly onnxTraining: SyncedOnnxTrainer | null;
 
-  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer, inference = 'jax' }: BuiltinPolicyOptions) {
+  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer, inference = 'jax', training = 'jax' }: BuiltinPolicyOptions) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`, {
         tokenizerVocabSize: tokenizer.vocabSize,
@@ -87,6 +96,7 @@ export class BuiltinPolicy implements TrainablePolicy {
     if (chatFormat !== undefined) this.chatFormat = chatFormat;
     this.contextWindow = model.config.maxSeqLen;
     this.onnx = inference === 'onnx' ? new SyncedOnnxInference(model) : null;
+    this.onnxTraining = training === 'onnx' ? new SyncedOnnxTrainer(model) : null;
     this.capabilities = { valueHead: model.config.valueHead, entropy: true, gradientClipping: true };
   }
 
@@ -156,15 +166,17 @@ export class BuiltinPolicy implements TrainablePolicy {
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
+    if (this.onnxTraining !== null) return this.onnxTraining.forwardBackward(batch.sequences, loss, batch.temperature ?? 1);
     return this.model.forwardBackward(batch.sequences, loss, { temperature: batch.temperature ?? 1 });
   }
 
   async optimStep(options: OptimOptions): Promise<OptimReport> {
-    return this.model.optimStep(options);
+    return this.onnxTraining === null ? this.model.optimStep(options) : this.onnxTraining.optimStep(options);
   }
 
   /** forwardBackward + optimStep as the engine's fused step. */
   async trainStep(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
+    if (this.onnxTraining !== null) return this.onnxTraining.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
     return this.model.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
   }
 
@@ -192,6 +204,7 @@ export class BuiltinPolicy implements TrainablePolicy {
     }
     this.model.zeroGradients();
     this.onnx?.markStale();
+    this.onnxTraining?.markStale();
     const trained = state.lora ? state.lora.adapters : state.params;
     if (state.lora) this.model.setAdapters(state.lora.adapters);
     else this.model.setParams(state.params);
