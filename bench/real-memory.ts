@@ -5,20 +5,24 @@
  *
  *   1. score 16 × 256 tokens (the RL trainer's old/current log-probs);
  *   2. one PPO-clip step on 8 × 256 tokens: a scoring pass for the ratio, then forward + backward
- *      in micro-batches (gradients accumulated) and AdamW on the adapters.
+ *      in micro-batches (gradients accumulated) and AdamW on the adapters;
+ *   3. one forward + backward of a single 256-token row (a loss that needs no scoring pass): the
+ *      training cost per 256 tokens, which with the scoring rate sets the RL iteration budget.
  *
- * Prints the time of each phase and the peak RSS (process.resourceUsage().maxRSS). Env:
- * BENCH_THREADS is not read: the engine's thread count is whatever jax-setup.ts picked.
+ * Prints the time of each phase and the peak RSS (process.resourceUsage().maxRSS). The backward
+ * runs layer by layer at this shape (model.layerwiseBackward, layerwise-backward.ts). Env:
+ * BENCH_LAYERS (default 30) for a shorter model while bisecting; the engine's thread count is
+ * whatever jax-setup.ts picked (AGENTRL_THREADS).
  */
 import { Rng } from '../src/core/rng.ts';
-import { rlLoss } from '../src/algorithms/rl-loss.ts';
+import { rlLoss, sftLoss } from '../src/algorithms/rl-loss.ts';
 import { TRAIN_HEAD_ELEMENT_BUDGET, TransformerModel, tokensPerCall } from '../src/model/model.ts';
 import { threadCount } from '../src/model/jax.ts';
 
 const smolLm2Shape = {
   vocabSize: 49152,
   hiddenSize: 576,
-  numLayers: 30,
+  numLayers: Number(process.env.BENCH_LAYERS ?? 30),
   numHeads: 9,
   numKvHeads: 3,
   intermediateSize: 1536,
@@ -48,12 +52,14 @@ async function timed<T>(label: string, run: () => Promise<T>): Promise<T> {
 }
 
 const rng = new Rng(0);
-console.log(`SmolLM2-135M shape, random weights, LoRA rank ${lora.rank} (${lora.targetModules.join(', ')}), ${threadCount} wasm thread(s)`);
+console.log(`SmolLM2-135M shape (${smolLm2Shape.numLayers} layers), random weights, LoRA rank ${lora.rank} (${lora.targetModules.join(', ')}), ${threadCount} wasm thread(s)`);
 const model = await timed('create', () => TransformerModel.create(smolLm2Shape, { seed: 0, lora: { ...lora, targetModules: [...lora.targetModules] } }));
-console.log(`tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}`);
+console.log(`tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}; backward layer by layer: ${model.layerwiseBackward}`);
 
 const scoring = randomSequences(rng, scoreRows);
+const scoreStart = performance.now();
 await timed(`score ${scoreRows} × ${length}`, () => model.score(scoring));
+console.log(`scoring: ${((scoreRows * length) / ((performance.now() - scoreStart) / 1000)).toFixed(0)} tokens/s`);
 
 const batch = randomSequences(rng, trainRows);
 const old = await timed(`old log-probs ${trainRows} × ${length}`, () => model.score(batch));
@@ -62,4 +68,12 @@ const advantages = batch.map((row, i) => Float32Array.from(row, () => (i % 2 ===
 const loss = rlLoss({ oldLogprobs: old.logprobs, advantages, lossMask });
 const report = await timed(`LoRA PPO-clip step ${trainRows} × ${length} (micro-batched)`, () => model.trainStep(batch, loss, { learningRate: 1e-4 }));
 console.log(`loss ${report.loss.toFixed(4)}, grad norm ${report.gradNorm.toFixed(4)}, ${report.tokens} trained tokens`);
+
+// The first call of a shape compiles; the second is the steady cost of one 256-token row.
+const row = randomSequences(rng, 1);
+const rowLoss = sftLoss(row.map((sequence) => Float32Array.from(sequence, () => 1)));
+await timed(`LoRA forward + backward 1 × ${length} (first: compiles)`, () => model.forwardBackward(row, rowLoss));
+model.zeroGradients();
+await timed(`LoRA forward + backward 1 × ${length} (the training cost per ${length} tokens)`, () => model.forwardBackward(row, rowLoss));
+model.zeroGradients();
 console.log(`peak RSS ${peakRssMb().toFixed(0)} MB (the wasm heap is capped at 4 GiB: a step that passed it would have thrown)`);

@@ -20,8 +20,9 @@ export const MIN_TRAIN_LENGTH = 32;
 export const HEAD_ELEMENT_BUDGET = 2 ** 25;
 /**
  * The same for a training call, whose backward keeps every layer's activations as well: 2^24
- * (at 49,152 ids, 341 tokens: one row of 256). Measured: 2 × 256 tokens of a SmolLM2-135M LoRA
- * backward after scoring passed the 4 GiB heap (bench/real-memory.ts).
+ * (at 49,152 ids, 341 tokens: one row of 256). Set when 2 × 256 tokens of a SmolLM2-135M LoRA
+ * backward after scoring passed the 4 GiB heap (bench/real-memory.ts) — in one compiled call,
+ * before the layer-by-layer backward (layerwise-backward.ts), which holds far less; not re-measured.
  */
 export const TRAIN_HEAD_ELEMENT_BUDGET = 2 ** 24;
 
