@@ -1,0 +1,71 @@
+/**
+ * The calculator task variants bench/real/probe.ts measures SmolLM2-135M-Instruct on: arithmetic
+ * size, the system text (plain, or with a one-shot example of the call in the model's own format:
+ * a prompt, not a demonstration dataset), the question's wording and the sampling settings.
+ */
+import type { ChatFormat } from '../../src/chat/chat-format.ts';
+import type { CalculatorOptions } from '../../src/envs/calculator/env.ts';
+
+export interface ProbeVariant {
+  name: string;
+  env: CalculatorOptions;
+  sampling: { temperature: number; top_p: number; max_new_tokens: number };
+}
+
+/** The env options every variant shares: the model's conventions (see src/envs/calculator/env.ts). */
+export const chatConventions = { answerFormat: 'last-integer', requireToolCall: true, toolResultTag: false, maxTurns: 3 } as const;
+
+const tasks: Record<string, CalculatorOptions> = {
+  mul2x2: { numOperands: 2, minOperand: 10, maxOperand: 99, operators: ['*'] },
+  mix3: { numOperands: 3, minOperand: 2, maxOperand: 20 },
+  add2x3: { numOperands: 2, minOperand: 100, maxOperand: 999, operators: ['+', '-'] },
+};
+
+/** System texts; `example` shows one call in the model's own tool-call format. */
+export function systemTexts(format: ChatFormat): Record<string, string> {
+  const call = format.assistantText({ content: '', toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }] });
+  return {
+    plain: 'You are a helpful assistant. Use the calculator tool to compute the expression, then reply with the result.',
+    example:
+      'You are a helpful assistant with a calculator tool. To compute an expression, call the tool first, ' +
+      `for example: ${call}\nWhen the tool returns the result, reply with that number.`,
+    smol:
+      'You are an expert in composing functions. You are given a question and a set of possible functions. ' +
+      'Based on the question, you will need to make one or more function/tool calls to achieve the purpose. ' +
+      `For example, for "What is 12 * 34?" you call ${call}, and when the tool returns 408 you reply "12 * 34 = 408".`,
+    transcript:
+      'You are a helpful assistant with a calculator tool. You never compute in your head: you call the tool, then answer with its result.\n' +
+      `Example:\nuser: What is 12 * 34?\nassistant: ${call}\ntool: 408\nassistant: 12 * 34 = 408`,
+  };
+}
+
+/** Question texts; `hint` repeats the call's shape (with the example's expression) after the question. */
+export function questionTexts(format: ChatFormat): Record<string, string> {
+  const call = format.assistantText({ content: '', toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }] });
+  return {
+    bare: '{expression}',
+    what: 'What is {expression}?',
+    use: 'Use the calculator tool to compute {expression}.',
+    hint: `What is {expression}? Call the calculator tool the way you would for 12 * 34: ${call}`,
+  };
+}
+const samplings = {
+  t1: { temperature: 1, top_p: 1, max_new_tokens: 48 },
+  t07: { temperature: 0.7, top_p: 0.95, max_new_tokens: 48 },
+  t03: { temperature: 0.3, top_p: 1, max_new_tokens: 48 },
+  greedy: { temperature: 0, top_p: 1, max_new_tokens: 48 },
+};
+
+export function probeVariants(format: ChatFormat): ProbeVariant[] {
+  const variants: ProbeVariant[] = [];
+  for (const [taskName, task] of Object.entries(tasks)) {
+    for (const [systemName, instructions] of Object.entries(systemTexts(format))) {
+      for (const [questionName, question] of Object.entries(questionTexts(format))) {
+        for (const [samplingName, sampling] of Object.entries(samplings)) {
+          variants.push({ name: `${taskName}/${systemName}/${questionName}/${samplingName}`, env: { ...task, ...chatConventions, instructions, question }, sampling });
+        }
+      }
+    }
+  }
+  return variants;
+}
