@@ -72,3 +72,14 @@ test('operators and minOperand shape the generated tasks; the defaults replay th
   const after = generateExpression(new Rng(7), { numOperands: 4, minOperand: 0, maxOperand: 20, parentheses: true, operators: ['+', '-', '*'] });
   assert.deepEqual(after, before);
 });
+
+test('toolCallReward: the first call that evaluates to the answer is paid once; success unchanged', async () => {
+  const env = makeCalculator({ ...chatOptions, toolCallReward: 0.25 });
+  await env.reset({ seed: 0, task: { expression: '37 * 23' } });
+  assert.equal((await env.step(call('37 * 23'))).reward, 0.25);
+  assert.equal((await env.step(call('23 * 37'))).reward, 0);
+  const last = await env.step({ text: 'It is 850.' });
+  assert.deepEqual([last.reward, last.info.success], [0, false]);
+  await env.reset({ seed: 0, task: { expression: '37 * 23' } });
+  assert.equal((await env.step(call('37 + 23'))).reward, 0);
+});

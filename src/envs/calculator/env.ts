@@ -47,6 +47,8 @@ export const calculatorOptionsSchema = z.strictObject({
   answerFormat: z.enum(['tag', 'last-integer']).default('tag'),
   /** Success needs an earlier calculator call whose expression evaluated to the answer. */
   requireToolCall: z.boolean().default(false),
+  /** Shaping: reward of the first calculator call whose expression evaluates to the answer (success is unchanged). */
+  toolCallReward: z.number().min(0).default(0),
   /** Wrap a tool result as `<tool_response>…</tool_response>` (false: the bare result). */
   toolResultTag: z.boolean().default(true),
   /** The system instructions (default: agentrl's tag format, above). */
@@ -119,6 +121,7 @@ export class CalculatorEnv implements Env<CalculatorTask> {
       const observation = this.observe(episode, success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong');
       return { observation, reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success } };
     }
+    const calledBefore = episode.calledToAnswer;
     const reason = parsed.kind === 'invalid' ? parsed.reason : this.callTool(episode, parsed.call);
     const truncated = episode.turnsUsed >= this.options.maxTurns;
     episode.ended = truncated;
@@ -129,7 +132,8 @@ export class CalculatorEnv implements Env<CalculatorTask> {
     }
     const result = episode.lastToolResult ?? '';
     const observation = this.observe(episode, this.options.toolResultTag ? `<tool_response>${result}</tool_response>` : result);
-    return { observation, reward: 0, done: false, truncated, info: { invalidAction: false, ...ending } };
+    const reward = episode.calledToAnswer && !calledBefore ? this.options.toolCallReward : 0;
+    return { observation, reward, done: false, truncated, info: { invalidAction: false, ...ending } };
   }
 
   /** A text turn: agentrl's tags, or (last-integer) a tag tool call or else a final answer, its last integer. */
