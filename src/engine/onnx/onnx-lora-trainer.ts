@@ -2,12 +2,15 @@
  * `OnnxLoraTrainer`: the built-in model's LoRA train step on onnxruntime — the same contract and
  * numbers as `TransformerModel`'s (model.ts) under LoRA, without the tensor library:
  *
- *   1. a loss that reads the current policy (PPO, GRPO, KL, entropy: `dependsOnCurrent`) gets
- *      this policy's log-probs, entropies and values from one forward run per micro-batch;
+ *   1. a forward run per micro-batch gives this policy's log-probs, entropies and values, which a
+ *      loss that reads the current policy (PPO, GRPO, KL, entropy: `dependsOnCurrent`) needs,
+ *      and the activations the backward reads;
  *   2. `loss.compute` (pure JS, core/loss.ts) returns its gradient with respect to them;
- *   3. one ORT run per micro-batch computes the surrogate Σ ∂L/∂logπ · logπ (+ entropy, value
- *      terms) and its gradients with respect to every adapter (train-graph.ts, autodiff.ts);
- *      micro-batch gradients sum exactly (the surrogate is a sum over rows);
+ *   3. a backward run per micro-batch takes those activations and the loss gradient and computes
+ *      the surrogate Σ ∂L/∂logπ · logπ (+ entropy, value terms) and its gradients with respect to
+ *      every adapter (train-graph.ts, autodiff.ts, split-graph.ts); micro-batch gradients sum
+ *      exactly (the surrogate is a sum over rows). A batch of one micro-batch runs its forward
+ *      once; a longer one keeps no activations across the loss and runs each forward again;
  *   4. `optimStep` clips the global norm and applies AdamW on the host (host-adamw.ts).
  *
  *   const trainer = await OnnxLoraTrainer.create({ config, params: base, lora, adapters });
@@ -26,9 +29,9 @@ import { checkHostParams } from '../../model/params.ts';
 import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
 import { modelGraphInputs, pastKeyName, pastValueName } from './model-graph.ts';
 import { serializeModel } from './serialize.ts';
-import { OnnxSession, type Feed } from './session.ts';
+import { OnnxSession, type Feed, type HostArray } from './session.ts';
 import { hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
-import { buildTrainGraph, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
+import { buildTrainGraphs, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
 
 export interface OnnxTrainerOptions {
   /** ORT intra-op threads; default: ORT's choice (every core). */
@@ -44,6 +47,22 @@ export const ONNX_TRAIN_TOKEN_BUDGET = 4096;
 export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
 
 /** One run's rows: the packed sequences and the head slice it reads. */
+interface SessionPair {
+  forward: OnnxSession;
+  backward: OnnxSession;
+  /** The forward graph's scored heads (target_logprobs, entropies, values). */
+  scored: string[];
+  /** Forward outputs the backward graph reads, with their dtypes. */
+  transferred: { name: string; dtype: Feed['dtype'] }[];
+}
+
+type RunOutputs = Record<string, { shape: number[]; data: HostArray }>;
+
+/** The feeds a session declares (ORT refuses unknown names). */
+function pick(feeds: Record<string, Feed>, names: readonly string[]): Record<string, Feed> {
+  return Object.fromEntries(names.map((name) => [name, feeds[name]!]));
+}
+
 interface RunRows {
   indices: readonly number[];
   packed: ReturnType<typeof packRows>;
@@ -66,7 +85,9 @@ export class OnnxLoraTrainer {
   private adapters: HostParams;
   private adam: HostAdamState;
   private accumulated: HostParams | null = null;
-  private readonly sessions = new Map<string, Promise<OnnxSession>>();
+  private readonly pairs = new Map<string, Promise<SessionPair>>();
+  /** The heads the last loss read: the forward run before the next loss uses that pair's graph. */
+  private lastHeads: TrainHeads = { entropy: false, value: false };
 
   private constructor(
     readonly config: ModelConfig,
@@ -121,15 +142,20 @@ export class OnnxLoraTrainer {
     this.adam = { step: state.step, m: copyParams(state.m), v: copyParams(state.v) };
   }
 
-  private session(heads: TrainHeads, backward: boolean): Promise<OnnxSession> {
-    const key = backward ? `train:${heads.entropy}:${heads.value}` : 'forward';
-    let session = this.sessions.get(key);
-    if (session === undefined) {
-      const graph = buildTrainGraph({ config: this.config, params: this.base, lora: this.lora, heads, backward });
-      session = OnnxSession.create(serializeModel(graph), { threads: this.options.threads });
-      this.sessions.set(key, session);
+  private pair(heads: TrainHeads): Promise<SessionPair> {
+    const key = `${heads.entropy}:${heads.value}`;
+    let pair = this.pairs.get(key);
+    if (pair === undefined) {
+      pair = (async () => {
+        const graphs = buildTrainGraphs({ config: this.config, params: this.base, lora: this.lora, heads });
+        const types = new Map(graphs.backward.inputs.map((id) => [graphs.backward.info(id).name, graphs.backward.info(id).dtype]));
+        const forward = await OnnxSession.create(serializeModel(graphs.forward), { threads: this.options.threads, memoryArena: false });
+        const backward = await OnnxSession.create(serializeModel(graphs.backward), { threads: this.options.threads, memoryArena: false });
+        return { forward, backward, scored: graphs.scored, transferred: graphs.transferred.map((name) => ({ name, dtype: types.get(name)! })) };
+      })();
+      this.pairs.set(key, pair);
     }
-    return session;
+    return pair;
   }
 
   /** The runs a batch splits into: token-budget chunks, each split further by head rows. */
@@ -176,54 +202,85 @@ export class OnnxLoraTrainer {
     return feeds;
   }
 
+  /** One forward run: the scored heads and the activations the backward graph reads. */
+  private async forwardRun(pair: SessionPair, run: RunRows, temperature: number): Promise<RunOutputs> {
+    const fetches = [...new Set([...pair.scored, ...pair.transferred.map((t) => t.name)])];
+    return pair.forward.run(pick(this.feeds(run, temperature), pair.forward.inputNames), fetches);
+  }
+
   /** Per-token log-probs, entropies (and values) of the current adapters, aligned as TransformerModel.score. */
   async score(sequences: readonly ArrayLike<number>[], { temperature = 1 }: { temperature?: number } = {}): Promise<Required<Pick<ScoreResult, 'logprobs' | 'entropies'>> & ScoreResult> {
     checkTemperature(temperature);
+    return (await this.scoreRuns([...this.runs(sequences)], sequences, temperature, false)).result;
+  }
+
+  /** Scores every run with the last loss's forward graph; keeps the run outputs when `keep` (for the backward). */
+  private async scoreRuns(runs: readonly RunRows[], sequences: readonly ArrayLike<number>[], temperature: number, keep: boolean) {
     const zeros = () => sequences.map((s) => new Float32Array(s.length));
     const result = { logprobs: zeros(), entropies: zeros(), values: this.config.valueHead ? zeros() : undefined };
-    const session = await this.session({ entropy: true, value: false }, false);
-    const fetches = ['target_logprobs', trainGraphNames.entropies, ...(this.config.valueHead ? ['values'] : [])];
-    for (const run of this.runs(sequences)) {
-      if (run.headRows.length === 0) continue;
-      const out = await session.run(this.feeds(run, temperature), fetches);
+    const heads = this.lastHeads;
+    const pair = await this.pair(heads);
+    const kept: (RunOutputs | null)[] = [];
+    for (const run of runs) {
+      const out = await this.forwardRun(pair, run, temperature);
       run.slots.forEach(([row, t], k) => {
         const sequence = run.indices[row]!;
         result.logprobs[sequence]![t] = out.target_logprobs!.data[k] as number;
         result.entropies[sequence]![t] = out[trainGraphNames.entropies]!.data[k] as number;
         if (result.values) result.values[sequence]![t] = out.values!.data[k] as number;
       });
+      kept.push(keep ? out : null);
     }
-    return result;
+    return { result, kept, heads };
   }
 
   /** Forward + loss + backward; gradients add to an accumulator until `optimStep`. */
   async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss, { temperature = 1 }: { temperature?: number } = {}): Promise<LossReport> {
     checkTemperature(temperature);
-    const output = loss.dependsOnCurrent ? loss.compute(await this.score(sequences, { temperature })) : loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
-    if (output.gradValues !== undefined && !this.config.valueHead) {
-      throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
+    const runs = [...this.runs(sequences)];
+    let kept: (RunOutputs | null)[] = runs.map(() => null);
+    let output: TokenLossOutput;
+    if (loss.dependsOnCurrent) {
+      const scored = await this.scoreRuns(runs, sequences, temperature, runs.length === 1);
+      output = loss.compute(scored.result);
+      kept = scored.kept;
+      this.lastHeads = this.headsFor(loss, output);
+      // The kept activations are of the graph for the heads guessed before the loss ran.
+      if (scored.heads.entropy !== this.lastHeads.entropy || scored.heads.value !== this.lastHeads.value) kept = runs.map(() => null);
+    } else {
+      output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
+      this.lastHeads = this.headsFor(loss, output);
     }
-    // Under LoRA the value head is frozen: a detached value term moves nothing.
-    const heads: TrainHeads = { entropy: output.gradEntropies !== undefined, value: output.gradValues !== undefined && loss.detachValueHead !== true };
-    const surrogate = await this.accumulate(sequences, output, heads, temperature);
+    const surrogate = await this.accumulate(runs, kept, output, temperature);
     let tokens = 0;
     for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
     return { ...output, tokens, loss: loss.dependsOnCurrent ? output.loss : surrogate };
   }
 
-  private async accumulate(sequences: readonly ArrayLike<number>[], output: TokenLossOutput, heads: TrainHeads, temperature: number): Promise<number> {
-    const session = await this.session(heads, true);
+  private headsFor(loss: TokenLoss, output: TokenLossOutput): TrainHeads {
+    if (output.gradValues !== undefined && !this.config.valueHead) {
+      throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
+    }
+    // Under LoRA the value head is frozen: a detached value term moves nothing.
+    return { entropy: output.gradEntropies !== undefined, value: output.gradValues !== undefined && loss.detachValueHead !== true };
+  }
+
+  private async accumulate(runs: readonly RunRows[], kept: (RunOutputs | null)[], output: TokenLossOutput, temperature: number): Promise<number> {
+    const heads = this.lastHeads;
+    const pair = await this.pair(heads);
     const fetches = [trainGraphNames.surrogate, ...this.names.map(gradientName)];
     this.accumulated ??= zerosOf(this.shapes);
     let total = 0;
-    for (const run of this.runs(sequences)) {
-      if (run.headRows.length === 0) continue;
+    for (const [index, run] of runs.entries()) {
+      const forward = kept[index] ?? (await this.forwardRun(pair, run, temperature));
+      kept[index] = null;
       const feeds = this.feeds(run, temperature);
+      for (const { name, dtype } of pair.transferred) feeds[name] = { dtype, shape: forward[name]!.shape, data: forward[name]!.data };
       const cotangent = (arrays: Float32Array[]) => Float32Array.from(run.slots, ([row, t]) => arrays[run.indices[row]!]![t]!);
       feeds[trainGraphNames.gradLogprobs] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradLogprobs) };
       if (heads.entropy) feeds[trainGraphNames.gradEntropies] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradEntropies!) };
       if (heads.value) feeds[trainGraphNames.gradValues] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradValues!) };
-      const out = await session.run(feeds, fetches);
+      const out = await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches);
       total += out[trainGraphNames.surrogate]!.data[0] as number;
       for (const name of this.names) {
         const sum = this.accumulated.get(name)!.data;
@@ -261,8 +318,12 @@ export class OnnxLoraTrainer {
   }
 
   async release(): Promise<void> {
-    for (const session of this.sessions.values()) await (await session).release();
-    this.sessions.clear();
+    for (const pair of this.pairs.values()) {
+      const { forward, backward } = await pair;
+      await forward.release();
+      await backward.release();
+    }
+    this.pairs.clear();
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * The LoRA training graph: the model's forward (model-graph.ts, full sequences with one masked
  * cache slot) plus the heads a TokenLoss reads, the surrogate the trainer back-propagates and,
- * from autodiff.ts, its gradients with respect to every adapter — one ORT run per micro-batch.
+ * from autodiff.ts, its gradients with respect to every adapter — split in a forward and a
+ * backward graph (split-graph.ts), so a loss that reads the current policy sees the forward run's
+ * log-probs and the backward run reuses its activations instead of running the forward again.
  *
  *   entropies[m] = −Σ_v p log p = logsumexp(l) − Σ_v p l,  p = softmax(l = logits[m])   [M]
  *   surrogate    = Σ_m ∂L/∂logπ[m] · logπ[m] (+ ∂L/∂H[m] · H[m]) (+ ∂L/∂V[m] · V[m])   []
@@ -9,8 +11,7 @@
  *
  * The loss itself stays a pure JS function (core/loss.ts): its gradient with respect to the
  * per-token log-probs (entropies, values) arrives as the cotangent inputs, exactly as the jax-js
- * model's surrogate (model.ts) takes it. With `backward: false` the graph is the scoring forward
- * with entropies, for losses that read the current policy first.
+ * model's surrogate (model.ts) takes it.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import type { HostParams, ModelConfig } from '../../model/config.ts';
@@ -19,6 +20,7 @@ import { addGradients } from './autodiff.ts';
 import type { Graph, ValueId } from './graph.ts';
 import { buildModelGraph } from './model-graph.ts';
 import { GraphBuilder } from './ops.ts';
+import { splitGraph, type SplitGraphs } from './split-graph.ts';
 
 /** The heads a loss reads (and therefore the cotangent inputs of the surrogate). */
 export interface TrainHeads {
@@ -59,34 +61,30 @@ function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
   return g.reshape(g.sub(lse, expected), [-1]); // [M]
 }
 
-export function buildTrainGraph({
-  config,
-  params,
-  lora,
-  heads,
-  backward = true,
-}: {
-  config: ModelConfig;
-  params: HostParams;
-  lora: LoraConfig;
-  heads: TrainHeads;
-  backward?: boolean;
-}): Graph {
+/**
+ * The training graphs for a model and the heads a loss reads: `forward` (scored heads +
+ * activations, also what scoring runs) and `backward` (surrogate + adapter gradients), split at
+ * the forward/backward boundary (split-graph.ts).
+ */
+export function buildTrainGraphs({ config, params, lora, heads }: { config: ModelConfig; params: HostParams; lora: LoraConfig; heads: TrainHeads }): SplitGraphs & { scored: string[] } {
   const graph = buildModelGraph({ config, params, lora });
   const g = new GraphBuilder(graph);
   const logits = valueNamed(graph, graph.outputs, 'logits');
   const logprobs = valueNamed(graph, graph.outputs, 'target_logprobs');
-  // Scoring reads the entropies; the backward graph only when the loss has an entropy term.
-  const entropies = !backward || heads.entropy ? g.graph.output(entropyOf(g, logits), trainGraphNames.entropies) : null;
-  if (!backward) return graph;
+  const entropies = g.graph.output(entropyOf(g, logits), trainGraphNames.entropies);
+  const values = config.valueHead ? valueNamed(graph, graph.outputs, 'values') : null;
+  const scored = [logprobs, entropies, ...(values === null ? [] : [values])];
+  const boundary = graph.nodes.length;
+  const firstBackwardValue = graph.values.length;
   let surrogate = weightedSum(g, logprobs, trainGraphNames.gradLogprobs);
-  if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies!, trainGraphNames.gradEntropies));
-  if (heads.value) surrogate = g.add(surrogate, weightedSum(g, valueNamed(graph, graph.outputs, 'values'), trainGraphNames.gradValues));
+  if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies, trainGraphNames.gradEntropies));
+  if (heads.value) surrogate = g.add(surrogate, weightedSum(g, values!, trainGraphNames.gradValues));
   g.graph.output(surrogate, trainGraphNames.surrogate);
   const names = [...loraShapes(config, lora).keys()];
   const gradients = addGradients(g, surrogate, names.map((name) => valueNamed(graph, graph.inputs, name)));
   gradients.forEach((gradient, i) => {
     g.graph.output(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }])[0]!, gradientName(names[i]!));
   });
-  return graph;
+  const split = splitGraph(graph, { boundary, firstBackwardValue, forwardOutputs: scored });
+  return { ...split, scored: scored.map((id) => graph.info(id).name) };
 }

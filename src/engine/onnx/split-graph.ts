@@ -1,0 +1,85 @@
+/**
+ * Splits a forward + backward graph in two ORT graphs at the boundary autodiff appended at, so a
+ * train step runs the forward once: its run returns the scored heads (which a loss reads first)
+ * and the activations the backward nodes read; the backward run takes them back as inputs.
+ *
+ *   forward graph:  nodes [0, boundary) + the integer-valued backward nodes (Shape, Size, index
+ *                   arithmetic) that read only forward values, hoisted so that a tensor read
+ *                   only for its shape never crosses over
+ *   backward graph: the rest; inputs = the original inputs it reads + the transferred values
+ *
+ * Inputs made after the boundary (the cotangents) feed the backward graph only. Initializers are
+ * shared by reference (each graph serialises the ones it reads).
+ */
+import { InvalidArgumentError } from '../../core/errors.ts';
+import { Graph, type Tensor, type ValueId } from './graph.ts';
+
+export interface SplitGraphs {
+  forward: Graph;
+  backward: Graph;
+  /** Names of the forward graph's outputs that the backward graph takes as inputs. */
+  transferred: string[];
+}
+
+/** A new graph holding `nodes` of `source`, with `inputs` as its inputs and `outputs` as its outputs (names kept). */
+function extract(source: Graph, nodes: readonly number[], inputs: readonly ValueId[], outputs: readonly ValueId[]): Graph {
+  const { '': opset, ...extraOpsets } = source.opsets;
+  const graph = new Graph({ opset, extraOpsets });
+  const mapped = new Map<ValueId, ValueId>();
+  for (const id of inputs) {
+    const info = source.info(id);
+    mapped.set(id, graph.input(info.name, info.dtype, info.shape));
+  }
+  const valueOf = (id: ValueId): ValueId => {
+    let target = mapped.get(id);
+    if (target === undefined) {
+      const tensor = source.initializers.get(id) as Tensor | undefined;
+      if (tensor === undefined) throw new InvalidArgumentError(`split graph: ${source.info(id).name} is neither an input, an initializer nor computed before its use`);
+      target = graph.initializer(source.info(id).name, tensor);
+      mapped.set(id, target);
+    }
+    return target;
+  };
+  for (const index of nodes) {
+    const node = source.nodes[index]!;
+    const ins = node.inputs.map(valueOf);
+    const outs = graph.node(node.op, ins, { ...node.attributes }, node.outputs.map((id) => ({ ...source.info(id) })), node.domain);
+    node.outputs.forEach((id, i) => mapped.set(id, outs[i]!));
+  }
+  for (const id of outputs) graph.output(valueOf(id));
+  return graph;
+}
+
+/**
+ * `boundary`: nodes before it are the forward; values numbered from `firstBackwardValue` on were
+ * made after it (inputs among them feed the backward only).
+ */
+export function splitGraph(
+  source: Graph,
+  { boundary, firstBackwardValue, forwardOutputs }: { boundary: number; firstBackwardValue: number; forwardOutputs: readonly ValueId[] },
+): SplitGraphs {
+  const producedForward = new Array<boolean>(source.values.length).fill(false);
+  const availableForward = (id: ValueId) => producedForward[id] || source.initializers.has(id) || (source.info(id).producer === 'input' && id < firstBackwardValue);
+  const forwardNodes: number[] = [];
+  const backwardNodes: number[] = [];
+  source.nodes.forEach((node, index) => {
+    const integerOnly = node.outputs.every((id) => source.info(id).dtype !== 'float32');
+    if (index < boundary || (integerOnly && node.inputs.every(availableForward))) {
+      forwardNodes.push(index);
+      for (const id of node.outputs) producedForward[id] = true;
+    } else {
+      backwardNodes.push(index);
+    }
+  });
+  const readByBackward = new Set<ValueId>();
+  for (const index of backwardNodes) for (const id of source.nodes[index]!.inputs) readByBackward.add(id);
+  const transferred = [...readByBackward].filter((id) => producedForward[id]).sort((a, b) => a - b);
+  const graphInputs = (ids: Iterable<ValueId>) => [...new Set(ids)].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
+  const forwardReads = graphInputs(forwardNodes.flatMap((index) => source.nodes[index]!.inputs));
+  const backwardReads = graphInputs(readByBackward);
+  const forward = extract(source, forwardNodes, forwardReads, [...new Set([...forwardOutputs, ...transferred])]);
+  // The source's other forward outputs (logits, keys, values) are dropped: nothing reads them.
+  const backwardOutputs = source.outputs.filter((id) => !producedForward[id]);
+  const backward = extract(source, backwardNodes, [...backwardReads, ...transferred], backwardOutputs);
+  return { forward, backward, transferred: transferred.map((id) => source.info(id).name) };
+}
