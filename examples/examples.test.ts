@@ -50,6 +50,7 @@ const scripts: Array<{ name: string; args: string[]; label: RegExp }> = [
   { name: 'memgpt', args: [], label: /^MemGPT on / },
   { name: 'toolformer', args: [], label: /^Toolformer on / },
   { name: 'gateway-ai-sdk', args: [], label: /^gateway \+ AI SDK agent trained by GRPO on / },
+  { name: 'grpo-from-scratch', args: [], label: /^GRPO from scratch on bandit with / },
 ];
 
 describe('examples/ run as written (npx tsx examples/<name>.ts)', () => {
