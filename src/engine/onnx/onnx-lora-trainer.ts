@@ -42,8 +42,12 @@ export interface OnnxTrainerOptions {
   headElementBudget?: number;
 }
 
-/** ORT has no wasm heap: one run may hold 4 × 256 tokens of SmolLM2's vocabulary (2^26 logits). */
-export const ONNX_TRAIN_TOKEN_BUDGET = 4096;
+/**
+ * Per run: 2048 padded tokens (the jax-js model's budget) and 2^26 logits, so 4 × 256 tokens of
+ * SmolLM2's vocabulary are one run. A run's saved activations cross to the backward on the host
+ * (~70 MB per SmolLM2 layer at 1024 tokens + the [M, V] logits), which bounds the token budget.
+ */
+export const ONNX_TRAIN_TOKEN_BUDGET = 2048;
 export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
 
 /** One run's rows: the packed sequences and the head slice it reads. */
