@@ -91,6 +91,10 @@ async function main(): Promise<void> {
     env,
     config,
     shouldStop: () => elapsed() + reserve() > budgetSeconds,
+    onTrajectories: (trajectories) => {
+      const first = trajectories[0]?.turns[0];
+      if (first !== undefined) console.log(`  a reply: ${JSON.stringify(first.action.slice(0, 120))} → ${JSON.stringify(first.observation.slice(0, 60))}`);
+    },
     onIteration: (m) => {
       lastIterationSeconds = m.seconds;
       curve.push({ iteration: m.iteration, minutes: elapsed() / 60, success: m.success, ...(m.validationSuccess === undefined ? {} : { validation: m.validationSuccess }) });

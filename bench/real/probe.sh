@@ -12,4 +12,4 @@ ensure_venv "$venv" "$root/scripts/interop/real/requirements.txt"
 cd "$root"
 ls "${AGENTRL_CACHE:-$HOME/.cache/agentrl}/models/smollm2-135m-instruct/"*.gguf > /dev/null 2>&1 || node bin/agentrl.js models pull smollm2-135m-instruct
 export TRANSFORMERS_VERBOSITY=error HF_HUB_OFFLINE=1 TQDM_DISABLE=1
-node --import tsx bench/real/probe.ts "$venv/bin/python" "$@"
+exec node --import tsx bench/real/probe.ts "$venv/bin/python" "$@"

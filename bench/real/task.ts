@@ -7,7 +7,7 @@ import type { ChatFormat } from '../../src/chat/chat-format.ts';
 import type { CalculatorOptions } from '../../src/envs/calculator/env.ts';
 import { chatConventions, questionTexts, systemTexts } from './variants.ts';
 
-export const realTaskName = 'mul2x2/example/hint';
+export const realTaskName = 'mul2x2/example/call + toolCallReward 0.5';
 
 export function realTaskOptions(format: ChatFormat): CalculatorOptions {
   return {
@@ -17,6 +17,7 @@ export function realTaskOptions(format: ChatFormat): CalculatorOptions {
     operators: ['*'],
     ...chatConventions,
     instructions: systemTexts(format).example!,
-    question: questionTexts(format).hint!,
+    question: questionTexts(format).call!,
+    toolCallReward: 0.5,
   };
 }

@@ -47,6 +47,7 @@ export function questionTexts(format: ChatFormat): Record<string, string> {
     what: 'What is {expression}?',
     use: 'Use the calculator tool to compute {expression}.',
     hint: `What is {expression}? Call the calculator tool the way you would for 12 * 34: ${call}`,
+    call: `What is {expression}? Call the calculator tool: ${call.replace('12 * 34', '{expression}')}`,
   };
 }
 const samplings = {
