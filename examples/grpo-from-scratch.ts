@@ -13,9 +13,10 @@
  * arm B pays 1 with p 0.8, arm A with p 0.2. A random byte-level model cannot yet write that
  * format, so all rewards would be 0 and GRPO would have nothing to compare: the model is first
  * warm-started (SFT) on imperfect expert replies (80% random arms, ≈60% pick B). GRPO then moves
- * it toward B; a greedy evaluation on held-out test seeds closes the run. The library's own versions of each step: `grpoAdvantages` and `ppoClipLoss`
- * (src/algorithms/), `policyStep` (src/train/policy-step.ts) and `runRl({ config: { algo: 'grpo' } })`,
- * which does all of this with KL, minibatches, resume and run stores.
+ * it toward B; a greedy evaluation on held-out test seeds closes the run. The library's own
+ * version of each step: `grpoAdvantages` and `ppoClipLoss` (src/algorithms/), `policyStep`
+ * (src/train/policy-step.ts), and `runRl({ config: { algo: 'grpo' } })`, which does all of this
+ * with KL to a reference, minibatches, validation, resume and run stores.
  */
 import {
   BuiltinPolicy,
@@ -63,7 +64,8 @@ const warm = await warmStart({
   maxNewTokens,
   instructions: false, // the tiny model learns the format from the demonstrations; instructions would only cost context
 });
-console.log(`warm start: SFT loss ${warm.finalLoss.toFixed(3)} on demonstrations that pick the better arm ${(100 * warm.demonstrationSuccess).toFixed(0)}% of the time`);
+const demonstrated = (100 * warm.demonstrationSuccess).toFixed(0);
+console.log(`warm start: SFT loss ${warm.finalLoss.toFixed(3)} on demonstrations that pick the better arm ${demonstrated}% of the time`);
 
 // ---- 3. Group-relative advantages: A_i = (R_i − mean of its group) / (std of its group + ε) ----
 function groupRelativeAdvantages(trajectories: readonly Trajectory[]): number[] {
@@ -144,13 +146,9 @@ for (let iteration = 1; iteration <= iterations; iteration++) {
     oldLogprobs: trajectories.map((t) => t.logprobs),
     advantages,
   };
+  const loss = clippedSurrogate(batch);
   let report = { loss: 0, metrics: {} as Record<string, number> };
-  for (let epoch = 0; epoch < updateEpochs; epoch++) {
-    report = await trainOn(
-      trajectories.map((t) => t.tokens),
-      clippedSurrogate(batch),
-    );
-  }
+  for (let epoch = 0; epoch < updateEpochs; epoch++) report = await trainOn(trajectories.map((t) => t.tokens), loss);
   const meanReward = trajectories.reduce((sum, t) => sum + t.totalReward, 0) / trajectories.length;
   const betterArm = trajectories.filter((t) => t.success).length / trajectories.length;
   console.log(
@@ -161,4 +159,5 @@ for (let iteration = 1; iteration <= iterations; iteration++) {
 
 // ---- 7. Held-out check: greedy replies on test seeds the policy never trained on ----
 const evaluation = await evaluate({ policy, env: makeEnv, seeds: splitSeeds('test', 32), maxTurns: 1, maxNewTokens, instructions: false });
-console.log(`greedy on 32 test seeds: picks the better arm ${(100 * evaluation.successRate).toFixed(0)}% · ${((performance.now() - started) / 1000).toFixed(1)} s`);
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+console.log(`greedy on 32 test seeds: picks the better arm ${(100 * evaluation.successRate).toFixed(0)}% · ${seconds} s`);
