@@ -150,8 +150,17 @@ export function templateInput(
 /** The system text describing tools, for a template that does not render `tools` itself. */
 export function familyToolsPrompt(family: ToolCallFamily, tools: readonly PromptTool[]): string {
   const lines = tools.map((tool) => pythonJson({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } }));
-  const example = formatToolCalls(family, [{ name: 'TOOL_NAME', arguments: { ARGUMENT: 'VALUE' } }]);
+  const example = formatToolCalls(family, [exampleCall(tools[0]!)]);
   return ['You can call these tools:', '<tools>', ...lines, '</tools>', `To call tools, reply with ${example}`].join('\n');
+}
+
+/**
+ * The call shown in the tools prompt: the first tool's real name and parameter names (a small
+ * model copies the example literally; `TOOL_NAME` / `ARGUMENT` placeholders were copied as written).
+ */
+function exampleCall(tool: PromptTool): { name: string; arguments: Record<string, unknown> } {
+  const properties = (tool.function.parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  return { name: tool.function.name, arguments: Object.fromEntries(Object.keys(properties).map((key) => [key, '...'])) };
 }
 
 function templateToolCall(call: ToolCall): Record<string, unknown> {
