@@ -33,6 +33,8 @@ import { defaultTrainModel, modelSpecOf, prepareModel, warmStartPolicy, type Pre
 
 export const backendNames = ['builtin', 'tinker'] as const;
 
+export const builtinEngines = ['auto', 'jax', 'onnx'] as const;
+
 export const backendSchema = z.object({
   backend: z.enum(backendNames).default('builtin').describe(`training backend (${backendNames.join(', ')})`),
   baseUrl: z.string().optional().describe('tinker: the server root, e.g. http://127.0.0.1:8000 (hosted Tinker: its URL; API key from TINKER_API_KEY)'),
@@ -53,6 +55,10 @@ export const backendSchema = z.object({
     .string()
     .optional()
     .describe(`builtin LoRA: comma-separated projections that get adapters (default all: ${Object.keys(loraModuleWeights).join(',')})`),
+  engine: z
+    .enum(builtinEngines)
+    .default('auto')
+    .describe("builtin: the engine that samples, scores and trains — jax (jax-js on wasm), onnx (onnxruntime: sampling, scoring and the LoRA step; a full fine-tune trains on jax), auto (onnx for a LoRA run without dropout, else jax)"),
   tinkerLossReduction: z.enum(lossReductions).default('sum').describe("tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)"),
 });
 export type BackendOptions = z.infer<typeof backendSchema>;
@@ -77,6 +83,17 @@ export function builtinLora(options: LoraFlags): LoraConfigInput | undefined {
     ...(options.loraDropout === undefined ? {} : { dropout: options.loraDropout }),
     ...(targets === undefined ? {} : { targetModules: targets as [LoraModule, ...LoraModule[]] }),
   };
+}
+
+/**
+ * Which engine each part of the built-in policy runs on: onnxruntime is 10–20× faster than jax-js
+ * at a real model's size (docs/onnx-engine.md) but trains LoRA adapters only, without dropout.
+ */
+export function builtinEngine(options: LoraFlags & Pick<BackendOptions, 'engine'>): { inference: 'jax' | 'onnx'; training: 'jax' | 'onnx' } {
+  const loraOnOnnx = options.loraRank !== undefined && (options.loraDropout ?? 0) === 0;
+  const engine = options.engine === 'auto' ? (loraOnOnnx ? 'onnx' : 'jax') : options.engine;
+  if (engine === 'jax') return { inference: 'jax', training: 'jax' };
+  return { inference: 'onnx', training: loraOnOnnx ? 'onnx' : 'jax' };
 }
 
 /** The built-in backend's LoRA refusals (see the header). */
@@ -107,6 +124,7 @@ export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmN
   for (const flag of ['loraAlpha', 'loraDropout', 'loraTargets'] as const) {
     if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} sets up the built-in LoRA; the tinker backend takes --lora-rank only`, { flag });
   }
+  if (options.engine !== 'auto') throw new InvalidArgumentError(`--engine ${options.engine} picks the built-in backend's engine; the tinker server runs its own`, { engine: options.engine });
   const missing = (['baseUrl', 'baseModel'] as const).filter((flag) => options[flag] === undefined || options[flag] === '');
   if (missing.length > 0) {
     throw new InvalidArgumentError(`--backend tinker needs ${missing.map((flag) => `--${kebab(flag)}`).join(' and ')} (the Tinker server and the base model it serves)`, { missing });
@@ -154,12 +172,15 @@ export function policyBackend(
     // The model's own chat format (when --model has one), and for a LoRA run the frozen base the adapter states restore onto.
     const chatFormat = init?.chatFormat;
     const lora = builtinLora(options);
-    const restore = (state: Uint8Array) => BuiltinPolicy.fromState(state, { chatFormat, ...(lora === undefined ? {} : { baseParams: init!.params }) });
+    const engine = builtinEngine(options);
+    const restore = (state: Uint8Array, engines: typeof engine) =>
+      BuiltinPolicy.fromState(state, { chatFormat, ...engines, ...(lora === undefined ? {} : { baseParams: init!.params }) });
     return {
       name: 'builtin',
-      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init, lora }), chatFormat }),
-      restorePolicy: restore,
-      restoreReference: restore,
+      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init, lora }), chatFormat, ...engine }),
+      restorePolicy: (state) => restore(state, engine),
+      // The reference only scores.
+      restoreReference: (state) => restore(state, { inference: engine.inference, training: 'jax' }),
       close: async () => {},
     };
   }

@@ -17,7 +17,7 @@ import { toHfTensors } from '../model/hf-config.ts';
 import { serializeSafetensors } from '../model/safetensors.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
-import { checkBackendOptions } from './backend-setup.ts';
+import { builtinEngine, checkBackendOptions } from './backend-setup.ts';
 import { checkRunSetup } from './model-setup.ts';
 
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
@@ -90,7 +90,7 @@ test('agentrl train --model <HF folder> --lora-rank 4: pure RL in the model\'s f
 
 test('one-line refusals: --lora-rank without a model, LoRA with a critic, a folder without a tokenizer, a tokenizer larger than the vocabulary', () =>
   withTempDir(async (dir) => {
-    const builtin = { backend: 'builtin' as const, tinkerLossReduction: 'sum' as const, algo: 'grpo' as const, entropyCoef: 0, maxGradNorm: 1 };
+    const builtin = { backend: 'builtin' as const, engine: 'auto' as const, tinkerLossReduction: 'sum' as const, algo: 'grpo' as const, entropyCoef: 0, maxGradNorm: 1 };
     assert.throws(() => checkBackendOptions({ ...builtin, loraRank: 16 }), /^InvalidArgumentError: --lora-rank adapts a pretrained model: pass --model/);
     assert.throws(() => checkBackendOptions({ ...builtin, loraAlpha: 8 }), /--lora-alpha sets up LoRA adapters; pass --lora-rank too/);
     assert.throws(() => checkBackendOptions({ ...builtin, algo: 'ppo', loraRank: 16, model: 'm' }), /--algo ppo trains a critic/);
@@ -109,3 +109,13 @@ test('one-line refusals: --lora-rank without a model, LoRA with a critic, a fold
     await assert.rejects(checkRunSetup({ env: 'calculator', envOptions: '{}', model: small }), /small: the tokenizer has 259 ids but the model's vocabulary only 200: tokenizer\.json is not this model's/);
     await assert.rejects(checkRunSetup({ env: 'calculator', envOptions: '{}', model: small, init: bare }), /--init is an alias of --model; pass one of them/);
   }));
+
+test('--engine auto: onnxruntime for a LoRA run without dropout, jax-js otherwise; onnx with a full fine-tune trains on jax-js', () => {
+  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16 }), { inference: 'onnx', training: 'onnx' });
+  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16, loraDropout: 0.05 }), { inference: 'jax', training: 'jax' });
+  assert.deepEqual(builtinEngine({ engine: 'auto' }), { inference: 'jax', training: 'jax' });
+  assert.deepEqual(builtinEngine({ engine: 'onnx' }), { inference: 'onnx', training: 'jax' });
+  assert.deepEqual(builtinEngine({ engine: 'jax', loraRank: 16 }), { inference: 'jax', training: 'jax' });
+  const tinker = { backend: 'tinker' as const, engine: 'onnx' as const, tinkerLossReduction: 'sum' as const, algo: 'grpo' as const, entropyCoef: 0, maxGradNorm: 0, baseUrl: 'http://x', baseModel: 'b' };
+  assert.throws(() => checkBackendOptions(tinker), /--engine onnx picks the built-in backend's engine/);
+});

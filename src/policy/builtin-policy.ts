@@ -103,9 +103,16 @@ export class BuiltinPolicy implements TrainablePolicy {
   /** A policy restored from `saveState` bytes: a new model with those weights, moments and step counter. */
   static async fromState(
     state: Uint8Array,
-    { tokenizer, chatFormat, source, baseParams }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } = {},
+    {
+      tokenizer,
+      chatFormat,
+      source,
+      baseParams,
+      inference,
+      training,
+    }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } & Pick<BuiltinPolicyOptions, 'inference' | 'training'> = {},
   ): Promise<BuiltinPolicy> {
-    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer, chatFormat });
+    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer, chatFormat, inference, training });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
