@@ -8,6 +8,7 @@ import { TransformerModel } from '../model/model.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
 import { byteTokenizer } from '../model/tokenizer.ts';
 import { exportHuggingFace } from './export-hf.ts';
+import { tinyChatmlFiles, tinyChatmlFormat } from '../chat/tiny-chatml.ts';
 
 test('export-hf: a HF folder without the value head, loadable back bit-exactly', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-export-'));
@@ -39,6 +40,26 @@ test('export-hf: a HF folder without the value head, loadable back bit-exactly',
       if (name.startsWith('valueHead.')) assert.equal(loaded.params.has(name), false);
       else assert.deepEqual(loaded.params.get(name)!.data, tensor.data, name);
     }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("export-hf of a real model's checkpoint keeps ITS tokenizer.json, chat template and generation config (not the byte model's)", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrl-export-model-'));
+  try {
+    const config = { vocabSize: 264, hiddenSize: 8, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 16, maxSeqLen: 32 };
+    const files = tinyChatmlFiles();
+    const model = await TransformerModel.create(config, { seed: 1 });
+    await saveCheckpoint(join(dir, 'ckpt'), { config: model.config, params: await model.hostParams(), tokenizer: tinyChatmlFormat().tokenizer, chatFiles: files });
+    await exportHuggingFace(join(dir, 'ckpt'), join(dir, 'hf'));
+    const read = async (name: string) => JSON.parse(await readFile(join(dir, 'hf', name), 'utf8'));
+    assert.deepEqual(await read('tokenizer.json'), files.tokenizerJson);
+    assert.equal((await read('tokenizer_config.json')).chat_template, files.tokenizerConfig.chat_template);
+    assert.deepEqual(await read('generation_config.json'), files.generationConfig);
+    assert.equal((await read('special_tokens_map.json')).eos_token, '<|im_end|>');
+    const exported = await loadCheckpoint(join(dir, 'hf'));
+    assert.equal(exported.chatFormat?.stopTokens.includes(2), true);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -39,7 +39,18 @@ export async function exportHuggingFace(checkpointDir: string, outDir: string, o
   const params = new Map([...checkpoint.params].filter(([name]) => !name.startsWith('valueHead.')));
   const tokenizer = checkpoint.tokenizer ?? byteTokenizer;
   const architecture = options.architecture ?? defaultArchitecture(config);
-  await saveCheckpoint(outDir, { config, params, tokenizer, architecture, extra: { exportedFrom: checkpointDir, ...checkpoint.extra } });
+  const chatFiles = checkpoint.chatFormat?.files;
+  await saveCheckpoint(outDir, { config, params, tokenizer, architecture, extra: { exportedFrom: checkpointDir, ...checkpoint.extra }, ...(chatFiles === undefined ? {} : { chatFiles }) });
+  const parameters = [...params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
+  const name = options.name ?? outDir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl-policy';
+  const files = ['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'];
+  if (chatFiles !== undefined) {
+    // A real model keeps its own tokenizer files (saveCheckpoint wrote them) and special tokens.
+    const specialTokensMap = Object.fromEntries(['bos_token', 'eos_token', 'pad_token', 'unk_token'].flatMap((key) => (chatFiles.tokenizerConfig[key] === undefined ? [] : [[key, chatFiles.tokenizerConfig[key]]])));
+    await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
+    await writeFileAtomic(join(outDir, 'README.md'), modelCard({ name, architecture, parameters, config, byteLevel: false }));
+    return { files, architecture, parameters };
+  }
 
   const special = tokenizer.specialTokens;
   // Embedding rows past the tokenizer's tokens (the default byte model: 263-271) are never trained
@@ -61,16 +72,10 @@ export async function exportHuggingFace(checkpointDir: string, outDir: string, o
     pad_token: specialTokenText.pad,
     additional_special_tokens: [specialTokenText.system, specialTokenText.user, specialTokenText.assistant, specialTokenText.tool],
   };
-  const parameters = [...params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-  const name = options.name ?? outDir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl-policy';
   await writeFileAtomic(join(outDir, 'generation_config.json'), JSON.stringify(generationConfig, null, 2) + '\n');
   await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
   await writeFileAtomic(join(outDir, 'README.md'), modelCard({ name, architecture, parameters, config, byteLevel: tokenizer === byteTokenizer }));
-  return {
-    files: ['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'],
-    architecture,
-    parameters,
-  };
+  return { files, architecture, parameters };
 }
 
 function modelCard(card: { name: string; architecture: HfArchitecture; parameters: number; config: { maxSeqLen: number; vocabSize: number }; byteLevel: boolean }): string {
