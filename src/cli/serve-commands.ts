@@ -32,6 +32,7 @@ export const servePolicyCommandSchema = z.object({
   modelName: z.string().optional().describe('the model id clients pass (default: the checkpoint folder name)'),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more requests to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
+  engine: z.enum(['auto', 'jax', 'onnx']).default('auto').describe("generation engine: jax (jax-js), onnx (onnxruntime), auto (onnx for a real model's checkpoint, jax for the byte models)"),
 });
 
 export const exportHfCommandSchema = z.object({
@@ -81,11 +82,11 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
   const { values, positional } = parseFlags(servePolicyCommandSchema, argv);
   const options = validateFlags(servePolicyCommandSchema, values);
   const checkpoint = onePositional(positional, 'checkpoint folder');
-  const served = await loadServedPolicy(checkpoint);
+  const served = await loadServedPolicy(checkpoint, { engine: options.engine });
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
   const server = await startPolicyServer({ ...served, modelName, host: options.host, port: options.port, batchWindowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize });
   console.error(
-    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}) on ${server.url}/v1 ` +
+    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}, engine ${served.engine}) on ${server.url}/v1 ` +
       `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
   );
   await untilStopped();
