@@ -57,7 +57,12 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   const loaded = await loadCheckpoint(checkpoint);
   const chatFormat = checkpointChatFormat(checkpoint, loaded.tokenizer); // the model's own template, when the checkpoint has one
   const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;
-  const sampler = new BuiltinPolicy({ model: await TransformerModel.fromParams(loaded.config, loaded.params), tokenizer });
+  // A real model's checkpoint samples on onnxruntime (10–20× faster than jax-js at that size), as serve-policy does.
+  const sampler = new BuiltinPolicy({
+    model: await TransformerModel.fromParams(loaded.config, loaded.params),
+    tokenizer,
+    ...(chatFormat === undefined ? {} : { chatFormat, inference: 'onnx' as const }),
+  });
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
   const stopped = untilStopped(); // from here on a signal closes the run cleanly
   const gateway = await startGateway({
