@@ -4,20 +4,10 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
+import { agentrlBin as bin, runCli } from './cli-test-fixture.ts';
 
-const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks the run interrupted and exits 130; --resume survives SIGKILL and continues', async () => {
   const out = await mkdtemp(join(tmpdir(), 'agentrl-train-'));

@@ -5,11 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tinyChatmlFiles, tinyChatmlFormat } from '../chat/tiny-chatml.ts';
 import { modelConfigSchema } from '../model/config.ts';
 import { initHostParams } from '../model/params.ts';
@@ -19,18 +17,9 @@ import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
 import { builtinEngine, checkBackendOptions } from './backend-setup.ts';
 import { checkRunSetup } from './model-setup.ts';
+import { runCli } from './cli-test-fixture.ts';
 
-const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 const tiny = modelConfigSchema.parse({ vocabSize: 264, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 1024 });
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** A plain Hugging Face folder (no agentrl block): config.json, model.safetensors and the tiny model's tokenizer files. */
 async function tinyModelFolder(dir: string, { tokenizer = true }: { tokenizer?: boolean } = {}): Promise<string> {

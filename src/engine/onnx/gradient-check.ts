@@ -5,6 +5,7 @@
  * exercised. Float32 throughout: a step of 1e-2 keeps the truncation and rounding errors ~1e-4.
  */
 import assert from 'node:assert/strict';
+import { InvalidArgumentError } from '../../core/errors.ts';
 import { Rng } from '../../core/rng.ts';
 import { addGradients } from './autodiff.ts';
 import { Graph, type Dim, type TensorData, type ValueId } from './graph.ts';
@@ -53,7 +54,7 @@ async function lossSession(spec: GradientCase, rng: Rng) {
   for (const input of spec.integers ?? []) values[input.name] = g.graph.input(input.name, input.dtype, input.shape);
   const y = spec.build(g, values);
   const outputShape = spec.outputShape ?? g.shape(y).map((d) => {
-    if (typeof d !== 'number') throw new Error(`gradient check: y has symbolic shape [${g.shape(y)}]; give outputShape`);
+    if (typeof d !== 'number') throw new InvalidArgumentError(`gradient check: y has symbolic shape [${g.shape(y)}]; give outputShape`);
     return d;
   });
   const cotangent = Float32Array.from({ length: outputShape.reduce((n, d) => n * d, 1) }, () => 2 * rng.next() - 1);
