@@ -34,6 +34,21 @@ export class DataFormatError extends AgentRlError {
   }
 }
 
+/** An index (a token position, a layer, a row) is outside `[0, length)` of the array it reads; `details` hold both. */
+export class IndexOutOfRangeError extends AgentRlError {
+  readonly index: number;
+  readonly length: number;
+  constructor(what: string, index: number, length: number) {
+    super('INDEX_OUT_OF_RANGE', `${what}[${index}] is out of range: the length is ${length}, so an index must be an integer in [0, ${length})`, {
+      what,
+      index,
+      length,
+    });
+    this.index = index;
+    this.length = length;
+  }
+}
+
 /** `step()` was called on an episode that has already ended. */
 export class EpisodeEndedError extends AgentRlError {
   constructor(envName: string) {
