@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Tool } from '../core/types.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { renderGenerationPrompt } from '../chat/chat-template.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { runReAct } from './react.ts';
 import { describeReAct, reflectionsText, runReflexion } from './reflexion.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateExpression } from '../envs/calculator/evaluate.ts';
 import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { heldOutLoss, runSft } from '../train/sft.ts';

@@ -21,7 +21,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../core/errors.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 
 export interface ToolformerTool {

@@ -20,7 +20,7 @@
 import type { Message, Trajectory, Turn } from '../core/types.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { appendedTokens, chatFormatOf, stopTokensOf } from '../chat/policy-chat-format.ts';
-import type { PromptTool } from '../model/tools-prompt.ts';
+import type { PromptTool } from '../chat/tools-prompt.ts';
 import type { Generation, Policy, SamplingOptions } from '../policy/types.ts';
 
 export type AgentSampling = Omit<SamplingOptions, 'stopTokens'>;

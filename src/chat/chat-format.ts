@@ -4,7 +4,7 @@
  * assistant mask, the stop tokens, the ids that close a reply and open the next user turn, and
  * the tool-call format of the model's family.
  *
- * Two implementations: `agentrlChatFormat` (the byte model's own template, model/chat-template.ts)
+ * Two implementations: `agentrlChatFormat` (the byte model's own template, chat-template.ts)
  * and `jinjaChatFormat` (jinja-chat-format.ts: the model's Jinja template from its
  * tokenizer_config.json, rendered with @huggingface/jinja). A policy that carries one
  * (`Policy.chatFormat`) is rendered for with it; without one the rollout uses agentrl's.
@@ -13,12 +13,12 @@
  * speaks it can write them again (model/checkpoint.ts) and reload the same format.
  */
 import type { Message } from '../core/types.ts';
-import { assistantText, parseAssistantText, renderChat, renderGenerationPrompt, renderMessage, type RenderedChat } from '../model/chat-template.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
-import { withToolsPrompt, type PromptTool } from '../model/tools-prompt.ts';
+import { assistantText, parseAssistantText, renderChat, renderGenerationPrompt, renderMessage, type RenderedChat } from './chat-template.ts';
+import { byteTokenizer, type Tokenizer } from './tokenizer.ts';
+import { withToolsPrompt, type PromptTool } from './tools-prompt.ts';
 import type { ParsedAssistantText } from './tool-call-format.ts';
 
-export type { RenderedChat } from '../model/chat-template.ts';
+export type { RenderedChat } from './chat-template.ts';
 
 export interface ChatRenderOptions {
   /** Tools the model may call (OpenAI function-tool shape). Default none. */
@@ -71,7 +71,7 @@ export interface ChatFormat {
   readonly files?: ChatFormatFiles;
 }
 
-/** agentrl's byte template (model/chat-template.ts) as a ChatFormat. */
+/** agentrl's byte template (chat-template.ts) as a ChatFormat. */
 export function agentrlChatFormat(tokenizer: Tokenizer = byteTokenizer): ChatFormat {
   const special = tokenizer.specialTokens;
   return {

@@ -21,8 +21,8 @@
 import { Template } from '@huggingface/jinja';
 import { ChatTemplateError } from '../core/errors.ts';
 import type { Message, ToolCall } from '../core/types.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
-import type { PromptTool } from '../model/tools-prompt.ts';
+import type { Tokenizer } from './tokenizer.ts';
+import type { PromptTool } from './tools-prompt.ts';
 import type { AnsweredCall, ChatFormat, ChatFormatFiles, ChatRenderOptions, RenderedChat } from './chat-format.ts';
 import { formatToolCalls, parseToolCalls, pythonJson, type ToolCallFamily } from './tool-call-format.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ChatTemplateError } from '../core/errors.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { renderGenerationPrompt } from './chat-template.ts';
+import { byteTokenizer } from './tokenizer.ts';
 import { jinjaChatFormat } from './jinja-chat-format.ts';
 import { appendedTokens, chatFormatOf, stopTokensOf, toolCallExample, userPrompt } from './policy-chat-format.ts';
 import { tinyChatmlFormat } from './tiny-chatml.ts';

@@ -15,7 +15,7 @@
  */
 import { ChatTemplateError } from '../core/errors.ts';
 import type { Message } from '../core/types.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import type { Tokenizer } from './tokenizer.ts';
 import { agentrlChatFormat, type ChatFormat, type ChatRenderOptions } from './chat-format.ts';
 
 /** What of a policy (src/policy `Policy`) picks its chat format. */

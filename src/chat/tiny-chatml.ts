@@ -4,7 +4,7 @@
  * `<|im_end|>` 2) with a Llama-3 style `(?i:…)` split and a SmolLM2-style template — a model's
  * own protocol, for tests that must not depend on a downloaded model.
  */
-import { bytesToUnicode } from '../model/tokenizer.ts';
+import { bytesToUnicode } from './tokenizer.ts';
 import type { ChatFormat, ChatFormatFiles } from './chat-format.ts';
 import { chatFormatFromFiles } from './model-folder.ts';
 

@@ -17,11 +17,11 @@
  * format's end-of-turn token (`<|im_end|>`, `<|eot_id|>` or eos), `bos` the bos token (else `end`),
  * `pad` the pad token (else eos). The model has no role tokens: `system`/`user`/`assistant`/`tool`
  * are set to `end` and only agentrl's byte template reads them — render with the model's
- * ChatFormat (chat-format.ts), never with model/chat-template.ts, when this tokenizer is in use.
+ * ChatFormat (chat-format.ts), never with chat-template.ts, when this tokenizer is in use.
  */
 import { Tokenizer as HuggingFaceTokenizer } from '@huggingface/tokenizers';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
-import { bytesToUnicode, type DecodeOptions, type SpecialTokens, type Tokenizer } from '../model/tokenizer.ts';
+import { bytesToUnicode, type DecodeOptions, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
 
 export interface TokenizerJsonOptions {
   /** The parsed tokenizer_config.json (bos/eos/pad token names); default {}. */

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { startGateway } from '../serve/gateway/gateway.ts';
 import { checkpointChatFormat } from '../serve/openai/policy-server.ts';

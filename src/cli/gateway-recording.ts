@@ -6,8 +6,8 @@
  * plus the mean reward and success of the step's sessions. A step is written only when there is
  * something new (a session, or a counter that moved), so an idle gateway writes nothing.
  */
-import type { Tokenizer } from '../model/tokenizer.ts';
-import { tokenPieces } from '../model/token-text.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
+import { tokenPieces } from '../chat/token-text.ts';
 import type { Gateway } from '../serve/gateway/gateway.ts';
 import type { FinishedSession, GatewayMetrics } from '../serve/gateway/session-store.ts';
 import { sessionTrajectory } from '../serve/gateway/session-trajectory.ts';

@@ -7,7 +7,7 @@ import { modelConfigSchema } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { readChatJsonl, splitHeldOut } from '../train/chat-data.ts';
 import { renderExamples, runSft, sftConfigSchema } from '../train/sft.ts';
 import { Progress } from './progress.ts';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { OpenAIPolicy } from '../policy/openai-policy.ts';
 import { rollout } from '../rollout/index.ts';

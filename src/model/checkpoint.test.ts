@@ -9,9 +9,9 @@ import { modelConfigSchema, parameterShapes, type HostParams, type ModelConfigIn
 import { loadCheckpoint, saveCheckpoint, writeFileAtomic } from './checkpoint.ts';
 import { toHfConfig, toHfTensors } from './hf-config.ts';
 import { serializeSafetensors } from './safetensors.ts';
-import { byteTokenizer } from './tokenizer.ts';
-import { loadHfTokenizer } from './hf-tokenizer.ts';
-import { chatTemplateJinja } from './chat-template.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
+import { loadHfTokenizer } from '../chat/hf-tokenizer.ts';
+import { chatTemplateJinja } from '../chat/chat-template.ts';
 
 const small = (input: ModelConfigInput = {}) =>
   modelConfigSchema.parse({ hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 32, ...input });

@@ -20,7 +20,7 @@
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { headDim, modelConfigSchema, parameterShapes, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
-import { byteSpecialTokens } from './tokenizer.ts';
+import { byteSpecialTokens } from '../chat/tokenizer.ts';
 
 export const hfArchitectures = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 export type HfArchitecture = (typeof hfArchitectures)[number];

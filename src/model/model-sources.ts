@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { AgentRlError, CheckpointError, UnknownNameError } from '../core/errors.ts';
 import type { HostParams, ModelConfig } from './config.ts';
-import type { Tokenizer } from './tokenizer.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import { loadCheckpoint, type LoadedCheckpoint } from './checkpoint.ts';
 import { readGguf } from './gguf.ts';
 import { loadGgufModel } from './gguf-model.ts';

@@ -9,7 +9,7 @@ import { CheckpointError } from '../core/errors.ts';
 import type { Message } from '../core/types.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 
 const tiny = { vocabSize: 264, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 256 };

@@ -35,7 +35,7 @@ import { SyncedOnnxInference } from '../engine/onnx/synced-inference.ts';
 import { SyncedOnnxTrainer } from '../engine/onnx/synced-trainer.ts';
 import type { HostParams } from '../model/config.ts';
 import type { TransformerModel } from '../model/model.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import { captureBuiltinState, parseBuiltinState, restoreBuiltinModel, serializeBuiltinState } from './builtin-state.ts';
 import { decodeGenerated, generationText, groupBySampling, resolveRequest } from './request.ts';
 import type {

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { renderGenerationPrompt } from '../chat/chat-template.ts';
 import { decodeGenerated, resolveRequest } from './request.ts';
 import { isTrainablePolicy, type GenerateRequest, type Generation, type Policy } from './types.ts';
 

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
+import { renderGenerationPrompt } from '../chat/chat-template.ts';
 import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { builtinGenerator, startPolicyServer, type PolicyServer } from '../serve/openai/policy-server.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 import { policyContract } from './contract.ts';

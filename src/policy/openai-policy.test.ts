@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Tool } from '../core/types.ts';
 import { parseAction } from '../envs/action-format.ts';
-import { renderGenerationPrompt } from '../model/chat-template.ts';
-import { byteSpecialTokens, byteTokenizer } from '../model/tokenizer.ts';
+import { renderGenerationPrompt } from '../chat/chat-template.ts';
+import { byteSpecialTokens, byteTokenizer } from '../chat/tokenizer.ts';
 import { PolicyRequestError } from './openai-http.ts';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai-policy.ts';
 

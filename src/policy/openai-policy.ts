@@ -26,8 +26,8 @@
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Tool } from '../core/types.ts';
-import { assistantText, renderToolCall } from '../model/chat-template.ts';
-import { byteTokenizer, specialTokenById, type Tokenizer } from '../model/tokenizer.ts';
+import { assistantText, renderToolCall } from '../chat/chat-template.ts';
+import { byteTokenizer, specialTokenById, type Tokenizer } from '../chat/tokenizer.ts';
 import { PolicyRequestError, postJson, type RetryOptions } from './openai-http.ts';
 import { parseChatCompletion, toolSchema, toWireMessages, type ChatCompletion, type TokenLogprob } from './openai-wire.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';

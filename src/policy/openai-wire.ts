@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import type { Message, Tool, ToolCall } from '../core/types.ts';
-import { parseAssistantText } from '../model/chat-template.ts';
+import { parseAssistantText } from '../chat/chat-template.ts';
 
 export interface WireToolCall {
   id: string;

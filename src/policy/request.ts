@@ -3,8 +3,8 @@
  * batch of requests run as few batched calls as possible.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import { chatStopTokens } from '../model/chat-template.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import { chatStopTokens } from '../chat/chat-template.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import type { GenerateRequest, Generation } from './types.ts';
 
 /** A request with every sampling option filled in. */

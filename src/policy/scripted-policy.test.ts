@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message } from '../core/types.ts';
-import { renderChat, renderGenerationPrompt } from '../model/chat-template.ts';
-import { tokenPieces } from '../model/token-text.ts';
-import { byteSpecialTokens, byteTokenizer } from '../model/tokenizer.ts';
+import { renderChat, renderGenerationPrompt } from '../chat/chat-template.ts';
+import { tokenPieces } from '../chat/token-text.ts';
+import { byteSpecialTokens, byteTokenizer } from '../chat/tokenizer.ts';
 import { policyContract } from './contract.ts';
 import { ScriptedPolicy, firstStopStringEnd, messagesFromTokens } from './scripted-policy.ts';
 

@@ -12,9 +12,9 @@
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Message, Role } from '../core/types.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
-import { unescapeSpecialTokenText } from '../model/chat-template.ts';
+import { unescapeSpecialTokenText } from '../chat/chat-template.ts';
 import { decodeGenerated, generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import type { GenerateRequest, Generation, Policy } from './types.ts';
 

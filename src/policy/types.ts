@@ -10,7 +10,7 @@ import type { ChatFormat } from '../chat/chat-format.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import type { OptimOptions } from '../model/adamw.ts';
 import type { LossReport } from '../model/model.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 
 export type { LossReport, OptimOptions };
 

@@ -8,7 +8,7 @@
 import type { Action, Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import { toolSchema } from '../policy/openai-wire.ts';
 import type { Generation } from '../policy/types.ts';
 

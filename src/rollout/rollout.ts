@@ -41,7 +41,7 @@ import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { agentrlChatFormat, type ChatFormat } from '../chat/chat-format.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
 import { PromptTooLongError, promptFitAdvice, type PromptFit } from './errors.ts';

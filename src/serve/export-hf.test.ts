@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { TransformerModel } from '../model/model.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
 import { exportHuggingFace } from './export-hf.ts';
 import { tinyChatmlFiles, tinyChatmlFormat } from '../chat/tiny-chatml.ts';
 

@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { loadCheckpoint, saveCheckpoint, writeFileAtomic } from '../model/checkpoint.ts';
 import { defaultArchitecture, type HfArchitecture } from '../model/hf-config.ts';
-import { byteTokenizer, specialTokenText } from '../model/tokenizer.ts';
+import { byteTokenizer, specialTokenText } from '../chat/tokenizer.ts';
 
 export interface ExportHfOptions {
   /** Default: Qwen2ForCausalLM when the model has q/k/v biases, else LlamaForCausalLM. */

@@ -7,8 +7,8 @@
  * and `loadResumePoint` finds the state to continue from.
  */
 import type { Trajectory } from '../core/types.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
-import { tokenPieces } from '../model/token-text.ts';
+import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
+import { tokenPieces } from '../chat/token-text.ts';
 import { messagesFromTokens } from '../policy/scripted-policy.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import type { RunStore } from '../store/run-store.ts';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { generate } from '../model/generate.ts';
-import { byteTokenizer } from '../model/tokenizer.ts';
-import { chatStopTokens, renderGenerationPrompt } from '../model/chat-template.ts';
+import { byteTokenizer } from '../chat/tokenizer.ts';
+import { chatStopTokens, renderGenerationPrompt } from '../chat/chat-template.ts';
 import { parseChatJsonl } from './chat-data.ts';
 import { renderExamples, runSft } from './sft.ts';
 

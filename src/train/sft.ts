@@ -11,8 +11,8 @@ import { Rng } from '../core/rng.ts';
 import type { Message } from '../core/types.ts';
 import { sftLoss } from '../algorithms/index.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
-import { renderChat } from '../model/chat-template.ts';
-import type { Tokenizer } from '../model/tokenizer.ts';
+import { renderChat } from '../chat/chat-template.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import { learningRateAt } from './schedule.ts';
 import { policyStep, requireCapabilities } from './policy-step.ts';
 

@@ -11,7 +11,7 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import type { Env } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { splitSeeds } from '../envs/split.ts';
-import { byteTokenizer, type Tokenizer } from '../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { rollout } from '../rollout/index.ts';
 import { runSft, type SftExample, type SftProgress } from './sft.ts';

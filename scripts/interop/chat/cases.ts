@@ -12,7 +12,7 @@ import type { Message } from '../../../src/core/types.ts';
 import { loadChatFormat } from '../../../src/chat/model-folder.ts';
 import { templateInput } from '../../../src/chat/jinja-chat-format.ts';
 import { detectToolCallFamily } from '../../../src/chat/tool-call-format.ts';
-import type { PromptTool } from '../../../src/model/tools-prompt.ts';
+import type { PromptTool } from '../../../src/chat/tools-prompt.ts';
 
 const pieces = [
   'hello', 'World', ' the', "I'M", "you'RE", "it's", "We'Ve", "they'LL", "she'd", "DON'T", 'café', 'naïve', 'e\u0301', 'a\u0308\u0323',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { rollout } from '../../rollout/rollout.ts';
 import { envContract } from '../contract.ts';
 import { playEpisode } from '../play.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { resolveRequest } from '../request.ts';
 import { TinkerUnsupportedError } from './tinker-error.ts';
 import type { GenerateRequest } from '../types.ts';

@@ -30,7 +30,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
 import type { TokenLoss } from '../../core/loss.ts';
-import { byteTokenizer, type Tokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
 import { firstStopStringEnd } from '../scripted-policy.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chatStopTokens, renderGenerationPrompt } from '../../model/chat-template.ts';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { chatStopTokens, renderGenerationPrompt } from '../../chat/chat-template.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { readStreamTiming, talkativeModel, type StreamTiming } from '../openai/streaming-test-fixture.ts';

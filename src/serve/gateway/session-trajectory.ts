@@ -14,7 +14,7 @@
  * holding it: `segment.turn` is the last turn of its segment).
  */
 import type { Message, ToolCall, Trajectory, TrajectorySegment, Turn } from '../../core/types.ts';
-import { assistantText } from '../../model/chat-template.ts';
+import { assistantText } from '../../chat/chat-template.ts';
 
 /** One chat completion as the gateway recorded it. */
 export interface RecordedCall {

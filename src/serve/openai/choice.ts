@@ -4,7 +4,7 @@
  * that text into content and tool calls.
  */
 import type { ToolCall } from '../../core/types.ts';
-import { StreamingDecoder } from '../../model/tokenizer.ts';
+import { StreamingDecoder } from '../../chat/tokenizer.ts';
 import type { PolicyContext } from './policy-context.ts';
 import { OutputSplitter, type SplitEvent } from './tool-format.ts';
 

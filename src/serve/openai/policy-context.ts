@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { agentrlChatFormat, type ChatFormat } from '../../chat/chat-format.ts';
-import type { Tokenizer } from '../../model/tokenizer.ts';
+import type { Tokenizer } from '../../chat/tokenizer.ts';
 import { RequestError } from '../error-bodies.ts';
 import { readJson, type ServerContext } from '../hono-server.ts';
 import { GenerationBatcher, type SharedSampling, type TokenGenerator } from './batcher.ts';

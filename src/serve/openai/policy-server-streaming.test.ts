@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { builtinGenerator, startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { readStreamTiming, talkativeModel, type StreamTiming } from './streaming-test-fixture.ts';
 

@@ -7,11 +7,11 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { renderGenerationPrompt } from '../../model/chat-template.ts';
+import { renderGenerationPrompt } from '../../chat/chat-template.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';
 import { generate } from '../../model/generate.ts';
 import { TransformerModel } from '../../model/model.ts';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 import type { TokenGenerator } from './batcher.ts';
 import { loadServedPolicy, startPolicyServer, type PolicyServer } from './policy-server.ts';
 

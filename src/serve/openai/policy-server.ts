@@ -37,7 +37,7 @@ import { loadChatFormat } from '../../chat/model-folder.ts';
 import { generate } from '../../model/generate.ts';
 import { loadCheckpoint } from '../../model/checkpoint.ts';
 import { TransformerModel } from '../../model/model.ts';
-import { byteTokenizer, type Tokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import { decodeGenerated } from '../../policy/request.ts';
 import { listenApp } from '../hono-server.ts';
 import type { TokenGenerator } from './batcher.ts';

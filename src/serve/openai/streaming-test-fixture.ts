@@ -4,7 +4,7 @@
  * client receives it (a burst at the end shows as events that all arrive at once).
  */
 import { TransformerModel } from '../../model/model.ts';
-import { byteTokenizer } from '../../model/tokenizer.ts';
+import { byteTokenizer } from '../../chat/tokenizer.ts';
 
 /**
  * A tiny random model that (all but) never samples the stop token: every lm-head column gets norm 4

@@ -3,7 +3,7 @@
  * output into OpenAI content and `tool_calls`.
  *
  * Tools reach the model through its chat format: agentrl's byte template gets them as a system
- * message (model/tools-prompt.ts, re-exported here); a model's Jinja template renders them itself.
+ * message (chat/tools-prompt.ts, re-exported here); a model's Jinja template renders them itself.
  * How a call is written depends on the format (`toolCallSyntax`):
  *
  *   agentrl   <tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>
@@ -19,7 +19,7 @@
 import type { ToolCall } from '../../core/types.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
 
-export { toolsPrompt, withToolsPrompt } from '../../model/tools-prompt.ts';
+export { toolsPrompt, withToolsPrompt } from '../../chat/tools-prompt.ts';
 
 const OPEN = '<tool_call>';
 const CLOSE = '</tool_call>';

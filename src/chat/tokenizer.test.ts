@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../core/rng.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
-import { modelConfigSchema } from './config.ts';
+import { modelConfigSchema } from '../model/config.ts';
 import { StreamingDecoder, byteSpecialTokens, byteTokenizer, bytesToUnicode } from './tokenizer.ts';
 
 /** A random well-formed string drawn from ASCII, Latin, CJK, combining marks, emoji and ZWJ sequences. */
