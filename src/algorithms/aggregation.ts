@@ -14,6 +14,7 @@
  * that sequences with no policy token are left out of the seq-mean count S instead of producing NaN.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Sequences } from './sequences.ts';
 
 export const lossAggModes = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
@@ -32,7 +33,7 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
   }
   const counts = lossMask.map((mask) => {
     let n = 0;
-    for (let t = 0; t < mask.length; t++) n += mask[t]!;
+    for (let t = 0; t < mask.length; t++) n += at(mask, t);
     return n;
   });
   const total = counts.reduce((a, b) => a + b, 0);
@@ -48,7 +49,7 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
   }
   const scale = lossScaleFactor ?? 1;
   return lossMask.map((mask, i) => {
-    const n = counts[i]!;
+    const n = at(counts, i);
     let perToken = 0;
     if (n > 0) {
       if (mode === 'token-mean') perToken = 1 / total;
@@ -57,7 +58,7 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
       else perToken = 1 / scale;
     }
     const weights = new Float64Array(mask.length);
-    for (let t = 0; t < mask.length; t++) weights[t] = mask[t]! * perToken;
+    for (let t = 0; t < mask.length; t++) weights[t] = at(mask, t) * perToken;
     return weights;
   });
 }
@@ -66,10 +67,12 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
 export function aggregate(tokenLosses: Sequences, lossMask: Sequences, options: AggregationOptions): { value: number; weights: Float64Array[] } {
   const weights = aggregationWeights(lossMask, options);
   let value = 0;
-  for (let i = 0; i < weights.length; i++) {
-    const w = weights[i]!;
-    const loss = tokenLosses[i]!;
-    for (let t = 0; t < w.length; t++) if (w[t] !== 0) value += w[t]! * loss[t]!;
+  for (const [i, w] of weights.entries()) {
+    const loss = at(tokenLosses, i, 'tokenLosses');
+    for (let t = 0; t < w.length; t++) {
+      const weight = at(w, t);
+      if (weight !== 0) value += weight * at(loss, t);
+    }
   }
   return { value, weights };
 }

@@ -12,6 +12,7 @@
  * Returns the kept trajectory indices in their original order.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { groupMembers } from './advantages/grpo.ts';
 import { assertInRange } from './sequences.ts';
 
@@ -47,7 +48,7 @@ export function filterGroups({
   const varying: { members: number[]; variance: number }[] = [];
   let uniformGroups = 0;
   for (const members of groupMembers(groupIds).values()) {
-    const values = members.map((i) => rewards[i]!);
+    const values = members.map((i) => at(rewards, i, 'rewards'));
     if (values.length > 1 && values.every((r) => r === values[0])) {
       uniformGroups += 1;
       continue;

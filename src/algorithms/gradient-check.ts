@@ -3,6 +3,7 @@
  * (float64), used by the algorithm tests to verify every analytic gradient against its loss value.
  */
 import assert from 'node:assert/strict';
+import { at } from '../core/indexing.ts';
 import type { Rng } from '../core/rng.ts';
 
 export function randomSequences(rng: Rng, lengths: readonly number[], sample: () => number): Float64Array[] {
@@ -31,16 +32,17 @@ export function assertGradientMatches(
 ): void {
   const point = x.map((sequence) => Float64Array.from(sequence));
   let checked = 0;
-  for (let i = 0; i < point.length; i++) {
-    for (let t = 0; t < point[i]!.length; t++) {
-      const saved = point[i]![t]!;
-      point[i]![t] = saved + h;
+  for (const [i, sequence] of point.entries()) {
+    const analyticRow = at(analytic, i, 'analytic');
+    for (let t = 0; t < sequence.length; t++) {
+      const saved = at(sequence, t);
+      sequence[t] = saved + h;
       const plus = f(point);
-      point[i]![t] = saved - h;
+      sequence[t] = saved - h;
       const minus = f(point);
-      point[i]![t] = saved;
+      sequence[t] = saved;
       const numeric = (plus - minus) / (2 * h);
-      const got = analytic[i]![t]!;
+      const got = at(analyticRow, t, 'analytic row');
       const allowed = tolerance * Math.max(Math.abs(numeric), Math.abs(got)) + 1e-9;
       assert.ok(Math.abs(got - numeric) <= allowed, `${label}: d/dx[${i}][${t}] analytic ${got} vs finite difference ${numeric}`);
       checked += 1;
@@ -55,5 +57,5 @@ export function assertClose(actual: number, expected: number, tolerance = 1e-9, 
 
 export function assertAllClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance = 1e-9, label = ''): void {
   assert.equal(actual.length, expected.length, `${label} length`);
-  for (let t = 0; t < expected.length; t++) assertClose(actual[t]!, expected[t]!, tolerance, `${label}[${t}]`);
+  for (let t = 0; t < expected.length; t++) assertClose(at(actual, t), at(expected, t), tolerance, `${label}[${t}]`);
 }

@@ -11,8 +11,9 @@
  * (verl `use_kl_in_reward`): r[t] − coef·kl(old[t], ref[t]) on policy tokens.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { aggregate, type LossAggMode } from './aggregation.ts';
-import { assertSameShape, type Sequences } from './sequences.ts';
+import { assertSameShape, weightTokens, type Sequences } from './sequences.ts';
 
 export const klEstimators = ['k1', 'abs', 'k2', 'k3', 'kl', 'mse', 'low_var_kl'] as const;
 export type KlEstimator = (typeof klEstimators)[number];
@@ -69,13 +70,14 @@ export function klPenaltyLoss({
   assertSameShape('refLogprobs', refLogprobs, lossMask);
   const values: Float64Array[] = [];
   const derivatives: Float64Array[] = [];
-  for (let i = 0; i < lossMask.length; i++) {
-    const length = lossMask[i]!.length;
-    const value = new Float64Array(length);
-    const derivative = new Float64Array(length);
-    for (let t = 0; t < length; t++) {
-      if (!(lossMask[i]![t]! > 0)) continue;
-      const k = klEstimate(logprobs[i]![t]!, refLogprobs[i]![t]!, estimator);
+  for (const [i, mask] of lossMask.entries()) {
+    const logprobRow = at(logprobs, i);
+    const refLogprobRow = at(refLogprobs, i);
+    const value = new Float64Array(mask.length);
+    const derivative = new Float64Array(mask.length);
+    for (let t = 0; t < mask.length; t++) {
+      if (!(at(mask, t) > 0)) continue;
+      const k = klEstimate(at(logprobRow, t), at(refLogprobRow, t), estimator);
       value[t] = k.value;
       derivative[t] = k.derivative;
     }
@@ -83,7 +85,7 @@ export function klPenaltyLoss({
     derivatives.push(derivative);
   }
   const { value, weights } = aggregate(values, lossMask, { mode: lossAggMode, lossScaleFactor });
-  const gradLogprobs = weights.map((w, i) => w.map((wt, t) => wt * derivatives[i]![t]!));
+  const gradLogprobs = weightTokens(weights, derivatives);
   return { loss: value, gradLogprobs, metrics: { kl: value } };
 }
 
@@ -112,15 +114,18 @@ export function klInReward({
   assertSameShape('refLogprobs', refLogprobs, lossMask);
   let klSum = 0;
   const shaped = lossMask.map((mask, i) => {
-    const out = Float64Array.from(tokenRewards[i]!);
+    const out = Float64Array.from(at(tokenRewards, i));
+    const oldLogprobRow = at(oldLogprobs, i);
+    const refLogprobRow = at(refLogprobs, i);
     let sequenceKl = 0;
     let count = 0;
     for (let t = 0; t < mask.length; t++) {
-      if (!(mask[t]! > 0)) continue;
-      const kl = klEstimate(oldLogprobs[i]![t]!, refLogprobs[i]![t]!, estimator).value * mask[t]!;
-      out[t] = out[t]! - coef * kl;
+      const weight = at(mask, t);
+      if (!(weight > 0)) continue;
+      const kl = klEstimate(at(oldLogprobRow, t), at(refLogprobRow, t), estimator).value * weight;
+      out[t] = at(out, t) - coef * kl;
       sequenceKl += kl;
-      count += mask[t]!;
+      count += weight;
     }
     klSum += count > 0 ? sequenceKl / count : 0;
     return out;

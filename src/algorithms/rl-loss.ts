@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { TokenLoss, TokenLossInput, TokenLossOutput } from '../core/loss.ts';
 import { lossAggModes } from './aggregation.ts';
 import { klEstimators, klPenaltyLoss } from './kl.ts';
@@ -212,9 +213,8 @@ function toOutput(terms: RlLossTerms): TokenLossOutput {
 }
 
 function addScaled(target: Float64Array[], source: readonly Float64Array[], scale: number): void {
-  for (let i = 0; i < target.length; i++) {
-    const out = target[i]!;
-    const add = source[i]!;
-    for (let t = 0; t < out.length; t++) out[t] = out[t]! + scale * add[t]!;
+  for (const [i, out] of target.entries()) {
+    const add = at(source, i);
+    for (let t = 0; t < out.length; t++) out[t] = at(out, t) + scale * at(add, t);
   }
 }

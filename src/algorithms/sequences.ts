@@ -5,6 +5,7 @@
  * wrappers convert them to Float32Array at the boundary.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 
 /** One array per sequence. */
 export type Sequences = readonly ArrayLike<number>[];
@@ -17,9 +18,9 @@ export function assertSameShape(name: string, arrays: Sequences, reference: Sequ
       { name, sequences: arrays.length, expected: reference.length },
     );
   }
-  for (let i = 0; i < arrays.length; i++) {
-    const got = arrays[i]!.length;
-    const expected = reference[i]!.length;
+  for (const [i, array] of arrays.entries()) {
+    const got = array.length;
+    const expected = at(reference, i, referenceName).length;
     if (got !== expected) {
       throw new InvalidArgumentError(
         `${name}[${i}] has length ${got} but ${referenceName}[${i}] has length ${expected}; they must match`,
@@ -41,15 +42,23 @@ export function toFloat32(arrays: readonly ArrayLike<number>[]): Float32Array[] 
 export function maskedMean(values: Sequences, mask: Sequences): number {
   let sum = 0;
   let count = 0;
-  for (let i = 0; i < values.length; i++) {
-    const x = values[i]!;
-    const m = mask[i]!;
+  for (const [i, x] of values.entries()) {
+    const m = at(mask, i, 'mask');
     for (let t = 0; t < x.length; t++) {
-      sum += m[t]! * x[t]!;
-      count += m[t]!;
+      const weight = at(m, t, 'mask row');
+      sum += weight * at(x, t);
+      count += weight;
     }
   }
   return count > 0 ? sum / count : 0;
+}
+
+/** w[i][t] · x[i][t] for every token: the aggregation weights `w` applied to a per-token derivative `x`. */
+export function weightTokens(weights: readonly Float64Array[], values: Sequences): Float64Array[] {
+  return weights.map((w, i) => {
+    const x = at(values, i, 'derivatives');
+    return w.map((weight, t) => weight * at(x, t, 'derivative row'));
+  });
 }
 
 /** Throws unless `value` is a finite number inside [min, max]. */

@@ -10,6 +10,7 @@
  * values[t] is V(tokens[<t]) (alignment in src/core/loss.ts). verl then whitens the advantages
  * over the batch: call `whiten` (./whiten.ts) on the result for that.
  */
+import { at } from '../../core/indexing.ts';
 import { assertInRange, assertSameShape } from '../sequences.ts';
 
 export interface GaeOptions {
@@ -33,12 +34,13 @@ export function gae({ tokenRewards, values, lossMask, gamma = 1, lambda = 1 }: G
   let nextValue = 0;
   let nextAdvantage = 0;
   for (let t = length - 1; t >= 0; t--) {
-    if (!(lossMask[t]! > 0)) continue;
-    const delta = tokenRewards[t]! + gamma * nextValue - values[t]!;
+    if (!(at(lossMask, t) > 0)) continue;
+    const value = at(values, t);
+    const delta = at(tokenRewards, t) + gamma * nextValue - value;
     nextAdvantage = delta + gamma * lambda * nextAdvantage;
-    nextValue = values[t]!;
+    nextValue = value;
     advantages[t] = nextAdvantage;
-    returns[t] = nextAdvantage + values[t]!;
+    returns[t] = nextAdvantage + value;
   }
   return { advantages, returns };
 }

@@ -7,6 +7,7 @@
  * A group of one gets mean 0 and std 1. A_i is broadcast over sequence i's loss mask.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { assertSameShape, type Sequences } from '../sequences.ts';
 
 export interface GroupAdvantageOptions {
@@ -35,10 +36,11 @@ export function grpoAdvantages({
   const scores = sequenceScores(tokenRewards, lossMask, groupIds);
   const sequenceAdvantages = new Array<number>(scores.length);
   for (const members of groupMembers(groupIds).values()) {
-    const groupScores = members.map((i) => scores[i]!);
+    const groupScores = members.map((i) => at(scores, i));
     const { mean, std } = members.length === 1 ? { mean: 0, std: 1 } : meanAndUnbiasedStd(groupScores);
     for (const i of members) {
-      sequenceAdvantages[i] = normalizeByStd ? (scores[i]! - mean) / (std + epsilon) : scores[i]! - mean;
+      const score = at(scores, i);
+      sequenceAdvantages[i] = normalizeByStd ? (score - mean) / (std + epsilon) : score - mean;
     }
   }
   return { advantages: broadcast(sequenceAdvantages, lossMask), sequenceAdvantages, scores };
@@ -55,7 +57,7 @@ export function sequenceScores(tokenRewards: Sequences, lossMask: Sequences, gro
   }
   return tokenRewards.map((rewards) => {
     let sum = 0;
-    for (let t = 0; t < rewards.length; t++) sum += rewards[t]!;
+    for (let t = 0; t < rewards.length; t++) sum += at(rewards, t);
     return sum;
   });
 }
@@ -81,8 +83,9 @@ export function meanAndUnbiasedStd(xs: readonly number[]): { mean: number; std: 
 /** perSequence[i] · lossMask[i][t]. */
 export function broadcast(perSequence: readonly number[], lossMask: Sequences): Float64Array[] {
   return lossMask.map((mask, i) => {
+    const value = at(perSequence, i);
     const out = new Float64Array(mask.length);
-    for (let t = 0; t < mask.length; t++) out[t] = perSequence[i]! * mask[t]!;
+    for (let t = 0; t < mask.length; t++) out[t] = value * at(mask, t);
     return out;
   });
 }

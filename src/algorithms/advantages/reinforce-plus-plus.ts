@@ -8,6 +8,7 @@
  * (verl multiplies the running return by the mask, which would reset it at every observation
  * token of a multi-turn episode; skipping keeps later turns' rewards flowing back.)
  */
+import { at } from '../../core/indexing.ts';
 import { assertInRange, assertSameShape, type Sequences } from '../sequences.ts';
 import { whiten } from './whiten.ts';
 
@@ -24,12 +25,12 @@ export function reinforcePlusPlusAdvantages({
   assertSameShape('tokenRewards', tokenRewards, lossMask);
   assertInRange('gamma', gamma, 0, 1);
   const returns = lossMask.map((mask, i) => {
-    const rewards = tokenRewards[i]!;
+    const rewards = at(tokenRewards, i);
     const out = new Float64Array(mask.length);
     let running = 0;
     for (let t = mask.length - 1; t >= 0; t--) {
-      if (!(mask[t]! > 0)) continue;
-      running = rewards[t]! + gamma * running;
+      if (!(at(mask, t) > 0)) continue;
+      running = at(rewards, t) + gamma * running;
       out[t] = running;
     }
     return out;

@@ -5,6 +5,7 @@
  *   A_i = s_i·n/(n−1) − m·n/(n−1)  (= s_i − mean of the other n−1 scores)
  * A group of one keeps A_i = s_i. A_i is broadcast over sequence i's loss mask.
  */
+import { at } from '../../core/indexing.ts';
 import { broadcast, groupMembers, sequenceScores, type GroupAdvantageOptions, type GroupAdvantageResult } from './grpo.ts';
 
 export function rlooAdvantages({ tokenRewards, lossMask, groupIds }: GroupAdvantageOptions): GroupAdvantageResult {
@@ -13,8 +14,8 @@ export function rlooAdvantages({ tokenRewards, lossMask, groupIds }: GroupAdvant
   for (const members of groupMembers(groupIds).values()) {
     const n = members.length;
     if (n < 2) continue;
-    const mean = members.reduce((a, i) => a + scores[i]!, 0) / n;
-    for (const i of members) sequenceAdvantages[i] = (scores[i]! * n) / (n - 1) - (mean * n) / (n - 1);
+    const mean = members.reduce((a, i) => a + at(scores, i), 0) / n;
+    for (const i of members) sequenceAdvantages[i] = (at(scores, i) * n) / (n - 1) - (mean * n) / (n - 1);
   }
   return { advantages: broadcast(sequenceAdvantages, lossMask), sequenceAdvantages, scores };
 }

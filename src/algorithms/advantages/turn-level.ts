@@ -16,6 +16,7 @@
  * advantages by K̄/K (K̄ the batch's mean turn count) so that each episode counts once.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { klEstimate, type KlEstimator } from '../kl.ts';
 import { gae } from './gae.ts';
 import { grpoAdvantages } from './grpo.ts';
@@ -84,7 +85,7 @@ export function turnLevelAdvantages(
     const meanTurns = lossMask.reduce((n, mask) => n + mask.length, 0) / Math.max(1, episodes.length);
     advantages.forEach((perTurn) => {
       const weight = meanTurns / Math.max(1, perTurn.length);
-      for (let k = 0; k < perTurn.length; k++) perTurn[k] = weight * perTurn[k]!;
+      for (let k = 0; k < perTurn.length; k++) perTurn[k] = weight * at(perTurn, k);
     });
   }
   const result: TurnLevelResult = { advantages };
@@ -128,7 +129,7 @@ function turnLevelGae({ episodes, tokenRewards, lossMask, gamma, lambda }: Estim
       }
       return turn.value;
     });
-    const out = gae({ tokenRewards: tokenRewards[e]!, values, lossMask: lossMask[e]!, gamma, lambda });
+    const out = gae({ tokenRewards: at(tokenRewards, e), values, lossMask: at(lossMask, e), gamma, lambda });
     advantages.push(out.advantages);
     returns.push(out.returns);
   });
@@ -147,7 +148,7 @@ function shapedRewards(episodes: readonly CreditEpisode[], { estimator, coef }: 
       let tokens = 0;
       for (let t = 0; t < lossMask.length; t++) {
         if (lossMask[t] !== 1) continue;
-        kl += klEstimate(logprobs[t]!, refLogprobs[t]!, estimator).value;
+        kl += klEstimate(at(logprobs, t), at(refLogprobs, t), estimator).value;
         tokens++;
       }
       klSum += tokens > 0 ? kl / tokens : 0;

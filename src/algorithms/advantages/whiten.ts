@@ -3,6 +3,7 @@
  *   x̂ = (x − μ) / sqrt(σ² + 1e-8)   with μ, σ² the mean and unbiased variance of the masked tokens.
  * Tokens outside the mask come out 0. With fewer than two masked tokens σ² is taken as 0.
  */
+import { at } from '../../core/indexing.ts';
 import { assertSameShape, maskedMean, type Sequences } from '../sequences.ts';
 
 export function whiten(values: Sequences, lossMask: Sequences): Float64Array[] {
@@ -10,20 +11,20 @@ export function whiten(values: Sequences, lossMask: Sequences): Float64Array[] {
   const mean = maskedMean(values, lossMask);
   let squares = 0;
   let count = 0;
-  for (let i = 0; i < values.length; i++) {
-    const x = values[i]!;
-    const m = lossMask[i]!;
+  for (const [i, x] of values.entries()) {
+    const m = at(lossMask, i);
     for (let t = 0; t < x.length; t++) {
-      squares += m[t]! * (x[t]! - mean) ** 2;
-      count += m[t]!;
+      const weight = at(m, t);
+      squares += weight * (at(x, t) - mean) ** 2;
+      count += weight;
     }
   }
   const variance = count > 1 ? squares / (count - 1) : 0;
   const scale = 1 / Math.sqrt(variance + 1e-8);
   return values.map((x, i) => {
-    const m = lossMask[i]!;
+    const m = at(lossMask, i);
     const out = new Float64Array(x.length);
-    for (let t = 0; t < x.length; t++) out[t] = m[t]! > 0 ? (x[t]! - mean) * scale : 0;
+    for (let t = 0; t < x.length; t++) out[t] = at(m, t) > 0 ? (at(x, t) - mean) * scale : 0;
     return out;
   });
 }

@@ -12,6 +12,7 @@
  * reward_margin = mean(chosen − rejected).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { assertSameShape, type Sequences } from '../sequences.ts';
 
 export const dpoLossTypes = ['sigmoid', 'ipo'] as const;
@@ -53,8 +54,10 @@ export function dpoPairLoss({ logprobs, refLogprobs, lossMask, pairs, beta = 0.1
     }
   }
   const logRatios = lossMask.map((mask, i) => {
+    const logprobRow = at(logprobs, i);
+    const refLogprobRow = at(refLogprobs, i);
     let sum = 0;
-    for (let t = 0; t < mask.length; t++) sum += mask[t]! * (logprobs[i]![t]! - refLogprobs[i]![t]!);
+    for (let t = 0; t < mask.length; t++) sum += at(mask, t) * (at(logprobRow, t) - at(refLogprobRow, t));
     return sum;
   });
   const dLossDLogRatio = new Float64Array(lossMask.length);
@@ -63,7 +66,9 @@ export function dpoPairLoss({ logprobs, refLogprobs, lossMask, pairs, beta = 0.1
   let rejectedSum = 0;
   let correct = 0;
   for (const { chosen, rejected } of pairs) {
-    const h = logRatios[chosen]! - logRatios[rejected]!;
+    const chosenLogRatio = at(logRatios, chosen);
+    const rejectedLogRatio = at(logRatios, rejected);
+    const h = chosenLogRatio - rejectedLogRatio;
     let dh: number;
     if (lossType === 'sigmoid') {
       loss += softplus(-beta * h);
@@ -73,18 +78,19 @@ export function dpoPairLoss({ logprobs, refLogprobs, lossMask, pairs, beta = 0.1
       loss += offset * offset;
       dh = 2 * offset;
     }
-    dLossDLogRatio[chosen] = dLossDLogRatio[chosen]! + dh / pairs.length;
-    dLossDLogRatio[rejected] = dLossDLogRatio[rejected]! - dh / pairs.length;
-    chosenSum += beta * logRatios[chosen]!;
-    rejectedSum += beta * logRatios[rejected]!;
-    if (logRatios[chosen]! > logRatios[rejected]!) correct += 1;
+    dLossDLogRatio[chosen] = at(dLossDLogRatio, chosen) + dh / pairs.length;
+    dLossDLogRatio[rejected] = at(dLossDLogRatio, rejected) - dh / pairs.length;
+    chosenSum += beta * chosenLogRatio;
+    rejectedSum += beta * rejectedLogRatio;
+    if (chosenLogRatio > rejectedLogRatio) correct += 1;
   }
   const count = pairs.length;
   return {
     loss: loss / count,
     gradLogprobs: lossMask.map((mask, i) => {
       const out = new Float64Array(mask.length);
-      for (let t = 0; t < mask.length; t++) out[t] = mask[t]! * dLossDLogRatio[i]!;
+      const dLogRatio = at(dLossDLogRatio, i);
+      for (let t = 0; t < mask.length; t++) out[t] = at(mask, t) * dLogRatio;
       return out;
     }),
     metrics: {

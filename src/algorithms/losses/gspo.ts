@@ -11,8 +11,9 @@
  * since ds_i/dlogp_t = s_i/|y_i|, and the |y_i| tokens each contribute s_i. The paper uses
  * ε_low 3e-4, ε_high 4e-4; the defaults here are verl's actor defaults (0.2).
  */
+import { at } from '../../core/indexing.ts';
 import { aggregate } from '../aggregation.ts';
-import { assertInRange, assertSameShape } from '../sequences.ts';
+import { assertInRange, assertSameShape, weightTokens } from '../sequences.ts';
 import type { PolicyLossOptions, PolicyLossResult } from './ppo-clip.ts';
 
 export function gspoLoss({
@@ -39,38 +40,42 @@ export function gspoLoss({
   let ratioSum = 0;
   const tokenLosses: Float64Array[] = [];
   const derivatives: Float64Array[] = [];
-  for (let i = 0; i < lossMask.length; i++) {
-    const mask = lossMask[i]!;
+  for (const [i, mask] of lossMask.entries()) {
+    const advantageRow = at(advantages, i);
+    const logprobRow = at(logprobs, i);
+    const oldLogprobRow = at(oldLogprobs, i);
     const losses = new Float64Array(mask.length);
     const derivative = new Float64Array(mask.length);
     let logRatioSum = 0;
     let tokens = 0;
     for (let t = 0; t < mask.length; t++) {
-      logRatioSum += mask[t]! * (logprobs[i]![t]! - oldLogprobs[i]![t]!);
-      tokens += mask[t]!;
+      const weight = at(mask, t);
+      logRatioSum += weight * (at(logprobRow, t) - at(oldLogprobRow, t));
+      tokens += weight;
     }
     const rawLogRatio = logRatioSum / Math.max(1, tokens);
     const logRatio = Math.min(10, rawLogRatio);
     const ratio = Math.exp(logRatio);
     const dRatio = rawLogRatio <= 10 ? ratio : 0;
     for (let t = 0; t < mask.length; t++) {
-      if (!(mask[t]! > 0)) continue;
-      const advantage = advantages[i]![t]!;
+      const weight = at(mask, t);
+      if (!(weight > 0)) continue;
+      const advantage = at(advantageRow, t);
       const unclippedLoss = -advantage * ratio;
       const clippedLoss = -advantage * Math.min(high, Math.max(low, ratio));
       if (clippedLoss > unclippedLoss) {
         // Only reached with the sequence ratio outside [low, high] (inside, clip(s) = s): a constant.
         losses[t] = clippedLoss;
-        clipped += mask[t]!;
+        clipped += weight;
       } else {
         losses[t] = unclippedLoss;
         derivative[t] = -advantage * dRatio;
       }
-      const tokenLogRatio = logprobs[i]![t]! - oldLogprobs[i]![t]!;
-      count += mask[t]!;
-      ppoKl += mask[t]! * -tokenLogRatio;
-      approxKl += mask[t]! * (Math.exp(tokenLogRatio) - 1 - tokenLogRatio);
-      ratioSum += mask[t]! * ratio;
+      const tokenLogRatio = at(logprobRow, t) - at(oldLogprobRow, t);
+      count += weight;
+      ppoKl += weight * -tokenLogRatio;
+      approxKl += weight * (Math.exp(tokenLogRatio) - 1 - tokenLogRatio);
+      ratioSum += weight * ratio;
     }
     tokenLosses.push(losses);
     derivatives.push(derivative);
@@ -79,7 +84,7 @@ export function gspoLoss({
   const per = (x: number): number => (count > 0 ? x / count : 0);
   return {
     loss: value,
-    gradLogprobs: weights.map((w, i) => w.map((wt, t) => wt * derivatives[i]![t]!)),
+    gradLogprobs: weightTokens(weights, derivatives),
     tokenLosses,
     metrics: { clipfrac: per(clipped), clipfrac_lower: 0, ppo_kl: per(ppoKl), approx_kl: per(approxKl), ratio_mean: per(ratioSum) },
   };

@@ -13,7 +13,8 @@
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { aggregate, type LossAggMode } from '../aggregation.ts';
-import { assertInRange, assertSameShape, type Sequences } from '../sequences.ts';
+import { at } from '../../core/indexing.ts';
+import { assertInRange, assertSameShape, weightTokens, type Sequences } from '../sequences.ts';
 
 export interface PolicyLossOptions {
   /** Current log-probs (the variable). */
@@ -53,14 +54,7 @@ export function ppoClipLoss({
   /** Dual-clip bound c > 1 (verl `clip_ratio_c`, default 3); null disables it. */
   clipRatioC?: number | null;
 }): PolicyLossResult {
-  assertSameShape('logprobs', logprobs, lossMask);
-  assertSameShape('oldLogprobs', oldLogprobs, lossMask);
-  assertSameShape('advantages', advantages, lossMask);
-  assertInRange('clipRatioLow', clipRatioLow, 0, 1);
-  assertInRange('clipRatioHigh', clipRatioHigh, 0, Number.MAX_VALUE);
-  if (clipRatioC !== null && !(clipRatioC > 1)) {
-    throw new InvalidArgumentError(`clipRatioC must be a number > 1 or null (dual clip off), got ${clipRatioC}`, { clipRatioC });
-  }
+  assertPolicyLossInputs({ logprobs, oldLogprobs, advantages, lossMask, clipRatioLow, clipRatioHigh, clipRatioC });
   const low = 1 - clipRatioLow;
   const high = 1 + clipRatioHigh;
   let count = 0;
@@ -71,14 +65,17 @@ export function ppoClipLoss({
   let ratioSum = 0;
   const tokenLosses: Float64Array[] = [];
   const derivatives: Float64Array[] = [];
-  for (let i = 0; i < lossMask.length; i++) {
-    const mask = lossMask[i]!;
+  for (const [i, mask] of lossMask.entries()) {
+    const advantageRow = at(advantages, i);
+    const logprobRow = at(logprobs, i);
+    const oldLogprobRow = at(oldLogprobs, i);
     const losses = new Float64Array(mask.length);
     const derivative = new Float64Array(mask.length);
     for (let t = 0; t < mask.length; t++) {
-      if (!(mask[t]! > 0)) continue;
-      const advantage = advantages[i]![t]!;
-      const rawLogRatio = logprobs[i]![t]! - oldLogprobs[i]![t]!;
+      const weight = at(mask, t);
+      if (!(weight > 0)) continue;
+      const advantage = at(advantageRow, t);
+      const rawLogRatio = at(logprobRow, t) - at(oldLogprobRow, t);
       const logRatio = Math.min(20, Math.max(-20, rawLogRatio));
       const ratio = Math.exp(logRatio);
       const dRatio = rawLogRatio >= -20 && rawLogRatio <= 20 ? ratio : 0;
@@ -90,19 +87,19 @@ export function ppoClipLoss({
         // Only reached with the ratio outside [low, high] (inside, clip(ratio) = ratio): a constant.
         loss = clippedLoss;
         grad = 0;
-        clipped += mask[t]!;
+        clipped += weight;
       }
       if (advantage < 0 && clipRatioC !== null && loss > -advantage * clipRatioC) {
         loss = -advantage * clipRatioC;
         grad = 0;
-        clippedLower += mask[t]!;
+        clippedLower += weight;
       }
       losses[t] = loss;
       derivative[t] = grad;
-      count += mask[t]!;
-      ppoKl += mask[t]! * -logRatio;
-      approxKl += mask[t]! * (ratio - 1 - logRatio);
-      ratioSum += mask[t]! * ratio;
+      count += weight;
+      ppoKl += weight * -logRatio;
+      approxKl += weight * (ratio - 1 - logRatio);
+      ratioSum += weight * ratio;
     }
     tokenLosses.push(losses);
     derivatives.push(derivative);
@@ -111,7 +108,7 @@ export function ppoClipLoss({
   const per = (x: number): number => (count > 0 ? x / count : 0);
   return {
     loss: value,
-    gradLogprobs: weights.map((w, i) => w.map((wt, t) => wt * derivatives[i]![t]!)),
+    gradLogprobs: weightTokens(weights, derivatives),
     tokenLosses,
     metrics: {
       clipfrac: per(clipped),
@@ -121,4 +118,21 @@ export function ppoClipLoss({
       ratio_mean: per(ratioSum),
     },
   };
+}
+
+/** Throws unless every per-token input has the loss mask's shape and the clip bounds are valid. */
+function assertPolicyLossInputs(options: Pick<PolicyLossOptions, 'logprobs' | 'oldLogprobs' | 'advantages' | 'lossMask'> & {
+  clipRatioLow: number;
+  clipRatioHigh: number;
+  clipRatioC: number | null;
+}): void {
+  const { logprobs, oldLogprobs, advantages, lossMask, clipRatioLow, clipRatioHigh, clipRatioC } = options;
+  assertSameShape('logprobs', logprobs, lossMask);
+  assertSameShape('oldLogprobs', oldLogprobs, lossMask);
+  assertSameShape('advantages', advantages, lossMask);
+  assertInRange('clipRatioLow', clipRatioLow, 0, 1);
+  assertInRange('clipRatioHigh', clipRatioHigh, 0, Number.MAX_VALUE);
+  if (clipRatioC !== null && !(clipRatioC > 1)) {
+    throw new InvalidArgumentError(`clipRatioC must be a number > 1 or null (dual clip off), got ${clipRatioC}`, { clipRatioC });
+  }
 }

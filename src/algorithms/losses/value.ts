@@ -8,8 +8,9 @@
  *           outside [V_old − ε_v, V_old + ε_v], where V_c is a constant.
  * then aggregated (../aggregation.ts). vf_clipfrac = share of tokens taking the clipped branch.
  */
+import { at } from '../../core/indexing.ts';
 import { aggregate, type LossAggMode } from '../aggregation.ts';
-import { assertInRange, assertSameShape, type Sequences } from '../sequences.ts';
+import { assertInRange, assertSameShape, weightTokens, type Sequences } from '../sequences.ts';
 
 export function valueLoss({
   values,
@@ -38,28 +39,31 @@ export function valueLoss({
   let valueSum = 0;
   const tokenLosses: Float64Array[] = [];
   const derivatives: Float64Array[] = [];
-  for (let i = 0; i < lossMask.length; i++) {
-    const mask = lossMask[i]!;
+  for (const [i, mask] of lossMask.entries()) {
+    const valueRow = at(values, i);
+    const oldValueRow = at(oldValues, i);
+    const returnRow = at(returns, i);
     const losses = new Float64Array(mask.length);
     const derivative = new Float64Array(mask.length);
     for (let t = 0; t < mask.length; t++) {
-      if (!(mask[t]! > 0)) continue;
-      const value = values[i]![t]!;
-      const old = oldValues[i]![t]!;
-      const target = returns[i]![t]!;
+      const weight = at(mask, t);
+      if (!(weight > 0)) continue;
+      const value = at(valueRow, t);
+      const old = at(oldValueRow, t);
+      const target = at(returnRow, t);
       const clippedValue = Math.min(old + clipRangeValue, Math.max(old - clipRangeValue, value));
       const unclippedError = (value - target) ** 2;
       const clippedError = (clippedValue - target) ** 2;
       if (clippedError > unclippedError) {
         // Only reached with V outside the clip range (inside, V_c = V): V_c is a constant.
         losses[t] = 0.5 * clippedError;
-        clipped += mask[t]!;
+        clipped += weight;
       } else {
         losses[t] = 0.5 * unclippedError;
         derivative[t] = value - target;
       }
-      count += mask[t]!;
-      valueSum += mask[t]! * value;
+      count += weight;
+      valueSum += weight * value;
     }
     tokenLosses.push(losses);
     derivatives.push(derivative);
@@ -67,7 +71,7 @@ export function valueLoss({
   const { value, weights } = aggregate(tokenLosses, lossMask, { mode: lossAggMode, lossScaleFactor });
   return {
     loss: value,
-    gradValues: weights.map((w, i) => w.map((wt, t) => wt * derivatives[i]![t]!)),
+    gradValues: weightTokens(weights, derivatives),
     metrics: { vf_loss: value, vf_clipfrac: count > 0 ? clipped / count : 0, vpred_mean: count > 0 ? valueSum / count : 0 },
   };
 }
