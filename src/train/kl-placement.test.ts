@@ -1,6 +1,6 @@
 /**
- * KL to the reference has one place per preset (`kl.placement`: loss or reward), `klCoef` sets it
- * wherever it sits, and the metrics keep KL to the reference (`klToReference`) apart from the
+ * KL to the reference has one place per preset (`kl.placement`: loss or reward) and one weight
+ * (`kl.coef`, 0 = off), `klCoef` sets only that weight, and the metrics keep KL to the reference (`klToReference`) apart from the
  * policy's drift from its sampler (`ppoKl`, `approxKl`).
  */
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { Trajectory } from '../core/types.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { lossConfig } from './algorithm-presets.ts';
+import { activeKl, klInRewardOf, lossConfig } from './algorithm-presets.ts';
 import { makeBanditEnv } from './bandit-test-fixture.ts';
 import { effectivePreset, rlConfigSchema, runRl, type RlConfigInput } from './rl.ts';
 
@@ -17,17 +17,21 @@ const tinyModel = (seed: number) =>
   TransformerModel.create({ vocabSize: 300, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 160 }, { seed });
 const config: RlConfigInput = { iterations: 1, tasksPerIteration: 2, groupSize: 2, minibatchSize: 8, maxTurns: 1, maxNewTokens: 6, validateEvery: 0, seed: 1 };
 
-test('each preset places KL in the loss, in the reward or nowhere; klCoef sets the coefficient where it sits', () => {
+test('each preset places KL in the loss or in the reward, coefficient 0 = off; klCoef sets only the coefficient', () => {
   assert.deepEqual(presetOf({ algo: 'grpo' }).kl, { placement: 'loss', estimator: 'k3', coef: 0.001 });
   assert.deepEqual(presetOf({ algo: 'rloo' }).kl, { placement: 'reward', estimator: 'k1', coef: 0.001 });
-  assert.equal(presetOf({ algo: 'dapo' }).kl, null);
+  assert.deepEqual(presetOf({ algo: 'dapo' }).kl, { placement: 'loss', estimator: 'k3', coef: 0 });
+  assert.equal(activeKl(presetOf({ algo: 'dapo' })), null, 'coefficient 0: no KL');
   assert.deepEqual(presetOf({ algo: 'grpo', klCoef: 0.05 }).kl, { placement: 'loss', estimator: 'k3', coef: 0.05 });
   assert.deepEqual(presetOf({ algo: 'reinforce++', klCoef: 0.05 }).kl, { placement: 'reward', estimator: 'k2', coef: 0.05 });
-  assert.deepEqual(presetOf({ algo: 'dapo', klCoef: 0.05 }).kl, { placement: 'loss', estimator: 'k3', coef: 0.05 }, 'a preset without KL gets a k3 loss term');
-  assert.equal(presetOf({ algo: 'ppo', klCoef: 0 }).kl, null, 'klCoef 0 turns KL off');
+  assert.deepEqual(presetOf({ algo: 'dapo', klCoef: 0.05 }).kl, { placement: 'loss', estimator: 'k3', coef: 0.05 }, 'a preset without KL turns on its k3 loss term');
+  assert.deepEqual(presetOf({ algo: 'ppo', klCoef: 0 }).kl, { placement: 'reward', estimator: 'k1', coef: 0 });
+  assert.equal(activeKl(presetOf({ algo: 'ppo', klCoef: 0 })), null, 'klCoef 0 turns KL off');
+  assert.equal(klInRewardOf(presetOf({ algo: 'ppo', klCoef: 0 })), null, 'no KL in the reward at coefficient 0');
   // The loss config carries the KL term only for placement 'loss'.
   assert.deepEqual(lossConfig(presetOf({ algo: 'grpo', klCoef: 0.05 })), { ...presetOf({ algo: 'grpo' }).loss, useKlLoss: true, klLossCoef: 0.05, klLossType: 'k3' });
   assert.equal(lossConfig(presetOf({ algo: 'rloo' })).useKlLoss, false);
+  assert.equal(lossConfig(presetOf({ algo: 'grpo', klCoef: 0 })).useKlLoss, false, 'no KL loss term at coefficient 0');
 });
 
 test('klCoef 0 needs no reference: grpo trains without one', async () => {

@@ -11,7 +11,7 @@ import type { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
 import { rlLoss, turnLevelAdvantages, type CreditEpisode, type CreditTurn } from '../algorithms/index.ts';
 import type { ReferencePolicy, StepReport, TrainablePolicy } from '../policy/types.ts';
-import { klInRewardOf, lossConfig, type AlgorithmPreset } from './algorithm-presets.ts';
+import { activeKl, klInRewardOf, lossConfig, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
 import { policyStep } from './policy-step.ts';
 import type { RlConfig, UpdateMetrics } from './rl.ts';
@@ -59,7 +59,7 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
     ? await turnLevelSamples(policy, reference, trajectories, preset, config)
     : await tokenLevelSamples(policy, reference, trajectories, preset, config);
   await onSamples?.(samples);
-  const klInLoss = preset.kl?.placement === 'loss';
+  const klInLoss = activeKl(preset)?.placement === 'loss';
   const loss = lossConfig(preset);
   const totals = { loss: 0, pgLoss: 0, lossKl: 0, ppoKl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
   let tokens = 0;
@@ -117,7 +117,7 @@ function assertFinite(report: StepReport, iteration: number, reportsGradNorm: bo
 }
 
 function usesReference(reference: ReferencePolicy | undefined, preset: AlgorithmPreset): reference is ReferencePolicy {
-  return reference !== undefined && preset.kl !== null;
+  return reference !== undefined && activeKl(preset) !== null;
 }
 
 /** Whole-conversation trajectories: token-level advantages (rewards on each turn's last token). */

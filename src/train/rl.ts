@@ -22,7 +22,7 @@ import { rlLossConfigSchema } from '../algorithms/index.ts';
 import type { Policy, ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { rollout, evaluate, rolloutStats } from '../rollout/index.ts';
 import { splitSeeds } from '../envs/split.ts';
-import { algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
+import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
@@ -47,7 +47,7 @@ export const rlConfigSchema = z.object({
     .number()
     .min(0)
     .optional()
-    .describe('KL-to-reference coefficient, wherever the preset places it (loss or reward); a preset without KL gets a k3 loss term; 0 = no KL'),
+    .describe('KL-to-reference coefficient (replaces the preset’s kl.coef; placement and estimator stay the preset’s); 0 = no KL'),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
   clipRatioC: z
@@ -180,8 +180,7 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   }
   if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
   if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
-  if (config.klCoef === 0) preset.kl = null;
-  else if (config.klCoef !== undefined) preset.kl = { ...(preset.kl ?? { placement: 'loss', estimator: 'k3' }), coef: config.klCoef };
+  if (config.klCoef !== undefined) preset.kl.coef = config.klCoef;
   return preset;
 }
 
@@ -237,8 +236,9 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
     entropyCoef: preset.loss.entropyCoef ?? 0,
     maxGradNorm: config.maxGradNorm,
   });
-  if (preset.kl !== null && reference === undefined) {
-    throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy (in the ${preset.kl.placement}): pass reference (a frozen copy of the start model) or set klCoef 0`);
+  const kl = activeKl(preset);
+  if (kl !== null && reference === undefined) {
+    throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy (in the ${kl.placement}): pass reference (a frozen copy of the start model) or set klCoef 0`);
   }
   const warn = options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
   const rng = new Rng(options.resume?.rngState ?? config.seed);
