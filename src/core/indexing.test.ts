@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { at } from './indexing.ts';
-import { IndexOutOfRangeError } from './errors.ts';
+import { at, entry } from './indexing.ts';
+import { IndexOutOfRangeError, UnknownNameError } from './errors.ts';
 
 describe('at', () => {
   it('returns the element at an index inside the array', () => {
@@ -26,6 +26,23 @@ describe('at', () => {
           Object.is(error.index, index) &&
           error.length === 3 &&
           error.message.startsWith(`rewards[${index}] is out of range: the length is 3`),
+      );
+    }
+  });
+});
+
+describe('entry', () => {
+  it("returns the record's own value for a key, a stored undefined included", () => {
+    assert.equal(entry({ logits: 1, values: 2 }, 'values'), 2);
+    assert.equal(entry<number | undefined>({ logits: undefined }, 'logits'), undefined);
+  });
+
+  it('throws UnknownNameError listing the keys there are (inherited names are not keys)', () => {
+    for (const key of ['loss', 'constructor']) {
+      assert.throws(
+        () => entry({ logits: 1, values: 2 }, key, 'run output'),
+        (error: unknown) =>
+          error instanceof UnknownNameError && error.message === `unknown run output "${key}"; allowed: logits, values` && error.code === 'UNKNOWN_NAME',
       );
     }
   });
