@@ -21,7 +21,7 @@
  */
 import { numpy as np, jit, grad, valueAndGrad, blockUntilReady, type JaxArray } from './jax.ts';
 import type { ModelConfig } from './config.ts';
-import { causalBias, decoderLayer, policyHeads, rmsNorm, valueHeadOutput, type DeviceParams, type HeadOutputs } from './transformer.ts';
+import { causalBias, decoderLayer, fullAttention, policyHeads, rmsNorm, valueHeadOutput, type DeviceParams, type HeadOutputs } from './transformer.ts';
 
 /** Device inputs for a right-padded batch. */
 export interface DeviceBatch {
@@ -199,7 +199,8 @@ export class LayerwiseBackward {
   private layer(params: DeviceParams, x: JaxArray, mask: LayerMask): JaxArray {
     const [batch, seqLen] = mask.keyMask.shape as [number, number];
     const bias = causalBias(mask.keyMask, seqLen); // [B, 1, T, T]
-    return decoderLayer(params, '', x, { batch, queryLen: seqLen, cos: mask.cos, sin: mask.sin, bias }, this.config); // [N, D]
+    const attention = fullAttention(bias, this.config, batch, seqLen);
+    return decoderLayer(params, '', x, { batch, queryLen: seqLen, cos: mask.cos, sin: mask.sin, attention }, this.config); // [N, D]
   }
 
   private embedForward(): Compiled {

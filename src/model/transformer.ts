@@ -15,6 +15,8 @@
  * Hidden states are kept as [N = B·T, D] so the embedding gather feeds straight into a
  * computation (a view op between a gather and its use breaks the backward pass under jit).
  */
+import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { numpy as np, nn, lax, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 import { linear } from './lora.ts';
@@ -24,6 +26,13 @@ export type DeviceParams = Record<string, JaxArray>;
 
 /** Large finite negative fill for masked attention logits (−∞ would give NaN on empty rows). */
 const MASKED = -1e9;
+
+/** `params[name]`, checked: a missing parameter is a typed error naming it (read at trace time, not per token). */
+export function param(params: DeviceParams, name: string): JaxArray {
+  const array = params[name];
+  if (array === undefined) throw new InvalidArgumentError(`the model has no parameter "${name}" (config.ts lists the names)`, { name });
+  return array;
+}
 
 export function rmsNorm(x: JaxArray, weight: JaxArray, eps: number): JaxArray {
   const meanSquare = np.mean(np.square(x.ref), -1, { keepdims: true }); // [N, 1]
@@ -44,15 +53,23 @@ function repeatKv(x: JaxArray, groups: number): JaxArray {
   return groups === 1 ? x : np.repeat(x, groups, 1);
 }
 
-export interface AttentionInputs {
+/**
+ * How one block's queries read keys and values: full attention over the block's own keys
+ * (`fullAttention`: training, scoring, prefill) or over a KV cache (kv-cache.ts: one decode step).
+ * q [B, H, Tq, hd]; k, v [B, KV, Tq, hd] are the block's keys and values at the query positions.
+ * Returns the attention context [N = B·Tq, H·hd], before the output projection. Consumes q, k, v.
+ */
+export type Attention = (q: JaxArray, k: JaxArray, v: JaxArray) => JaxArray;
+
+export interface BlockInputs {
   batch: number;
   /** Query length. */
   queryLen: number;
   /** cos / sin tables for the query positions, [B, 1, Tq, hd/2]. */
   cos: JaxArray;
   sin: JaxArray;
-  /** Additive attention bias, broadcastable to [B, H, Tq, Tk]: 0 allowed, MASKED not. */
-  bias: JaxArray;
+  /** How the block attends (consumed: called once). */
+  attention: Attention;
 }
 
 /** q/k/v projections with bias (Qwen2), per-head q/k RMSNorm (Qwen3) and rotary embedding. Returns q [B,H,T,hd], k/v [B,KV,T,hd]. */
@@ -69,16 +86,16 @@ export function projectQkv(
   let k = linear(params, prefix + 'wk', h.ref); // [N, KV·hd]
   let v = linear(params, prefix + 'wv', h); // [N, KV·hd]
   if (config.attentionBias) {
-    q = q.add(params[prefix + 'bq']!);
-    k = k.add(params[prefix + 'bk']!);
-    v = v.add(params[prefix + 'bv']!);
+    q = q.add(param(params, prefix + 'bq'));
+    k = k.add(param(params, prefix + 'bk'));
+    v = v.add(param(params, prefix + 'bv'));
   }
   let qh = q.reshape([B, T, config.numHeads, hd]).transpose([0, 2, 1, 3]); // [B, H, T, hd]
   let kh = k.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
   if (config.qkNorm) {
     // Qwen3: RMSNorm over each head's hd values, before the rotary embedding.
-    qh = rmsNorm(qh, params[prefix + 'qNorm']!, config.rmsNormEps); // [B, H, T, hd]
-    kh = rmsNorm(kh, params[prefix + 'kNorm']!, config.rmsNormEps); // [B, KV, T, hd]
+    qh = rmsNorm(qh, param(params, prefix + 'qNorm'), config.rmsNormEps); // [B, H, T, hd]
+    kh = rmsNorm(kh, param(params, prefix + 'kNorm'), config.rmsNormEps); // [B, KV, T, hd]
   }
   const vh = v.reshape([B, T, config.numKvHeads, hd]).transpose([0, 2, 1, 3]); // [B, KV, T, hd]
   return {
@@ -88,28 +105,23 @@ export function projectQkv(
   };
 }
 
-/** softmax(q kᵀ/√hd + bias) v, then the output projection. q [B,H,Tq,hd], k/v [B,KV,Tk,hd] → [N, D]. */
-export function attend(
-  params: DeviceParams,
-  prefix: string,
-  q: JaxArray,
-  k: JaxArray,
-  v: JaxArray,
-  bias: JaxArray,
-  config: ModelConfig,
-  batch: number,
-  queryLen: number,
-): JaxArray {
-  const hd = headDim(config);
-  const groups = config.numHeads / config.numKvHeads;
-  const keys = repeatKv(k, groups); // [B, H, Tk, hd]
-  const values = repeatKv(v, groups); // [B, H, Tk, hd]
-  const scores = np.matmul(q, keys.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias); // [B, H, Tq, Tk]
-  const weights = nn.softmax(scores, -1); // [B, H, Tq, Tk]
-  const context = np.matmul(weights, values) // [B, H, Tq, hd]
-    .transpose([0, 2, 1, 3]) // [B, Tq, H, hd]
-    .reshape([batch * queryLen, config.numHeads * hd]); // [N, H·hd]
-  return linear(params, prefix + 'wo', context); // [N, D]
+/**
+ * softmax(q kᵀ/√hd + bias) v over the block's own keys, bias broadcastable to [B, H, Tq, Tk]
+ * (0 allowed, MASKED not). Consumes `bias` when called.
+ */
+export function fullAttention(bias: JaxArray, config: ModelConfig, batch: number, queryLen: number): Attention {
+  return (q, k, v) => {
+    const hd = headDim(config);
+    const groups = config.numHeads / config.numKvHeads;
+    const keys = repeatKv(k, groups); // [B, H, Tk, hd]
+    const values = repeatKv(v, groups); // [B, H, Tk, hd]
+    const scores = np.matmul(q, keys.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias); // [B, H, Tq, Tk]
+    const weights = nn.softmax(scores, -1); // [B, H, Tq, Tk]
+    return np
+      .matmul(weights, values) // [B, H, Tq, hd]
+      .transpose([0, 2, 1, 3]) // [B, Tq, H, hd]
+      .reshape([batch * queryLen, config.numHeads * hd]); // [N, H·hd]
+  };
 }
 
 export function mlp(params: DeviceParams, prefix: string, h: JaxArray): JaxArray {
@@ -134,26 +146,41 @@ export function hiddenStates(
   seqLen: number,
 ): JaxArray {
   const bias = causalBias(keyMask, seqLen); // [B, 1, T, T]
-  let x = np.take(params.embed!.ref, tokens, 0); // [N, D]
+  const x = np.take(param(params, 'embed').ref, tokens, 0); // [N, D]
+  const out = decoderStack(params, config, x, { batch, queryLen: seqLen, cos, sin }, () => fullAttention(bias.ref, config, batch, seqLen));
+  bias.dispose();
+  return rmsNorm(out, param(params, 'finalNorm'), config.rmsNormEps); // [N, D]
+}
+
+/**
+ * Every block in turn, block i attending by `attentionFor(i)`. x [N, D] → [N, D] before the final
+ * norm. Consumes `x`, cos / sin and the layers' entries.
+ */
+export function decoderStack(
+  params: DeviceParams,
+  config: ModelConfig,
+  x: JaxArray,
+  inputs: { batch: number; queryLen: number; cos: JaxArray; sin: JaxArray },
+  attentionFor: (layer: number) => Attention,
+): JaxArray {
+  const { batch, queryLen, cos, sin } = inputs;
   for (let i = 0; i < config.numLayers; i++) {
-    x = decoderLayer(params, `layers.${i}.`, x, { batch, queryLen: seqLen, cos: cos.ref, sin: sin.ref, bias: bias.ref }, config);
+    x = decoderLayer(params, `layers.${i}.`, x, { batch, queryLen, cos: cos.ref, sin: sin.ref, attention: attentionFor(i) }, config);
   }
   cos.dispose();
   sin.dispose();
-  bias.dispose();
-  return rmsNorm(x, params.finalNorm!, config.rmsNormEps); // [N, D]
+  return x;
 }
 
 /**
  * One block: x + Attn(RMSNorm(x)), then + SwiGLU(RMSNorm(·)). x [N, D] → [N, D]. Reads the
  * parameters named `{prefix}…`; consumes `x`, the inputs' arrays and the entries it uses.
  */
-export function decoderLayer(params: DeviceParams, prefix: string, x: JaxArray, inputs: AttentionInputs, config: ModelConfig): JaxArray {
-  const { batch, queryLen } = inputs;
-  const h = rmsNorm(x.ref, params[prefix + 'attnNorm']!, config.rmsNormEps);
-  const { q, k, v } = projectQkv(params, prefix, h, config, { batch, queryLen, cos: inputs.cos, sin: inputs.sin });
-  x = x.add(attend(params, prefix, q, k, v, inputs.bias, config, batch, queryLen));
-  return x.add(mlp(params, prefix, rmsNorm(x.ref, params[prefix + 'mlpNorm']!, config.rmsNormEps))); // [N, D]
+export function decoderLayer(params: DeviceParams, prefix: string, x: JaxArray, inputs: BlockInputs, config: ModelConfig): JaxArray {
+  const h = rmsNorm(x.ref, param(params, prefix + 'attnNorm'), config.rmsNormEps);
+  const { q, k, v } = projectQkv(params, prefix, h, config, inputs);
+  x = x.add(linear(params, prefix + 'wo', inputs.attention(q, k, v))); // [N, D]
+  return x.add(mlp(params, prefix, rmsNorm(x.ref, param(params, prefix + 'mlpNorm'), config.rmsNormEps))); // [N, D]
 }
 
 /** Additive causal + key-padding bias [B, 1, T, T] from keyMask [B, T]. */
@@ -165,9 +192,9 @@ export function causalBias(keyMask: JaxArray, seqLen: number): JaxArray {
 
 /** logits [N, V] from final hidden states [N, D]. Consumes `h` and the head parameter. */
 export function lmLogits(params: DeviceParams, config: ModelConfig, h: JaxArray): JaxArray {
-  if (config.tieWordEmbeddings) return np.matmul(h, params.embed!.transpose()); // [N, V]
-  params.embed!.dispose();
-  return np.matmul(h, params.lmHead!); // [N, V]
+  if (config.tieWordEmbeddings) return np.matmul(h, param(params, 'embed').transpose()); // [N, V]
+  param(params, 'embed').dispose();
+  return np.matmul(h, param(params, 'lmHead')); // [N, V]
 }
 
 /**
@@ -211,12 +238,12 @@ export function outputHeads(
 /** The value head on hidden states [N, D] → [N] (through a stop-gradient with `detach`). Consumes `h` and the head. */
 export function valueHeadOutput(params: DeviceParams, h: JaxArray, detach: boolean): JaxArray {
   const features = detach ? lax.stopGradient(h) : h;
-  return np.matmul(features, params['valueHead.w']!).reshape([-1]).add(params['valueHead.b']!); // [N]
+  return np.matmul(features, param(params, 'valueHead.w')).reshape([-1]).add(param(params, 'valueHead.b')); // [N]
 }
 
 /** log π(target) (and entropies) from logits [N, V] at `invTemperature`. Consumes its inputs. */
 export function policyHeads(logits: JaxArray, targets: JaxArray, invTemperature: JaxArray, withEntropy: boolean): { logprobs: JaxArray; entropies?: JaxArray } {
-  const vocabSize = logits.shape[1]!;
+  const vocabSize = at(logits.shape, 1, 'logits.shape');
   const logp = nn.logSoftmax(logits.mul(invTemperature), -1); // [N, V]
   const logprobs = logp.ref.mul(oneHotRows(targets, vocabSize)).sum(-1); // [N]
   let entropies: JaxArray | undefined;
