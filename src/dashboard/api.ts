@@ -23,9 +23,9 @@ export class ApiNotFoundError extends AgentRlError {
 
 export function answerApi(store: RunStore, parts: readonly string[], query: URLSearchParams): unknown {
   return store.transaction(() => {
-    if (parts.length === 0) return store.runs().map((run) => ({ ...run, ...summary(store, run.id) }));
-    const run = store.run(parts[0]!);
-    const [, section, first, second] = parts;
+    const [runId, section, first, second] = parts;
+    if (runId === undefined) return store.runs().map((run) => ({ ...run, ...summary(store, run.id) }));
+    const run = store.run(runId);
     if (section === undefined) return { run, evaluations: store.evaluations(run.id), checkpoints: store.checkpoints(run.id) };
     if (section === 'metrics' && parts.length === 2) {
       return metricColumns(store.metrics(run.id), { createdAt: run.createdAt, after: integer(query, 'after'), maxPoints: integer(query, 'maxPoints') });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { at } from '../core/indexing.ts';
 import { launchChromium } from '../envs/browser-shop/browser.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { renderChat } from '../chat/chat-template.ts';
@@ -75,8 +76,8 @@ export function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
     if (m === 1) spans.at(-1)![1] = i + 1;
   });
   const advantageOfTurn = [-0.75, 1.25];
-  const advantages = tokens.map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e)).map((turn) => (turn < 0 ? 0 : advantageOfTurn[turn]!));
-  const rewards = tokens.map((_, i) => (i === spans[1]![1] - 1 ? 1 : 0));
+  const advantages = tokens.map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e)).map((turn) => (turn < 0 ? 0 : at(advantageOfTurn, turn, 'turn advantages')));
+  const rewards = tokens.map((_, i) => (i === at(spans, 1, 'turn spans')[1] - 1 ? 1 : 0));
   return {
     index: 0,
     groupId: 'task-7',
@@ -91,6 +92,6 @@ export function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
     logprobs: assistantMask.map((m) => (m === 1 ? -0.5 : 0)),
     rewards,
     advantages,
-    turns: spans.map(([start, end], k) => ({ start, end, reward: k === 1 ? 1 : 0, action: k === 0 ? 'Left' : 'Right', observation: messages[2 * k + 2]!.content, invalidAction: false })),
+    turns: spans.map(([start, end], k) => ({ start, end, reward: k === 1 ? 1 : 0, action: k === 0 ? 'Left' : 'Right', observation: at(messages, 2 * k + 2, 'messages').content, invalidAction: false })),
   };
 }

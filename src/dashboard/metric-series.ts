@@ -54,7 +54,7 @@ export function metricColumns(records: readonly MetricsRecord[], { createdAt, af
     columns.steps.push(last.step);
     columns.seconds.push(last.seconds);
     columns.tokens.push(last.tokens);
-    for (const key of keys) columns.values[key]!.push(mean(bucket.map((r) => finite(r.values[key]))));
+    for (const [key, column] of Object.entries(columns.values)) column.push(mean(bucket.map((r) => finite(r.values[key]))));
   }
   return columns;
 }

@@ -82,8 +82,8 @@ async function handle(store: RunStore, request: IncomingMessage, response: Serve
   if (pathname === '/' || /^\/runs\/[^/]+\/?$/.test(pathname)) return sendFile(response, join(webRoot, 'index.html'));
   const vendor = vendorFiles[pathname];
   if (vendor !== undefined) return sendFile(response, join(uplotRoot, vendor));
-  const page = pageFile.exec(pathname);
-  if (page !== null && (await sendFile(response, join(webRoot, page[1]!)).then(() => true, () => false))) return;
+  const page = pageFile.exec(pathname)?.[1];
+  if (page !== undefined && (await sendFile(response, join(webRoot, page)).then(() => true, () => false))) return;
   sendNotFoundPage(response, pathname);
 }
 

@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentRlError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 
 /** Request bodies larger than this are refused (413). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -67,5 +68,5 @@ export function baseUrl(host: string, port: number): string {
 
 /** The path of a request without its query string. */
 export function pathOf(request: IncomingMessage): string {
-  return (request.url ?? '/').split('?')[0]!;
+  return at((request.url ?? '/').split('?'), 0, 'request URL parts');
 }

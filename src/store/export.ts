@@ -15,6 +15,7 @@ import { rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { basename, dirname, join } from 'node:path';
 import { ParquetWriter, fileWriter } from 'hyparquet-writer';
+import { at } from '../core/indexing.ts';
 import type { Message } from '../core/types.ts';
 import type { RunRecord, TrajectoryRecord } from './types.ts';
 
@@ -145,7 +146,7 @@ export const parquetSchema = [
 
 /** The top-level column names, in schema order (each subtree of the flattened schema skipped). */
 const columns: (keyof ExportRow)[] = [];
-for (let i = 1; i < parquetSchema.length; i = subtreeEnd(i)) columns.push(parquetSchema[i]!.name as keyof ExportRow);
+for (let i = 1; i < parquetSchema.length; i = subtreeEnd(i)) columns.push(at(parquetSchema, i, 'parquet schema').name as keyof ExportRow);
 
 function subtreeEnd(start: number): number {
   let next = start + 1;

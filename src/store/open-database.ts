@@ -8,7 +8,7 @@ import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync } fro
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError, translateSqliteError } from './errors.ts';
-import { migrateVersion1Sql, requiredColumns, schemaSql, schemaVersion } from './schema.ts';
+import { migrateVersion1Sql, requiredColumns, requiredRunColumns, schemaSql, schemaVersion } from './schema.ts';
 
 export interface OpenDatabaseOptions {
   readonly: boolean;
@@ -91,11 +91,13 @@ function checkTables(db: Database.Database, path: string, version: number): 'emp
   const layout = version < 2 && tables.includes('runs') && !columnsOf('runs').has('status_reason') ? 'version-1' : 'current';
   const foreign = tables.filter((t) => !(t in requiredColumns));
   const version2Columns = ['status_reason', 'checkpoint_dir', 'lock_pid', 'lock_host', 'lock_since'];
-  const expectedRunColumns = layout === 'current' ? requiredColumns.runs! : requiredColumns.runs!.filter((c) => !version2Columns.includes(c));
+  const expectedRunColumns = layout === 'current' ? requiredRunColumns : requiredRunColumns.filter((c) => !version2Columns.includes(c));
   const missing: string[] = [];
-  for (const table of tables.filter((t) => t in requiredColumns)) {
+  for (const table of tables) {
+    const required = requiredColumns[table];
+    if (required === undefined) continue;
     const columns = columnsOf(table);
-    const expected = table === 'runs' ? expectedRunColumns : requiredColumns[table]!;
+    const expected = table === 'runs' ? expectedRunColumns : required;
     for (const column of expected) if (!columns.has(column)) missing.push(`${table}.${column}`);
   }
   if (foreign.length > 0 || missing.length > 0 || (version === 0 && !tables.includes('runs'))) {

@@ -6,6 +6,7 @@
  *   Event   { double wall_time = 1; int64 step = 2; string file_version = 3; Summary summary = 5; }
  *   Summary { repeated Value value = 1; }   Value { string tag = 1; float simple_value = 2; }
  */
+import { at } from '../core/indexing.ts';
 
 /** CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as TFRecord uses. */
 const crcTable = (() => {
@@ -20,7 +21,7 @@ const crcTable = (() => {
 
 export function crc32c(bytes: Uint8Array): number {
   let crc = 0xffffffff;
-  for (const byte of bytes) crc = crcTable[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+  for (const byte of bytes) crc = at(crcTable, (crc ^ byte) & 0xff, 'CRC-32C table') ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }
 

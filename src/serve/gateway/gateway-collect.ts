@@ -18,6 +18,7 @@
  * `GatewayError` carries the first failure.
  */
 import { randomBytes } from 'node:crypto';
+import { at } from '../../core/indexing.ts';
 import type { Message, Trajectory } from '../../core/types.ts';
 import { errorMessage } from '../http.ts';
 import { GatewayError } from './errors.ts';
@@ -97,7 +98,7 @@ export function gatewayCollect<Output>(options: GatewayCollectOptions<Output>): 
     const results: Array<(Trajectory & { prefixBreaks: number }) | undefined> = new Array(runs.length);
 
     async function runOne(index: number): Promise<void> {
-      const { seed, sample } = runs[index]!;
+      const { seed, sample } = at(runs, index, 'runs');
       const sessionId = `${runTag}-${collection}-${seed}-${sample}`;
       const groupId = `gateway-${iteration}-${collection}-${seed}`;
       const session = gateway.openSession(sessionId, { temperature: config.temperature, maxTokens: config.maxNewTokens });
@@ -138,7 +139,7 @@ export function gatewayCollect<Output>(options: GatewayCollectOptions<Output>): 
     }));
     const trajectories = results.flatMap((trajectory) => (trajectory === undefined ? [] : [trajectory]));
     if (trajectories.length === 0 && runs.length > 0) {
-      const first = dropped[0]!;
+      const first = at(dropped, 0, 'dropped runs');
       throw new GatewayError(`every agent run of iteration ${iteration} failed; the first: session ${first.sessionId} (${first.reason}): ${first.message}`, { iteration, dropped });
     }
     const prefixBreaks = trajectories.reduce((sum, trajectory) => sum + trajectory.prefixBreaks, 0);

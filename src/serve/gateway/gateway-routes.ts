@@ -8,6 +8,7 @@
  */
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import { at } from '../../core/indexing.ts';
 import { openAiErrorResponse, RequestError } from '../error-bodies.ts';
 import { jsonResponse, readJson, requestPath, serverApp, type ServerContext, type ServerEnv } from '../hono-server.ts';
 import { chatCompletion, type FinishedChat } from '../openai/chat-completions.ts';
@@ -72,7 +73,7 @@ async function recordedChat(c: ServerContext, { context, store, openUnknownSessi
     store.touch(session);
   };
   try {
-    const answer = await chatCompletion(context, sampled, outgoing, (call: FinishedChat) => store.record(session, { messages, prompt: call.prompt, ...call.choices[0]! }));
+    const answer = await chatCompletion(context, sampled, outgoing, (call: FinishedChat) => store.record(session, { messages, prompt: call.prompt, ...at(call.choices, 0, 'chat choices') }));
     void answer.done.finally(settle);
     return answer.response;
   } catch (error) {
@@ -100,7 +101,7 @@ async function scoreSession(c: ServerContext, store: SessionStore): Promise<Resp
   const body = await readJson(c);
   if (!body.ok) throw new RequestError(400, body.message);
   const parsed = rewardSchema.safeParse(body.value);
-  if (!parsed.success) throw new RequestError(400, `expected {"reward": <finite number>, "success"?: <boolean>}: ${z.prettifyError(parsed.error)}`, String(parsed.error.issues[0]!.path[0] ?? 'reward'));
+  if (!parsed.success) throw new RequestError(400, `expected {"reward": <finite number>, "success"?: <boolean>}: ${z.prettifyError(parsed.error)}`, String(parsed.error.issues[0]?.path[0] ?? 'reward'));
   session.reward = { reward: parsed.data.reward, success: parsed.data.success ?? parsed.data.reward > 0 };
   store.touch(session);
   return jsonResponse(200, sessionSummary(session));

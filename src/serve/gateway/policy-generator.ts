@@ -9,6 +9,7 @@
  * returned: a policy whose streamed ids differ from its result is refused (a `GatewayError`),
  * since the recorded call would not be what was sampled.
  */
+import { at } from '../../core/indexing.ts';
 import type { Policy } from '../../policy/types.ts';
 import type { TokenGenerator } from '../openai/batcher.ts';
 import { GatewayError } from './errors.ts';
@@ -21,15 +22,16 @@ export function policyGenerator(policy: Policy): TokenGenerator {
       prompts.map((prompt) => ({ prompt, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed })),
       {
         onToken: (row, token, logprob) => {
-          streamed[row]!.tokens.push(token);
-          streamed[row]!.logprobs.push(logprob);
+          const own = at(streamed, row, 'streamed rows');
+          own.tokens.push(token);
+          own.logprobs.push(logprob);
           options.onToken(row, token, logprob);
         },
       },
     );
     generations.forEach((generation, row) => {
-      const { tokens, logprobs } = streamed[row]!;
-      if (tokens.length === 0) return generation.tokens.forEach((token, i) => options.onToken(row, token, generation.logprobs[i]!));
+      const { tokens, logprobs } = at(streamed, row, 'streamed rows');
+      if (tokens.length === 0) return generation.tokens.forEach((token, i) => options.onToken(row, token, at(generation.logprobs, i, 'generation logprobs')));
       if (tokens.join() !== generation.tokens.join() || logprobs.join() !== generation.logprobs.join()) {
         throw new GatewayError(`the sampler's onToken ids of row ${row} (${tokens.length}) are not the ids it returned (${generation.tokens.length}); a policy that calls onToken must call it for each returned id, in order`, { row });
       }

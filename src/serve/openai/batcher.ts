@@ -10,6 +10,7 @@
  * batch. Without a seed, each batch draws its own.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import type { GeneratedRow } from '../../model/generate.ts';
 
 /** Sampling options every row of a batch shares. */
@@ -94,13 +95,13 @@ export class GenerationBatcher {
 
   private async runBatch(): Promise<void> {
     this.running = true;
-    const key = this.queue[0]!.key;
+    const key = at(this.queue, 0, 'batch queue').key;
     const jobs: Waiting[] = [];
     for (let i = 0; i < this.queue.length && jobs.length < this.maxBatchSize; ) {
-      if (this.queue[i]!.key === key) jobs.push(...this.queue.splice(i, 1));
+      if (at(this.queue, i, 'batch queue').key === key) jobs.push(...this.queue.splice(i, 1));
       else i++;
     }
-    const sampling = jobs[0]!.sampling;
+    const sampling = at(jobs, 0, 'batch jobs').sampling;
     const maxNewTokens = Math.max(...jobs.map((job) => job.maxNewTokens));
     const seed = sampling.seed ?? this.batches;
     this.batches++;
@@ -116,15 +117,17 @@ export class GenerationBatcher {
           onToken: (row, token, logprob) => {
             const job = jobs[row];
             // Ids past a row's own limit are cut below; they are never streamed.
-            if (job?.onToken !== undefined && counts[row]! < job.maxNewTokens) job.onToken(token, logprob);
-            counts[row]!++;
+            const count = counts[row] ?? 0;
+            if (job?.onToken !== undefined && count < job.maxNewTokens) job.onToken(token, logprob);
+            counts[row] = count + 1;
           },
         },
       );
       rows.forEach((row, i) => {
-        const own = jobs[i]!.maxNewTokens;
+        const job = at(jobs, i, 'batch jobs');
+        const own = job.maxNewTokens;
         const cut = row.tokens.length > own;
-        jobs[i]!.resolve({
+        job.resolve({
           tokens: cut ? row.tokens.slice(0, own) : row.tokens,
           logprobs: cut ? row.logprobs.slice(0, own) : row.logprobs,
           finishReason: cut ? 'length' : row.finishReason,

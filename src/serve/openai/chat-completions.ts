@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { at } from '../../core/indexing.ts';
 import type { ToolCall } from '../../core/types.ts';
 import { jsonResponse } from '../hono-server.ts';
 import type { BatchRow } from './batcher.ts';
@@ -60,7 +61,7 @@ async function answerChat({ context, request, prompt, maxNewTokens, id, choices,
   const rows = await Promise.all(choices.map((choice) => context.batcher.submit({ prompt, maxNewTokens, sampling, onToken: (token, logprob) => choice.push(token, logprob) })));
   const finished: FinishedChat['choices'] = [];
   const body = rows.map((row, i) => {
-    const choice = choices[i]!;
+    const choice = at(choices, i, 'choices');
     const { content, toolCalls } = collectEvents(choice.finish());
     const message = messageContent(content, toolCalls);
     finished.push(finishedChoice(choice, finishReason(row, toolCalls.length), message, toolCalls));
@@ -88,10 +89,10 @@ function streamChat({ context, request, prompt, maxNewTokens, id, choices, compl
   const emit = (choice: Choice, events: SplitEvent[]): void => {
     for (const event of events) {
       if (event.kind === 'content') {
-        streamed[choice.index]!.content += event.text;
+        at(streamed, choice.index, 'streamed choices').content += event.text;
         chunk({ content: event.text }, choice, null);
       } else {
-        streamed[choice.index]!.toolCalls.push(event.call);
+        at(streamed, choice.index, 'streamed choices').toolCalls.push(event.call);
         chunk({ tool_calls: [{ index: choice.streamedToolCalls++, ...openAiToolCall(event.call) }] }, choice, null);
       }
     }
@@ -109,8 +110,8 @@ function streamChat({ context, request, prompt, maxNewTokens, id, choices, compl
     completed({
       prompt,
       choices: choices.map((choice, i) => {
-        const { content, toolCalls } = streamed[i]!;
-        return finishedChoice(choice, finishReason(rows[i]!, toolCalls.length), messageContent(content, toolCalls), toolCalls);
+        const { content, toolCalls } = at(streamed, i, 'streamed choices');
+        return finishedChoice(choice, finishReason(at(rows, i, 'rows'), toolCalls.length), messageContent(content, toolCalls), toolCalls);
       }),
     });
     if (request.stream_options?.include_usage === true) sse.send({ ...header(), choices: [], usage: usage(prompt, rows) });

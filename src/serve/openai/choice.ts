@@ -3,6 +3,7 @@
  * decoded so far (special tokens, the stop ids among them, left out) and the splitter that turns
  * that text into content and tool calls.
  */
+import { at } from '../../core/indexing.ts';
 import type { ToolCall } from '../../core/types.ts';
 import { StreamingDecoder } from '../../chat/tokenizer.ts';
 import type { PolicyContext } from './policy-context.ts';
@@ -51,9 +52,9 @@ export class Choice {
   sampled(from: number, to: number): { id: number; token: string; logprob: number }[] {
     const entries = [];
     for (let i = from; i < to; i++) {
-      const id = this.ids[i]!;
+      const id = at(this.ids, i, 'choice ids');
       if (this.context.stopTokens.includes(id)) continue;
-      entries.push({ id, token: this.context.tokenizer.decode([id]), logprob: this.logprobs[i]! });
+      entries.push({ id, token: this.context.tokenizer.decode([id]), logprob: at(this.logprobs, i, 'choice logprobs') });
     }
     return entries;
   }

@@ -6,6 +6,7 @@
  * put the model's BOS in the text if it wants one).
  */
 import { randomBytes } from 'node:crypto';
+import { at } from '../../core/indexing.ts';
 import { jsonResponse } from '../hono-server.ts';
 import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents } from './choice.ts';
@@ -38,7 +39,7 @@ export async function completion(context: PolicyContext, request: CompletionRequ
   const sampling = context.sampling(request);
   const rows = await Promise.all(jobs.map((job) => context.batcher.submit({ prompt: job.prompt, maxNewTokens: job.maxNewTokens, sampling, onToken: (token, logprob) => job.choice.push(token, logprob) })));
   const choices = rows.map((row, i) => {
-    const { choice, prompt } = jobs[i]!;
+    const { choice, prompt } = at(jobs, i, 'jobs');
     const text = collectEvents(choice.finish()).content;
     const echo = echoText(context, request, prompt);
     return { index: choice.index, text: echo + text, logprobs: request.logprobs === 0 ? choice.completionLogprobs(0, choice.ids.length, echo.length) : null, finish_reason: row.finishReason };
@@ -51,10 +52,11 @@ function streamCompletion(context: PolicyContext, request: CompletionRequest, jo
   const sse = eventStream();
   const offsets = jobs.map((job) => echoText(context, request, job.prompt).length);
   const chunk = (i: number, text: string, finish: string | null): void => {
-    const { choice } = jobs[i]!;
+    const { choice } = at(jobs, i, 'jobs');
     const { from, to } = choice.takePending();
-    const logprobs = request.logprobs === 0 ? choice.completionLogprobs(from, to, offsets[i]!) : null;
-    offsets[i]! += text.length;
+    const offset = at(offsets, i, 'echo offsets');
+    const logprobs = request.logprobs === 0 ? choice.completionLogprobs(from, to, offset) : null;
+    offsets[i] = offset + text.length;
     sse.send({ id, object: 'text_completion', created: now(), model: context.modelName, choices: [{ index: choice.index, text, logprobs, finish_reason: finish }] });
   };
   const emit = (i: number, events: SplitEvent[]): void => {

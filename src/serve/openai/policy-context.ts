@@ -64,7 +64,7 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
       const body = await readJson(c);
       if (!body.ok) throw new RequestError(400, body.message);
       const parsed = schema.safeParse(body.value);
-      if (!parsed.success) throw new RequestError(400, z.prettifyError(parsed.error), parsed.error.issues[0]!.path.join('.') || null);
+      if (!parsed.success) throw new RequestError(400, z.prettifyError(parsed.error), parsed.error.issues[0]?.path.join('.') || null);
       return parsed.data;
     },
     checkModel(model) {

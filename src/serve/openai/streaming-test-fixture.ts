@@ -3,6 +3,7 @@
  * generations run to their max_tokens, and a reader that times each SSE content event as the
  * client receives it (a burst at the end shows as events that all arrive at once).
  */
+import { at } from '../../core/indexing.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 
@@ -19,9 +20,9 @@ export async function talkativeModel(maxSeqLen: number): Promise<TransformerMode
   const end = byteTokenizer.specialTokens.end;
   for (let v = 0; v < V; v++) {
     let norm = 0;
-    for (let d = 0; d < D; d++) norm += head.data[d * V + v]! ** 2;
+    for (let d = 0; d < D; d++) norm += at(head.data, d * V + v, 'lm head') ** 2;
     const scale = v === end ? 0 : 4 / Math.sqrt(norm);
-    for (let d = 0; d < D; d++) head.data[d * V + v]! *= scale;
+    for (let d = 0; d < D; d++) head.data[d * V + v] = at(head.data, d * V + v, 'lm head') * scale;
   }
   return TransformerModel.fromParams(created.config, params);
 }

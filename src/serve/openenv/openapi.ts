@@ -134,7 +134,7 @@ function withoutDialect(schema: Record<string, unknown>): Record<string, unknown
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => escapes[character]!);
+  return text.replace(/[&<>"']/g, (character) => escapes[character] ?? character);
 }
 
 /** `GET /docs`: the routes and the WebSocket protocols on one self-contained page (no scripts, nothing fetched). */

@@ -15,6 +15,7 @@
  * results travel unchanged (wire.ts), so an episode replays exactly as with the local env.
  */
 import { AgentRlError, EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import type { Action, Env, Observation, StepResult } from '../../core/types.ts';
 import { OpenEnvClient, OpenEnvError, type OpenEnvClientOptions, type OpenEnvSession } from './client.ts';
 import { deserializeObservation, deserializeStep, fromWireAction } from './wire.ts';
@@ -60,9 +61,9 @@ export class RemoteEnvPool {
     );
     const names = [...new Set(infos.map((info) => info.name))];
     if (names.length > 1) {
-      throw new InvalidArgumentError(`the servers serve different environments: ${urls.map((url, i) => `${url} → ${infos[i]!.name}`).join(', ')}`);
+      throw new InvalidArgumentError(`the servers serve different environments: ${urls.map((url, i) => `${url} → ${at(infos, i, 'server infos').name}`).join(', ')}`);
     }
-    return new RemoteEnvPool(infos[0]!, clients.map((client, i) => ({ client, capacity: infos[i]!.max_sessions, active: 0 })));
+    return new RemoteEnvPool(at(infos, 0, 'server infos'), clients.map((client, i) => ({ client, capacity: at(infos, i, 'server infos').max_sessions, active: 0 })));
   }
 
   get name(): string {
