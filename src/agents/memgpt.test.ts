@@ -130,10 +130,10 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.equal(turn.reply, undefined);
     const results = turn.steps.map((step) => step.result);
     assert.match(results[0]!, /^\[system\] No function was called/);
-    assert.equal(results[1], 'Error: core_memory_replace failed: "Bob" is not in core memory block "human"');
-    assert.match(results[2]!, /^Error: invalid arguments for core_memory_append: name: /);
-    assert.match(results[3]!, /^Error: core_memory_append failed: core memory block "human" would hold 50 characters; the limit is 40/);
-    assert.match(results[4]!, /^Error: invalid arguments for archival_memory_search: page: /);
+    assert.equal(results[1], 'error: "Bob" is not in core memory block "human"');
+    assert.match(results[2]!, /^invalid arguments for core_memory_append: name: /);
+    assert.match(results[3]!, /^error: core memory block "human" would hold 50 characters; the limit is 40/);
+    assert.match(results[4]!, /^invalid arguments for archival_memory_search: page: /);
     assert.match(results[5]!, /^\[system\] The function call could not be read/);
     assert.ok(turn.steps.every((step) => step.error));
     assert.equal(agent.core.human, '');

@@ -65,9 +65,9 @@ describe('ReAct (scripted policy)', () => {
     assert.equal(result.stopReason, 'max-steps');
     assert.equal(result.answer, undefined);
     assert.match(result.steps[0]!.observation, /^Invalid format/);
-    assert.equal(result.steps[1]!.observation, 'Error: lookup failed: no entry for "Atlantis"');
-    assert.equal(result.steps[2]!.observation, 'Error: unknown tool "search"; available: lookup');
-    assert.match(result.steps[3]!.observation, /^Error: invalid arguments for lookup: input: /);
+    assert.equal(result.steps[1]!.observation, 'error: no entry for "Atlantis"');
+    assert.equal(result.steps[2]!.observation, 'unknown tool "search"; allowed: lookup');
+    assert.match(result.steps[3]!.observation, /^invalid arguments for lookup: input: /);
     assert.deepEqual(result.trajectory.turns.map((turn) => turn.invalidAction), [true, true, true, true]);
     assert.equal(result.trajectory.truncated, true);
     assert.equal(result.trajectory.success, false);

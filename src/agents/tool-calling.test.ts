@@ -51,10 +51,10 @@ describe('tool-calling loop (scripted policy)', () => {
     const result = await runToolLoop({ policy, tools: [calculatorTool, submit], prompt: 'Compute.' });
     const outputs = result.steps.slice(0, 3).map((step) => [step.results[0]!.error, step.results[0]!.output]);
     assert.equal(outputs[0]![0], 'invalid-arguments');
-    assert.match(outputs[0]![1]!, /^Error: invalid arguments for calculator: expression: .*expected string, received number/);
-    assert.deepEqual(outputs[1], ['unknown-tool', 'Error: unknown tool "search"; available: calculator, submit']);
+    assert.match(outputs[0]![1]!, /^invalid arguments for calculator: expression: .*expected string, received number/);
+    assert.deepEqual(outputs[1], ['unknown-tool', 'unknown tool "search"; allowed: calculator, submit']);
     assert.equal(outputs[2]![0], 'tool-error');
-    assert.match(outputs[2]![1]!, /^Error: calculator failed: /);
+    assert.match(outputs[2]![1]!, /^error: /);
     assert.equal(result.finalAnswer, 'I give up.');
     assert.deepEqual(result.trajectory.turns.map((turn) => turn.invalidAction), [true, true, true, false]);
   });

@@ -1,33 +1,19 @@
 /**
- * Running a tool call for the scaffolds (STYLE.md §4): the arguments are checked with the tool's
- * zod schema and the tool runs; an unknown tool, invalid arguments or a throwing tool become an
- * error text the model sees as its observation — never a crash.
+ * Running a tool call for the scaffolds (STYLE.md §4), through `runTool` (core/tool.ts): the
+ * arguments are checked with the tool's zod schema and the tool runs; an unknown tool, invalid
+ * arguments or a throwing tool become an error text the model sees as its observation — never a
+ * crash — worded as everywhere else (`unknown tool "x"; allowed: …`, `invalid arguments for x: …`,
+ * `error: <the tool's message>`).
  */
+import { runTool, type ToolFailureKind } from '../core/tool.ts';
 import type { Tool } from '../core/types.ts';
 import { toolSchema } from '../policy/openai-wire.ts';
-import { clip } from './transcript.ts';
 
-export type ToolOutcome =
-  | { ok: true; output: string }
-  | { ok: false; error: string; kind: 'unknown-tool' | 'invalid-arguments' | 'tool-error' };
+export type ToolOutcome = { ok: true; output: string } | { ok: false; error: string; kind: ToolFailureKind };
 
 export async function callTool(tools: readonly Tool[], name: string, input: unknown): Promise<ToolOutcome> {
-  const tool = tools.find((candidate) => candidate.name === name);
-  if (tool === undefined) {
-    const known = tools.map((candidate) => candidate.name).join(', ') || '(none)';
-    return { ok: false, kind: 'unknown-tool', error: `Error: unknown tool "${clip(name, 60)}"; available: ${known}` };
-  }
-  const parsed = tool.inputSchema.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'input'}: ${issue.message}`).join('; ');
-    return { ok: false, kind: 'invalid-arguments', error: `Error: invalid arguments for ${name}: ${problems}` };
-  }
-  try {
-    const output = await tool.execute(parsed.data);
-    return { ok: true, output: typeof output === 'string' ? output : JSON.stringify(output) };
-  } catch (error) {
-    return { ok: false, kind: 'tool-error', error: `Error: ${name} failed: ${error instanceof Error ? error.message : String(error)}` };
-  }
+  const run = await runTool(tools, { name, arguments: input });
+  return run.ok ? { ok: true, output: run.text } : { ok: false, error: run.error, kind: run.kind };
 }
 
 /**

@@ -1,20 +1,25 @@
 /**
- * Turn bookkeeping shared by the text envs whose agent calls tools and then answers (math,
- * countdown, code, search, software fix, MCP, self-play): each turn is either
+ * Turn bookkeeping shared by the text envs whose agent calls tools and then answers (calculator,
+ * math, countdown, code, search, software fix, MCP, self-play, memory recall): each turn is either
  *
  *   <think>…</think><tool_call>{"name": …, "arguments": {…}}</tool_call>   → the tool's result comes back
  *   <think>…</think><answer>…</answer>                                       → scored, the episode ends
  *
- * An unparsable turn, an unknown tool or arguments that fail the tool's zod schema is invalid:
- * −formatPenalty and an `invalid: <reason>` observation. A tool that throws is not invalid: its
- * error message is the observation (the model sees it). After `maxTurns` turns without an answer
- * the episode is truncated. A subclass says how a task starts (`start`), how an answer scores
- * (`finish`) and what `observation.data` holds (`data`); it may read extra tags (`parseTurn`) and
- * wrap tool results its own way (`renderToolResult`).
+ * The tool runs through `runTool` (core/tool.ts). An unparsable turn, an unknown tool or arguments
+ * that fail the tool's zod schema is invalid: −formatPenalty and an `invalid: <reason>` observation.
+ * A tool that throws is not invalid: its error message is the observation (the model sees it).
+ * After `maxTurns` turns without an answer the episode is truncated (episode-turns.ts). A subclass
+ * says how a task starts (`start`), how an answer scores (`finish`, which may instead move the
+ * episode on: `NextTurn`) and what `observation.data` holds (`data`); it may read extra tags
+ * (`parseTurn`), record a tool's result and reward it (`afterToolCall`) and word tool results and
+ * invalid turns its own way (`renderToolResult`, `renderInvalid`).
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, type Action, type Env, type Observation, type StepResult, type Tool } from '../core/index.ts';
+import { EpisodeNotStartedError, type Action, type Env, type Observation, type StepResult, type Tool } from '../core/index.ts';
+import { clipText, runTool, type ToolRun } from '../core/tool.ts';
 import { actionCharLimits, actionTooLong, parseAction, type ParsedAction, type ParsedToolCall } from './action-format.ts';
+import { closeTurn, openTurn } from './episode-turns.ts';
+
 
 /** Option fields every tool-task env has (spread into its options schema). */
 export const toolTaskOptionsShape = {
@@ -44,6 +49,11 @@ export interface Verdict {
   info?: Record<string, unknown>;
 }
 
+/** An answer that does not end the episode (memory recall: the reply to a message before the question): the next observation's text. */
+export interface NextTurn {
+  next: string;
+}
+
 export interface ToolTaskEpisode {
   turnsUsed: number;
   ended: boolean;
@@ -60,8 +70,8 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
 
   /** A new episode and its first observation text. */
   protected abstract start(seed: number, task: Task | undefined): Promise<{ episode: Episode; text: string }>;
-  /** Scores a final answer. */
-  protected abstract finish(episode: Episode, answer: string, thinking: string | null): Promise<Verdict>;
+  /** Scores a final answer (or, for an answer that does not end the episode, gives the next observation). */
+  protected abstract finish(episode: Episode, answer: string, thinking: string | null): Promise<Verdict | NextTurn>;
   /** `observation.data` (for renderers and scripted experts). */
   protected abstract data(episode: Episode): unknown;
 
@@ -70,9 +80,19 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     return parseAction(text, { maxChars: this.options.maxActionChars });
   }
 
-  /** The observation text of a tool result. */
-  protected renderToolResult(_call: ParsedToolCall, result: string): string {
+  /** The observation text of a tool's (clipped) result; `failed` when the tool threw (`result` is then its error). */
+  protected renderToolResult(_call: ParsedToolCall, result: string, _failed: boolean): string {
     return `<tool_response>${result}</tool_response>`;
+  }
+
+  /** The observation text of an invalid turn. */
+  protected renderInvalid(reason: string): string {
+    return `invalid: ${reason}`;
+  }
+
+  /** Records a tool call that ran (or threw) in the episode; returns the turn's reward. Default: 0. */
+  protected afterToolCall(_episode: Episode, _run: ToolRun): number {
+    return 0;
   }
 
   async reset({ seed, task }: { seed: number; task?: Task }): Promise<Observation> {
@@ -82,50 +102,16 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
-    const parsed: ParsedAction =
-      actionTooLong(action, this.options.maxActionChars) ??
-      (action.toolCall
-        ? { kind: 'tool_call', thinking: null, call: { name: action.toolCall.name, arguments: action.toolCall.arguments } }
-        : this.parseTurn(action.text));
-
-    if (parsed.kind === 'answer') {
-      const verdict = await this.finish(episode, parsed.answer, parsed.thinking);
-      episode.ended = true;
-      const info = { invalidAction: false, success: verdict.success, ...verdict.info };
-      return { observation: this.observe(episode, verdict.text), reward: verdict.reward, done: true, truncated: false, info };
-    }
-    const outcome = parsed.kind === 'invalid' ? { invalid: parsed.reason } : await this.callTool(parsed.call);
-    const truncated = episode.turnsUsed >= this.options.maxTurns && !episode.ended;
-    if (truncated) episode.ended = true;
-    const ending = truncated ? { success: false } : {};
-    if ('invalid' in outcome) {
-      const observation = this.observe(episode, `invalid: ${outcome.invalid}`);
-      return { observation, reward: -this.options.formatPenalty, done: false, truncated, info: { invalidAction: true, reason: outcome.invalid, ...ending } };
-    }
-    const observation = this.observe(episode, this.renderToolResult(parsed.kind === 'tool_call' ? parsed.call : { name: '', arguments: {} }, outcome.result));
-    return { observation, reward: 0, done: false, truncated, info: { invalidAction: false, tool: outcome.tool, ...ending } };
-  }
-
-  /** Runs a tool call: its (clipped) result text, or why the call is invalid. */
-  private async callTool(call: ParsedToolCall): Promise<{ tool: string; result: string } | { invalid: string }> {
-    const tool = this.tools.find((candidate) => candidate.name === call.name);
-    if (tool === undefined) {
-      return { invalid: `unknown tool "${call.name.slice(0, 20)}"; allowed: ${this.tools.map((t) => t.name).join(', ') || 'none'}` };
-    }
-    const input = tool.inputSchema.safeParse(call.arguments);
-    if (!input.success) return { invalid: `bad ${tool.name} arguments: ${input.error.issues[0]?.path.join('.') || 'input'} ${input.error.issues[0]?.message ?? ''}`.slice(0, 120) };
-    let result: string;
-    try {
-      const output = await tool.execute(input.data);
-      result = typeof output === 'string' ? output : JSON.stringify(output);
-    } catch (error) {
-      result = `error: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    return { tool: tool.name, result: clipText(result, this.options.maxToolResultChars) };
+    const episode = openTurn(this.name, this.episode);
+    const parsed = this.readTurn(action);
+    if (parsed.kind === 'invalid') return this.invalidTurn(episode, parsed.reason);
+    if (parsed.kind === 'answer') return this.answerTurn(episode, parsed.answer, parsed.thinking);
+    const run = await runTool(this.tools, parsed.call);
+    if (!run.ok && run.kind !== 'tool-error') return this.invalidTurn(episode, run.error);
+    const reward = this.afterToolCall(episode, run);
+    const result = clipText(run.ok ? run.text : run.error, this.options.maxToolResultChars);
+    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false, tool: run.tool });
+    return { observation: this.observe(episode, this.renderToolResult(parsed.call, result, !run.ok)), reward, ...close };
   }
 
   /** The current episode (for tools); throws before `reset`. */
@@ -134,12 +120,31 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     return this.episode;
   }
 
+  /** An over-long action, a structured tool call, or the text read by `parseTurn`. */
+  private readTurn(action: Action): ParsedAction {
+    const tooLong = actionTooLong(action, this.options.maxActionChars);
+    if (tooLong !== undefined) return tooLong;
+    if (action.toolCall === undefined) return this.parseTurn(action.text);
+    return { kind: 'tool_call', thinking: null, call: { name: action.toolCall.name, arguments: action.toolCall.arguments } };
+  }
+
+  private invalidTurn(episode: Episode, reason: string): StepResult {
+    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
+    return { observation: this.observe(episode, this.renderInvalid(reason)), reward: -this.options.formatPenalty, ...close };
+  }
+
+  private async answerTurn(episode: Episode, answer: string, thinking: string | null): Promise<StepResult> {
+    const verdict = await this.finish(episode, answer, thinking);
+    if ('next' in verdict) {
+      const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false });
+      return { observation: this.observe(episode, verdict.next), reward: 0, ...close };
+    }
+    episode.ended = true;
+    const info = { invalidAction: false, success: verdict.success, ...verdict.info };
+    return { observation: this.observe(episode, verdict.text), reward: verdict.reward, done: true, truncated: false, info };
+  }
+
   private observe(episode: Episode, text: string): Observation {
     return { text, data: this.data(episode) };
   }
-}
-
-/** Cuts text to `max` characters, marking the cut with "…". */
-export function clipText(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

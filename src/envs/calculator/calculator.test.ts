@@ -61,6 +61,12 @@ test('calculator episode: tool result comes back, then an exact answer scores 1'
   assert.equal(result.info.invalidAction, false);
   result = await env.step({ text: '<answer>7</answer>' });
   assert.deepEqual([result.reward, result.done, result.info.success], [0, true, false]);
+
+  await env.reset({ seed: 0, task: { expression: '2 * 3' } });
+  result = await env.step({ text: formatToolCall({ name: 'calculator', arguments: { expr: '2 * 3' } }) });
+  assert.equal(result.observation.text, 'invalid: invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"');
+  result = await env.step({ text: formatToolCall({ name: 'abacus', arguments: {} }) });
+  assert.deepEqual([result.observation.text, result.info.invalidAction, result.info.reason], ['invalid: unknown tool "abacus"; allowed: calculator', true, 'unknown tool "abacus"; allowed: calculator']);
 });
 
 test('calculator: turns run out without an answer', async () => {

@@ -14,9 +14,11 @@
  * evaluated to the answer). `instructions` and `question` replace the prompt texts.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
-import { actionCharLimits, actionTooLong, parseAction, type ParsedAction, type ParsedToolCall } from '../action-format.ts';
+import { Rng, type Tool } from '../../core/index.ts';
+import type { ToolRun } from '../../core/tool.ts';
+import { actionCharLimits, parseAction, type ParsedAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
+import { ToolTaskEnv, type ToolTaskEpisode, type ToolTaskSettings, type Verdict } from '../tool-task.ts';
 import { lastInteger } from './answer.ts';
 import { evaluateExpression } from './evaluate.ts';
 import { calculatorOperators, generateExpression } from './generator.ts';
@@ -72,14 +74,12 @@ export interface CalculatorData {
   turnsLeft: number;
 }
 
-interface Episode {
+interface Episode extends ToolTaskEpisode {
   expression: string;
   answer: number;
   lastToolResult: string | null;
   /** A calculator call evaluated to the answer. */
   calledToAnswer: boolean;
-  turnsUsed: number;
-  ended: boolean;
 }
 
 const tagInstructions =
@@ -87,85 +87,55 @@ const tagInstructions =
   '<tool_call>{"name": "calculator", "arguments": {"expression": "2 + 3"}}</tool_call> ' +
   'Then reply <think>...</think><answer>5</answer>.';
 
-export class CalculatorEnv implements Env<CalculatorTask> {
+type Settings = z.output<typeof calculatorOptionsSchema> & ToolTaskSettings;
+
+export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings> {
   readonly name = 'calculator';
-  readonly tools: Tool[] = [calculatorTool];
   readonly instructions: string;
-  private readonly options: z.output<typeof calculatorOptionsSchema>;
-  private episode: Episode | null = null;
 
   constructor(options: CalculatorOptions = {}) {
-    this.options = parseOptions(calculatorOptionsSchema, options, 'calculator');
+    // Text-sized actions, tool results shown whole (the calculator's are short).
+    super({ ...parseOptions(calculatorOptionsSchema, options, 'calculator'), maxActionChars: actionCharLimits.text, maxToolResultChars: Number.POSITIVE_INFINITY });
+    this.tools = [calculatorTool];
     this.instructions = this.options.instructions ?? tagInstructions;
   }
 
-  async reset({ seed, task }: { seed: number; task?: CalculatorTask }): Promise<Observation> {
+  protected async start(seed: number, task: CalculatorTask | undefined): Promise<{ episode: Episode; text: string }> {
     const { expression, answer } = task
       ? { expression: task.expression, answer: evaluateExpression(task.expression) }
       : generateExpression(new Rng(seed), this.options);
-    this.episode = { expression, answer, lastToolResult: null, calledToAnswer: false, turnsUsed: 0, ended: false };
-    return this.observe(this.episode, this.options.question.replaceAll('{expression}', expression));
+    const episode: Episode = { expression, answer, lastToolResult: null, calledToAnswer: false, turnsUsed: 0, ended: false };
+    return { episode, text: this.options.question.replaceAll('{expression}', expression) };
   }
 
-  async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
-    const parsed = actionTooLong(action, actionCharLimits.text) ?? (action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : this.parseTurn(action.text));
-
-    if (parsed.kind === 'answer') {
-      const right = parsed.answer === String(episode.answer);
-      const success = right && (episode.calledToAnswer || !this.options.requireToolCall);
-      episode.ended = true;
-      const observation = this.observe(episode, success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong');
-      return { observation, reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success } };
-    }
-    const calledBefore = episode.calledToAnswer;
-    const reason = parsed.kind === 'invalid' ? parsed.reason : this.callTool(episode, parsed.call);
-    const truncated = episode.turnsUsed >= this.options.maxTurns;
-    episode.ended = truncated;
-    const ending = truncated ? { success: false } : {};
-    if (reason !== null) {
-      const observation = this.observe(episode, `invalid: ${reason}`);
-      return { observation, reward: -this.options.formatPenalty, done: false, truncated, info: { invalidAction: true, reason, ...ending } };
-    }
-    const result = episode.lastToolResult ?? '';
-    const observation = this.observe(episode, this.options.toolResultTag ? `<tool_response>${result}</tool_response>` : result);
-    const reward = episode.calledToAnswer && !calledBefore ? this.options.toolCallReward : 0;
-    return { observation, reward, done: false, truncated, info: { invalidAction: false, ...ending } };
+  protected async finish(episode: Episode, answer: string): Promise<Verdict> {
+    const right = answer === String(episode.answer);
+    const success = right && (episode.calledToAnswer || !this.options.requireToolCall);
+    return { reward: success ? 1 : 0, success, text: success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong' };
   }
 
   /** A text turn: agentrl's tags, or (last-integer) a tag tool call or else a final answer, its last integer. */
-  private parseTurn(text: string): ParsedAction {
+  protected override parseTurn(text: string): ParsedAction {
     const parsed = parseAction(text);
     if (this.options.answerFormat === 'tag' || parsed.kind === 'tool_call') return parsed;
     const answer = lastInteger(text);
     return answer === null ? { kind: 'invalid', reason: 'no integer in the reply; end it with the integer answer' } : { kind: 'answer', thinking: null, answer: String(answer) };
   }
 
-  /** Runs a tool call; returns why it is invalid, or null (its result is then in `lastToolResult`). */
-  private callTool(episode: Episode, call: ParsedToolCall): string | null {
-    if (call.name !== calculatorTool.name) return `unknown tool "${call.name.slice(0, 20)}"; allowed: ${calculatorTool.name}`;
-    const input = calculatorTool.inputSchema.safeParse(call.arguments);
-    if (!input.success) return 'calculator arguments must be {"expression": string}';
-    try {
-      const value = calculatorTool.execute(input.data);
-      episode.lastToolResult = String(value);
-      if (value === episode.answer) episode.calledToAnswer = true;
-    } catch (error) {
-      episode.lastToolResult = `error: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    return null;
+  /** Keeps the result; the first call that evaluates to the answer earns `toolCallReward`. */
+  protected override afterToolCall(episode: Episode, run: ToolRun): number {
+    episode.lastToolResult = run.ok ? run.text : run.error;
+    if (!run.ok || run.output !== episode.answer || episode.calledToAnswer) return 0;
+    episode.calledToAnswer = true;
+    return this.options.toolCallReward;
   }
 
-  private observe(episode: Episode, text: string): Observation {
-    const data: CalculatorData = {
-      expression: episode.expression,
-      lastToolResult: episode.lastToolResult,
-      turnsLeft: this.options.maxTurns - episode.turnsUsed,
-    };
-    return { text, data };
+  protected override renderToolResult(_call: ParsedToolCall, result: string): string {
+    return this.options.toolResultTag ? `<tool_response>${result}</tool_response>` : result;
+  }
+
+  protected data(episode: Episode): CalculatorData {
+    return { expression: episode.expression, lastToolResult: episode.lastToolResult, turnsLeft: this.options.maxTurns - episode.turnsUsed };
   }
 }
 

@@ -14,10 +14,12 @@
  * action repeats the message. The episode is cut at `maxTurns`.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError, Rng, type Action, type Env, type Observation, type StepResult, type Tool } from '../../core/index.ts';
-import { tool } from '../../core/tool.ts';
-import { actionCharLimits, actionTooLong, parseAction, type ParsedToolCall } from '../action-format.ts';
+import { InvalidArgumentError, Rng, type Tool } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
+import { tool, type ToolRun } from '../../core/tool.ts';
+import { actionCharLimits, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
+import { ToolTaskEnv, type NextTurn, type ToolTaskEpisode, type ToolTaskSettings, type Verdict } from '../tool-task.ts';
 
 export const memoryRecallOptionsSchema = z.strictObject({
   /** Facts given at the start (one is asked about). */
@@ -60,19 +62,6 @@ export interface MemoryRecallData {
   turnsLeft: number;
 }
 
-const insertTool = tool({
-  name: 'memory_insert',
-  description: 'Saves a passage to long-term memory.',
-  inputSchema: z.object({ text: z.string().min(1).max(300) }),
-  execute: ({ text }) => text,
-});
-const searchTool = tool({
-  name: 'memory_search',
-  description: 'The 3 saved passages sharing the most words with the query.',
-  inputSchema: z.object({ query: z.string().min(1).max(200) }),
-  execute: ({ query }) => query,
-});
-
 /** Locker numbers with `digits` digits (1–9, 10–99). */
 function lockerCount(digits: number): number {
   return 10 ** digits - 10 ** (digits - 1);
@@ -100,27 +89,39 @@ export function generateTask(
   };
 }
 
-interface Episode {
-  task: MemoryRecallTask;
-  messages: { kind: MemoryRecallData['kind']; text: string }[];
-  /** Index of the message the next action answers. */
+interface Message {
+  kind: MemoryRecallData['kind'];
+  text: string;
+}
+
+interface Episode extends ToolTaskEpisode {
+  /** The facts and fillers, in order; the question comes after them. */
+  messages: Message[];
+  question: Message;
+  asked: { locker: number; code: string };
+  /** Index of the message the next action answers (`messages.length`: the question). */
   current: number;
   memory: string[];
   lastToolResult: string | null;
-  turnsUsed: number;
-  ended: boolean;
 }
 
-export class MemoryRecallEnv implements Env<MemoryRecallTask> {
+type Settings = Omit<z.output<typeof memoryRecallOptionsSchema>, 'maxTurns'> & ToolTaskSettings;
+
+/** The message the next action answers. */
+function currentMessage(episode: Episode): Message {
+  return episode.messages[episode.current] ?? episode.question;
+}
+
+export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Settings> {
   readonly name = 'memory-recall';
-  readonly tools: Tool[];
   readonly instructions: string;
-  private readonly options: z.output<typeof memoryRecallOptionsSchema>;
-  private episode: Episode | null = null;
 
   constructor(options: MemoryRecallOptions = {}) {
-    this.options = parseOptions(memoryRecallOptionsSchema, options, 'memory-recall');
-    this.tools = this.options.memoryTools ? [insertTool, searchTool] : [];
+    const parsed = parseOptions(memoryRecallOptionsSchema, options, 'memory-recall');
+    const maxTurns = parsed.maxTurns ?? 2 * (parsed.facts + parsed.fillerTurns + 1) + 4;
+    // Text-sized actions; a tool result is cut with the whole observation (500 characters).
+    super({ ...parsed, maxTurns, maxActionChars: actionCharLimits.text, maxToolResultChars: Number.POSITIVE_INFINITY });
+    this.tools = this.options.memoryTools ? this.memoryTools() : [];
     this.instructions = [
       'You will get facts, then other messages, then a question about one fact. Reply <answer>ok</answer> to every message but the question; answer the question with <answer>code</answer>.',
       ...(this.options.memoryTools
@@ -129,83 +130,84 @@ export class MemoryRecallEnv implements Env<MemoryRecallTask> {
     ].join(' ');
   }
 
-  private get maxTurns(): number {
-    return this.options.maxTurns ?? 2 * (this.options.facts + this.options.fillerTurns + 1) + 4;
+  /** memory_insert and memory_search, on the current episode's memory. */
+  private memoryTools(): Tool[] {
+    const insert = tool({
+      name: 'memory_insert',
+      description: 'Saves a passage to long-term memory.',
+      inputSchema: z.object({ text: z.string().min(1).max(300) }),
+      execute: ({ text }) => {
+        const { memory } = this.current();
+        memory.push(text);
+        return `saved (${memory.length} passages)`;
+      },
+    });
+    const search = tool({
+      name: 'memory_search',
+      description: 'The 3 saved passages sharing the most words with the query.',
+      inputSchema: z.object({ query: z.string().min(1).max(200) }),
+      execute: ({ query }) => searchPassages(this.current().memory, query).join(' | ') || 'nothing found',
+    });
+    return [insert, search];
   }
 
-  async reset({ seed, task }: { seed: number; task?: MemoryRecallTask }): Promise<Observation> {
+  protected async start(seed: number, task: MemoryRecallTask | undefined): Promise<{ episode: Episode; text: string }> {
     const chosen = task ?? generateTask(new Rng(seed), this.options);
-    const asked = chosen.facts[chosen.asked]!;
-    const messages = [
+    const asked = at(chosen.facts, chosen.asked, 'memory-recall task facts');
+    const messages: Message[] = [
       ...chosen.facts.map(({ locker, code }) => ({ kind: 'fact' as const, text: `Remember: the code of locker ${locker} is ${code}.` })),
       ...chosen.fillers.map((text) => ({ kind: 'filler' as const, text })),
-      { kind: 'question' as const, text: `Question: what is the code of locker ${asked.locker}? Reply <answer>code</answer>.` },
     ];
-    this.episode = { task: chosen, messages, current: 0, memory: [], lastToolResult: null, turnsUsed: 0, ended: false };
-    return this.observe(this.episode, '');
+    const question: Message = { kind: 'question', text: `Question: what is the code of locker ${asked.locker}? Reply <answer>code</answer>.` };
+    const episode: Episode = { messages, question, asked, current: 0, memory: [], lastToolResult: null, turnsUsed: 0, ended: false };
+    return { episode, text: messageText(episode, '') };
   }
 
-  async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
-    const parsed = actionTooLong(action, actionCharLimits.text) ?? (action.toolCall ? { kind: 'tool_call' as const, call: action.toolCall } : parseAction(action.text));
-    const truncated = episode.turnsUsed >= this.maxTurns;
-    const message = episode.messages[episode.current]!;
-
-    if (parsed.kind === 'answer') {
-      if (message.kind === 'question') {
-        const success = parsed.answer.trim() === episode.task.facts[episode.task.asked]!.code;
-        episode.ended = true;
-        return { observation: { text: success ? 'correct' : 'wrong', data: this.observe(episode, '').data }, reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success } };
-      }
-      episode.current++;
-      episode.lastToolResult = null;
-      episode.ended = truncated;
-      return { observation: this.observe(episode, ''), reward: 0, done: false, truncated, info: { invalidAction: false, ...(truncated ? { success: false } : {}) } };
+  /** The question's answer is graded; any other answer moves on to the next message. */
+  protected async finish(episode: Episode, answer: string): Promise<Verdict | NextTurn> {
+    if (currentMessage(episode).kind === 'question') {
+      const success = answer.trim() === episode.asked.code;
+      return { reward: success ? 1 : 0, success, text: success ? 'correct' : 'wrong' };
     }
-    const reason = parsed.kind === 'invalid' ? parsed.reason : this.callTool(episode, parsed.call);
-    episode.ended = truncated;
-    const ending = truncated ? { success: false } : {};
-    if (reason !== null) {
-      return { observation: this.observe(episode, `invalid: ${reason}\n`), reward: -this.options.formatPenalty, done: false, truncated, info: { invalidAction: true, reason, ...ending } };
-    }
-    // A tool call moves on past facts and fillers (saving is the reply); the question waits for an answer.
-    if (message.kind !== 'question') episode.current++;
-    return { observation: this.observe(episode, `<tool_response>${episode.lastToolResult}</tool_response>\n`), reward: 0, done: false, truncated, info: { invalidAction: false, ...ending } };
+    episode.current++;
+    episode.lastToolResult = null;
+    return { next: messageText(episode, '') };
   }
 
-  /** Runs a memory call; returns why it is invalid, or null (its result is then in `lastToolResult`). */
-  private callTool(episode: Episode, call: ParsedToolCall): string | null {
-    if (!this.options.memoryTools) return 'no tools here; reply <answer>...</answer>';
-    const tool = this.tools.find((candidate) => candidate.name === call.name);
-    if (tool === undefined) return `unknown tool "${call.name.slice(0, 20)}"; allowed: memory_insert, memory_search`;
-    const input = tool.inputSchema.safeParse(call.arguments);
-    if (!input.success) return `${tool.name} arguments must be ${tool === insertTool ? '{"text": string}' : '{"query": string}'}`;
-    if (tool === insertTool) {
-      episode.memory.push((input.data as { text: string }).text);
-      episode.lastToolResult = `saved (${episode.memory.length} passages)`;
-    } else {
-      episode.lastToolResult = searchPassages(episode.memory, (input.data as { query: string }).query).join(' | ') || 'nothing found';
-    }
-    return null;
+  /** Keeps the result; a call moves on past facts and fillers (saving is the reply), the question waits for an answer. */
+  protected override afterToolCall(episode: Episode, run: ToolRun): number {
+    episode.lastToolResult = run.ok ? run.text : run.error;
+    if (currentMessage(episode).kind !== 'question') episode.current++;
+    return 0;
   }
 
-  private observe(episode: Episode, prefix: string): Observation {
-    const message = episode.messages[episode.current]!;
-    const asked = episode.task.facts[episode.task.asked]!;
-    const data: MemoryRecallData = {
+  /** The tool's response, then the message the next action answers. */
+  protected override renderToolResult(_call: ParsedToolCall, result: string): string {
+    return messageText(this.current(), `<tool_response>${result}</tool_response>\n`);
+  }
+
+  /** Why the turn is invalid, then the message again. */
+  protected override renderInvalid(reason: string): string {
+    return messageText(this.current(), `invalid: ${reason}\n`);
+  }
+
+  protected data(episode: Episode): MemoryRecallData {
+    const message = currentMessage(episode);
+    return {
       kind: message.kind,
       message: message.text,
-      ...(message.kind === 'question' ? { locker: asked.locker } : {}),
+      ...(message.kind === 'question' ? { locker: episode.asked.locker } : {}),
       lastToolResult: episode.lastToolResult,
       memoryTools: this.options.memoryTools,
       codeDigits: this.options.codeDigits,
-      turnsLeft: this.maxTurns - episode.turnsUsed,
+      turnsLeft: this.options.maxTurns - episode.turnsUsed,
     };
-    return { text: `${prefix}${message.text}`.slice(0, 500), data };
   }
+}
+
+/** An observation text: `prefix` and the message the next action answers, at most 500 characters. */
+function messageText(episode: Episode, prefix: string): string {
+  return `${prefix}${currentMessage(episode).text}`.slice(0, 500);
 }
 
 /** The 3 passages sharing the most words with the query (ties: newer first); none that share nothing. */

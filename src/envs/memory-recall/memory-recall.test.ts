@@ -44,7 +44,7 @@ describe('memory-recall', () => {
     await env.reset({ seed: 1 });
     const result = await env.step({ text: call('memory_insert', { text: 'x' }) });
     assert.equal(result.info.invalidAction, true);
-    assert.match(result.observation.text, /^invalid: no tools here/);
+    assert.match(result.observation.text, /^invalid: unknown tool "memory_insert"; allowed: none\n/);
 
     let solved = 0;
     for (let seed = 0; seed < 10; seed++) {
@@ -76,7 +76,7 @@ describe('memory-recall', () => {
     const observation = await env.reset({ seed: 2 });
     const first = await env.step({ text: call('memory_insert', { note: 'x' }) });
     assert.equal(first.info.invalidAction, true);
-    assert.equal(first.observation.text, `invalid: memory_insert arguments must be {"text": string}\n${observation.text}`, 'the message repeats');
+    assert.equal(first.observation.text, `invalid: invalid arguments for memory_insert: text: Invalid input: expected string, received undefined\n${observation.text}`, 'the message repeats');
     const second = await env.step({ text: call('memory_delete', {}) });
     assert.match(second.observation.text, /unknown tool "memory_delete"; allowed: memory_insert, memory_search/);
     const third = await env.step({ text: '<answer>ok</answer>' });

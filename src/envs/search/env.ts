@@ -103,8 +103,8 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
     return { kind: 'tool_call', thinking: search[1]?.trim() ?? null, call: { name: 'search', arguments: { query } } };
   }
 
-  protected override renderToolResult(call: ParsedToolCall, result: string): string {
-    return call.name === 'search' && !result.startsWith('error:') ? `\n\n<information>${result}</information>\n\n` : `<tool_response>${result}</tool_response>`;
+  protected override renderToolResult(call: ParsedToolCall, result: string, failed: boolean): string {
+    return call.name === 'search' && !failed ? `\n\n<information>${result}</information>\n\n` : `<tool_response>${result}</tool_response>`;
   }
 
   private search(query: string): string {

@@ -115,6 +115,6 @@ test('a 10 MB <search> is an invalid turn answered at once; a query over maxQuer
   await env.reset({ seed: 5 });
   const call = await env.step({ text: '', toolCall: { id: '1', name: 'search', arguments: { query: longQuery } } });
   assert.equal(call.info.invalidAction, true);
-  assert.match(String(call.info.reason), /^bad search arguments: query/);
+  assert.match(String(call.info.reason), /^invalid arguments for search: query: Too big/);
   assert.deepEqual((call.observation.data as SearchData).queries, [], 'no search was run');
 });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { at } from '../../core/indexing.ts';
 import { frozenLakeExpert, makeEnv, splitSeeds } from '../../envs/index.ts';
 import { OpenEnvClient, OpenEnvError, type OpenEnvSession } from './client.ts';
-import { startEnvServer, type EnvServer } from './env-server.ts';
+import { startEnvServer, type EnvServer, type EnvServerOptions } from './env-server.ts';
 import { serializeReset, serializeStep } from './wire.ts';
 
 /** Sends raw text on a fresh /ws connection and returns the first reply. */
@@ -28,39 +29,46 @@ async function post(server: EnvServer, path: string, body: string): Promise<{ st
   return { status: response.status, json: await response.json() };
 }
 
-describe('OpenEnv server (frozen-lake)', () => {
-  let server: EnvServer;
-  let client: OpenEnvClient;
+/** A server and its client for the tests of one describe: started before them, closed after. */
+function serveDuringSuite(options: EnvServerOptions): { server: EnvServer; client: OpenEnvClient } {
+  const suite = {} as { server: EnvServer; client: OpenEnvClient };
   before(async () => {
-    server = await startEnvServer({ env: () => makeEnv('frozen-lake'), port: 0, maxSessions: 4 });
-    client = new OpenEnvClient(server.url);
+    suite.server = await startEnvServer(options);
+    suite.client = new OpenEnvClient(suite.server.url);
   });
-  after(() => server.close());
+  after(() => suite.server.close());
+  return suite;
+}
+
+const frozenLake: EnvServerOptions = { env: () => makeEnv('frozen-lake'), port: 0, maxSessions: 4 };
+
+describe('OpenEnv server (frozen-lake): HTTP', () => {
+  const suite = serveDuringSuite(frozenLake);
 
   test('GET /health, /metadata, /schema, /state', async () => {
-    assert.deepEqual(await client.health(), { status: 'healthy' });
-    const metadata = await client.metadata();
+    assert.deepEqual(await suite.client.health(), { status: 'healthy' });
+    const metadata = await suite.client.metadata();
     assert.equal(metadata.name, 'frozen-lake');
     assert.match(String(metadata.readme_content), /Instructions/);
-    const schema = (await client.schema()) as { action: any; observation: any; state: any };
+    const schema = (await suite.client.schema()) as { action: any; observation: any; state: any };
     assert.deepEqual(schema.action.required, ['text']);
     assert.equal(schema.action.additionalProperties, false);
     assert.ok('truncated' in schema.observation.properties && 'step_count' in schema.state.properties);
-    assert.deepEqual(await client.state(), { episode_id: null, step_count: 0, seed: null, done: false, env: 'frozen-lake' });
+    assert.deepEqual(await suite.client.state(), { episode_id: null, step_count: 0, seed: null, done: false, env: 'frozen-lake' });
   });
 
   test('POST /reset and /step answer what the local env gives for the same seed', async () => {
     const seed = splitSeeds('test', 1)[0]!;
     const local = makeEnv('frozen-lake');
-    assert.deepEqual(await client.reset({ seed }), serializeReset(await local.reset({ seed })));
+    assert.deepEqual(await suite.client.reset({ seed }), serializeReset(await local.reset({ seed })));
     const action = { text: '<answer>Right</answer>' };
-    assert.deepEqual(await client.step(action, { seed }), JSON.parse(JSON.stringify(serializeStep(await local.step(action)))));
-    const invalid = await client.step({ text: 'no tags' });
+    assert.deepEqual(await suite.client.step(action, { seed }), JSON.parse(JSON.stringify(serializeStep(await local.step(action)))));
+    const invalid = await suite.client.step({ text: 'no tags' });
     assert.equal(invalid.observation.metadata.invalidAction, true, 'an unparseable reply is an env-level invalid action, not a 422');
   });
 
   test('malformed JSON and invalid actions are HTTP 422 with FastAPI-style detail', async () => {
-    const malformed = await post(server, '/step', '{"action": ');
+    const malformed = await post(suite.server, '/step', '{"action": ');
     assert.equal(malformed.status, 422);
     assert.equal(malformed.json.detail[0].type, 'json_invalid');
     for (const [body, location] of [
@@ -69,18 +77,22 @@ describe('OpenEnv server (frozen-lake)', () => {
       ['{"action": {}}', ['body', 'action', 'text']],
       ['{"act": {"text": "x"}}', ['body', 'action']],
     ] as const) {
-      const response = await post(server, '/step', body);
+      const response = await post(suite.server, '/step', body);
       assert.equal(response.status, 422, body);
       assert.deepEqual(response.json.detail[0].loc, location, body);
     }
-    assert.equal((await post(server, '/reset', '{"seed": -1}')).status, 422);
-    assert.equal((await fetch(`${server.url}/nope`)).status, 404);
-    assert.equal((await fetch(`${server.url}/reset`)).status, 405);
+    assert.equal((await post(suite.server, '/reset', '{"seed": -1}')).status, 422);
+    assert.equal((await fetch(`${suite.server.url}/nope`)).status, 404);
+    assert.equal((await fetch(`${suite.server.url}/reset`)).status, 405);
   });
+});
+
+describe('OpenEnv server (frozen-lake): WebSocket', () => {
+  const suite = serveDuringSuite(frozenLake);
 
   test('WebSocket: reset, step, state and close; the episode matches the local env', async () => {
     const seed = splitSeeds('test', 2)[1]!;
-    const session = await client.session();
+    const session = await suite.client.session();
     const local = makeEnv('frozen-lake');
     const expert = frozenLakeExpert({ seed });
     let observation = await local.reset({ seed });
@@ -120,22 +132,26 @@ describe('OpenEnv server (frozen-lake)', () => {
     assert.match(String(replies[1]!.data.message), /teleport/);
     assert.match(String(replies[7]!.data.message), /before reset/);
   });
+});
+
+describe('OpenEnv server (frozen-lake): sessions', () => {
+  const suite = serveDuringSuite(frozenLake);
 
   test('capacity: the session over maxSessions gets CAPACITY_REACHED; a freed slot is reusable', async () => {
     const sessions: OpenEnvSession[] = [];
-    for (let i = 0; i < 4; i++) sessions.push(await client.session());
+    for (let i = 0; i < 4; i++) sessions.push(await suite.client.session());
     await Promise.all(sessions.map((session, i) => session.reset({ seed: i })));
-    const extra = await client.session();
+    const extra = await suite.client.session();
     await assert.rejects(extra.reset({ seed: 9 }), (error: OpenEnvError) => error.protocolCode === 'CAPACITY_REACHED' && error.details.max_sessions === 4);
     await sessions.pop()!.close();
-    const again = await client.session();
+    const again = await suite.client.session();
     assert.equal((await again.reset({ seed: 9 })).done, false);
     await Promise.all([...sessions, again].map((session) => session.close()));
   });
 
   test('concurrent sessions are isolated: interleaved episodes each match their own local run', async () => {
     const seeds = splitSeeds('validation', 4);
-    const sessions = await Promise.all(seeds.map(() => client.session()));
+    const sessions = await Promise.all(seeds.map(() => suite.client.session()));
     const locals = seeds.map(() => makeEnv('frozen-lake'));
     await Promise.all(seeds.map(async (seed, i) => assert.deepEqual(await sessions[i]!.reset({ seed }), serializeReset(await locals[i]!.reset({ seed })))));
     const moves = ['Right', 'Down', 'Left', 'Up'];
@@ -194,9 +210,11 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     assert.deepEqual(call, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 }, data: 14 } });
     const bad = (await client.mcp('tools/call', { name: 'calculator', arguments: { expr: '1' } })) as any;
     assert.equal(bad.result.isError, true);
+    assert.match(bad.result.content[0].text, /^invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"$/);
     const thrown = (await client.mcp('tools/call', { name: 'calculator', arguments: { expression: '1 +' } })) as any;
-    assert.equal(thrown.result.isError, true);
-    assert.equal(((await client.mcp('tools/call', { name: 'search' })) as any).error.code, -32602);
+    assert.deepEqual(thrown.result, { content: [{ type: 'text', text: 'error: unexpected end; allowed: integers, + - * ( )' }], isError: true });
+    const unknown = (await client.mcp('tools/call', { name: 'search' })) as any;
+    assert.deepEqual(unknown.error, { code: -32602, message: 'unknown tool "search"; allowed: calculator' });
     assert.equal(((await client.mcp('resources/list')) as any).error.code, -32601);
     assert.equal((await post(server, '/mcp', '{"jsonrpc": ')).json.error.code, -32700);
   });

@@ -14,6 +14,7 @@
  * (MCP's convention: the model sees tool errors); an unknown tool or method is a JSON-RPC error.
  */
 import { z } from 'zod';
+import { runTool } from '../../core/tool.ts';
 import type { Tool } from '../../core/types.ts';
 import { errorMessage } from '../http.ts';
 import { isJsonObject, jsonObjectSchema } from '../../core/json-object.ts';
@@ -120,19 +121,10 @@ async function answer(id: string | number | null, method: string, params: Record
 async function callTool(id: string | number | null, params: Record<string, unknown>, tools: readonly Tool[]): Promise<JsonRpcResponse> {
   const name = params.name;
   if (typeof name !== 'string' || name === '') return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, "Missing 'name' in params");
-  const tool = tools.find((candidate) => candidate.name === name);
-  if (tool === undefined) {
-    const allowed = tools.map((candidate) => candidate.name).join(', ') || '(none)';
-    return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, `Tool not found: ${name}; tools: ${allowed}`);
-  }
-  try {
-    const input = tool.inputSchema.safeParse(params.arguments ?? {});
-    if (!input.success) return toolResult(id, `invalid arguments for ${name}: ${z.prettifyError(input.error)}`, undefined, true);
-    const output = await tool.execute(input.data);
-    return toolResult(id, typeof output === 'string' ? output : JSON.stringify(output), output, false);
-  } catch (error) {
-    return toolResult(id, `error: ${errorMessage(error)}`, undefined, true);
-  }
+  const run = await runTool(tools, { name, arguments: params.arguments ?? {} });
+  if (run.ok) return toolResult(id, run.text, run.output, false);
+  if (run.kind === 'unknown-tool') return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, run.error);
+  return toolResult(id, run.error, undefined, true);
 }
 
 function toolResult(id: string | number | null, text: string, output: unknown, isError: boolean): JsonRpcResponse {
