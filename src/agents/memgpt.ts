@@ -28,13 +28,14 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
-import type { Message, Tool, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
+import type { Message, Tool, Trajectory } from '../core/types.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { chatFormatOf, isAgentrlFormat, stopTokensOf, toolCallExample } from '../chat/policy-chat-format.ts';
 import { fitUserPrompt } from './fit-prompt.ts';
 import type { Policy } from '../policy/types.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
 import { callTool, listTools } from './tools.ts';
+import { TokenTranscript } from './token-transcript.ts';
 import type { AgentSampling } from './transcript.ts';
 import { ToolError } from '../core/errors.ts';
 
@@ -111,8 +112,8 @@ export class MemGPTAgent {
   readonly format: ChatFormat;
   private readonly options: MemGPTOptions;
   private readonly functions: Tool[];
-  private readonly segments: TrajectorySegment[] = [];
-  private readonly turns: Turn[] = [];
+  /** Every step's exact prompt and reply, as one segment each. */
+  private readonly record = new TokenTranscript({ segments: true });
   private warned = false;
   private generations = 0;
   private pendingReply: string | undefined;
@@ -142,13 +143,13 @@ export class MemGPTAgent {
       const prompt = await this.fitPrompt(sampling.maxNewTokens);
       if (prompt === undefined) return { steps, stopReason: 'context-budget' };
       const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: stopTokensOf(this.format), seed: (sampling.seed ?? 0) + this.generations++ });
-      this.recordSegment(prompt, generation.tokens, generation.logprobs, generation.text);
+      // The step's segment is its exact prompt and reply; the next step's prompt is rendered afresh.
+      this.record.appendContext(prompt);
+      this.record.appendReply(generation, { prompt });
       this.enqueue({ role: 'assistant', content: generation.text });
       const step = await this.act(generation.text);
       steps.push(step);
-      const turn = this.turns.at(-1)!;
-      turn.observation = step.result;
-      turn.invalidAction = step.error;
+      this.record.observe(step.result, { invalidAction: step.error });
       if (this.pendingReply !== undefined) {
         const reply = this.pendingReply;
         this.pendingReply = undefined;
@@ -160,28 +161,12 @@ export class MemGPTAgent {
 
   /** Adds a reward to the latest step. */
   reward(value: number): void {
-    const turn = this.turns.at(-1);
-    if (turn !== undefined) turn.reward += value;
+    this.record.reward(value);
   }
 
   /** Every step so far as one segmented trajectory (segments are what the RL trainer trains on). */
   trajectory({ success = false, groupId = 'memgpt', seed = 0 }: { success?: boolean; groupId?: string; seed?: number } = {}): Trajectory {
-    const record = this.segments.flatMap((segment) => segment.tokens);
-    const tokenRewards = record.map(() => 0);
-    for (const turn of this.turns) tokenRewards[turn.end - 1] = turn.reward;
-    return {
-      tokens: record,
-      lossMask: this.segments.flatMap((segment) => segment.lossMask),
-      logprobs: this.segments.flatMap((segment) => segment.logprobs),
-      tokenRewards,
-      turns: this.turns.map((turn) => ({ ...turn })),
-      totalReward: this.turns.reduce((sum, turn) => sum + turn.reward, 0),
-      success,
-      groupId,
-      seed,
-      truncated: false,
-      segments: this.segments.map((segment) => ({ ...segment })),
-    };
+    return this.record.trajectory({ success, truncated: false, groupId, seed });
   }
 
   /** The main context as messages: system (instructions, functions, working context), summary, queue. */
@@ -238,7 +223,11 @@ export class MemGPTAgent {
     const keep = (this.options.evictFraction ?? 0.5) * total;
     let count = 0;
     let remaining = total;
-    while (count < this.queue.length - 1 && remaining > keep) remaining -= sizes[count++]!;
+    for (const size of sizes.slice(0, -1)) {
+      if (remaining <= keep) break;
+      remaining -= size;
+      count++;
+    }
     if (count === 0) return;
     const evicted = this.queue.splice(0, count);
     this.evicted += evicted.length;
@@ -272,19 +261,13 @@ export class MemGPTAgent {
   private queueSizes(): number[] {
     const context = this.mainContext();
     const first = context.length - this.queue.length;
-    const lengths = Array.from({ length: this.queue.length + 1 }, (_, i) => this.format.render(context.slice(0, first + i)).tokens.length);
-    return this.queue.map((_, i) => lengths[i + 1]! - lengths[i]!);
-  }
-
-  private recordSegment(prompt: number[], tokens: number[], logprobs: number[], text: string): void {
-    const offset = this.segments.reduce((sum, segment) => sum + segment.tokens.length, 0);
-    this.segments.push({
-      turn: this.turns.length,
-      tokens: [...prompt, ...tokens],
-      lossMask: [...prompt.map(() => 0), ...tokens.map(() => 1)],
-      logprobs: [...prompt.map(() => 0), ...logprobs],
+    let before = this.format.render(context.slice(0, first)).tokens.length;
+    return this.queue.map((_, i) => {
+      const through = this.format.render(context.slice(0, first + i + 1)).tokens.length;
+      const size = through - before;
+      before = through;
+      return size;
     });
-    this.turns.push({ start: offset + prompt.length, end: offset + prompt.length + tokens.length, reward: 0, action: text, observation: '', invalidAction: false });
   }
 
   private async act(text: string): Promise<MemGPTStep> {

@@ -17,23 +17,22 @@
  * `generate` refuses (returns undefined) when the next prompt would not leave room for a full
  * reply in the policy's context window: the scaffold ends the episode as truncated.
  */
-import type { Message, Trajectory, Turn } from '../core/types.ts';
+import type { Message, Trajectory } from '../core/types.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { appendedTokens, chatFormatOf, stopTokensOf } from '../chat/policy-chat-format.ts';
+import { at } from '../core/indexing.ts';
 import type { PromptTool } from '../chat/tools-prompt.ts';
 import type { Generation, Policy, SamplingOptions } from '../policy/types.ts';
+import { replyClosing, TokenTranscript } from './token-transcript.ts';
 
 export type AgentSampling = Omit<SamplingOptions, 'stopTokens'>;
 
 export class Transcript {
   readonly messages: Message[];
-  readonly tokens: number[];
-  readonly lossMask: number[] = [];
-  readonly logprobs: number[] = [];
-  readonly tokenRewards: number[] = [];
-  readonly turns: Turn[] = [];
   /** The chat format the conversation is rendered in (the policy's). */
   readonly format: ChatFormat;
+  /** The conversation in token space. */
+  readonly record = new TokenTranscript();
   private readonly policy: Policy;
   private readonly tools: readonly PromptTool[];
   private readonly stopTokens: number[];
@@ -45,25 +44,18 @@ export class Transcript {
     this.tools = tools;
     this.stopTokens = stopTokensOf(this.format);
     this.messages = [...messages];
-    this.tokens = [];
-    this.push(this.format.render(messages, { tools }).tokens, 0);
+    this.record.appendContext(this.format.render(messages, { tools }).tokens);
   }
 
   /** Generates the next assistant reply and appends it; undefined when the window has no room. */
   async generate(sampling: AgentSampling): Promise<Generation | undefined> {
-    const { turnEnd } = this.format;
     const opening = appendedTokens(this.format, this.messages, [], { tools: this.tools, addGenerationPrompt: true });
-    const prompt = [...this.tokens, ...opening];
-    if (prompt.length + sampling.maxNewTokens + turnEnd.length > this.policy.contextWindow) return undefined;
+    const prompt = [...this.record.tokens, ...opening];
+    if (prompt.length + sampling.maxNewTokens + this.format.turnEnd.length > this.policy.contextWindow) return undefined;
     const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: this.stopTokens });
-    this.push(opening, 0);
-    const start = this.tokens.length;
-    this.push(generation.tokens, 1, generation.logprobs);
-    const end = this.tokens.length;
-    const last = generation.tokens.at(-1);
-    this.push(last !== undefined && this.stopTokens.includes(last) ? turnEnd.slice(1) : turnEnd, 0);
+    this.record.appendContext(opening);
+    this.record.appendReply(generation, { closing: replyClosing(this.format, generation.tokens) });
     this.messages.push({ role: 'assistant', content: generation.text });
-    this.turns.push({ start, end, reward: 0, action: generation.text, observation: '', invalidAction: false });
     return generation;
   }
 
@@ -74,44 +66,18 @@ export class Transcript {
    */
   observe(observation: Message | readonly Message[], { invalidAction = false }: { invalidAction?: boolean } = {}): void {
     const messages: readonly Message[] = Array.isArray(observation) ? observation : [observation as Message];
-    this.push(appendedTokens(this.format, this.messages, messages, { tools: this.tools }), 0);
+    this.record.appendContext(appendedTokens(this.format, this.messages, messages, { tools: this.tools }));
     this.messages.push(...messages);
-    const turn = this.turns.at(-1);
-    if (turn === undefined) return;
-    for (const message of messages) turn.observation = turn.observation === '' ? message.content : `${turn.observation}\n${message.content}`;
-    turn.invalidAction ||= invalidAction;
+    this.record.observe(messages.map((message) => message.content), { invalidAction });
   }
 
   /** Adds a reward to the latest turn (on its last generated token). */
   reward(value: number): void {
-    const turn = this.turns.at(-1);
-    if (turn === undefined || value === 0) return;
-    turn.reward += value;
-    this.tokenRewards[turn.end - 1]! += value;
+    this.record.reward(value);
   }
 
   toTrajectory({ success, truncated, groupId = 'agent', seed = 0 }: { success: boolean; truncated: boolean; groupId?: string; seed?: number }): Trajectory {
-    return {
-      tokens: [...this.tokens],
-      lossMask: [...this.lossMask],
-      logprobs: [...this.logprobs],
-      tokenRewards: [...this.tokenRewards],
-      turns: this.turns.map((turn) => ({ ...turn })),
-      totalReward: this.turns.reduce((sum, turn) => sum + turn.reward, 0),
-      success,
-      groupId,
-      seed,
-      truncated,
-    };
-  }
-
-  private push(tokens: readonly number[], mask: 0 | 1, logprobs?: readonly number[]): void {
-    tokens.forEach((token, i) => {
-      this.tokens.push(token);
-      this.lossMask.push(mask);
-      this.logprobs.push(mask === 1 ? (logprobs?.[i] ?? 0) : 0);
-      this.tokenRewards.push(0);
-    });
+    return this.record.trajectory({ success, truncated, groupId, seed });
   }
 }
 
@@ -128,7 +94,7 @@ export function rewardFinalTurn(trajectory: Trajectory, reward: number): Traject
   const turn = trajectory.turns.at(-1);
   if (turn === undefined) return trajectory;
   turn.reward += reward;
-  if (trajectory.segments === undefined) trajectory.tokenRewards[turn.end - 1]! += reward;
+  if (trajectory.segments === undefined) trajectory.tokenRewards[turn.end - 1] = at(trajectory.tokenRewards, turn.end - 1, 'tokenRewards') + reward;
   trajectory.totalReward += reward;
   return trajectory;
 }

@@ -5,7 +5,9 @@
  * appending rendered pieces, so the ids are the chat template's rendering of the conversation
  * (see rollout.ts for the format and the context-window policy).
  */
-import type { Action, Env, Observation, StepResult, Trajectory, TrajectorySegment, Turn } from '../core/types.ts';
+import { replyClosing, TokenTranscript } from '../agents/token-transcript.ts';
+import { at } from '../core/indexing.ts';
+import type { Action, Env, Observation, StepResult, Trajectory } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
 import type { Tokenizer } from '../chat/tokenizer.ts';
@@ -46,24 +48,19 @@ export interface EpisodeState {
   expert: Expert | undefined;
   /** The observation the next action answers. */
   observation: Observation;
-  tokens: number[];
-  lossMask: number[];
-  logprobs: number[];
-  tokenRewards: number[];
-  turns: Turn[];
-  totalReward: number;
+  /** The conversation in token space (with bounded history, one segment per turn). */
+  transcript: TokenTranscript;
   success: boolean;
   truncated: boolean;
   ended: boolean;
   /** The ids the policy continues from for the next turn. */
-  prompt: number[];
+  prompt: readonly number[];
   /** Bounded history only: `<|bos|>` + system message ids. */
   header: number[];
   /** Bounded history only: per finished turn, its user(observation) + `<|assistant|>` ids and its reply ids. */
   history: { user: number[]; reply: number[] }[];
   /** Bounded history only: the current observation's user + `<|assistant|>` ids. */
   currentUser: number[];
-  segments: TrajectorySegment[] | undefined;
   /** The first prompt's length when it did not fit the window (the episode ended before any turn). */
   unfitPromptTokens: number | undefined;
 }
@@ -86,12 +83,7 @@ export async function startEpisode(
     ...episode,
     env,
     observation,
-    tokens: [],
-    lossMask: [],
-    logprobs: [],
-    tokenRewards: [],
-    turns: [],
-    totalReward: 0,
+    transcript: new TokenTranscript({ segments: settings.historyTurns !== undefined }),
     success: false,
     truncated: false,
     ended: false,
@@ -99,7 +91,6 @@ export async function startEpisode(
     header: prompt.slice(0, prompt.length - currentUser.length),
     history: [],
     currentUser,
-    segments: settings.historyTurns === undefined ? undefined : [],
     unfitPromptTokens: undefined,
   };
   // Context-window policy: the first prompt must leave room for a full generation.
@@ -107,8 +98,8 @@ export async function startEpisode(
     state.unfitPromptTokens = prompt.length;
     return end(state, { truncated: true });
   }
-  append(state, prompt, 0);
-  state.prompt = settings.historyTurns === undefined ? state.tokens : prompt;
+  state.transcript.appendContext(prompt);
+  state.prompt = settings.historyTurns === undefined ? state.transcript.tokens : prompt;
   return state;
 }
 
@@ -121,7 +112,7 @@ export interface TurnReply {
 
 export function expertReply(expert: Expert, observation: Observation, chatFormat: ChatFormat): TurnReply {
   const text = expert.act(observation);
-  const tokens = [...chatFormat.tokenizer.encode(text), chatFormat.turnEnd[0]!];
+  const tokens = [...chatFormat.tokenizer.encode(text), at(chatFormat.turnEnd, 0, 'turnEnd')];
   return { tokens, logprobs: tokens.map(() => 0), text };
 }
 
@@ -136,45 +127,23 @@ export function policyReply(generation: Generation): TurnReply {
  * answers a tool call, else user(observation) — and the generation prompt for the next turn.
  */
 export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
-  // A reply that ended in a stop token gets the rest of the template's turn end (ChatML's "\n"); a cut one all of it.
-  const turnEnd = settings.chatFormat.turnEnd;
-  const last = reply.tokens[reply.tokens.length - 1];
-  const closing = last !== undefined && settings.chatFormat.stopTokens.includes(last) ? turnEnd.slice(1) : [...turnEnd];
+  const closing = replyClosing(settings.chatFormat, reply.tokens);
   if (reply.tokens.length === 0 || state.prompt.length + reply.tokens.length + closing.length > settings.contextWindow) {
     endState(state, { truncated: true });
     return;
   }
-  if (state.segments !== undefined) {
-    state.segments.push({
-      turn: state.turns.length,
-      tokens: [...state.prompt, ...reply.tokens, ...closing],
-      lossMask: [...state.prompt.map(() => 0), ...reply.tokens.map(() => 1), ...closing.map(() => 0)],
-      logprobs: [...state.prompt.map(() => 0), ...reply.logprobs, ...closing.map(() => 0)],
-    });
-    state.history.push({ user: state.currentUser, reply: [...reply.tokens, ...closing] });
-  }
-  const start = state.tokens.length;
-  append(state, reply.tokens, 1, reply.logprobs);
-  const stop = state.tokens.length;
-  append(state, closing, 0);
+  if (settings.historyTurns !== undefined) state.history.push({ user: state.currentUser, reply: [...reply.tokens, ...closing] });
+  state.transcript.appendReply(reply, { closing, prompt: state.prompt });
 
-  const action = stepAction(reply.text, state.turns.length, settings);
+  const action = stepAction(reply.text, state.transcript.turns.length - 1, settings);
   const result: StepResult = await state.env.step(action);
-  state.tokenRewards[stop - 1] = result.reward;
-  state.totalReward += result.reward;
-  state.turns.push({
-    start,
-    end: stop,
-    reward: result.reward,
-    action: reply.text,
-    observation: result.observation.text,
-    invalidAction: result.info.invalidAction === true,
-  });
+  state.transcript.reward(result.reward);
+  state.transcript.observe(result.observation.text, { invalidAction: result.info.invalidAction === true });
   state.observation = result.observation;
   state.success = result.info.success === true;
 
   if (result.done) return endState(state, { truncated: false });
-  if (result.truncated || state.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
+  if (result.truncated || state.transcript.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
   // The observation that answers a structured tool call is that call's tool message; any other is a user turn.
   const next =
     action.toolCall === undefined
@@ -186,14 +155,14 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
     const kept = settings.historyTurns > 0 ? state.history.slice(-settings.historyTurns) : [];
     const prompt = [...state.header, ...kept.flatMap((turn) => [...turn.user, ...turn.reply]), ...next];
     if (prompt.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
-    append(state, next, 0);
+    state.transcript.appendContext(next);
     state.prompt = prompt;
     return;
   }
   // Context-window policy: the next prompt must leave room for a full generation, else the
   // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
-  if (state.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
-  append(state, next, 0);
+  if (state.transcript.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
+  state.transcript.appendContext(next);
 }
 
 /**
@@ -208,28 +177,8 @@ function stepAction(text: string, turn: number, settings: EpisodeSettings): Acti
 }
 
 export function finishEpisode(state: EpisodeState): Trajectory {
-  return {
-    tokens: state.tokens,
-    lossMask: state.lossMask,
-    logprobs: state.logprobs,
-    tokenRewards: state.tokenRewards,
-    turns: state.turns,
-    totalReward: state.totalReward,
-    success: state.success,
-    groupId: state.groupId,
-    seed: state.seed,
-    truncated: state.truncated,
-    ...(state.segments !== undefined ? { segments: state.segments } : {}),
-  };
-}
-
-function append(state: EpisodeState, tokens: readonly number[], mask: 0 | 1, logprobs?: readonly number[]): void {
-  tokens.forEach((token, i) => {
-    state.tokens.push(token);
-    state.lossMask.push(mask);
-    state.logprobs.push(logprobs?.[i] ?? 0);
-    state.tokenRewards.push(0);
-  });
+  const { success, truncated, groupId, seed } = state;
+  return state.transcript.trajectory({ success, truncated, groupId, seed });
 }
 
 function end(state: EpisodeState, { truncated }: { truncated: boolean }): EpisodeState {
