@@ -21,6 +21,7 @@
  */
 import type { Message, ToolCall } from '../core/types.ts';
 import { byteTokenizer, specialTokenText, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
+import { parseToolCalls, type ParsedAssistantText } from './tool-call-format.ts';
 
 export interface RenderedChat {
   tokens: number[];
@@ -120,33 +121,10 @@ export function chatStopTokens(tokenizer: Tokenizer = byteTokenizer): number[] {
 
 /**
  * Splits generated assistant text into content and tool calls (the inverse of `assistantText`).
- * Tool-call blocks whose JSON is malformed stay in the content and are listed in `invalid`.
+ * Tool-call blocks that are not a call stay in the content and are listed in `invalid`.
  */
-export function parseAssistantText(text: string, { idPrefix = 'call_' }: { idPrefix?: string } = {}): {
-  content: string;
-  toolCalls: ToolCall[];
-  invalid: string[];
-} {
-  const toolCalls: ToolCall[] = [];
-  const invalid: string[] = [];
-  const content = text.replace(/<tool_call>([\s\S]*?)<\/tool_call>/g, (block: string, json: string) => {
-    try {
-      const parsed: unknown = JSON.parse(json);
-      if (isObject(parsed) && typeof parsed.name === 'string' && isObject(parsed.arguments ?? {})) {
-        toolCalls.push({ id: `${idPrefix}${toolCalls.length}`, name: parsed.name, arguments: (parsed.arguments ?? {}) as Record<string, unknown> });
-        return '';
-      }
-    } catch {
-      // fall through: keep the block as text
-    }
-    invalid.push(block);
-    return block;
-  });
-  return { content, toolCalls, invalid };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+export function parseAssistantText(text: string, options: { idPrefix?: string } = {}): ParsedAssistantText {
+  return parseToolCalls('agentrl', text, options);
 }
 
 export { chatTemplateJinja } from './chat-template-jinja.ts';

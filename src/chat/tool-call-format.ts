@@ -8,11 +8,13 @@
  *   llama3    {"name": "add", "parameters": {"a": 1}}   (the whole reply; `<|python_tag|>` before it allowed; several joined by `; `)
  *
  * JSON is written as Python's `json.dumps` does (`, ` and `: `), which is what the models saw in
- * training. Parsing is lenient about whitespace; a block whose JSON is malformed stays in the
- * content and is listed in `invalid` (the agent shows it to the model as a format error).
+ * training. Parsing is lenient about whitespace; what a call's JSON must be is one rule for every
+ * format (tool-call-payload.ts). A block that breaks it stays in the content and is listed in
+ * `invalid` (the agent shows it to the model as a format error).
  */
 import type { ToolCall } from '../core/types.ts';
 import { UnknownNameError } from '../core/errors.ts';
+import { readToolCallPayload, replaceToolCallBlocks, type ToolCallPayload } from './tool-call-payload.ts';
 
 export const toolCallFamilies = ['smollm2', 'qwen', 'llama3'] as const;
 export type ToolCallFamily = (typeof toolCallFamilies)[number];
@@ -55,46 +57,38 @@ export function formatToolCalls(family: ToolCallFamily, calls: readonly Pick<Too
   return calls.map((call) => pythonJson({ name: call.name, parameters: call.arguments })).join('; ');
 }
 
-/** Splits generated text into content and tool calls, in the family's format. */
-export function parseToolCalls(family: ToolCallFamily, text: string, { idPrefix = 'call_' }: { idPrefix?: string } = {}): ParsedAssistantText {
+/**
+ * The text formats tool calls are read from: a family's (`ToolCallFamily`), or agentrl's byte
+ * template (`agentrl`: one JSON object per block, as smollm2/qwen without their newline rules).
+ */
+export type ToolCallTextFormat = ToolCallFamily | 'agentrl';
+
+/** Splits generated text into content and tool calls, in the format's own syntax (payloads read by tool-call-payload.ts). */
+export function parseToolCalls(format: ToolCallTextFormat, text: string, { idPrefix = 'call_' }: { idPrefix?: string } = {}): ParsedAssistantText {
   const toolCalls: ToolCall[] = [];
   const invalid: string[] = [];
-  const add = (value: unknown, argumentsKey: 'arguments' | 'parameters'): boolean => {
-    if (!isObject(value) || typeof value.name !== 'string') return false;
-    const args = value[argumentsKey] ?? value.arguments ?? {};
-    if (!isObject(args)) return false;
-    toolCalls.push({ id: `${idPrefix}${toolCalls.length}`, name: value.name, arguments: args });
+  const add = (read: ToolCallPayload): boolean => {
+    if (!('calls' in read)) return false;
+    for (const call of read.calls) toolCalls.push({ id: `${idPrefix}${toolCalls.length}`, name: call.name, arguments: call.arguments });
     return true;
   };
-  if (family === 'llama3') {
+  if (format === 'llama3') {
     const body = text.replace(/^\s*<\|python_tag\|>/, '').trim();
     if (!body.startsWith('{')) return { content: text, toolCalls, invalid };
     const parts = body.split(/\}\s*;\s*\{/).map((part, i, all) => (all.length === 1 ? part : `${i > 0 ? '{' : ''}${part}${i < all.length - 1 ? '}' : ''}`));
-    const values = parts.map(parseJson);
-    if (values.every((value) => add(value, 'parameters'))) return { content: '', toolCalls, invalid };
-    toolCalls.length = 0;
-    return { content: text, toolCalls, invalid: [text] };
+    const reads = parts.map((part) => readToolCallPayload(part, { argumentsKey: 'parameters' }));
+    if (reads.every((read) => 'calls' in read) && reads.every(add)) return { content: '', toolCalls, invalid };
+    return { content: text, toolCalls: [], invalid: [text] };
   }
-  const content = text.replace(/<tool_call>([\s\S]*?)<\/tool_call>\n?/g, (block: string, json: string) => {
-    const value = parseJson(json);
-    const values = family === 'smollm2' && Array.isArray(value) ? value : [value];
-    const before = toolCalls.length;
-    if (values.length > 0 && values.every((item) => add(item, 'arguments'))) return '';
-    toolCalls.length = before;
-    invalid.push(block);
-    return block;
-  });
-  return { content: content.trimEnd(), toolCalls, invalid };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  const family = format !== 'agentrl';
+  const content = replaceToolCallBlocks(
+    text,
+    (block) => {
+      if (add(readToolCallPayload(block.inner, { list: format === 'smollm2' }))) return true;
+      invalid.push(block.text);
+      return false;
+    },
+    { newlineAfter: family },
+  );
+  return { content: family ? content.trimEnd() : content, toolCalls, invalid };
 }

@@ -9,7 +9,8 @@
  * - then exactly one `<answer>…</answer>` or `<tool_call>…</tool_call>`, last;
  * - nothing but whitespace outside the tags; no tag inside another; tags are lower-case;
  * - an answer is non-empty (trimmed); a tool call is JSON `{"name": string, "arguments": object}`
- *   (`arguments` may be left out and then is `{}`).
+ *   (`arguments` may be left out and then is `{}`), read by the one rule every `<tool_call>`
+ *   reader shares (chat/tool-call-payload.ts).
  * Moves inside an answer are separated by `||` (RAGEN); `parseMoves` matches them
  * case-insensitively against the env's move names, or as 1-based numbers, and allows at most
  * `maxActionsPerTurn` of them.
@@ -19,6 +20,7 @@
  * single linear scan, so no action can stall the loop (docs/action-limits.md).
  */
 import type { Action } from '../core/index.ts';
+import { readToolCallPayload } from '../chat/tool-call-payload.ts';
 
 /**
  * Default action size limits, in characters (UTF-16 code units) of the action text plus a
@@ -106,31 +108,17 @@ export function parseAction(text: string, { maxChars = actionCharLimits.text }: 
   if (finals.length === 0) return invalid('missing <answer> or <tool_call>');
   if (finals.length > 1) return invalid('more than one <answer>/<tool_call>');
   if (thoughts.length > 1) return invalid('more than one <think>');
-  if (blocks[blocks.length - 1] !== finals[0]) return invalid('<think> must come before the answer');
 
-  const thinking = thoughts.length === 1 ? thoughts[0]!.content.trim() : null;
-  const final = finals[0]!;
+  const [final] = finals;
+  if (final === undefined || blocks[blocks.length - 1] !== final) return invalid('<think> must come before the answer');
+  const thinking = thoughts[0]?.content.trim() ?? null;
   if (final.name === 'answer') {
     const answer = final.content.trim();
     return answer === '' ? invalid('empty <answer>') : { kind: 'answer', thinking, answer };
   }
-  const call = parseToolCallJson(final.content);
-  return typeof call === 'string' ? invalid(call) : { kind: 'tool_call', thinking, call };
-}
-
-function parseToolCallJson(content: string): ParsedToolCall | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(content);
-  } catch {
-    return 'tool_call is not valid JSON';
-  }
-  const shape = 'tool_call must be {"name": string, "arguments": object}';
-  if (!isPlainObject(value)) return shape;
-  const { name, arguments: args } = value;
-  if (typeof name !== 'string' || name.trim() === '') return shape;
-  if (args !== undefined && !isPlainObject(args)) return shape;
-  return { name: name.trim(), arguments: args ?? {} };
+  const read = readToolCallPayload(final.content);
+  if (!('calls' in read)) return invalid(read.reason);
+  return { kind: 'tool_call', thinking, call: read.calls[0] };
 }
 
 export type ParsedMoves = { kind: 'moves'; moves: number[] } | { kind: 'invalid'; reason: string };
@@ -181,10 +169,6 @@ export function formatToolCall(call: ParsedToolCall, thinking?: string): string 
 
 function invalid(reason: string): { kind: 'invalid'; reason: string } {
   return { kind: 'invalid', reason };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Keeps reasons short: a byte-level model with a small context reads them. */

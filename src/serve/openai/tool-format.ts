@@ -18,15 +18,13 @@
  */
 import type { ToolCall } from '../../core/types.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
+import { readToolCallPayload, toolCallClose, toolCallOpen, type ToolCallPayload, type ToolCallText } from '../../chat/tool-call-payload.ts';
 
 export { toolsPrompt, withToolsPrompt } from '../../chat/tools-prompt.ts';
 
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
-
 export type SplitEvent = { kind: 'content'; text: string } | { kind: 'tool_call'; call: ToolCall };
 
-type CallText = Pick<ToolCall, 'name' | 'arguments'>;
+const callsOf = (read: ToolCallPayload): ToolCallText[] | null => ('calls' in read ? read.calls : null);
 
 /** How a format writes tool calls: in delimited blocks, or as the whole reply (`block` null). */
 export interface ToolCallSyntax {
@@ -34,22 +32,22 @@ export interface ToolCallSyntax {
   /** The text a whole-reply call starts with (after whitespace). */
   replyStart: string;
   /** The calls a block's inner text (or a whole reply) holds; null when it is not well-formed. */
-  parse(text: string): CallText[] | null;
+  parse(text: string): ToolCallText[] | null;
 }
 
 /** agentrl's byte model: one JSON object per `<tool_call>` block. */
-export const agentrlToolCallSyntax: ToolCallSyntax = { block: { open: OPEN, close: CLOSE }, replyStart: OPEN, parse: (inner) => parseAgentrlCall(inner) };
+export const agentrlToolCallSyntax: ToolCallSyntax = { block: { open: toolCallOpen, close: toolCallClose }, replyStart: toolCallOpen, parse: (inner) => callsOf(readToolCallPayload(inner)) };
 
 /** The syntax of a chat format, read from how it writes a call (its `assistantText`) and parsed with its own parser. */
 export function toolCallSyntax(format: ChatFormat): ToolCallSyntax {
   if (format.name === 'agentrl') return agentrlToolCallSyntax;
   const written = format.assistantText({ content: '', toolCalls: [{ id: 'call_0', name: 'probe', arguments: {} }] }).trim();
-  if (written.startsWith(OPEN) && written.endsWith(CLOSE)) {
+  if (written.startsWith(toolCallOpen) && written.endsWith(toolCallClose)) {
     return {
-      block: { open: OPEN, close: CLOSE },
-      replyStart: OPEN,
+      block: { open: toolCallOpen, close: toolCallClose },
+      replyStart: toolCallOpen,
       parse: (inner) => {
-        const parsed = format.parseAssistant(`${OPEN}${inner}${CLOSE}`);
+        const parsed = format.parseAssistant(`${toolCallOpen}${inner}${toolCallClose}`);
         return parsed.invalid.length === 0 && parsed.toolCalls.length > 0 ? parsed.toolCalls : null;
       },
     };
@@ -164,7 +162,7 @@ export class OutputSplitter {
     return true;
   }
 
-  private callEvent(call: CallText): SplitEvent {
+  private callEvent(call: ToolCallText): SplitEvent {
     return { kind: 'tool_call', call: { id: `${this.idPrefix}${this.calls++}`, name: call.name, arguments: call.arguments } };
   }
 }
@@ -190,16 +188,4 @@ function firstIndex(text: string, needles: readonly string[]): number {
     if (at >= 0 && (first < 0 || at < first)) first = at;
   }
   return first;
-}
-
-function parseAgentrlCall(json: string): CallText[] | null {
-  try {
-    const value: unknown = JSON.parse(json);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-    const { name, arguments: args = {} } = value as { name?: unknown; arguments?: unknown };
-    if (typeof name !== 'string' || name === '' || typeof args !== 'object' || args === null || Array.isArray(args)) return null;
-    return [{ name, arguments: args as Record<string, unknown> }];
-  } catch {
-    return null;
-  }
 }
