@@ -19,8 +19,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
+import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
 import { randomInput, referencePrograms, type ReferenceProgram } from './programs.ts';
@@ -109,15 +110,10 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
-    const truncated = episode.turnsUsed >= this.options.maxTurns;
+    const episode = openTurn(this.name, this.episode);
     const invalid = (reason: string): StepResult => {
-      episode.ended = truncated;
-      const info = { invalidAction: true, reason, ...(truncated ? { success: false } : {}) };
-      return { observation: this.observe(episode, `invalid: ${reason}`), reward: -this.options.formatPenalty, done: false, truncated, info };
+      const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
+      return { observation: this.observe(episode, `invalid: ${reason}`), reward: -this.options.formatPenalty, ...close };
     };
     const parsed = action.toolCall ? null : parseAction(action.text);
     if (parsed === null || parsed.kind === 'tool_call') return invalid('no tools here; reply <answer>...</answer>');
@@ -143,9 +139,8 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
       solveRate = replies.filter((reply) => solves(reply, first.value)).length / Math.max(1, replies.length);
     }
     const reward = solveRate === undefined ? 0 : learnabilityReward(solveRate);
-    episode.ended = truncated;
-    const info = { invalidAction: false, role: 'propose', ...(solveRate === undefined ? {} : { solveRate }), ...(truncated ? { success: false } : {}) };
-    return { observation: this.observe(episode), reward, done: false, truncated, info };
+    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false, role: 'propose', ...(solveRate === undefined ? {} : { solveRate }) });
+    return { observation: this.observe(episode), reward, ...close };
   }
 
   private observe(episode: Episode, note?: string): Observation {

@@ -6,8 +6,9 @@
  * payout). An invalid answer scores −formatPenalty and ends (truncates) the episode.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseMoveAction } from '../action-format.ts';
+import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 
 export const banditOptionsSchema = z
@@ -50,9 +51,7 @@ export class BanditEnv implements Env<Record<string, never>> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
+    const episode = runningEpisode(this.name, this.episode);
     episode.ended = true;
     const { arms, payProbabilities, formatPenalty } = this.options;
     const parsed = parseMoveAction(action, { moves: arms, maxActionsPerTurn: 1 });

@@ -14,8 +14,9 @@
  */
 import { z } from 'zod';
 import type { Page as BrowserPage } from 'playwright-core';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
+import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateGoal, type Goal } from '../webshop/catalog.ts';
 import { webShopOptionsSchema } from '../webshop/env.ts';
@@ -82,20 +83,15 @@ export class BrowserShopEnv implements Env<Goal> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
+    const episode = openTurn(this.name, this.episode);
     const reason = await this.act(action);
     if (reason === null && episode.session.reward !== null) {
       episode.ended = true;
       const reward = episode.session.reward;
       return { observation: await this.observe(episode), reward, done: true, truncated: false, info: { invalidAction: false, success: reward === 1 } };
     }
-    const truncated = episode.turnsUsed >= this.options.maxTurns;
-    episode.ended = truncated;
-    const info = { invalidAction: reason !== null, ...(reason === null ? {} : { reason }), ...(truncated ? { success: false } : {}) };
-    return { observation: await this.observe(episode, reason ?? undefined), reward: reason === null ? 0 : -this.options.formatPenalty, done: false, truncated, info };
+    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: reason !== null, ...(reason === null ? {} : { reason }) });
+    return { observation: await this.observe(episode, reason ?? undefined), reward: reason === null ? 0 : -this.options.formatPenalty, ...close };
   }
 
   /** Performs a GUI action; returns why it is invalid, or null. */

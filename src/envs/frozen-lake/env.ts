@@ -7,8 +7,9 @@
  * can learn it; RAGEN's setting is `{ slippery: true }`.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseMoveAction } from '../action-format.ts';
+import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateLakeMap } from './generator.ts';
 import { lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
@@ -73,9 +74,7 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
+    const episode = runningEpisode(this.name, this.episode);
     const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
 
     const parsed = parseMoveAction(action, { moves: lakeMoves, maxActionsPerTurn });

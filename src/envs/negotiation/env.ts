@@ -11,8 +11,9 @@
  * and the same agent acts again; truncated (no deal) after `maxTurns` turns.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
+import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { agentNames, generateNegotiation, itemNames, maxJointValue, shareValue, type NegotiationTask } from './game.ts';
 
@@ -57,16 +58,12 @@ export class NegotiationEnv implements Env<NegotiationTask> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
+    const episode = openTurn(this.name, this.episode);
     const move = this.readMove(episode, action);
-    const truncated = episode.turnsUsed >= this.options.maxTurns;
+    const noDeal = { agentRewards: [0, 0] };
     if (typeof move === 'string') {
-      episode.ended = truncated;
-      const info = { invalidAction: true, reason: move, ...(truncated ? { success: false, agentRewards: [0, 0] } : {}) };
-      return { observation: this.observe(episode, `invalid: ${move}`), reward: -this.options.formatPenalty, done: false, truncated, info };
+      const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason: move }, noDeal);
+      return { observation: this.observe(episode, `invalid: ${move}`), reward: -this.options.formatPenalty, ...close };
     }
     if ('accept' in move) {
       const { by, share } = episode.proposal!;
@@ -80,9 +77,8 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     }
     episode.proposal = { by: episode.agent, share: move };
     episode.agent = 1 - episode.agent;
-    episode.ended = truncated;
-    const info = { invalidAction: false, ...(truncated ? { success: false, agentRewards: [0, 0] } : {}) };
-    return { observation: this.observe(episode, truncated ? 'no deal' : undefined), reward: 0, done: false, truncated, info };
+    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false }, noDeal);
+    return { observation: this.observe(episode, close.truncated ? 'no deal' : undefined), reward: 0, ...close };
   }
 
   /** 'accept', the proposer's share, or why the turn is invalid. */

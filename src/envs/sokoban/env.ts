@@ -6,8 +6,9 @@
  * the episode is truncated when they run out. Generated puzzles are solvable within `maxSteps`.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseMoveAction } from '../action-format.ts';
+import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateSokobanMap } from './generator.ts';
 import { applySokobanMove, isSolved, parseSokobanMap, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
@@ -70,9 +71,7 @@ export class SokobanEnv implements Env<SokobanTask> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
+    const episode = runningEpisode(this.name, this.episode);
     const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
 
     const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });

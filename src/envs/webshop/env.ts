@@ -8,8 +8,9 @@
  * invalid (−formatPenalty); truncated after `maxTurns` turns.
  */
 import { z } from 'zod';
-import { EpisodeEndedError, EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
+import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateCatalog, generateGoal, purchaseReward, type Goal } from './catalog.ts';
 import { renderHtml, renderText } from './render.ts';
@@ -65,10 +66,7 @@ export class WebShopEnv implements Env<Goal> {
   }
 
   async step(action: Action): Promise<StepResult> {
-    const episode = this.episode;
-    if (episode === null) throw new EpisodeNotStartedError(this.name);
-    if (episode.ended) throw new EpisodeEndedError(this.name);
-    episode.turnsUsed++;
+    const episode = openTurn(this.name, this.episode);
     const parsed = action.toolCall ? null : parseAction(action.text);
     let reason: string;
     if (parsed === null || parsed.kind === 'tool_call') reason = 'no tools here; reply <answer>search[...]</answer> or <answer>click[...]</answer>';
@@ -97,10 +95,8 @@ export class WebShopEnv implements Env<Goal> {
   }
 
   private continueOrCut(episode: ShopEpisode, info: { invalidAction: boolean; reason?: string }, reward = 0): StepResult {
-    const truncated = episode.turnsUsed >= this.options.maxTurns;
-    episode.ended = truncated;
-    const observation = this.observe(episode, info.reason);
-    return { observation, reward, done: false, truncated, info: { ...info, ...(truncated ? { success: false } : {}) } };
+    const close = closeTurn(episode, this.options.maxTurns, info);
+    return { observation: this.observe(episode, info.reason), reward, ...close };
   }
 
   private observe(episode: ShopEpisode, invalidReason?: string): Observation {
