@@ -7,7 +7,8 @@ export { numpy, nn, lax, random, tree, jit, grad, valueAndGrad, vjp, init, defau
 export type { Array as JaxArray, DType } from '@jax-js/jax';
 export { threadCount } from './jax-setup.ts';
 
-import { init, defaultDevice } from '@jax-js/jax';
+import { init, defaultDevice, type Array as JaxArray } from '@jax-js/jax';
+import { at } from '../core/indexing.ts';
 
 let ready: Promise<void> | undefined;
 
@@ -17,4 +18,9 @@ export function initJax(): Promise<void> {
     defaultDevice('wasm');
   });
   return ready;
+}
+
+/** The first element of a device array, on the host (a loss value, a gradient norm). Consumes the array. */
+export async function readScalar(array: JaxArray): Promise<number> {
+  return at((await array.data()) as Float32Array, 0, 'scalar');
 }

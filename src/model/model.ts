@@ -9,83 +9,27 @@
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss, TokenLossOutput } from '../core/loss.ts';
-import { numpy as np, jit, valueAndGrad, tree, initJax, type JaxArray } from './jax.ts';
-import { headDim, modelConfigSchema, parameterShapes, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
-import { hiddenStates, outputHeads, type DeviceParams } from './transformer.ts';
-import { clipAndAdamW, hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
-import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
-import { fromNextTokenLayout, toNextTokenLayout, type PackedBatch } from './batch.ts';
-import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches, tokensPerCall } from './micro-batches.ts';
-
-export {
-  HEAD_ELEMENT_BUDGET,
-  MIN_TRAIN_LENGTH,
-  SCORE_TOKEN_BUDGET,
-  TRAIN_HEAD_ELEMENT_BUDGET,
-  TRAIN_TOKEN_BUDGET,
-  powerOfTwoBucket,
-  tokensPerCall,
-} from './micro-batches.ts';
-import { ropeTables } from './rope.ts';
-import { LayerwiseBackward, layerwiseByDefault, surrogateOfHeads, type Cotangents, type DeviceBatch, type HeadNeeds } from './layerwise-backward.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
+import { numpy as np, tree, initJax, readScalar, type JaxArray } from './jax.ts';
+import { headDim, modelConfigSchema, parameterShapes, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
+import type { DeviceParams } from './transformer.ts';
+import { CompiledSteps, type HeadArrays } from './compiled-steps.ts';
+import { DeviceBatches } from './device-batch.ts';
+import { hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
+import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
+import { fromNextTokenLayout, type PackedBatch } from './batch.ts';
+import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches, tokensPerCall } from './micro-batches.ts';
+import { LayerwiseBackward, layerwiseByDefault, type HeadNeeds } from './layerwise-backward.ts';
+import { cotangentBatches, headNeeds, trainedTokens, type PreparedMicroBatch } from './backward-inputs.ts';
 import { saveAdapter } from './lora-peft.ts';
-import {
-  checkByShapes,
-  dropoutMasks,
-  initLoraParams,
-  loraConfigSchema,
-  loraScale,
-  loraShapes,
-  mergeLora,
-  toDeviceByShapes,
-  toHostByShapes,
-  zerosByShapes,
-  type LoraConfig,
-  type LoraConfigInput,
-} from './lora.ts';
+import { checkByShapes, dropoutMasks, initLoraParams, loraConfigSchema, loraScale, loraShapes, mergeLora, toDeviceByShapes, toHostByShapes, zerosByShapes } from './lora.ts';
+import type { LoraConfig, LoraConfigInput } from './lora.ts';
+import type { BackwardOptions, LossReport, ModelOptions, ScoreOptions, ScoreResult, StepReport } from './model-options.ts';
 
-export interface ModelOptions {
-  seed?: number;
-  /** Train low-rank adapters on frozen weights instead of the weights themselves (lora.ts). */
-  lora?: LoraConfigInput;
-}
+export { HEAD_ELEMENT_BUDGET, MIN_TRAIN_LENGTH, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, powerOfTwoBucket, tokensPerCall } from './micro-batches.ts';
 
-export interface ScoreOptions {
-  /** Logits are divided by this before the softmax (match the sampling temperature). */
-  temperature?: number;
-  entropies?: boolean;
-}
-
-export interface ScoreResult {
-  /** Per sequence, aligned to tokens (index 0 is 0). */
-  logprobs: Float32Array[];
-  entropies?: Float32Array[];
-  values?: Float32Array[];
-}
-
-export interface BackwardOptions {
-  /**
-   * The loss reads, and the backward pass differentiates, log_softmax(logits / temperature):
-   * train at the temperature the batch was sampled at, so the importance ratio against the
-   * sampler's log-probs is 1 before an update (verl and TRL do the same). Default 1.
-   */
-  temperature?: number;
-}
-
-export interface LossReport extends TokenLossOutput {
-  tokens: number;
-}
-
-export interface StepReport extends LossReport {
-  gradNorm: number;
-  step: number;
-}
-
-interface PreparedMicroBatch {
-  packed: PackedBatch;
-  cotangents: Cotangents;
-}
+export type { BackwardOptions, LossReport, ModelOptions, ScoreOptions, ScoreResult, StepReport } from './model-options.ts';
 
 export class TransformerModel {
   readonly config: ModelConfig;
@@ -116,8 +60,8 @@ export class TransformerModel {
   /** The canonical order of the trained arrays (params.ts): every trained tree and the global-norm sum use it. */
   private readonly names: readonly string[];
   private accumulated: DeviceParams | null = null;
-  private readonly compiled = new Map<string, (...args: any[]) => any>();
-  private hostRopeCache = new Map<number, { cos: Float32Array; sin: Float32Array }>();
+  private readonly compiled: CompiledSteps;
+  private readonly deviceBatches: DeviceBatches;
 
   private constructor(config: ModelConfig, params: HostParams, lora: { config: LoraConfig; adapters: HostParams; seed: number } | null = null) {
     checkHostParams(config, params);
@@ -130,6 +74,7 @@ export class TransformerModel {
     this.config = config;
     this.params = toDevice(config, params);
     this.layerwise = new LayerwiseBackward(config);
+    this.deviceBatches = new DeviceBatches(config);
     this.layerwiseBackward = layerwiseByDefault(config, tokensPerCall(this.trainTokenBudget, config.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET));
     this.lora = lora?.config ?? null;
     this.dropoutRng = new Rng(lora?.seed ?? 0);
@@ -147,6 +92,7 @@ export class TransformerModel {
       this.loraScaleArray = np.array(new Float32Array([loraScale(lora.config)]));
       this.adam = { m: zerosByShapes(this.trainableShapes), v: zerosByShapes(this.trainableShapes) };
     }
+    this.compiled = new CompiledSteps(config, this.decayed, this.names);
   }
 
   /** A freshly initialised model. */
@@ -275,17 +221,17 @@ export class TransformerModel {
       entropies: needs.entropy ? new Array(sequences.length) : undefined,
       values: needs.value ? new Array(sequences.length) : undefined,
     };
-    for (const micro of microBatches(sequences, { tokenBudget: this.scoreTokenBudget, headElements: HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen })) {
-      const heads = await this.runHeads(micro.packed, temperature, needs);
-      const count = micro.indices.length;
-      const logprobs = fromNextTokenLayout(micro.packed, heads.logprobs, count);
-      const entropies = heads.entropies && fromNextTokenLayout(micro.packed, heads.entropies, count);
-      const values = heads.values && fromNextTokenLayout(micro.packed, heads.values, count);
-      micro.indices.forEach((index, i) => {
-        result.logprobs[index] = logprobs[i]!;
-        if (result.entropies) result.entropies[index] = entropies![i]!;
-        if (result.values) result.values[index] = values![i]!;
-      });
+    const shape = { tokenBudget: this.scoreTokenBudget, headElements: HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen };
+    for (const { indices, packed } of microBatches(sequences, shape)) {
+      const heads = await this.runHeads(packed, temperature, needs);
+      const unpack = (data: Float32Array | undefined, into: Float32Array[] | undefined) => {
+        if (data === undefined || into === undefined) return;
+        const rows = fromNextTokenLayout(packed, data, indices.length);
+        indices.forEach((index, i) => (into[index] = at(rows, i, 'rows')));
+      };
+      unpack(heads.logprobs, result.logprobs);
+      unpack(heads.entropies, result.entropies);
+      unpack(heads.values, result.values);
     }
     return result;
   }
@@ -295,10 +241,10 @@ export class TransformerModel {
     temperature: number,
     needs: HeadNeeds,
   ): Promise<{ logprobs: Float32Array; entropies?: Float32Array; values?: Float32Array }> {
-    const fn = this.compiledHeads(needs);
-    const out = fn({ ...this.frozenInputs(null), ...tree.ref(this.trainable()) }, this.deviceBatch(packed, temperature)) as Record<string, JaxArray>;
+    const fn = this.compiled.heads(needs);
+    const out = fn({ ...this.frozenInputs(null), ...tree.ref(this.trainable()) }, this.deviceBatches.of(packed, temperature)) as HeadArrays;
     return {
-      logprobs: (await out.logprobs!.data()) as Float32Array,
+      logprobs: (await out.logprobs.data()) as Float32Array,
       entropies: out.entropies && ((await out.entropies.data()) as Float32Array),
       values: out.values && ((await out.values.data()) as Float32Array),
     };
@@ -324,17 +270,17 @@ export class TransformerModel {
    * then exceeded the 4 GiB wasm heap.
    */
   private async accumulate(micro: PreparedMicroBatch[], needs: HeadNeeds, temperature: number): Promise<number> {
-    const fn = this.compiledGrad(needs);
+    const fn = this.compiled.grad(needs);
     let total = 0;
     for (const { packed, cotangents } of micro) {
       const frozen = this.frozenInputs({ tokens: packed.tokens.length });
-      const batch = this.deviceBatch(packed, temperature);
+      const batch = this.deviceBatches.of(packed, temperature);
       const [value, grads] = this.layerwiseBackward
         ? await this.layerwise.valueAndGrad(frozen, tree.ref(this.trainable()), batch, cotangents, needs, this.names)
         : (fn(frozen, tree.ref(this.trainable()), batch, cotangents) as [JaxArray, DeviceParams]);
       if (this.accumulated === null) this.accumulated = grads;
-      else this.accumulated = this.compiledAdd()(this.accumulated, grads) as DeviceParams;
-      total += ((await value.data()) as Float32Array)[0]!;
+      else this.accumulated = this.compiled.add()(this.accumulated, grads) as DeviceParams;
+      total += await readScalar(value);
     }
     return total;
   }
@@ -356,11 +302,11 @@ export class TransformerModel {
     if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
     this.step += 1;
     const hyper = np.array(hyperVector(options, this.step));
-    const out = this.compiledAdam()(this.trainable(), this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
+    const out = this.compiled.adam()(this.trainable(), this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
     this.setTrainable(out.params);
     this.adam = out.state;
     this.accumulated = null;
-    const gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
+    const gradNorm = await readScalar(out.gradNorm);
     return { gradNorm, step: this.step };
   }
 
@@ -376,12 +322,13 @@ export class TransformerModel {
     const { micro, report, needs } = await this.prepareBackward(sequences, loss, temperature);
     let surrogate: number;
     let gradNorm: number;
-    if (micro.length === 1 && !this.layerwiseBackward) {
+    const [only] = micro;
+    if (only !== undefined && micro.length === 1 && !this.layerwiseBackward) {
       this.step += 1;
       const hyper = np.array(hyperVector(options, this.step));
-      const frozen = this.frozenInputs({ tokens: micro[0]!.packed.tokens.length });
-      const batch = this.deviceBatch(micro[0]!.packed, temperature);
-      const out = this.compiledFused(needs)(frozen, this.trainable(), this.adam, batch, micro[0]!.cotangents, hyper) as {
+      const frozen = this.frozenInputs({ tokens: only.packed.tokens.length });
+      const batch = this.deviceBatches.of(only.packed, temperature);
+      const out = this.compiled.fused(needs)(frozen, this.trainable(), this.adam, batch, only.cotangents, hyper) as {
         params: DeviceParams;
         state: AdamState;
         gradNorm: JaxArray;
@@ -389,8 +336,8 @@ export class TransformerModel {
       };
       this.setTrainable(out.params);
       this.adam = out.state;
-      gradNorm = ((await out.gradNorm.data()) as Float32Array)[0]!;
-      surrogate = ((await out.value.data()) as Float32Array)[0]!;
+      gradNorm = await readScalar(out.gradNorm);
+      surrogate = await readScalar(out.value);
     } else {
       surrogate = await this.accumulate(micro, needs, temperature);
       gradNorm = (await this.optimStep(options)).gradNorm;
@@ -415,120 +362,8 @@ export class TransformerModel {
       // The gradient does not read the inputs; zeros of the right shapes stand in.
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
     }
-    const needs: HeadNeeds = {
-      entropy: output.gradEntropies !== undefined,
-      value: output.gradValues !== undefined,
-      detachValue: output.gradValues !== undefined && loss.detachValueHead === true,
-    };
-    if (needs.value && !this.config.valueHead) {
-      throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
-    }
-    const micro = microBatches(sequences, { tokenBudget: this.trainTokenBudget, headElements: TRAIN_HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen }).map(({ indices, packed }) => {
-      const pick = (arrays: Float32Array[]) => indices.map((i) => arrays[i]!);
-      const cotangents: Cotangents = { logprobs: np.array(toNextTokenLayout(packed, pick(output.gradLogprobs))) };
-      if (needs.entropy) cotangents.entropies = np.array(toNextTokenLayout(packed, pick(output.gradEntropies!)));
-      if (needs.value) cotangents.values = np.array(toNextTokenLayout(packed, pick(output.gradValues!)));
-      return { packed, cotangents };
-    });
-    let tokens = 0;
-    for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
-    return { micro, report: { ...output, tokens }, needs };
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // device batches and compiled functions
-
-  private deviceBatch(packed: PackedBatch, temperature: number): DeviceBatch {
-    const { cos, sin } = this.ropeFor(packed.seqLen);
-    const half = headDim(this.config) / 2;
-    return {
-      tokens: np.array(packed.tokens),
-      targets: np.array(packed.targets),
-      keyMask: np.array(packed.keyMask).reshape([packed.batch, packed.seqLen]),
-      cos: np.array(cos).reshape([1, 1, packed.seqLen, half]),
-      sin: np.array(sin).reshape([1, 1, packed.seqLen, half]),
-      invTemperature: np.array(new Float32Array([1 / temperature])),
-    };
-  }
-
-  private ropeFor(seqLen: number): { cos: Float32Array; sin: Float32Array } {
-    let tables = this.hostRopeCache.get(seqLen);
-    if (tables === undefined) {
-      const positions = Int32Array.from({ length: seqLen }, (_, i) => i);
-      tables = ropeTables(positions, headDim(this.config), this.config.ropeTheta);
-      this.hostRopeCache.set(seqLen, tables);
-    }
-    return tables;
-  }
-
-  private heads(params: DeviceParams, batch: DeviceBatch, needs: HeadNeeds) {
-    const [B, T] = batch.keyMask.shape as [number, number];
-    const h = hiddenStates(params, this.config, batch.tokens, batch.keyMask, batch.cos, batch.sin, B, T);
-    const out = outputHeads(params, this.config, h, batch.targets, batch.invTemperature, needs.entropy, needs.detachValue);
-    // Only defined leaves: a jax-js tree must not hold `undefined`.
-    const result: { logprobs: JaxArray; entropies?: JaxArray; values?: JaxArray } = { logprobs: out.logprobs };
-    if (out.entropies) result.entropies = out.entropies;
-    if (out.values) {
-      if (needs.value) result.values = out.values;
-      else out.values.dispose();
-    }
-    return result;
-  }
-
-  private surrogate(params: DeviceParams, batch: DeviceBatch, cot: Cotangents, needs: HeadNeeds): JaxArray {
-    return surrogateOfHeads(this.heads(params, batch, needs), cot, needs);
-  }
-
-  /** Compiles `make()` once per key; jax-js then caches one executable per input shape. */
-  private memo(key: string, make: () => (...args: any[]) => unknown): (...args: any[]) => any {
-    let fn = this.compiled.get(key);
-    if (fn === undefined) {
-      fn = jit(make() as any) as (...args: any[]) => any;
-      this.compiled.set(key, fn);
-    }
-    return fn;
-  }
-
-  private compiledHeads(needs: HeadNeeds) {
-    return this.memo(`heads:${needs.entropy}:${needs.value}`, () =>
-      ((params: DeviceParams, batch: DeviceBatch) => {
-        const out = this.heads(params, batch, needs);
-        return { ...out } as Record<string, JaxArray>;
-      }),
-    );
-  }
-
-  private compiledGrad(needs: HeadNeeds) {
-    return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((frozen: DeviceParams, params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
-        valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(params)),
-    );
-  }
-
-  private compiledFused(needs: HeadNeeds) {
-    return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((frozen: DeviceParams, params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
-        const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(tree.ref(params));
-        const out = clipAndAdamW(params, state, grads, hyper, this.decayed, this.names);
-        return { ...out, value };
-      }),
-    );
-  }
-
-  private compiledAdam() {
-    return this.memo('adam', () =>
-      ((params: DeviceParams, state: AdamState, grads: DeviceParams, hyper: JaxArray) =>
-        clipAndAdamW(params, state, grads, hyper, this.decayed, this.names)),
-    );
-  }
-
-  private compiledAdd() {
-    return this.memo('add', () =>
-      ((a: DeviceParams, b: DeviceParams) => {
-        const sum: DeviceParams = {};
-        for (const name of this.names) sum[name] = a[name]!.add(b[name]!);
-        return sum;
-      }),
-    );
+    const needs = headNeeds(output, loss, this.config);
+    const micro = cotangentBatches(sequences, output, this.config, this.trainTokenBudget);
+    return { micro, report: { ...output, tokens: trainedTokens(output) }, needs };
   }
 }

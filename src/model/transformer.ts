@@ -15,8 +15,7 @@
  * Hidden states are kept as [N = B·T, D] so the embedding gather feeds straight into a
  * computation (a view op between a gather and its use breaks the backward pass under jit).
  */
-import { InvalidArgumentError } from '../core/errors.ts';
-import { at } from '../core/indexing.ts';
+import { at, entry } from '../core/indexing.ts';
 import { numpy as np, nn, lax, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 import { linear } from './lora.ts';
@@ -27,11 +26,9 @@ export type DeviceParams = Record<string, JaxArray>;
 /** Large finite negative fill for masked attention logits (−∞ would give NaN on empty rows). */
 const MASKED = -1e9;
 
-/** `params[name]`, checked: a missing parameter is a typed error naming it (read at trace time, not per token). */
+/** `params[name]`, checked (`entry`): read while a function is traced, not per token. */
 export function param(params: DeviceParams, name: string): JaxArray {
-  const array = params[name];
-  if (array === undefined) throw new InvalidArgumentError(`the model has no parameter "${name}" (config.ts lists the names)`, { name });
-  return array;
+  return entry(params, name, 'model parameter');
 }
 
 export function rmsNorm(x: JaxArray, weight: JaxArray, eps: number): JaxArray {
