@@ -37,10 +37,12 @@
  * `close()` (a remote env's session) is closed as its episode ends.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import type { Expert } from '../envs/expert.ts';
 import { agentrlChatFormat, type ChatFormat } from '../chat/chat-format.ts';
+import { stopTokensOf } from '../chat/policy-chat-format.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
@@ -125,24 +127,29 @@ export interface RolloutResult {
 }
 
 export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Promise<RolloutResult> {
-  const {
-    policy,
-    env: makeEnv,
-    seeds,
-    tasks,
-    groupSize = 1,
-    maxTurns = 10,
-    maxNewTokens = 64,
-    temperature = 1,
-    topP = 1,
-    stopStrings = [],
-    concurrency = 64,
-    samplingSeed = 0,
-    expert,
-    onEpisode,
-    now = () => performance.now(),
-  } = options;
-  if (policy === undefined && expert === undefined) throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
+  const plan = planRollout(options);
+  const now = options.now ?? (() => performance.now());
+  const started = now();
+  const { trajectories, unfitPrompts } = await runEpisodes(options, plan);
+  reportUnfitPrompts(unfitPrompts, plan, options.onWarning);
+  return { trajectories, stats: rolloutStats(trajectories, (now() - started) / 1000) };
+}
+
+/** What every episode and turn of one rollout shares, checked. */
+interface RolloutPlan {
+  settings: EpisodeSettings;
+  groupSize: number;
+  maxNewTokens: number;
+  concurrency: number;
+  /** Episodes in all: seeds × groupSize. */
+  total: number;
+  /** One generation request of a turn, less its prompt and seed. */
+  sampling: { maxNewTokens: number; temperature: number; topP: number; stopTokens: number[]; stopStrings: readonly string[] };
+}
+
+function planRollout<Task>(options: RolloutOptions<Task>): RolloutPlan {
+  const { policy, tasks, seeds, groupSize = 1, maxTurns = 10, maxNewTokens = 64, concurrency = 64 } = options;
+  if (policy === undefined && options.expert === undefined) throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
   if (tasks !== undefined && tasks.length !== seeds.length) {
     throw new InvalidArgumentError(`tasks (${tasks.length}) and seeds (${seeds.length}) must have the same length`);
   }
@@ -151,9 +158,8 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   }
   const ownFormat = options.chatFormat ?? policy?.chatFormat;
   const chatFormat = ownFormat ?? agentrlChatFormat(options.tokenizer ?? policy?.tokenizer ?? byteTokenizer);
-  const tokenizer = chatFormat.tokenizer;
   const settings: EpisodeSettings = {
-    tokenizer,
+    tokenizer: chatFormat.tokenizer,
     chatFormat,
     contextWindow: options.contextWindow ?? policy?.contextWindow ?? Infinity,
     reserve: maxNewTokens + 1,
@@ -166,76 +172,94 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
     throw new InvalidArgumentError(`historyTurns must be a non-negative integer, got ${options.historyTurns}`);
   }
   // The turn's own stop token first (a scripted policy appends stopTokens[0]).
-  const stopTokens = [chatFormat.turnEnd[0]!, ...chatFormat.stopTokens.filter((id) => id !== chatFormat.turnEnd[0])];
-  const samplingRng = new Rng(samplingSeed);
-  const started = now();
+  const stopTokens = stopTokensOf(chatFormat);
+  const sampling = { maxNewTokens, temperature: options.temperature ?? 1, topP: options.topP ?? 1, stopTokens, stopStrings: options.stopStrings ?? [] };
+  return { settings, groupSize, maxNewTokens, concurrency, total: seeds.length * groupSize, sampling };
+}
 
-  const total = seeds.length * groupSize;
-  const results = new Array<Trajectory>(total);
+/**
+ * Keeps up to `concurrency` episodes live: refills the pool in episode order, plays one batched
+ * turn for all of them, finishes those that ended (closing their envs) — until every episode ran.
+ */
+async function runEpisodes<Task>(options: RolloutOptions<Task>, plan: RolloutPlan): Promise<{ trajectories: Trajectory[]; unfitPrompts: number[] }> {
+  const trajectories = new Array<Trajectory>(plan.total);
+  const unfitPrompts: number[] = [];
+  const samplingRng = new Rng(options.samplingSeed ?? 0);
+  const closing: Promise<void>[] = [];
   let nextIndex = 0;
   let completed = 0;
   let live: EpisodeState[] = [];
-  const unfitPrompts: number[] = [];
-
-  const closing: Promise<void>[] = [];
   const finish = (state: EpisodeState): void => {
     if (state.unfitPromptTokens !== undefined) unfitPrompts.push(state.unfitPromptTokens);
     if (state.env.close !== undefined) closing.push(state.env.close());
     const trajectory = finishEpisode(state);
-    results[state.index] = trajectory;
+    trajectories[state.index] = trajectory;
     completed++;
-    onEpisode?.(trajectory, { completed, total });
+    options.onEpisode?.(trajectory, { completed, total: plan.total });
   };
 
-  while (completed < total) {
-    // Refill the pool with new episodes, in episode order.
+  while (completed < plan.total) {
     const starting: Promise<EpisodeState>[] = [];
-    while (live.length + starting.length < concurrency && nextIndex < total) {
-      const index = nextIndex++;
-      const taskIndex = Math.floor(index / groupSize);
-      const seed = seeds[taskIndex]!;
-      const env = makeEnv();
-      const groupId = tasks === undefined ? `${env.name}:${seed}` : `${env.name}:${seed}:task${taskIndex}`;
-      const episode = { index, seed, task: tasks?.[taskIndex], groupId, expert: expert?.({ seed, index }) };
-      starting.push(startEpisode(env as Env, episode, settings));
-    }
+    while (live.length + starting.length < plan.concurrency && nextIndex < plan.total) starting.push(startEpisodeAt(nextIndex++, options, plan));
     for (const state of await Promise.all(starting)) {
       if (state.ended) finish(state);
       else live.push(state);
     }
     if (live.length === 0) continue;
-
-    // One batched generation for every live episode that the policy plays.
-    const turnSeed = samplingRng.nextUint32();
-    const played = live.filter((state) => state.expert === undefined);
-    const generations =
-      played.length === 0
-        ? []
-        : await policy!.generateBatch(
-            played.map((state) => ({ prompt: state.prompt, maxNewTokens, temperature, topP, stopTokens, stopStrings, seed: turnSeed })),
-          );
-    const replies = new Map(played.map((state, i) => [state, policyReply(generations[i]!)]));
-    await Promise.all(
-      live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(state.expert!, state.observation, chatFormat), settings)),
-    );
+    await playTurn(live, options.policy, plan, samplingRng.nextUint32());
     for (const state of live) if (state.ended) finish(state);
     live = live.filter((state) => !state.ended);
     await Promise.all(closing.splice(0));
   }
   await Promise.all(closing.splice(0));
+  return { trajectories, unfitPrompts };
+}
 
-  if (unfitPrompts.length > 0) {
-    const fit: PromptFit = {
-      episodes: unfitPrompts.length,
-      total,
-      shortestPrompt: unfitPrompts.reduce((a, b) => Math.min(a, b)),
-      longestPrompt: unfitPrompts.reduce((a, b) => Math.max(a, b)),
-      contextWindow: settings.contextWindow,
-      maxNewTokens,
-    };
-    if (fit.episodes === total) throw new PromptTooLongError(fit);
-    const warn = options.onWarning ?? ((message: string) => process.emitWarning(message, { code: 'AGENTRL_PROMPT_TOO_LONG' }));
-    warn(`${fit.episodes} of ${total} episodes did not start (truncated, no tokens): ${promptFitAdvice(fit)}`);
-  }
-  return { trajectories: results, stats: rolloutStats(results, (now() - started) / 1000) };
+/** Episode `index`: task index / groupSize, a fresh env, its group id and (expert mode) its expert. */
+function startEpisodeAt<Task>(index: number, options: RolloutOptions<Task>, plan: RolloutPlan): Promise<EpisodeState> {
+  const taskIndex = Math.floor(index / plan.groupSize);
+  const seed = at(options.seeds, taskIndex, 'seeds');
+  const env = options.env();
+  const groupId = options.tasks === undefined ? `${env.name}:${seed}` : `${env.name}:${seed}:task${taskIndex}`;
+  const episode = { index, seed, task: options.tasks?.[taskIndex], groupId, expert: options.expert?.({ seed, index }) };
+  return startEpisode(env as Env, episode, plan.settings);
+}
+
+/** One turn of every live episode: ONE batched generation for those the policy plays (one seed for the turn), the expert's reply for the others. */
+async function playTurn(live: readonly EpisodeState[], policy: Policy | undefined, plan: RolloutPlan, turnSeed: number): Promise<void> {
+  const played = live.filter((state) => state.expert === undefined);
+  const requests = played.map((state) => ({ prompt: state.prompt, ...plan.sampling, seed: turnSeed }));
+  const generations = played.length === 0 ? [] : await requirePolicy(policy).generateBatch(requests);
+  const replies = new Map(played.map((state, i) => [state, policyReply(at(generations, i, 'generations'))]));
+  const { chatFormat } = plan.settings;
+  await Promise.all(
+    live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(requireExpert(state), state.observation, chatFormat), plan.settings)),
+  );
+}
+
+function requirePolicy(policy: Policy | undefined): Policy {
+  if (policy === undefined) throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
+  return policy;
+}
+
+function requireExpert(state: EpisodeState): Expert {
+  if (state.expert === undefined) throw new InvalidArgumentError(`episode ${state.index} has neither a generation nor an expert`);
+  return state.expert;
+}
+
+/** Episodes whose first prompt did not fit: `PromptTooLongError` when none could start, else a warning naming them. */
+function reportUnfitPrompts(unfitPrompts: readonly number[], plan: RolloutPlan, onWarning: ((message: string) => void) | undefined): void {
+  if (unfitPrompts.length === 0) return;
+  const { total } = plan;
+  const fit: PromptFit = {
+    episodes: unfitPrompts.length,
+    total,
+    shortestPrompt: unfitPrompts.reduce((a, b) => Math.min(a, b)),
+    longestPrompt: unfitPrompts.reduce((a, b) => Math.max(a, b)),
+    contextWindow: plan.settings.contextWindow,
+    maxNewTokens: plan.maxNewTokens,
+  };
+  if (fit.episodes === total) throw new PromptTooLongError(fit);
+  const warn = onWarning ?? ((message: string) => process.emitWarning(message, { code: 'AGENTRL_PROMPT_TOO_LONG' }));
+  warn(`${fit.episodes} of ${total} episodes did not start (truncated, no tokens): ${promptFitAdvice(fit)}`);
 }
