@@ -16,6 +16,7 @@
  * differentiated — get no gradient nodes at all (nothing upstream of them is walked).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import type { GraphNode, ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import { zerosLike } from './vjp-helpers.ts';
@@ -58,7 +59,7 @@ function nodesReachingLoss(g: GraphBuilder, loss: ValueId, end: number): boolean
   reaches[loss] = true;
   const onPath = new Array<boolean>(end).fill(false);
   for (let index = end - 1; index >= 0; index--) {
-    const node = g.graph.nodes[index]!;
+    const node = at(g.graph.nodes, index, 'graph nodes');
     if (!node.outputs.some((output) => reaches[output])) continue;
     onPath[index] = true;
     for (const input of node.inputs) reaches[input] = true;
@@ -89,8 +90,8 @@ export function addGradients(g: GraphBuilder, loss: ValueId, wrt: readonly Value
   accumulate(loss, g.floats([1], lossInfo.shape as number[]));
   for (let index = forwardEnd - 1; index >= 0; index--) {
     if (!onPath[index]) continue;
-    const node = g.graph.nodes[index]!;
-    const needs = node.inputs.map((input) => depends[input]! && g.dtype(input) === 'float32');
+    const node = at(g.graph.nodes, index, 'graph nodes');
+    const needs = node.inputs.map((input) => at(depends, input) && g.dtype(input) === 'float32');
     if (!needs.some(Boolean)) continue;
     const outputGradients = node.outputs.map((output) => gradients.get(output));
     if (outputGradients.every((gradient) => gradient === undefined)) continue;

@@ -4,6 +4,7 @@
  * from each row's first real token (so a left-padded row scores as if unpadded), and the bias
  * masks padding keys and the future with the same −1e9 the jax-js model uses.
  */
+import { at } from '../../core/indexing.ts';
 import { ropeTables } from '../../model/rope.ts';
 import type { Feed } from './session.ts';
 
@@ -28,8 +29,8 @@ export function packRows(sequences: readonly ArrayLike<number>[], padding: Paddi
   const positions = new Int32Array(rows * length);
   const offsets = sequences.map((s) => (padding === 'left' ? length - s.length : 0));
   sequences.forEach((sequence, b) => {
-    const offset = offsets[b]!;
-    for (let t = 0; t < sequence.length; t++) tokens[b * length + offset + t] = sequence[t]!;
+    const offset = at(offsets, b);
+    for (let t = 0; t < sequence.length; t++) tokens[b * length + offset + t] = at(sequence, t);
     for (let t = 0; t < length; t++) positions[b * length + t] = Math.max(0, t - offset);
   });
   return { rows, length, offsets, lengths: sequences.map((s) => s.length), tokens, positions };
@@ -51,8 +52,8 @@ export function promptBias(packed: PackedRows, cacheSlots: number): Feed {
   const width = cacheSlots + T;
   const data = new Float32Array(rows * T * width).fill(MASKED);
   for (let b = 0; b < rows; b++) {
-    const first = offsets[b]!;
-    const end = first + lengths[b]!;
+    const first = at(offsets, b);
+    const end = first + at(lengths, b);
     for (let t = 0; t < T; t++) {
       const row = (b * T + t) * width + cacheSlots;
       for (let j = first; j <= Math.min(t, end - 1); j++) data[row + j] = 0;
@@ -70,10 +71,11 @@ export function scoringRows(packed: PackedRows): { headRows: Int32Array; targets
   const headRows: number[] = [];
   const targets: number[] = [];
   for (let b = 0; b < packed.rows; b++) {
-    const offset = packed.offsets[b]!;
-    for (let t = 1; t < packed.lengths[b]!; t++) {
+    const offset = at(packed.offsets, b);
+    const rowLength = at(packed.lengths, b);
+    for (let t = 1; t < rowLength; t++) {
       headRows.push(b * packed.length + offset + t - 1);
-      targets.push(packed.tokens[b * packed.length + offset + t]!);
+      targets.push(at(packed.tokens, b * packed.length + offset + t));
       slots.push([b, t]);
     }
   }
@@ -87,13 +89,13 @@ export function scoringRows(packed: PackedRows): { headRows: Int32Array; targets
  * (scoreChunk splits its head rows).
  */
 export function scoringChunks(lengths: readonly number[], { tokenBudget, headRowsPerRun }: { tokenBudget: number; headRowsPerRun: number }): number[][] {
-  const order = lengths.map((_, i) => i).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
+  const order = lengths.map((_, i) => i).sort((a, b) => at(lengths, a) - at(lengths, b) || a - b);
   const chunks: number[][] = [];
   let current: number[] = [];
   let longest = 0;
   let heads = 0;
   for (const index of order) {
-    const length = lengths[index]!;
+    const length = at(lengths, index);
     const nextLongest = Math.max(longest, length);
     const nextHeads = heads + Math.max(0, length - 1);
     if (current.length > 0 && (nextLongest * (current.length + 1) > tokenBudget || nextHeads > headRowsPerRun)) {

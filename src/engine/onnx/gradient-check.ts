@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at, entry } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { addGradients } from './autodiff.ts';
 import { Graph, type Dim, type TensorData, type ValueId } from './graph.ts';
@@ -62,8 +63,8 @@ async function lossSession(spec: GradientCase, rng: Rng) {
   const product = g.mul(y, w);
   const loss = g.graph.output(g.reduceSum(product, g.shape(product).map((_, i) => i), false), 'loss');
   const checked = spec.inputs.filter((input) => input.differentiate !== false);
-  const gradients = addGradients(g, loss, checked.map((input) => values[input.name]!));
-  gradients.forEach((gradient, i) => g.graph.output(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }])[0]!, `grad.${checked[i]!.name}`));
+  const gradients = addGradients(g, loss, checked.map((input) => entry(values, input.name, 'gradient-check input')));
+  gradients.forEach((gradient, i) => g.graph.output(at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0), `grad.${at(checked, i).name}`));
   const session = await OnnxSession.create(serializeModel(g.graph), { threads: 1 });
   const data = new Map(
     spec.inputs.map((input) => [
@@ -88,13 +89,13 @@ export async function assertGradientsMatch(label: string, spec: GradientCase, { 
     return out;
   };
   const analytic = await session.run(feeds());
-  const lossAt = async () => ((await session.run(feeds(), ['loss'])).loss!.data as Float32Array)[0]!;
+  const lossAt = async () => at(entry(await session.run(feeds(), ['loss']), 'loss', 'run output').data as Float32Array, 0);
   for (const input of checked) {
     const x = data.get(input.name)!;
-    const gradient = analytic[`grad.${input.name}`]!;
+    const gradient = entry(analytic, `grad.${input.name}`, 'run output');
     assert.deepEqual(gradient.shape, input.shape, `${label}: ∂${input.name} shape`);
     for (let i = 0; i < x.length; i++) {
-      const saved = x[i]!;
+      const saved = at(x, i);
       x[i] = saved + step;
       const plus = await lossAt();
       x[i] = saved - step;

@@ -17,6 +17,7 @@
  * graph never reaches the runtime. Op helpers with shape inference live in ops.ts.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 
 export type DataType = 'float32' | 'int32' | 'int64' | 'bool';
 /** A size: known (number) or symbolic (string). */
@@ -128,17 +129,18 @@ export class Graph {
 
   /** Marks a value as a graph output (optionally renaming it, e.g. to 'logits'). */
   output(id: ValueId, name?: string): ValueId {
-    if (name !== undefined && name !== this.values[id]!.name) {
+    const value = this.info(id);
+    if (name !== undefined && name !== value.name) {
       if (this.names.has(name)) throw new InvalidArgumentError(`graph value name "${name}" is used twice`);
-      this.names.delete(this.values[id]!.name);
+      this.names.delete(value.name);
       this.names.add(name);
-      this.values[id]!.name = name;
+      value.name = name;
     }
     this.outputs.push(id);
     return id;
   }
 
   info(id: ValueId): ValueInfo {
-    return this.values[id]!;
+    return at(this.values, id, 'graph values');
   }
 }

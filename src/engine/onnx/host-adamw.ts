@@ -8,6 +8,7 @@
  *
  * The norm sums in `names` order, as adamw.ts does. Arrays are updated in place.
  */
+import { at } from '../../core/indexing.ts';
 import type { HostParams } from '../../model/config.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
 
@@ -25,7 +26,7 @@ export function globalNorm(gradients: HostParams, names: readonly string[]): num
   for (const name of names) {
     const g = gradients.get(name)!.data;
     let sum = 0;
-    for (let i = 0; i < g.length; i++) sum += g[i]! * g[i]!;
+    for (const gi of g) sum += gi * gi;
     squares += sum;
   }
   return Math.sqrt(squares);
@@ -57,11 +58,11 @@ export function hostClipAndAdamW(
     const v = state.v.get(name)!.data;
     const decay = decayed.has(name) ? weightDecay : 0;
     for (let i = 0; i < p.length; i++) {
-      const gi = g[i]! * scale;
-      m[i] = beta1 * m[i]! + (1 - beta1) * gi;
-      v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi;
-      const update = (m[i]! * c1) / (Math.sqrt(v[i]! * c2) + epsilon) + decay * p[i]!;
-      p[i] = p[i]! - lr * update;
+      const gi = at(g, i) * scale;
+      m[i] = beta1 * at(m, i) + (1 - beta1) * gi;
+      v[i] = beta2 * at(v, i) + (1 - beta2) * gi * gi;
+      const update = (at(m, i) * c1) / (Math.sqrt(at(v, i) * c2) + epsilon) + decay * at(p, i);
+      p[i] = at(p, i) - lr * update;
     }
   }
   return norm;

@@ -22,6 +22,7 @@
  * The cache is attended without being copied: the scores against the cache and against the new
  * tokens are joined (small), the softmax runs over both, and the context sums the two parts.
  */
+import { at } from '../../core/indexing.ts';
 import { headDim, parameterShapes, type HostParams, type ModelConfig } from '../../model/config.ts';
 import { loraScale, loraShapes, type LoraConfig } from '../../model/lora.ts';
 import { Graph, type ValueId } from './graph.ts';
@@ -185,13 +186,13 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
     cos,
     sin,
     bias,
-    cacheLength: g.slice(g.shapeOf(pastKeys[0]!), [2], [3], [0]),
+    cacheLength: g.slice(g.shapeOf(at(pastKeys, 0, 'pastKeys')), [2], [3], [0]),
     fullLength: g.slice(biasShape, [3], [4], [0]),
   };
   let x = g.gather(weights.get('embed')!, tokens, 0); // [B, T, D]
   for (let i = 0; i < config.numLayers; i++) {
     const p = `layers.${i}.`;
-    const block = attention(c, i, rmsNorm(c, x, weights.get(p + 'attnNorm')!), pastKeys[i]!, pastValues[i]!);
+    const block = attention(c, i, rmsNorm(c, x, weights.get(p + 'attnNorm')!), at(pastKeys, i, 'pastKeys'), at(pastValues, i, 'pastValues'));
     g.graph.output(block.key, keyOutputName(i));
     g.graph.output(block.value, valueOutputName(i));
     x = g.add(x, block.out);

@@ -10,6 +10,7 @@
  * attention bias masks the slots not yet written. No cache is copied inside the graph.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at, entry } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { headDim } from '../../model/config.ts';
 import { hitsStopString, yieldToEventLoop, type GeneratedRow, type GenerateOptions } from '../../model/generate.ts';
@@ -25,15 +26,17 @@ interface Cache {
 }
 
 /** Writes new keys/values [rows, KV, T, hd] of cache rows from `firstRow` on into slots [start, start + T). */
-function writeCache(cache: Cache, layer: number, out: Record<string, { data: unknown }>, at: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number }): void {
-  const keys = out[keyOutputName(layer)]!.data as Float32Array;
-  const values = out[valueOutputName(layer)]!.data as Float32Array;
-  const { tokens, hd } = at;
-  for (let r = 0; r < at.rowsTimesHeads; r++) {
+function writeCache(cache: Cache, layer: number, out: Record<string, { data: unknown }>, place: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number }): void {
+  const keys = entry(out, keyOutputName(layer), 'run output').data as Float32Array;
+  const values = entry(out, valueOutputName(layer), 'run output').data as Float32Array;
+  const cachedKeys = at(cache.keys, layer, 'cache.keys');
+  const cachedValues = at(cache.values, layer, 'cache.values');
+  const { tokens, hd } = place;
+  for (let r = 0; r < place.rowsTimesHeads; r++) {
     const from = r * tokens * hd;
-    const to = ((at.firstRow * at.kvHeads + r) * cache.slots + at.start) * hd;
-    cache.keys[layer]!.set(keys.subarray(from, from + tokens * hd), to);
-    cache.values[layer]!.set(values.subarray(from, from + tokens * hd), to);
+    const to = ((place.firstRow * place.kvHeads + r) * cache.slots + place.start) * hd;
+    cachedKeys.set(keys.subarray(from, from + tokens * hd), to);
+    cachedValues.set(values.subarray(from, from + tokens * hd), to);
   }
 }
 
@@ -74,9 +77,9 @@ async function prefill(inference: OnnxInference, prompts: readonly (readonly num
       },
       fetches,
     );
-    const at = { firstRow: first, rowsTimesHeads: rows * config.numKvHeads, tokens: P, start: 0, hd, kvHeads: config.numKvHeads };
-    for (let i = 0; i < config.numLayers; i++) writeCache(cache, i, out, at);
-    logits.set(out.logits!.data as Float32Array, first * V);
+    const place = { firstRow: first, rowsTimesHeads: rows * config.numKvHeads, tokens: P, start: 0, hd, kvHeads: config.numKvHeads };
+    for (let i = 0; i < config.numLayers; i++) writeCache(cache, i, out, place);
+    logits.set(entry(out, 'logits', 'run output').data as Float32Array, first * V);
   }
   return logits;
 }
@@ -117,7 +120,7 @@ class RowSampler {
       }
       const sampled = sampleToken(logits, b * V, V, this.sampleOptions, this.rng, this.scratch, this.order, this.sampledVocab);
       token[b] = sampled.token;
-      const row = this.rows[b]!;
+      const row = at(this.rows, b);
       row.tokens.push(sampled.token);
       row.logprobs.push(sampled.logprob);
       this.options.onToken?.(b, sampled.token, sampled.logprob);
@@ -161,7 +164,7 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
   const width = slots + 1;
   const bias = new Float32Array(B * width).fill(MASKED);
   for (let b = 0; b < B; b++) {
-    for (let s = packed.offsets[b]!; s < P; s++) bias[b * width + s] = 0;
+    for (let s = at(packed.offsets, b); s < P; s++) bias[b * width + s] = 0;
     bias[b * width + slots] = 0; // the new token itself
   }
   const headRows = Int32Array.from({ length: B }, (_, b) => b);
@@ -171,7 +174,7 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
     await yieldToEventLoop();
     // The previous token's keys/values are in slot P + step − 1 (the prompt's for step 0).
     if (step > 0) for (let b = 0; b < B; b++) bias[b * width + P + step - 1] = 0;
-    for (let b = 0; b < B; b++) positions[b] = P + step - packed.offsets[b]!;
+    for (let b = 0; b < B; b++) positions[b] = P + step - at(packed.offsets, b);
     const out = await inference.forward(
       {
         tokens: token,
@@ -187,7 +190,7 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
       fetches,
     );
     for (let i = 0; i < layers; i++) writeCache(cache, i, out, { firstRow: 0, rowsTimesHeads: B * KV, tokens: 1, start: P + step, hd, kvHeads: KV });
-    logits = out.logits!.data as Float32Array;
+    logits = entry(out, 'logits', 'run output').data as Float32Array;
   }
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);
   return rows;

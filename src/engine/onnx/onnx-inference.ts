@@ -13,6 +13,7 @@
  * `generate` (same sampler, same seeded RNG order), and match them to float rounding.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at, entry } from '../../core/indexing.ts';
 import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from '../../model/config.ts';
 import { checkByShapes, loraShapes, type LoraConfig } from '../../model/lora.ts';
 import type { ScoreResult } from '../../model/model.ts';
@@ -172,7 +173,7 @@ export class OnnxInference {
     const headRowsPerRun = Math.max(1, Math.floor((this.options.headElementBudget ?? HEAD_ELEMENT_BUDGET) / this.config.vocabSize));
     const tokenBudget = this.options.scoreTokenBudget ?? SCORE_TOKEN_BUDGET;
     for (const chunk of scoringChunks(sequences.map((s) => s.length), { tokenBudget, headRowsPerRun })) {
-      await this.scoreChunk(chunk.map((i) => sequences[i]!), chunk, result, { temperature, padding, headRowsPerRun });
+      await this.scoreChunk(chunk.map((i) => at(sequences, i)), chunk, result, { temperature, padding, headRowsPerRun });
     }
     return result;
   }
@@ -195,12 +196,13 @@ export class OnnxInference {
         { tokens: packed.tokens, rows: packed.rows, length: packed.length, ...rope, bias, headRows: headRows.subarray(start, end), targets: targets.subarray(start, end), invTemperature: 1 / temperature },
         fetches,
       );
-      const logprobs = out.target_logprobs!.data as Float32Array;
+      const logprobs = entry(out, 'target_logprobs', 'run output').data as Float32Array;
       const values = out.values?.data as Float32Array | undefined;
       for (let k = start; k < end; k++) {
-        const [row, t] = slots[k]!;
-        result.logprobs[indices[row]!]![t] = logprobs[k - start]!;
-        if (values !== undefined) result.values![indices[row]!]![t] = values[k - start]!;
+        const [row, t] = at(slots, k);
+        const sequence = at(indices, row);
+        at(result.logprobs, sequence)[t] = at(logprobs, k - start);
+        if (values !== undefined && result.values !== undefined) at(result.values, sequence)[t] = at(values, k - start);
       }
     }
   }

@@ -20,6 +20,7 @@
  * (a longer sequence runs its trunk once per slice of its head rows, as scoring does).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at, entry } from '../../core/indexing.ts';
 import type { TokenLoss, TokenLossOutput } from '../../core/loss.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
 import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from '../../model/config.ts';
@@ -64,7 +65,7 @@ type RunOutputs = Record<string, { shape: number[]; data: HostArray }>;
 
 /** The feeds a session declares (ORT refuses unknown names). */
 function pick(feeds: Record<string, Feed>, names: readonly string[]): Record<string, Feed> {
-  return Object.fromEntries(names.map((name) => [name, feeds[name]!]));
+  return Object.fromEntries(names.map((name) => [name, entry(feeds, name, 'feed')]));
 }
 
 interface RunRows {
@@ -80,7 +81,7 @@ function copyParams(params: HostParams): HostParams {
 }
 
 function zerosOf(shapes: ReadonlyMap<string, number[]>): HostParams {
-  return new Map([...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(shape[0]! * shape[1]!) }]));
+  return new Map([...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(at(shape, 0) * at(shape, 1)) }]));
 }
 
 export class OnnxLoraTrainer {
@@ -172,7 +173,7 @@ export class OnnxLoraTrainer {
     const headRowsPerRun = Math.max(1, Math.floor((this.options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / this.config.vocabSize));
     const tokenBudget = this.options.trainTokenBudget ?? ONNX_TRAIN_TOKEN_BUDGET;
     for (const indices of scoringChunks(sequences.map((s) => s.length), { tokenBudget, headRowsPerRun })) {
-      const packed = packRows(indices.map((i) => sequences[i]!), 'right');
+      const packed = packRows(indices.map((i) => at(sequences, i)), 'right');
       const { headRows, targets, slots } = scoringRows(packed);
       for (let start = 0; start < headRows.length; start += headRowsPerRun) {
         const end = Math.min(headRows.length, start + headRowsPerRun);
@@ -227,11 +228,15 @@ export class OnnxLoraTrainer {
     const kept: (RunOutputs | null)[] = [];
     for (const run of runs) {
       const out = await this.forwardRun(pair, run, temperature);
+      const logprobs = entry(out, 'target_logprobs', 'run output').data as Float32Array;
+      const entropies = entry(out, trainGraphNames.entropies, 'run output').data as Float32Array;
+      const valueRows = result.values;
+      const values = valueRows === undefined ? undefined : (entry(out, 'values', 'run output').data as Float32Array);
       run.slots.forEach(([row, t], k) => {
-        const sequence = run.indices[row]!;
-        result.logprobs[sequence]![t] = out.target_logprobs!.data[k] as number;
-        result.entropies[sequence]![t] = out[trainGraphNames.entropies]!.data[k] as number;
-        if (result.values) result.values[sequence]![t] = out.values!.data[k] as number;
+        const sequence = at(run.indices, row);
+        at(result.logprobs, sequence)[t] = at(logprobs, k);
+        at(result.entropies, sequence)[t] = at(entropies, k);
+        if (valueRows !== undefined && values !== undefined) at(valueRows, sequence)[t] = at(values, k);
       });
       kept.push(keep ? out : null);
     }
@@ -279,17 +284,20 @@ export class OnnxLoraTrainer {
       const forward = kept[index] ?? (await this.forwardRun(pair, run, temperature));
       kept[index] = null;
       const feeds = this.feeds(run, temperature);
-      for (const { name, dtype } of pair.transferred) feeds[name] = { dtype, shape: forward[name]!.shape, data: forward[name]!.data };
-      const cotangent = (arrays: Float32Array[]) => Float32Array.from(run.slots, ([row, t]) => arrays[run.indices[row]!]![t]!);
+      for (const { name, dtype } of pair.transferred) {
+        const { shape, data } = entry(forward, name, 'run output');
+        feeds[name] = { dtype, shape, data };
+      }
+      const cotangent = (arrays: Float32Array[]) => Float32Array.from(run.slots, ([row, t]) => at(at(arrays, at(run.indices, row)), t));
       feeds[trainGraphNames.gradLogprobs] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradLogprobs) };
       if (heads.entropy) feeds[trainGraphNames.gradEntropies] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradEntropies!) };
       if (heads.value) feeds[trainGraphNames.gradValues] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradValues!) };
       const out = await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches);
-      total += out[trainGraphNames.surrogate]!.data[0] as number;
+      total += at(entry(out, trainGraphNames.surrogate, 'run output').data as Float32Array, 0);
       for (const name of this.names) {
         const sum = this.accumulated.get(name)!.data;
-        const part = out[gradientName(name)]!.data as Float32Array;
-        for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + part[i]!;
+        const part = entry(out, gradientName(name), 'run output').data as Float32Array;
+        for (let i = 0; i < sum.length; i++) sum[i] = at(sum, i) + at(part, i);
       }
     }
     return total;

@@ -7,6 +7,7 @@
  *   ReduceSum, Unsqueeze, Squeeze, Slice and Reshape take them as int64 constant inputs.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { attr, Graph, type DataType, type Dim, type Shape, type ValueId } from './graph.ts';
 
 /** Broadcast of two shapes (numpy rules); a symbolic size meets 1 or itself. */
@@ -65,7 +66,7 @@ export class GraphBuilder {
   }
 
   private one(op: string, inputs: ValueId[], dtype: DataType, shape: Shape, attributes = {}, domain = ''): ValueId {
-    return this.graph.node(op, inputs, attributes, [{ dtype, shape }], domain)[0]!;
+    return at(this.graph.node(op, inputs, attributes, [{ dtype, shape }], domain), 0);
   }
 
   // constants -----------------------------------------------------------------------------------
@@ -148,15 +149,15 @@ export class GraphBuilder {
     const sb = this.shape(b);
     if (sa.length < 2 || sb.length < 2) throw new InvalidArgumentError(`MatMul needs rank ≥ 2, got [${sa}] × [${sb}]`);
     const batch = broadcastShapes(sa.slice(0, -2), sb.slice(0, -2));
-    return this.one('MatMul', [a, b], this.dtype(a), [...batch, sa[sa.length - 2]!, sb[sb.length - 1]!]);
+    return this.one('MatMul', [a, b], this.dtype(a), [...batch, at(sa, sa.length - 2), at(sb, sb.length - 1)]);
   }
 
   /** General matrix product on 2-D operands: alpha · op(a) op(b), op = transpose where asked (no bias input). */
   gemm(a: ValueId, b: ValueId, { transA = false, transB = false }: { transA?: boolean; transB?: boolean } = {}): ValueId {
     const sa = this.shape(a);
     const sb = this.shape(b);
-    const rows = transA ? sa[1]! : sa[0]!;
-    const columns = transB ? sb[0]! : sb[1]!;
+    const rows = at(sa, transA ? 1 : 0, 'Gemm a shape');
+    const columns = at(sb, transB ? 0 : 1, 'Gemm b shape');
     return this.one('Gemm', [a, b], this.dtype(a), [rows, columns], { transA: attr.int(transA ? 1 : 0), transB: attr.int(transB ? 1 : 0) });
   }
 
@@ -189,21 +190,22 @@ export class GraphBuilder {
   /** Reshape; 0 copies the input's size on that axis, -1 is inferred (one at most). */
   reshape(x: ValueId, target: readonly number[]): ValueId {
     const input = this.shape(x);
-    const copied: Dim[] = target.map((d, i) => (d === 0 ? input[i]! : d));
+    const copied: Dim[] = target.map((d, i) => (d === 0 ? at(input, i, 'Reshape input shape') : d));
     const shape = copied.map((d) => (d === -1 ? inferredDim(input, copied) : d));
     return this.one('Reshape', [x, this.int64s(target)], this.dtype(x), shape);
   }
 
   transpose(x: ValueId, perm: readonly number[]): ValueId {
     const shape = this.shape(x);
-    return this.one('Transpose', [x], this.dtype(x), perm.map((p) => shape[p]!), { perm: attr.ints(perm) });
+    return this.one('Transpose', [x], this.dtype(x), perm.map((p) => at(shape, p, 'Transpose input shape')), { perm: attr.ints(perm) });
   }
 
   concat(xs: readonly ValueId[], axis: number): ValueId {
-    const first = this.shape(xs[0]!);
+    const head = at(xs, 0, 'Concat inputs');
+    const first = this.shape(head);
     const a = normaliseAxis(axis, first.length);
-    const shape = first.map((d, i) => (i === a ? sumDims(xs.map((x) => this.shape(x)[a]!)) : d));
-    return this.one('Concat', [...xs], this.dtype(xs[0]!), shape, { axis: attr.int(axis) });
+    const shape = first.map((d, i) => (i === a ? sumDims(xs.map((x) => at(this.shape(x), a, 'Concat input shape'))) : d));
+    return this.one('Concat', [...xs], this.dtype(head), shape, { axis: attr.int(axis) });
   }
 
   /** x[starts:ends] on the given axes (ends may be large to mean "to the end"). */
@@ -211,12 +213,14 @@ export class GraphBuilder {
     const shape = [...this.shape(x)];
     axes.forEach((axis, k) => {
       const a = normaliseAxis(axis, shape.length);
-      const size = shape[a]!;
+      const size = at(shape, a, 'Slice input shape');
+      const start = at(starts, k, 'Slice starts');
+      const end = at(ends, k, 'Slice ends');
       if (typeof size === 'number') {
         const clamp = (v: number) => Math.max(0, Math.min(size, v < 0 ? v + size : v));
-        shape[a] = Math.max(0, clamp(ends[k]!) - clamp(starts[k]!));
+        shape[a] = Math.max(0, clamp(end) - clamp(start));
       } else {
-        shape[a] = ends[k]! >= 0 && starts[k]! >= 0 && ends[k]! < 2 ** 30 ? ends[k]! - starts[k]! : `${size}[${starts[k]}:${ends[k]}]`;
+        shape[a] = end >= 0 && start >= 0 && end < 2 ** 30 ? end - start : `${size}[${start}:${end}]`;
       }
     });
     return this.one('Slice', [x, this.int64s(starts), this.int64s(ends), this.int64s(axes)], this.dtype(x), shape);

@@ -7,6 +7,7 @@
  * A message is built as a list of byte chunks, so large payloads (weights as `raw_data`) are
  * referenced, not copied, until `concat` joins the whole model once.
  */
+import { at } from '../../core/indexing.ts';
 
 const VARINT = 0;
 const LENGTH_DELIMITED = 2;
@@ -83,7 +84,7 @@ export class ProtoWriter {
   /** A packed repeated int64 field (varints). */
   packedInts(field: number, values: ArrayLike<number | bigint>): this {
     const inner = new ProtoWriter();
-    for (let i = 0; i < values.length; i++) inner.varint(values[i]!);
+    for (let i = 0; i < values.length; i++) inner.varint(at(values, i));
     this.tag(field, LENGTH_DELIMITED);
     this.varint(inner.size);
     for (const chunk of inner.chunks) this.push(chunk);

@@ -12,6 +12,7 @@
  * shared by reference (each graph serialises the ones it reads).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { Graph, type Tensor, type ValueId } from './graph.ts';
 
 export interface SplitGraphs {
@@ -41,10 +42,10 @@ function extract(source: Graph, nodes: readonly number[], inputs: readonly Value
     return target;
   };
   for (const index of nodes) {
-    const node = source.nodes[index]!;
+    const node = at(source.nodes, index, 'graph nodes');
     const ins = node.inputs.map(valueOf);
     const outs = graph.node(node.op, ins, { ...node.attributes }, node.outputs.map((id) => ({ ...source.info(id) })), node.domain);
-    node.outputs.forEach((id, i) => mapped.set(id, outs[i]!));
+    node.outputs.forEach((id, i) => mapped.set(id, at(outs, i)));
   }
   for (const id of outputs) graph.output(valueOf(id));
   return graph;
@@ -72,10 +73,10 @@ export function splitGraph(
     }
   });
   const readByBackward = new Set<ValueId>();
-  for (const index of backwardNodes) for (const id of source.nodes[index]!.inputs) readByBackward.add(id);
+  for (const index of backwardNodes) for (const id of at(source.nodes, index, 'graph nodes').inputs) readByBackward.add(id);
   const transferred = [...readByBackward].filter((id) => producedForward[id]).sort((a, b) => a - b);
   const graphInputs = (ids: Iterable<ValueId>) => [...new Set(ids)].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
-  const forwardReads = graphInputs(forwardNodes.flatMap((index) => source.nodes[index]!.inputs));
+  const forwardReads = graphInputs(forwardNodes.flatMap((index) => at(source.nodes, index, 'graph nodes').inputs));
   const backwardReads = graphInputs(readByBackward);
   const forward = extract(source, forwardNodes, forwardReads, [...new Set([...forwardOutputs, ...transferred])]);
   // The source's other forward outputs (logits, keys, values) are dropped: nothing reads them.

@@ -14,6 +14,7 @@
  * model's surrogate (model.ts) takes it.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import type { HostParams, ModelConfig } from '../../model/config.ts';
 import { loraShapes, type LoraConfig } from '../../model/lora.ts';
 import { addGradients } from './autodiff.ts';
@@ -83,7 +84,7 @@ export function buildTrainGraphs({ config, params, lora, heads }: { config: Mode
   const names = [...loraShapes(config, lora).keys()];
   const gradients = addGradients(g, surrogate, names.map((name) => valueNamed(graph, graph.inputs, name)));
   gradients.forEach((gradient, i) => {
-    g.graph.output(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }])[0]!, gradientName(names[i]!));
+    g.graph.output(at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0), gradientName(at(names, i)));
   });
   const split = splitGraph(graph, { boundary, firstBackwardValue, forwardOutputs: scored });
   return { ...split, scored: scored.map((id) => graph.info(id).name) };

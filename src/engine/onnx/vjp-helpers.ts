@@ -4,12 +4,27 @@
  * back from initializers, and raw nodes for ops GraphBuilder has no helper for.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
+import type { OutputGradients } from './autodiff.ts';
 import { attr, type Attribute, type DataType, type GraphNode, type Shape, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 
 /** One node with one output of the given dtype and shape. */
 export function rawNode(g: GraphBuilder, op: string, inputs: readonly ValueId[], dtype: DataType, shape: Shape, attributes: Record<string, Attribute> = {}): ValueId {
-  return g.graph.node(op, inputs, attributes, [{ dtype, shape }])[0]!;
+  return at(g.graph.node(op, inputs, attributes, [{ dtype, shape }]), 0);
+}
+
+/** The node's input `i`. */
+export const input = (node: GraphNode, i: number): ValueId => at(node.inputs, i, 'node inputs');
+
+/** The node's (first) output. */
+export const output = (node: GraphNode): ValueId => at(node.outputs, 0, 'node outputs');
+
+/** ∂loss/∂y of a one-output node (autodiff runs a rule only when an output gradient is set). */
+export function gradientOf(gradients: OutputGradients): ValueId {
+  const gradient = gradients[0];
+  if (gradient === undefined) throw new InvalidArgumentError("a one-output node's gradient rule ran without the gradient of its output");
+  return gradient;
 }
 
 export function normaliseAxis(axis: number, rank: number): number {
@@ -84,7 +99,7 @@ export function sizeOnAxis(g: GraphBuilder, x: ValueId, axis: number): ValueId {
 
 /** The axes a reduction node reduces, normalised, in the rank of its input. */
 export function reducedAxes(g: GraphBuilder, node: GraphNode): number[] {
-  const rank = g.shape(node.inputs[0]!).length;
+  const rank = g.shape(input(node, 0)).length;
   const axes = node.op === 'ReduceSum' ? constantInts(g, node, 1) : intsAttribute(node, 'axes');
   if (axes === undefined || axes.length === 0) return Array.from({ length: rank }, (_, i) => i);
   return axes.map((a) => normaliseAxis(a, rank)).sort((p, q) => p - q);

@@ -12,16 +12,14 @@
  *   y = logsumexp(x): ∂x = ∂y · e^(x − y)        y = max(x): ∂x = ∂y · [x = y] / #ties
  *   Y = A B:   ∂A = ∂Y Bᵀ, ∂B = Aᵀ ∂Y (batch axes summed back where an operand broadcast)
  */
+import { at } from '../../core/indexing.ts';
 import { attr, type GraphNode, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
-import type { OutputGradients, VjpRule } from './autodiff.ts';
-import { expandLike, floatAttribute, forInput, intAttribute, keptDims, rawNode, reducedAxes, sumToShape } from './vjp-helpers.ts';
+import type { VjpRule } from './autodiff.ts';
+import { expandLike, floatAttribute, forInput, gradientOf, input, intAttribute, keptDims, output, rawNode, reducedAxes, sumToShape } from './vjp-helpers.ts';
 
 type Grads = (ValueId | undefined)[];
 
-const input = (node: GraphNode, i: number): ValueId => node.inputs[i]!;
-const output = (node: GraphNode): ValueId => node.outputs[0]!;
-const gradientOf = (gradients: OutputGradients): ValueId => gradients[0]!;
 
 /** A rule for a unary op: ∂x from (∂y, x, y). */
 function unary(derivative: (g: GraphBuilder, dy: ValueId, x: ValueId, y: ValueId) => ValueId): VjpRule {
@@ -109,14 +107,14 @@ const logSoftmax: VjpRule = (g, node, gradients) => {
 function swapLast(g: GraphBuilder, x: ValueId): ValueId {
   const rank = g.shape(x).length;
   const perm = Array.from({ length: rank }, (_, i) => i);
-  [perm[rank - 2], perm[rank - 1]] = [perm[rank - 1]!, perm[rank - 2]!];
+  [perm[rank - 2], perm[rank - 1]] = [rank - 1, rank - 2];
   return g.transpose(x, perm);
 }
 
 /** [..., k] → [N, k] (k must be a known size). */
 function toMatrix(g: GraphBuilder, x: ValueId): ValueId {
   const shape = g.shape(x);
-  const last = shape[shape.length - 1]!;
+  const last = at(shape, shape.length - 1, 'shape');
   return typeof last === 'number' ? g.reshape(x, [-1, last]) : rawNode(g, 'Flatten', [x], g.dtype(x), ['N', last], { axis: attr.int(shape.length - 1) });
 }
 

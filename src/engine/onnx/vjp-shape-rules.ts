@@ -10,24 +10,23 @@
  * Indices get no gradient (they are integers).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { attr, type Dim, type GraphNode, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import type { VjpRule } from './autodiff.ts';
-import { constantInts, forInput, intAttribute, intsAttribute, normaliseAxis, rawNode, reshapeLike, sizeOnAxis, zerosLike } from './vjp-helpers.ts';
+import { constantInts, forInput, gradientOf, input, intAttribute, intsAttribute, normaliseAxis, rawNode, reshapeLike, sizeOnAxis, zerosLike } from './vjp-helpers.ts';
 
-const input = (node: GraphNode, i: number): ValueId => node.inputs[i]!;
-
-const reshaped: VjpRule = (g, node, gradients) => [reshapeLike(g, gradients[0]!, input(node, 0))];
+const reshaped: VjpRule = (g, node, gradients) => [reshapeLike(g, gradientOf(gradients), input(node, 0))];
 
 const transpose: VjpRule = (g, node, gradients) => {
   const rank = g.shape(input(node, 0)).length;
   const perm = intsAttribute(node, 'perm') ?? Array.from({ length: rank }, (_, i) => rank - 1 - i);
   const inverse = new Array<number>(rank);
   perm.forEach((p, i) => (inverse[p] = i));
-  return [g.transpose(gradients[0]!, inverse)];
+  return [g.transpose(gradientOf(gradients), inverse)];
 };
 
-const expand: VjpRule = (g, node, gradients) => [forInput(g, gradients[0]!, input(node, 0)), undefined];
+const expand: VjpRule = (g, node, gradients) => [forInput(g, gradientOf(gradients), input(node, 0)), undefined];
 
 /** An int64 index (as Slice reads it) moved into [0, size]: negative counts from the end. */
 function clampIndex(g: GraphBuilder, index: ValueId, size: ValueId): ValueId {
@@ -64,15 +63,15 @@ const slice: VjpRule = (g, node, gradients) => {
     after[a] = g.sub(size, end);
   });
   const pads = g.concat([...before, ...after], 0);
-  return [rawNode(g, 'Pad', [gradients[0]!, pads], 'float32', g.shape(x), { mode: attr.string('constant') }), undefined, undefined, undefined, undefined];
+  return [rawNode(g, 'Pad', [gradientOf(gradients), pads], 'float32', g.shape(x), { mode: attr.string('constant') }), undefined, undefined, undefined, undefined];
 };
 
 /** Concat: each input's gradient is its slice of ∂y along the axis (offsets computed at run time unless all sizes are known). */
 const concat: VjpRule = (g, node, gradients, needs) => {
-  const dy = gradients[0]!;
+  const dy = gradientOf(gradients);
   const rank = g.shape(dy).length;
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), rank);
-  const sizes: Dim[] = node.inputs.map((x) => g.shape(x)[axis]!);
+  const sizes: Dim[] = node.inputs.map((x) => at(g.shape(x), axis, 'Concat input shape'));
   if (sizes.every((d) => typeof d === 'number')) {
     let offset = 0;
     return (sizes as number[]).map((size, i) => {
@@ -111,13 +110,13 @@ const gather: VjpRule = (g, node, gradients) => {
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), rank);
   const indices = g.unsqueeze(wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis)), [-1]); // [..., 1]
   const reduction = { reduction: attr.string('add') };
-  if (axis === 0) return [rawNode(g, 'ScatterND', [zerosLike(g, data), indices, gradients[0]!], 'float32', dataShape, reduction), undefined];
+  if (axis === 0) return [rawNode(g, 'ScatterND', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', dataShape, reduction), undefined];
   const permData = [axis, ...Array.from({ length: rank }, (_, i) => i).filter((i) => i !== axis)];
   const gradientRank = rank - 1 + q;
   const permGradient = [...Array.from({ length: q }, (_, i) => axis + i), ...Array.from({ length: axis }, (_, i) => i), ...Array.from({ length: gradientRank - axis - q }, (_, i) => axis + q + i)];
-  const movedShape = permData.map((p) => dataShape[p]!);
+  const movedShape = permData.map((p) => at(dataShape, p, 'Gather data shape'));
   const zeros = rawNode(g, 'ConstantOfShape', [rawNode(g, 'Gather', [g.shapeOf(data), g.int64s(permData)], 'int64', [rank], { axis: attr.int(0) })], 'float32', movedShape);
-  const scattered = rawNode(g, 'ScatterND', [zeros, indices, g.transpose(gradients[0]!, permGradient)], 'float32', movedShape, reduction);
+  const scattered = rawNode(g, 'ScatterND', [zeros, indices, g.transpose(gradientOf(gradients), permGradient)], 'float32', movedShape, reduction);
   const inverse = new Array<number>(rank);
   permData.forEach((p, i) => (inverse[p] = i));
   return [g.transpose(scattered, inverse), undefined];
@@ -128,7 +127,7 @@ const gatherElements: VjpRule = (g, node, gradients) => {
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), g.shape(data).length);
   const indices = wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis));
   const attributes = { axis: attr.int(axis), reduction: attr.string('add') };
-  return [rawNode(g, 'ScatterElements', [zerosLike(g, data), indices, gradients[0]!], 'float32', g.shape(data), attributes), undefined];
+  return [rawNode(g, 'ScatterElements', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', g.shape(data), attributes), undefined];
 };
 
 export const shapeRules: Readonly<Record<string, VjpRule>> = {
