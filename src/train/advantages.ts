@@ -12,6 +12,7 @@ import {
   whiten,
 } from '../algorithms/index.ts';
 import { klInRewardOf, type AlgorithmPreset } from './algorithm-presets.ts';
+import { at } from '../core/indexing.ts';
 
 export interface ScoredSample {
   lossMask: ArrayLike<number>;
@@ -66,7 +67,7 @@ export function computeAdvantages(samples: readonly ScoredSample[], preset: Algo
       const returns: Float64Array[] = [];
       samples.forEach((sample, i) => {
         const out = gae({
-          tokenRewards: tokenRewards[i]!,
+          tokenRewards: at(tokenRewards, i, 'token rewards'),
           values: sample.values!,
           lossMask: sample.lossMask,
           gamma: options.gamma,

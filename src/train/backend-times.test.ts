@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { at } from '../core/indexing.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import type { GenerateRequest, Generation, OptimOptions, StepReport, TokenBatch } from '../policy/types.ts';
 import { RunStore } from '../store/run-store.ts';
@@ -77,13 +78,13 @@ test("runRl: each iteration's backendMs is the policy's time per kind of call wi
       },
     });
     assert.equal(history.length, 2);
-    assert.equal(history[0]!.validationSuccess, undefined);
-    assert.notEqual(history[1]!.validationSuccess, undefined);
+    assert.equal(at(history, 0).validationSuccess, undefined);
+    assert.notEqual(at(history, 1).validationSuccess, undefined);
     const stored = store.metrics(run.id).map((row) => row.values);
     history.forEach((metrics, i) => {
-      assert.equal(stored[i]!['backendMs/sample'], metrics.backendMs!.sample);
-      assert.equal(stored[i]!['backendMs/trainStep'], metrics.backendMs!.trainStep);
-      assert.equal(stored[i]!.backendMs, undefined, 'no nested object among the metrics');
+      assert.equal(at(stored, i)['backendMs/sample'], metrics.backendMs!.sample);
+      assert.equal(at(stored, i)['backendMs/trainStep'], metrics.backendMs!.trainStep);
+      assert.equal(at(stored, i).backendMs, undefined, 'no nested object among the metrics');
     });
   } finally {
     store.close();
@@ -93,7 +94,7 @@ test("runRl: each iteration's backendMs is the policy's time per kind of call wi
 
 test('runRl: a policy without times gets no backendMs', async () => {
   const { history } = await runRl({ policy: new BuiltinPolicy({ model: await tinyModel() }), env: makeBanditEnv, config: { ...config, iterations: 1 } });
-  assert.equal(history[0]!.backendMs, undefined);
+  assert.equal(at(history, 0).backendMs, undefined);
 });
 
 test("runRl: a KL reference that keeps times gets its iteration's share as backendMs['reference.<kind>']", async () => {

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataFormatError, InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { fromOpenAiToolCall, parseChatJsonl, readChatJsonl, splitHeldOut } from './chat-data.ts';
 
 const lines = [
@@ -27,8 +28,8 @@ test('parses OpenAI chat JSONL, skipping blank lines and converting tool calls',
     await writeFile(file, lines.join('\r\n'));
     const examples = await readChatJsonl(file);
     assert.equal(examples.length, 2);
-    assert.deepEqual(examples[0]!.messages[2], { role: 'assistant', content: 'Hello!' });
-    assert.deepEqual(examples[1]!.messages, [
+    assert.deepEqual(at(examples, 0).messages[2], { role: 'assistant', content: 'Hello!' });
+    assert.deepEqual(at(examples, 1).messages, [
       { role: 'user', content: 'Weather in Oslo?' },
       { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Oslo' } }] },
       { role: 'tool', content: '3 °C', toolCallId: 'c1', name: 'weather' },
@@ -54,7 +55,7 @@ function assertLineError(text: string, line: number, pattern: RegExp): void {
 }
 
 test('malformed lines name the file, the 1-based line and the problem', () => {
-  const good = lines[0]!;
+  const good = at(lines, 0);
   assertLineError(`${good}\n\n{"messages": [`, 3, /invalid JSON/);
   assertLineError(`${good}\n{"msgs": []}`, 2, /^data\.jsonl:2: messages: /);
   assertLineError(JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] }), 1, /messages\.0\.role/);
@@ -105,6 +106,6 @@ test('tool-call arguments with keys such as constructor and __proto__ are ordina
     ],
   });
   const [example] = parseChatJsonl(line, { file: 'chat.jsonl' });
-  const call = example!.messages[1]!.toolCalls?.[0];
+  const call = at(example?.messages ?? [], 1).toolCalls?.[0];
   assert.deepEqual(call?.arguments, { constructor: null, toString: 1 });
 });

@@ -13,6 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { DataFormatError, InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Message, ToolCall } from '../core/types.ts';
 import { jsonObjectSchema } from '../core/json-object.ts';
@@ -61,7 +62,7 @@ export function parseChatJsonl(text: string, { file = '<input>' }: { file?: stri
     }
     const parsed = chatLineSchema.safeParse(json);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
+      const issue = at(parsed.error.issues, 0, 'validation issues');
       fail(issue.message, issue.path.length > 0 ? issue.path.join('.') : undefined);
     }
     const messages = parsed.data!.messages.map((message, i) => toMessage(message, (what, key) => fail(what, `messages.${i}${key ? `.${key}` : ''}`)));

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { preferencePairs, runDpo } from './dpo.ts';
@@ -47,7 +48,7 @@ test('online DPO on the bandit raises the better-arm rate', async () => {
   });
   assert.ok(result.history.every((m) => m.pairs === 0 || Number.isFinite(m.loss)));
   assert.ok(result.history.some((m) => m.pairs > 0));
-  const early = (result.history[0]!.success + result.history[1]!.success) / 2;
-  const late = (result.history[6]!.success + result.history[7]!.success) / 2;
+  const early = (at(result.history, 0).success + at(result.history, 1).success) / 2;
+  const late = (at(result.history, 6).success + at(result.history, 7).success) / 2;
   assert.ok(late > early + 0.15, `better-arm rate ${early.toFixed(2)} → ${late.toFixed(2)}`);
 });

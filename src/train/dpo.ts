@@ -7,6 +7,7 @@
  * `TrainablePolicy`; the reference is anything that scores (`logprobs`).
  */
 import { z } from 'zod';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import { dpoLoss, dpoLossTypes, type PreferencePair } from '../algorithms/index.ts';
@@ -53,9 +54,14 @@ export function preferencePairs(trajectories: readonly Trajectory[]): Preference
   });
   const pairs: PreferencePair[] = [];
   for (const members of groups.values()) {
-    const wins = members.filter((i) => trajectories[i]!.success).sort((a, b) => trajectories[b]!.totalReward - trajectories[a]!.totalReward);
-    const losses = members.filter((i) => !trajectories[i]!.success).sort((a, b) => trajectories[a]!.totalReward - trajectories[b]!.totalReward);
-    for (let k = 0; k < Math.min(wins.length, losses.length); k++) pairs.push({ chosen: wins[k]!, rejected: losses[k]! });
+    const succeeded = (i: number) => at(trajectories, i, 'trajectories').success;
+    const rewardOf = (i: number) => at(trajectories, i, 'trajectories').totalReward;
+    const wins = members.filter(succeeded).sort((a, b) => rewardOf(b) - rewardOf(a));
+    const losses = members.filter((i) => !succeeded(i)).sort((a, b) => rewardOf(a) - rewardOf(b));
+    wins.forEach((chosen, k) => {
+      const rejected = losses[k];
+      if (rejected !== undefined) pairs.push({ chosen, rejected });
+    });
   }
   return pairs;
 }
@@ -95,7 +101,7 @@ export async function runDpo<Task>(options: {
     for (let start = 0; start < pairs.length; start += config.pairsPerStep) {
       const batchPairs = pairs.slice(start, start + config.pairsPerStep);
       // Sequences: each pair's chosen then rejected trajectory; pairs index into that list.
-      const members = batchPairs.flatMap((p) => [trajectories[p.chosen]!, trajectories[p.rejected]!]);
+      const members = batchPairs.flatMap((p) => [at(trajectories, p.chosen, 'trajectories'), at(trajectories, p.rejected, 'trajectories')]);
       const sequences = members.map((t) => t.tokens);
       const refLogprobs = await reference.logprobs({ sequences });
       const loss = dpoLoss({

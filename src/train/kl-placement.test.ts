@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
@@ -38,24 +39,25 @@ test('klCoef 0 needs no reference: grpo trains without one', async () => {
   const policy = new BuiltinPolicy({ model: await tinyModel(2) });
   await assert.rejects(runRl({ policy, env: makeBanditEnv, config: { ...config, algo: 'grpo' } }), /uses KL to a reference policy \(in the loss\)/);
   const { history } = await runRl({ policy, env: makeBanditEnv, config: { ...config, algo: 'grpo', klCoef: 0 } });
-  assert.equal(history[0]!.klToReference, 0);
-  assert.ok(Number.isFinite(history[0]!.loss));
+  assert.equal(at(history, 0).klToReference, 0);
+  assert.ok(Number.isFinite(at(history, 0).loss));
 });
 
 test('klToReference is the KL to the reference in the loss (grpo) or off the rewards (rloo); ppoKl and approxKl are drift, 0 at the first step', async () => {
   const reference = new BuiltinPolicy({ model: await tinyModel(3) });
-  const inLoss = (await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'grpo' } })).history[0]!;
+  const inLoss = at((await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'grpo' } })).history, 0);
   assert.ok(inLoss.klToReference > 1e-3, `k3 to a different model: ${inLoss.klToReference}`);
   assert.ok(Math.abs(inLoss.ppoKl) < 1e-4 && Math.abs(inLoss.approxKl) < 1e-4, `drift at the first step: ${inLoss.ppoKl}, ${inLoss.approxKl}`);
 
   let trained: readonly Trajectory[] = [];
-  const inReward = (
-    await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'rloo' }, onTrajectories: (t) => void (trained = t) })
-  ).history[0]!;
+  const inReward = at(
+    (await runRl({ policy: new BuiltinPolicy({ model: await tinyModel(2) }), reference, env: makeBanditEnv, config: { ...config, algo: 'rloo' }, onTrajectories: (t) => void (trained = t) })).history,
+    0,
+  );
   // The batch mean of each trajectory's per-token k1 = old − ref over its generated tokens.
   const refLogprobs = await reference.logprobs({ sequences: trained.map((t) => t.tokens), temperature: 1 });
   const perTrajectory = trained.map((t, i) => {
-    const generated = t.lossMask.flatMap((m, j) => (m === 1 ? [t.logprobs[j]! - refLogprobs[i]![j]!] : []));
+    const generated = t.lossMask.flatMap((m, j) => (m === 1 ? [at(t.logprobs, j) - at(at(refLogprobs, i), j)] : []));
     return generated.reduce((a, b) => a + b, 0) / generated.length;
   });
   const expected = perTrajectory.reduce((a, b) => a + b, 0) / perTrajectory.length;

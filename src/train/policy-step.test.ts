@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnsupportedCapabilityError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { PolicyCapabilities, TrainablePolicy } from '../policy/types.ts';
@@ -33,7 +34,7 @@ function contractOnly(inner: BuiltinPolicy, capabilities: Partial<PolicyCapabili
 
 function maxRelativeGap(a: Float32Array, b: Float32Array): number {
   let gap = 0;
-  for (let i = 0; i < a.length; i++) gap = Math.max(gap, Math.abs(a[i]! - b[i]!) / Math.max(1, Math.abs(a[i]!)));
+  for (let i = 0; i < a.length; i++) gap = Math.max(gap, Math.abs(at(a, i) - at(b, i)) / Math.max(1, Math.abs(at(a, i))));
   return gap;
 }
 
@@ -53,7 +54,7 @@ test('runRl through forwardBackward + optimStep (no fused trainStep) gives the f
   assert.equal(wrapper.trainStep, undefined);
   const a = await runRl({ policy: fused, reference, env: makeBanditEnv, config });
   const b = await runRl({ policy: wrapper, reference, env: makeBanditEnv, config });
-  const [ma, mb] = [a.history[0]!, b.history[0]!];
+  const [ma, mb] = [at(a.history, 0), at(b.history, 0)];
   assert.ok(ma.trained > 0 && ma.gradNorm > 0 && ma.invalidActionRate < 1, `a real update: ${JSON.stringify(ma)}`);
   assert.equal(mb.trained, ma.trained, 'the same rollout');
   assert.equal(mb.reward, ma.reward);
@@ -81,7 +82,7 @@ test('runSft through the contract alone gives the fused losses', async () => {
   const fused = await runSft({ policy: new BuiltinPolicy({ model: await TransformerModel.fromParams(config, params) }), train, config: sftConfig });
   const plain = await runSft({ policy: contractOnly(new BuiltinPolicy({ model: await TransformerModel.fromParams(config, params) })), train, config: sftConfig });
   fused.history.forEach((step, i) => {
-    assert.ok(Math.abs(step.loss - plain.history[i]!.loss) < 1e-5, `step ${i + 1}: fused loss ${step.loss} vs contract ${plain.history[i]!.loss}`);
+    assert.ok(Math.abs(step.loss - at(plain.history, i).loss) < 1e-5, `step ${i + 1}: fused loss ${step.loss} vs contract ${at(plain.history, i).loss}`);
   });
 });
 

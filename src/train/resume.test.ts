@@ -9,6 +9,7 @@ import { runRl, type RlConfigInput } from './rl.ts';
 import { loadResumePoint, RunRecorder } from './run-recorder.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { captureBuiltinState, parseBuiltinState } from '../policy/builtin-state.ts';
+import { at } from '../core/indexing.ts';
 
 const config: RlConfigInput = {
   algo: 'grpo',
@@ -74,7 +75,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
 
     const straight = await train(store, start);
     await assert.rejects(train(store, start, 3), Crash);
-    const interrupted = store.runs()[0]!.id;
+    const interrupted = at(store.runs(), 0).id;
     assert.deepEqual(store.metrics(interrupted).map((m) => m.step), [1, 2], 'the crashed iteration left nothing');
 
     const point = (await loadResumePoint(store, interrupted, restore))!;
@@ -97,8 +98,8 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const expected = store.metrics(straight);
     const actual = store.metrics(interrupted);
     assert.deepEqual(actual.map((m) => m.step), [1, 2, 3, 4]);
-    for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(actual[i]!.values), withoutTiming(expected[i]!.values), `step ${i + 1}`);
-    assert.ok(expected[3]!.values.validationSuccess !== undefined && Number.isFinite(expected[3]!.values.loss));
+    for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(at(actual, i).values), withoutTiming(at(expected, i).values), `step ${i + 1}`);
+    assert.ok(at(expected, 3).values.validationSuccess !== undefined && Number.isFinite(at(expected, 3).values.loss));
     // Clipping was active in every iteration: the pre-clip global norm exceeds the threshold.
     for (const m of expected) assert.ok(m.values.gradNorm! > config.maxGradNorm!, `step ${m.step}: gradNorm ${m.values.gradNorm} ≤ ${config.maxGradNorm}`);
     // The steps compared are real updates: rewards vary within groups, so advantages are not all zero.

@@ -9,6 +9,7 @@
  * (../algorithms/dynamic-sampling.ts). Where verl raises when the batches run out, this returns
  * the groups it found and the trainer warns.
  */
+import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import { filterGroups } from '../algorithms/index.ts';
 import { splitSeed } from '../envs/split.ts';
@@ -77,7 +78,7 @@ export async function collectIteration(options: CollectIterationOptions): Promis
     const trainable = result.trajectories.filter((t) => t.lossMask.some((m) => m === 1));
     if (dynamicSampling) {
       const filtered = filterGroups({ groupIds: trainable.map((t) => t.groupId), rewards: trainable.map((t) => t.totalReward) });
-      kept.push(...filtered.kept.map((i) => trainable[i]!));
+      kept.push(...filtered.kept.map((i) => at(trainable, i, 'trainable trajectories')));
       keptGroups += filtered.keptGroups;
     } else {
       kept.push(...trainable);

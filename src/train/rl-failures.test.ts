@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NonFiniteError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
@@ -46,9 +47,9 @@ test('warnings: an iteration that trains on no tokens, and one where every actio
     config: { algo: 'dapo', iterations: 1, tasksPerIteration: 2, groupSize: 2, maxGenerationBatches: 2, maxTurns: 1, maxNewTokens: 8, validateEvery: 0, validationEpisodes: 2, seed: 1 },
     onWarning: (warning) => void warnings.push(warning),
   });
-  assert.equal(result.history[0]!.trained, 0);
-  assert.equal(result.history[0]!.trainedTokens, 0);
-  assert.equal(result.history[0]!.invalidActionRate, 1);
+  assert.equal(at(result.history, 0).trained, 0);
+  assert.equal(at(result.history, 0).trainedTokens, 0);
+  assert.equal(at(result.history, 0).invalidActionRate, 1);
   const kinds = warnings.map((w) => w.kind).sort();
   assert.deepEqual(kinds, ['all-actions-invalid', 'dynamic-sampling-short', 'no-trained-tokens']);
   for (const warning of warnings) assert.equal(warning.iteration, 1);

@@ -7,6 +7,7 @@
  * that is not throws `NonFiniteError`, before the iteration reaches `onIteration`.
  */
 import { NonFiniteError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
 import { rlLoss, turnLevelAdvantages, type CreditEpisode, type CreditTurn } from '../algorithms/index.ts';
@@ -66,7 +67,7 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     const order = rng.shuffle(samples.map((_, i) => i));
     for (let start = 0; start < order.length; start += config.minibatchSize) {
-      const batch = order.slice(start, start + config.minibatchSize).map((i) => samples[i]!);
+      const batch = order.slice(start, start + config.minibatchSize).map((i) => at(samples, i, 'samples'));
       const tokenLoss = rlLoss({
         oldLogprobs: batch.map((b) => b.oldLogprobs),
         refLogprobs: klInLoss ? batch.map((b) => b.refLogprobs!) : undefined,
@@ -148,7 +149,7 @@ async function tokenLevelSamples(
     lossMask: t.lossMask,
     oldLogprobs: t.logprobs,
     refLogprobs: refLogprobs?.[i],
-    advantages: advantages[i]!,
+    advantages: at(advantages, i, 'advantages'),
     returns: returns?.[i],
     oldValues: values?.[i],
   }));
@@ -175,12 +176,12 @@ export async function turnLevelSamples(
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const creditTurns: CreditTurn[][] = trajectories.map(() => []);
   turns.forEach(({ trajectory, segment, e }, i) => {
-    const turn: CreditTurn = { reward: trajectory.turns[segment.turn]!.reward };
-    if (values) turn.value = values[i]![Math.max(0, segment.lossMask.indexOf(1))]!;
-    if (refLogprobs) turn.kl = { logprobs: segment.logprobs, refLogprobs: refLogprobs[i]!, lossMask: segment.lossMask };
-    creditTurns[e]!.push(turn);
+    const turn: CreditTurn = { reward: at(trajectory.turns, segment.turn, 'turns').reward };
+    if (values) turn.value = at(at(values, i, 'values'), Math.max(0, segment.lossMask.indexOf(1)), 'segment values');
+    if (refLogprobs) turn.kl = { logprobs: segment.logprobs, refLogprobs: at(refLogprobs, i, 'reference log-probs'), lossMask: segment.lossMask };
+    at(creditTurns, e, 'episodes').push(turn);
   });
-  const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({ groupId: trajectory.groupId, turns: creditTurns[e]! }));
+  const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({ groupId: trajectory.groupId, turns: at(creditTurns, e, 'episodes') }));
   const { advantages, returns, rewardKl } = turnLevelAdvantages(episodes, {
     estimator: preset.advantage,
     gamma: config.gamma,
@@ -195,8 +196,8 @@ export async function turnLevelSamples(
       lossMask: segment.lossMask,
       oldLogprobs: segment.logprobs,
       refLogprobs: refLogprobs?.[i],
-      advantages: broadcast(advantages[e]![k]!),
-      returns: returns ? broadcast(returns[e]![k]!) : undefined,
+      advantages: broadcast(at(at(advantages, e, 'episode advantages'), k, 'turn advantages')),
+      returns: returns ? broadcast(at(at(returns, e, 'episode returns'), k, 'turn returns')) : undefined,
       oldValues: values?.[i],
     };
   });

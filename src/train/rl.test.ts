@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { effectivePreset, rlConfigSchema, runRl } from './rl.ts';
+import { at } from '../core/indexing.ts';
 
 for (const algo of ['grpo', 'ppo'] as const) {
   test(`learning smoke test (${algo} on the bandit): loss finite, every parameter moves, reward rises`, async () => {
@@ -31,8 +32,8 @@ for (const algo of ['grpo', 'ppo'] as const) {
       const moved = tensor.data.some((x, i) => x !== after.get(name)!.data[i]);
       assert.ok(moved, `parameter ${name} did not move`);
     }
-    const early = (result.history[0]!.success + result.history[1]!.success) / 2;
-    const late = (result.history[8]!.success + result.history[9]!.success) / 2;
+    const early = (at(result.history, 0).success + at(result.history, 1).success) / 2;
+    const late = (at(result.history, 8).success + at(result.history, 9).success) / 2;
     assert.ok(late > early + 0.15, `better-arm rate ${early.toFixed(2)} → ${late.toFixed(2)} (iterations 1–2 vs 9–10)`);
   });
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
 import { TransformerModel } from '../model/model.ts';
@@ -26,7 +27,7 @@ test('run recorder: each iteration also records response length and reward sprea
     await recorder.hooks().onTrajectories!([episode('a', 1, 4), episode('a', 0, 6), episode('b', 1, 2), episode('b', 1, 8)], 1);
     const metrics = { iteration: 1, reward: 0.75, success: 0.75 } as IterationMetrics;
     const recorded = await recorder.commit(new BuiltinPolicy({ model }), metrics, { iteration: 1, rngState: new Rng(1).state() });
-    const stored = store.metrics(run.id)[0]!.values;
+    const stored = at(store.metrics(run.id), 0).values;
     assert.deepEqual(
       { responseLength: stored.responseLength, responseLengthMax: stored.responseLengthMax, sampledTokens: stored.sampledTokens, rewardStdWithinGroup: stored.rewardStdWithinGroup, uniformRewardGroupFraction: stored.uniformRewardGroupFraction },
       { responseLength: 5, responseLengthMax: 8, sampledTokens: 20, rewardStdWithinGroup: 0.25, uniformRewardGroupFraction: 0.5 },

@@ -6,6 +6,7 @@
  * weights, AdamW moments and step counter — and the RNG) in ONE transaction. A process killed mid-iteration therefore loses that iteration and nothing else,
  * and `loadResumePoint` finds the state to continue from.
  */
+import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import { tokenPieces } from '../chat/token-text.ts';
@@ -45,7 +46,7 @@ export class RunRecorder {
         this.advantages = new Map();
       },
       onAdvantages: (trajectories, advantages) => {
-        trajectories.forEach((t, i) => this.advantages.set(t, advantages[i]!));
+        trajectories.forEach((t, i) => this.advantages.set(t, at(advantages, i, 'advantages')));
       },
     };
   }

@@ -10,6 +10,7 @@ import { computeAdvantages } from './advantages.ts';
 import { algorithmPresets } from './algorithm-presets.ts';
 import { runRl } from './rl.ts';
 import { policySolver } from './self-play.ts';
+import { at } from '../core/indexing.ts';
 
 const proposal = '<answer>{"program": "function f(x) { return x % 2; }", "input": 3}</answer>';
 
@@ -30,16 +31,16 @@ test('absolute zero with one policy: it proposes, its own samples rate the task,
   });
   for (const trajectory of trajectories) {
     assert.equal(trajectory.turns.length, 2, 'propose, then solve');
-    const learnability = trajectory.turns[0]!.reward;
+    const learnability = at(trajectory.turns, 0).reward;
     assert.ok(Math.abs(learnability - 1 / 3) < 1e-12 || Math.abs(learnability - 2 / 3) < 1e-12, `its own 3 samples solve 1 or 2: learnability ${learnability}`);
   }
-  const solved = trajectories.map((trajectory) => trajectory.turns[1]!.reward);
+  const solved = trajectories.map((trajectory) => at(trajectory.turns, 1).reward);
   assert.ok(solved.includes(1) && solved.includes(0), `solve rewards ${solved}`);
   const samples = trajectories.map((t) => ({ lossMask: t.lossMask, tokenRewards: t.tokenRewards, groupId: t.groupId, oldLogprobs: t.logprobs }));
   const { advantages } = computeAdvantages(samples, algorithmPresets.grpo, { gamma: 1, lambda: 1 });
   for (const [i, trajectory] of trajectories.entries()) {
     if (trajectories.filter((t) => t.groupId === trajectory.groupId).every((t) => t.totalReward === trajectory.totalReward)) continue;
-    for (const turn of trajectory.turns) assert.notEqual(advantages[i]![turn.start], 0, 'both roles are trained');
+    for (const turn of trajectory.turns) assert.notEqual(at(advantages, i)[turn.start], 0, 'both roles are trained');
   }
 });
 
@@ -58,6 +59,6 @@ test('absolute zero trains end to end with runRl (GRPO), the built-in model prop
     config: { algo: 'grpo', iterations: 1, tasksPerIteration: 2, groupSize: 2, maxTurns: 2, maxNewTokens: 24, validateEvery: 0, validationEpisodes: 2 },
   });
   assert.equal(history.length, 1);
-  assert.equal(history[0]!.episodes, 4);
-  assert.ok(Number.isFinite(history[0]!.loss) || history[0]!.trained === 0);
+  assert.equal(at(history, 0).episodes, 4);
+  assert.ok(Number.isFinite(at(history, 0).loss) || at(history, 0).trained === 0);
 });

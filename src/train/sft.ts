@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Message } from '../core/types.ts';
 import { sftLoss } from '../algorithms/index.ts';
@@ -92,9 +93,10 @@ export async function heldOutLoss(policy: Pick<TrainablePolicy, 'logprobs'>, exa
     const batch = examples.slice(start, start + batchSize);
     const logprobs = await policy.logprobs({ sequences: batch.map((e) => e.tokens) });
     batch.forEach((example, i) => {
+      const scored = at(logprobs, i, 'scored sequences');
       example.mask.forEach((m, t) => {
         if (m === 1 && t > 0) {
-          total -= logprobs[i]![t]!;
+          total -= at(scored, t, 'token log-probs');
           count++;
         }
       });
@@ -122,7 +124,8 @@ export async function runSft(options: {
     const batch: SftExample[] = [];
     while (batch.length < config.batchSize) {
       if (order.length === 0) order = rng.shuffle(train.map((_, i) => i));
-      batch.push(train[order.pop()!]!);
+      // Never empty here (refilled above): -1 would throw IndexOutOfRangeError.
+      batch.push(at(train, order.pop() ?? -1, 'training examples'));
     }
     return batch;
   };

@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory, TrajectorySegment } from '../core/types.ts';
 import type { TokenBatch } from '../policy/types.ts';
@@ -34,7 +35,7 @@ function seededTurnBatch(seed = 19): Trajectory[] {
         const lossMask = tokens.map((_, t) => (t < prompt ? 0 : 1));
         const logprobs = lossMask.map((m) => (m === 1 ? -3 * rng.next() : 0));
         segments.push({ turn: k, tokens, lossMask, logprobs });
-        const reward = groupId === 'uniform' ? (k === turnCount - 1 ? 1 : 0) : rewardsChoice[rng.int(rewardsChoice.length)]!;
+        const reward = groupId === 'uniform' ? (k === turnCount - 1 ? 1 : 0) : at(rewardsChoice, rng.int(rewardsChoice.length));
         turns.push({ start: 0, end: 0, reward, action: '', observation: '', invalidAction: false });
       }
       const totalReward = turns.reduce((sum, turn) => sum + turn.reward, 0);
