@@ -24,8 +24,8 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
       }
       if (data.kind === 'filler') return formatAnswer('ok');
       if (!data.memoryTools) return formatAnswer(randomCode(rng, data.codeDigits));
-      const found = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '');
-      return found === null ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(found[1]!);
+      const code = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '')?.[1];
+      return code === undefined ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(code);
     },
     () => formatAnswer('ok'),
   );
