@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { at } from '../core/indexing.ts';
 import { RunStore } from '../store/run-store.ts';
 import { syntheticTrajectory } from '../store/test-data.ts';
 import { startDashboard } from './server.ts';
@@ -49,7 +50,7 @@ test('dashboard API: the trajectory list is paged and filtered by step, reward a
     assert.equal(first.total, 120);
     assert.deepEqual(first.items.map((t) => `${t.step}/${t.index}`), ['1/0', '1/1', '1/2', '1/3', '2/0', '2/1', '2/2', '2/3', '3/0', '3/1']);
     const third = (await (await get('/api/runs/1/trajectories?limit=10&offset=20')).json()) as Page;
-    assert.deepEqual([third.offset, third.items[0]!.step], [20, 6]);
+    assert.deepEqual([third.offset, at(third.items, 0, 'page items').step], [20, 6]);
     const failures = (await (await get('/api/runs/1/trajectories?step=7&success=false')).json()) as Page;
     assert.deepEqual(failures.items.map((t) => [t.step, t.index, t.success]), [[7, 1, false], [7, 3, false]]);
     const rewarded = (await (await get('/api/runs/1/trajectories?minReward=0.5&limit=500')).json()) as Page;
@@ -57,7 +58,7 @@ test('dashboard API: the trajectory list is paged and filtered by step, reward a
     assert.ok(rewarded.items.every((t) => t.totalReward === 1));
     const group = (await (await get('/api/runs/1/groups/7/task-7-1')).json()) as { index: number; tokens: number[] }[];
     assert.deepEqual(group.map((t) => t.index), [2, 3]);
-    assert.equal(group[0]!.tokens.length, 8);
+    assert.equal(at(group, 0, 'group').tokens.length, 8);
     assert.equal((await get('/api/runs/1/groups/7/no-such-group')).status, 404);
   });
 });

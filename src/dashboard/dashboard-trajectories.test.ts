@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../core/indexing.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { syntheticTrajectory } from '../store/test-data.ts';
 import { screenshot, twoTurnTrajectory, withDashboardSession } from './dashboard-test-fixture.ts';
@@ -39,9 +40,9 @@ test('dashboard trajectories in headless chromium: tokens coloured by mask and a
     const negative = tokens.filter((t) => t.mask === '1' && Number(t.advantage) < 0);
     assert.ok(masked.length > 0 && positive.length > 0 && negative.length > 0);
     assert.ok(masked.every((t) => t.background === 'rgba(0, 0, 0, 0)' && /masked/.test(t.className)), 'masked tokens have no highlight');
-    assert.ok(positive.every((t) => /^rgba\(0, 114, 178, /.test(t.background)), `positive advantage is Okabe-Ito blue: ${positive[0]!.background}`);
-    assert.ok(negative.every((t) => /^rgba\(213, 94, 0, /.test(t.background)), `negative advantage is Okabe-Ito vermillion: ${negative[0]!.background}`);
-    assert.notEqual(masked[0]!.color, positive[0]!.color, 'masked text is dimmed');
+    assert.ok(positive.every((t) => /^rgba\(0, 114, 178, /.test(t.background)), `positive advantage is Okabe-Ito blue: ${at(positive, 0, 'positive tokens').background}`);
+    assert.ok(negative.every((t) => /^rgba\(213, 94, 0, /.test(t.background)), `negative advantage is Okabe-Ito vermillion: ${at(negative, 0, 'negative tokens').background}`);
+    assert.notEqual(at(masked, 0, 'masked tokens').color, at(positive, 0, 'positive tokens').color, 'masked text is dimmed');
     assert.match(await page.locator('#trajectory-view .turn[data-turn="2"] h4').innerText(), /turn 2 · reward 1 · action "Right"/);
 
     // The list: 58 episodes, 20 a page; next page; filters by step and success.

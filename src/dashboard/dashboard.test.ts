@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
+import { at } from '../core/indexing.ts';
 import type { RunStore } from '../store/run-store.ts';
 import { screenshot, twoTurnTrajectory, withDashboardSession } from './dashboard-test-fixture.ts';
 
@@ -27,9 +28,14 @@ function twoRuns(store: RunStore): void {
 }
 
 type Plotted = { run: string; steps: number[]; xs: number[]; raw: (number | null)[]; smoothed: (number | null)[] }[];
-const plotted = (page: Page, metric: string) => page.evaluate((key) => (globalThis as any).agentrlDashboard.plotted(key), metric) as Promise<Plotted | null>;
+/** The series charted for `metric` (the chart must exist). */
+async function plotted(page: Page, metric: string): Promise<Plotted> {
+  const series = (await page.evaluate((key) => (globalThis as any).agentrlDashboard.plotted(key), metric)) as Plotted | null;
+  assert.ok(series !== null, `a chart of ${metric}`);
+  return series;
+}
 const geometry = (page: Page, metric: string, x: number) =>
-  page.evaluate(([key, at]) => (globalThis as any).agentrlDashboard.geometry(key, at), [metric, x] as const) as Promise<{ left: number; top: number; xMin: number; xMax: number; yDistribution: number }>;
+  page.evaluate(([key, xValue]) => (globalThis as any).agentrlDashboard.geometry(key, xValue), [metric, x] as const) as Promise<{ left: number; top: number; xMin: number; xMax: number; yDistribution: number }>;
 const swatchColours = (page: Page) =>
   page.locator('#run-table tbody tr').evaluateAll((rows) => Object.fromEntries(rows.map((r) => [r.getAttribute('data-run'), (r.querySelector('.swatch') as any).style.background])));
 
@@ -52,11 +58,11 @@ test('dashboard charts in headless chromium: every recorded metric in the picker
     assert.match(page.url(), /metrics=[^&]*learningRate/);
 
     // The reward chart overlays both runs, each with exactly its recorded points.
-    const reward = (await plotted(page, 'reward'))!;
+    const reward = await plotted(page, 'reward');
     assert.deepEqual(reward.map((s) => s.run), ['bandit-ppo-2', 'bandit-grpo-1']);
-    assert.deepEqual(reward[1]!.steps, [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(reward[1]!.raw, rewardsA);
-    assert.deepEqual(reward[0]!.raw, rewardsB);
+    assert.deepEqual(at(reward, 1, 'reward series').steps, [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(at(reward, 1, 'reward series').raw, rewardsA);
+    assert.deepEqual(at(reward, 0, 'reward series').raw, rewardsB);
     assert.equal(await page.locator('[data-metric="reward"] canvas').count(), 1);
 
     // The tooltip at step 2 lists both runs with their values at that step.
@@ -83,21 +89,22 @@ test('dashboard charts in headless chromium: every recorded metric in the picker
     // Log scale: y on a log axis; values ≤ 0 (run B's KL is 0) cannot be drawn there and are left out.
     await page.locator('#log-scale').check();
     assert.equal((await geometry(page, 'kl', 3)).yDistribution, 3);
-    const kl = (await plotted(page, 'kl'))!;
-    assert.deepEqual(kl[0]!.raw, [null, null, null]);
-    assert.deepEqual(kl[1]!.raw, [null, 0.01, 0.02, 0.03, 0.04, 0.05]);
+    const kl = await plotted(page, 'kl');
+    assert.deepEqual(at(kl, 0, 'kl series').raw, [null, null, null]);
+    assert.deepEqual(at(kl, 1, 'kl series').raw, [null, 0.01, 0.02, 0.03, 0.04, 0.05]);
     assert.match(page.url(), /log=1/);
     await page.locator('#log-scale').uncheck();
 
     // Smoothing: the smoothed line is TensorBoard's debiased EMA of the raw values.
     await page.locator('#smoothing').fill('0.5');
-    const smoothed = (await plotted(page, 'reward'))![1]!.smoothed;
-    assert.ok(Math.abs(smoothed[1]! - (0.5 * 0.5 * 0.125 + 0.5 * 0.25) / 0.75) < 1e-12, `debiased EMA: ${smoothed[1]}`);
+    const smoothed = at(await plotted(page, 'reward'), 1, 'reward series').smoothed;
+    const secondSmoothed = at(smoothed, 1, 'smoothed reward');
+    assert.ok(secondSmoothed !== null && Math.abs(secondSmoothed - (0.5 * 0.5 * 0.125 + 0.5 * 0.25) / 0.75) < 1e-12, `debiased EMA: ${secondSmoothed}`);
     assert.equal(smoothed[0], 0.125);
 
     // Token axis: x is the cumulative token count.
     await page.selectOption('#x-axis', 'tokens');
-    assert.deepEqual((await plotted(page, 'reward'))![1]!.xs, [100, 300, 600, 1000, 1500, 2100]);
+    assert.deepEqual(at(await plotted(page, 'reward'), 1, 'reward series').xs, [100, 300, 600, 1000, 1500, 2100]);
     assert.match(page.url(), /x=tokens/);
 
     // Held-out evaluations and checkpoints are shown.
@@ -138,7 +145,7 @@ test('dashboard live updates: new steps arrive by ?after=N and extend the charts
     const after = await swatchColours(page);
     assert.equal(after['bandit-grpo-1'], colours['bandit-grpo-1']);
     assert.equal(after['bandit-ppo-2'], colours['bandit-ppo-2']);
-    assert.ok(!Object.values(colours).includes(after['bandit-rloo-3']!));
+    assert.ok(!Object.values(colours).includes(after['bandit-rloo-3']));
     assert.equal(await page.locator('#run-table tr[data-run="bandit-rloo-3"] input').isChecked(), false);
     assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.id), 'metric-filter');
     assert.deepEqual(errors, []);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parquetMetadata, parquetReadObjects, parquetSchema as readSchema } from 'hyparquet';
+import { at } from '../core/indexing.ts';
 import { exportRow, exportTrajectories } from './export.ts';
 import { RunStore } from './run-store.ts';
 import { syntheticStep } from './test-data.ts';
@@ -24,12 +25,12 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
     const expected = records.map((t, i) => exportRow(run, i === 5 ? { ...t, advantages: null } : t));
     const trajectories = records.map((t, i) => (i === 5 ? { ...t, advantages: null } : t));
 
-    const first = expected[0]!;
+    const first = at(expected, 0, 'export rows');
     assert.equal(first.data_source, 'agentrl/bandit');
     assert.deepEqual(first.prompt, [{ role: 'user', content: 'observation 1' }]);
     assert.deepEqual(first.completion, [{ role: 'assistant', content: 'action 1.0' }]);
     assert.equal(first.input_ids.length, 24);
-    assert.deepEqual(first.loss_mask, records[0]!.lossMask);
+    assert.deepEqual(first.loss_mask, at(records, 0, 'trajectories').lossMask);
 
     const jsonl = join(dir, 'out.jsonl');
     const progress: number[] = [];

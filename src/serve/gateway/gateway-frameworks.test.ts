@@ -11,6 +11,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
+import { at } from '../../core/indexing.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { makeBanditEnv } from '../../train/bandit-test-fixture.ts';
@@ -51,7 +52,7 @@ async function openAiAgent(run: AgentRun): Promise<string> {
     ],
     max_tokens: 12,
   });
-  return completion.choices[0]!.message.content ?? '';
+  return at(completion.choices, 0, 'choices').message.content ?? '';
 }
 
 async function trainThroughGateway(agent: (run: AgentRun) => Promise<string>, modelSeed: number): Promise<number[]> {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chatStopTokens, renderGenerationPrompt } from '../../chat/chat-template.ts';
+import { at } from '../../core/indexing.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { startGateway, type Gateway } from './gateway.ts';
@@ -42,14 +43,14 @@ describe('the gateway streams a built-in sampler token by token (tiny built-in m
 
   test(`a streamed reply of ${TOKENS} tokens arrives spread over the generation, and the recorded call is what the model sampled`, async (t) => {
     const timing = await timedStream(gateway, 'streamed');
-    const distinct = new Set(timing.contentAt.map((at) => Math.round(at))).size;
-    const first = timing.contentAt[0]!;
+    const distinct = new Set(timing.contentAt.map((arrivalMs) => Math.round(arrivalMs))).size;
+    const first = at(timing.contentAt, 0, 'content arrivals');
     const report = `${timing.contentAt.length} content chunks, first at ${first.toFixed(0)} ms, done at ${timing.doneAt.toFixed(0)} ms, ${distinct} distinct arrival ms`;
     t.diagnostic(report);
     assert.ok(timing.contentAt.length >= 32, report);
     assert.ok(distinct >= 4, report);
     assert.ok(first < timing.doneAt / 2, report);
-    assert.ok(timing.contentAt[Math.floor(timing.contentAt.length / 2)]! < 0.75 * timing.doneAt, report);
+    assert.ok(at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt, report);
 
     const [call] = gateway.finishSession('streamed')!.calls;
     const prompt = renderGenerationPrompt(question).tokens;

@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import OpenAI from 'openai';
+import { at } from '../../core/indexing.ts';
 import type { Trajectory } from '../../core/types.ts';
 import type { GeneratedRow } from '../../model/generate.ts';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
@@ -59,7 +60,7 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
           agent: async (run) => {
             const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey, defaultHeaders: run.headers, maxRetries: 0 });
             const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something.' }], max_tokens: 8 });
-            return completion.choices[0]!.message.content ?? '';
+            return at(completion.choices, 0, 'choices').message.content ?? '';
           },
           reward: ({ output, sample }) => (output.length + sample) % 3, // any spread, so the group has an advantage
           onCollected: ({ trajectories }) => collected.push(...trajectories),
@@ -77,7 +78,7 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
         row.logprobs.forEach((logprob, i) => {
           // Servers leave the final stop token out of `logprobs`; OpenAIPolicy gives it 0.
           const expected = i === row.tokens.length - 1 && row.tokens[i] === end ? 0 : logprob;
-          assert.ok(Math.abs(logprobs[i]! - expected) < 1e-5, `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`);
+          assert.ok(Math.abs(at(logprobs, i, 'recorded logprobs') - expected) < 1e-5, `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`);
         });
       }
       assert.equal(result.history.length, 1);

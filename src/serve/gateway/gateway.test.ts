@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
+import { at } from '../../core/indexing.ts';
 import type { Message } from '../../core/types.ts';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
@@ -55,17 +56,23 @@ function assertOpenAiError(answer: { status: number; json: any }, status: number
   if (code !== undefined) assert.equal(answer.json.error.code, code);
 }
 
-describe('training gateway (real HTTP, scripted sampler)', () => {
-  let gateway: Gateway;
-  const policy = sampler((context) => `echo ${lastUser(context)}`);
+/** A gateway over a sampler that echoes the last user message, for the tests of one describe: started before them, closed after. */
+function echoGatewayDuringSuite(): { gateway: Gateway } {
+  const suite = {} as { gateway: Gateway };
   before(async () => {
-    gateway = await startGateway({ sampler: policy });
+    suite.gateway = await startGateway({ sampler: sampler((context) => `echo ${lastUser(context)}`) });
   });
   after(async () => {
-    await gateway.close();
+    await suite.gateway.close();
   });
+  return suite;
+}
+
+describe('training gateway (real HTTP, scripted sampler): sessions and what a call records', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('the session comes from the x-session-id header, the model name agentrl/<id> or the user field', async () => {
+    const { gateway } = suite;
     const viaHeader = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'by-header' } });
     const plain = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused' });
     await viaHeader.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a' }] });
@@ -74,7 +81,7 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
     for (const [id, content] of [['by-header', 'a'], ['by-model', 'b'], ['by-user', 'c']] as const) {
       const finished = gateway.finishSession(id)!;
       assert.equal(finished.calls.length, 1, id);
-      assert.equal(finished.calls[0]!.messages[0]!.content, content);
+      assert.equal(at(at(finished.calls, 0, 'calls').messages, 0, 'messages').content, content);
     }
     const missing = await post(`${gateway.baseURL}/chat/completions`, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] });
     assertOpenAiError(missing, 400, 'missing_session_id');
@@ -82,10 +89,11 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
   });
 
   test('each call records the exact prompt ids, the sampled ids and their log-probs (plain and streamed)', async () => {
+    const { gateway } = suite;
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'exact' } });
     const messages: Message[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }];
     const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] });
-    const reply = first.choices[0]!.message.content!;
+    const reply = at(first.choices, 0, 'choices').message.content!;
     assert.equal(reply, 'echo hi');
     const stream = await client.chat.completions.create({
       model: 'm',
@@ -96,17 +104,19 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
     for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? '';
     assert.equal(streamed, 'echo again');
     const finished = gateway.finishSession('exact')!;
-    const [one, two] = finished.calls;
-    assert.deepEqual(one!.prompt, renderGenerationPrompt(messages).tokens);
-    assert.deepEqual(one!.tokens, [...byteTokenizer.encode('echo hi'), end]);
-    assert.deepEqual(one!.logprobs, one!.tokens.map(() => -0.25));
-    assert.deepEqual(two!.prompt, renderGenerationPrompt([...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'again' }]).tokens);
-    assert.deepEqual(two!.tokens, [...byteTokenizer.encode('echo again'), end]);
+    const one = at(finished.calls, 0, 'calls');
+    const two = at(finished.calls, 1, 'calls');
+    assert.deepEqual(one.prompt, renderGenerationPrompt(messages).tokens);
+    assert.deepEqual(one.tokens, [...byteTokenizer.encode('echo hi'), end]);
+    assert.deepEqual(one.logprobs, one.tokens.map(() => -0.25));
+    assert.deepEqual(two.prompt, renderGenerationPrompt([...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'again' }]).tokens);
+    assert.deepEqual(two.tokens, [...byteTokenizer.encode('echo again'), end]);
     assert.deepEqual(finished.messages.at(-1), { role: 'assistant', content: 'echo again' });
-    assert.equal(two!.prompt.slice(0, one!.prompt.length + one!.tokens.length).join(), [...one!.prompt, ...one!.tokens].join(), 'the second prompt extends the first call');
+    assert.equal(two.prompt.slice(0, one.prompt.length + one.tokens.length).join(), [...one.prompt, ...one.tokens].join(), 'the second prompt extends the first call');
   });
 
   test('a client that rewrites history breaks the prefix; the break is counted', async () => {
+    const { gateway } = suite;
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'rewrite' } });
     const before = gateway.metrics().prefixBreaks;
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'one' }] });
@@ -116,8 +126,13 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
     gateway.finishSession('rewrite');
     assert.equal(gateway.metrics().prefixBreaks, before + 1);
   });
+});
+
+describe('training gateway (real HTTP, scripted sampler): errors, tools and posted rewards', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('malformed requests get OpenAI-shaped errors and record nothing', async () => {
+    const { gateway } = suite;
     const url = `${gateway.baseURL}/chat/completions`;
     const session = { 'x-session-id': 'malformed' };
     assertOpenAiError(await post(url, '{not json', session), 400);
@@ -137,14 +152,15 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
       const client = new OpenAI({ baseURL: toolGateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'tools' } });
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'add one' }];
       const first = await client.chat.completions.create({ model: 'm', messages, tools });
-      const call = first.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
-      assert.equal(first.choices[0]!.finish_reason, 'tool_calls');
+      const choice = at(first.choices, 0, 'choices');
+      const call = at(choice.message.tool_calls ?? [], 0, 'tool calls') as OpenAI.ChatCompletionMessageFunctionToolCall;
+      assert.equal(choice.finish_reason, 'tool_calls');
       assert.deepEqual([call.function.name, JSON.parse(call.function.arguments)], ['add', { a: 1 }]);
-      messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '1' });
+      messages.push(choice.message, { role: 'tool', tool_call_id: call.id, content: '1' });
       const second = await client.chat.completions.create({ model: 'm', messages, tools });
-      assert.equal(second.choices[0]!.message.content, 'done');
+      assert.equal(at(second.choices, 0, 'choices').message.content, 'done');
       const finished = toolGateway.finishSession('tools')!;
-      assert.deepEqual(finished.calls[0]!.prompt, renderGenerationPrompt(withToolsPrompt([{ role: 'user', content: 'add one' }], tools as never)).tokens);
+      assert.deepEqual(at(finished.calls, 0, 'calls').prompt, renderGenerationPrompt(withToolsPrompt([{ role: 'user', content: 'add one' }], tools as never)).tokens);
       assert.equal(toolGateway.metrics().prefixBreaks, 0, 'the re-rendered tool call is the sampled ids');
     } finally {
       await toolGateway.close();
@@ -152,6 +168,7 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
   });
 
   test('a reward posted to /v1/sessions/{id}/reward scores a client-opened session', async () => {
+    const { gateway } = suite;
     const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'posted' } });
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'z' }] });
     assertOpenAiError(await post(`${gateway.baseURL}/sessions/posted/reward`, { reward: 'high' }), 400);
@@ -162,8 +179,13 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
     assert.deepEqual(taken.map((session) => [session.id, session.reward?.reward, session.calls.length]), [['posted', 0.5, 1]]);
     assertOpenAiError(await post(`${gateway.baseURL}/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'late' }] }, { 'x-session-id': 'posted' }), 409, 'session_ended');
   });
+});
+
+describe('training gateway (real HTTP, scripted sampler): concurrent sessions', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('64 concurrent sessions of 3 calls each never mix', async () => {
+    const { gateway } = suite;
     const sessions = Array.from({ length: 64 }, (_, i) => `s${i}`);
     await Promise.all(
       sessions.map(async (id) => {
@@ -172,8 +194,9 @@ describe('training gateway (real HTTP, scripted sampler)', () => {
         for (let turn = 0; turn < 3; turn++) {
           messages.push({ role: 'user', content: `${id}/${turn}` });
           const completion = await client.chat.completions.create({ model: 'm', messages });
-          assert.equal(completion.choices[0]!.message.content, `echo ${id}/${turn}`);
-          messages.push({ role: 'assistant', content: completion.choices[0]!.message.content });
+          const { content } = at(completion.choices, 0, 'choices').message;
+          assert.equal(content, `echo ${id}/${turn}`);
+          messages.push({ role: 'assistant', content });
         }
       }),
     );
@@ -240,7 +263,7 @@ describe('gatewayCollect', () => {
         agent: async (run) => {
           const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey, defaultHeaders: run.headers });
           const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', temperature: 0, max_tokens: 100, messages: [{ role: 'user', content: `${run.seed}` }] });
-          return completion.choices[0]!.message.content!;
+          return at(completion.choices, 0, 'choices').message.content!;
         },
         reward: ({ output, messages, seed }) => (output === `r${seed}` && messages.at(-1)!.content === output ? 1 : 0),
       });

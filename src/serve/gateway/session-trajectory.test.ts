@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { joinCalls, sessionTrajectory, type RecordedCall } from './session-trajectory.ts';
 
 function call(prompt: number[], tokens: number[], logprob = -0.5): RecordedCall {
@@ -32,7 +33,7 @@ describe('joinCalls: a session’s calls → segments by exact prefix continuati
     const trajectory = sessionTrajectory([call([1, 2], [3]), call([7], [8, 9])], { reward: 0.75, success: true, groupId: 'g', seed: 4 });
     assert.equal(trajectory.totalReward, 0.75);
     assert.equal(trajectory.turns.at(-1)!.reward, 0.75);
-    assert.equal(trajectory.turns[0]!.reward, 0);
+    assert.equal(at(trajectory.turns, 0, 'turns').reward, 0);
     assert.equal(trajectory.tokens.length, trajectory.lossMask.length);
     assert.equal(trajectory.tokenRewards[trajectory.turns.at(-1)!.end - 1], 0.75);
     assert.equal(trajectory.segments!.length, 2);

@@ -4,8 +4,10 @@ import OpenAI from 'openai';
 import type { ChatFormat } from '../../chat/chat-format.ts';
 import { jinjaChatFormat } from '../../chat/jinja-chat-format.ts';
 import { tinyChatmlFormat, tinyChatmlTemplate } from '../../chat/tiny-chatml.ts';
+import { at } from '../../core/indexing.ts';
 import type { TokenGenerator } from './batcher.ts';
 import { startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { readToolCallStream } from './streaming-test-fixture.ts';
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 
@@ -19,24 +21,6 @@ function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): 
       tokens.forEach((token) => options.onToken(row, token, -0.5));
       return { tokens, logprobs: tokens.map(() => -0.5), text: reply, finishReason: tokens.at(-1) === 2 ? 'stop' : 'length' };
     });
-}
-
-/** The tool calls a streamed chat completion adds up to, and its content. */
-async function readStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<{ content: string; calls: [string | undefined, unknown][]; finish: string | null }> {
-  const calls: { name?: string; arguments: string }[] = [];
-  let content = '';
-  let finish: string | null = null;
-  for await (const chunk of stream) {
-    const delta = chunk.choices[0]?.delta;
-    content += delta?.content ?? '';
-    for (const part of delta?.tool_calls ?? []) {
-      calls[part.index] ??= { arguments: '' };
-      calls[part.index]!.name ??= part.function?.name;
-      calls[part.index]!.arguments += part.function?.arguments ?? '';
-    }
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
-  return { content, calls: calls.map((call) => [call.name, JSON.parse(call.arguments)]), finish };
 }
 
 function functionCalls(message: OpenAI.Chat.Completions.ChatCompletionMessage): [string, unknown][] {
@@ -60,7 +44,7 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
     const completion = await openai.chat.completions.create({ model: 'smol', messages, tools: [weatherTool] });
     assert.deepEqual(prompts.at(-1), format.render(messages, { tools: [weatherTool], addGenerationPrompt: true }).tokens);
     assert.match(format.tokenizer.decode(prompts.at(-1)!), /^<\|im_start\|>system\nYou can call these tools:\n<tools>\n\{"name": "get_weather"[\s\S]*<\|im_start\|>assistant\n$/);
-    const choice = completion.choices[0]!;
+    const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, null);
     assert.deepEqual(functionCalls(choice.message), [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Oslo' }]]);
@@ -69,7 +53,7 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
   });
 
   test('streamed: the block is held back, then both calls arrive as tool_calls deltas', async () => {
-    const streamed = await readStream(await openai.chat.completions.create({ model: 'smol', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
+    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'smol', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
     assert.deepEqual(streamed, { content: '', calls: [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Oslo' }]], finish: 'tool_calls' });
   });
 
@@ -83,8 +67,9 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
     const text = format.tokenizer.decode(prompts.at(-1)!);
     assert.match(text, /<\|im_start\|>assistant\n<tool_call>\[\{"name": "get_weather", "arguments": \{"city": "Paris"\}\}\]<\/tool_call><\|im_end\|>\n<\|im_start\|>tool\nsunny<\|im_end\|>\n<\|im_start\|>assistant\n$/);
     const plain = await openai.chat.completions.create({ model: 'smol', messages: [{ role: 'user', content: 'x' }] });
-    assert.equal(plain.choices[0]!.message.content, reply);
-    assert.equal(plain.choices[0]!.finish_reason, 'stop');
+    const plainChoice = at(plain.choices, 0, 'choices');
+    assert.equal(plainChoice.message.content, reply);
+    assert.equal(plainChoice.finish_reason, 'stop');
   });
 });
 
@@ -96,9 +81,10 @@ test('serve-policy with a Qwen-family format: <tool_call>\\n{…}\\n</tool_call>
   try {
     const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
     const completion = await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] });
-    assert.deepEqual(functionCalls(completion.choices[0]!.message), [['get_weather', { city: 'Paris' }]]);
-    assert.equal(completion.choices[0]!.message.content, 'Checking.\n');
-    const streamed = await readStream(await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
+    const choice = at(completion.choices, 0, 'choices');
+    assert.deepEqual(functionCalls(choice.message), [['get_weather', { city: 'Paris' }]]);
+    assert.equal(choice.message.content, 'Checking.\n');
+    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
     assert.deepEqual(streamed, { content: 'Checking.\n', calls: [['get_weather', { city: 'Paris' }]], finish: 'tool_calls' });
   } finally {
     await server.close();

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
+import { at } from '../../core/indexing.ts';
 import { builtinGenerator, startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { readStreamTiming, talkativeModel, type StreamTiming } from './streaming-test-fixture.ts';
 
@@ -40,14 +41,14 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
   test(`a streamed completion of ${TOKENS} tokens arrives spread over the generation, not in one burst at the end`, async (t) => {
     const timing = await timedStream(server, TOKENS);
     assert.ok(timing.contentAt.length >= 32, `${timing.contentAt.length} content chunks`);
-    const distinct = new Set(timing.contentAt.map((at) => Math.round(at))).size;
-    const first = timing.contentAt[0]!;
+    const distinct = new Set(timing.contentAt.map((arrivalMs) => Math.round(arrivalMs))).size;
+    const first = at(timing.contentAt, 0, 'content arrivals');
     const report = `first content at ${first.toFixed(0)} ms, done at ${timing.doneAt.toFixed(0)} ms, ${distinct} distinct arrival ms`;
     t.diagnostic(report);
     assert.ok(distinct >= 4, report);
     assert.ok(first < timing.doneAt / 2, report);
     // The content chunks are spread: half of them have arrived before 3/4 of the time to the end.
-    assert.ok(timing.contentAt[Math.floor(timing.contentAt.length / 2)]! < 0.75 * timing.doneAt, report);
+    assert.ok(at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt, report);
   });
 
   test('/health and a second request are answered quickly while a generation of a few seconds runs', async (t) => {

@@ -8,59 +8,74 @@ import { generateText, jsonSchema, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
+import { at } from '../../core/indexing.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';
 import { generate } from '../../model/generate.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 import type { TokenGenerator } from './batcher.ts';
 import { loadServedPolicy, startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { readToolCallStream } from './streaming-test-fixture.ts';
 
 const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 128 };
 const end = byteTokenizer.specialTokens.end;
 
-describe('serve-policy with a tiny random built-in model (real checkpoint, real HTTP)', () => {
-  let dir: string;
-  let server: PolicyServer;
-  let model: TransformerModel;
-  let openai: OpenAI;
-  const batches: number[] = [];
+/** A tiny random built-in model saved as a real checkpoint and served over real HTTP; what its batches held (rows per generate call). */
+interface TinyServing {
+  server: PolicyServer;
+  model: TransformerModel;
+  openai: OpenAI;
+  batches: number[];
+}
+
+/** Serves the tiny model once for the whole file: started before its first test, closed after its last. */
+function serveTinyModelDuringFile(): TinyServing {
+  const serving = { batches: [] as number[] } as TinyServing;
+  let dir = '';
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agentrl-serve-'));
     const created = await TransformerModel.create(tiny, { seed: 7 });
     await saveCheckpoint(join(dir, 'ckpt'), { config: created.config, params: await created.hostParams() });
     const served = await loadServedPolicy(join(dir, 'ckpt'));
-    model = served.model;
-    server = await startPolicyServer({ ...served, modelName: 'tiny', port: 0, batchWindowMs: 30, onBatch: (rows) => batches.push(rows) });
-    openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
+    serving.model = served.model;
+    serving.server = await startPolicyServer({ ...served, modelName: 'tiny', port: 0, batchWindowMs: 30, onBatch: (rows) => serving.batches.push(rows) });
+    serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
   after(async () => {
-    await server.close();
+    await serving.server.close();
     await rm(dir, { recursive: true, force: true });
   });
+  return serving;
+}
 
-  /** What the model itself generates for these messages (one row, as the server runs a lone request). */
-  async function direct(content: string, options: { temperature: number; seed: number; maxNewTokens: number }) {
-    const prompt = renderGenerationPrompt([{ role: 'user', content }]).tokens;
-    const [row] = await generate(model, [prompt], { ...options, stopTokens: [end], decode: (ids) => byteTokenizer.decode(ids), maxTokenId: byteTokenizer.vocabSize });
-    return { row: row!, text: byteTokenizer.decode(row!.tokens, { skipSpecialTokens: true }), prompt };
-  }
+const tinyServing = serveTinyModelDuringFile();
 
+/** What the model itself generates for these messages (one row, as the server runs a lone request). */
+async function direct(model: TransformerModel, content: string, options: { temperature: number; seed: number; maxNewTokens: number }) {
+  const prompt = renderGenerationPrompt([{ role: 'user', content }]).tokens;
+  const row = at(await generate(model, [prompt], { ...options, stopTokens: [end], decode: (ids) => byteTokenizer.decode(ids), maxTokenId: byteTokenizer.vocabSize }), 0, 'generated rows');
+  return { row, text: byteTokenizer.decode(row.tokens, { skipSpecialTokens: true }), prompt };
+}
+
+describe('serve-policy with a tiny random built-in model (real checkpoint, real HTTP): the openai client', () => {
   test('openai client: chat completion, logprobs and usage equal the model’s own generation', async () => {
-    const expected = await direct('hello', { temperature: 0.8, seed: 11, maxNewTokens: 20 });
+    const { model, openai } = tinyServing;
+    const expected = await direct(model, 'hello', { temperature: 0.8, seed: 11, maxNewTokens: 20 });
     const completion = await openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hello' }], temperature: 0.8, seed: 11, max_tokens: 20, logprobs: true });
-    const choice = completion.choices[0]!;
+    const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.message.content, expected.text);
     assert.equal(choice.finish_reason, expected.row.finishReason);
     const sampled = expected.row.tokens.filter((id) => id !== end).length;
     assert.equal(choice.logprobs!.content!.length, sampled);
-    choice.logprobs!.content!.forEach((entry, i) => assert.ok(Math.abs(entry.logprob - expected.row.logprobs[i]!) < 1e-6));
+    choice.logprobs!.content!.forEach((entry, i) => assert.ok(Math.abs(entry.logprob - at(expected.row.logprobs, i, 'logprobs')) < 1e-6));
     assert.deepEqual(completion.usage, { prompt_tokens: expected.prompt.length, completion_tokens: expected.row.tokens.length, total_tokens: expected.prompt.length + expected.row.tokens.length });
     const models = await openai.models.list();
     assert.deepEqual(models.data.map((entry) => entry.id), ['tiny']);
   });
 
   test('openai client: streamed chunks add up to the same text; usage arrives last', async () => {
-    const expected = await direct('stream me', { temperature: 1, seed: 3, maxNewTokens: 24 });
+    const { model, openai } = tinyServing;
+    const expected = await direct(model, 'stream me', { temperature: 1, seed: 3, maxNewTokens: 24 });
     const stream = await openai.chat.completions.create({
       model: 'tiny',
       messages: [{ role: 'user', content: 'stream me' }],
@@ -90,8 +105,9 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
   });
 
   test('openai client: completions (text, echo, logprobs 0, stream)', async () => {
+    const { openai } = tinyServing;
     const completion = await openai.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 8, temperature: 0, logprobs: 0, echo: true });
-    const choice = completion.choices[0]!;
+    const choice = at(completion.choices, 0, 'choices');
     assert.ok(choice.text.startsWith('abc'));
     assert.equal(choice.logprobs!.token_logprobs!.length, choice.logprobs!.tokens!.length);
     assert.equal(choice.logprobs!.text_offset![0], 3, 'offsets count the echoed prompt');
@@ -100,19 +116,24 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
     assert.equal('abc' + text, choice.text, 'greedy: the stream gives the same text');
   });
+});
 
+describe('serve-policy with a tiny random built-in model (real checkpoint, real HTTP): batching, the AI SDK, errors', () => {
   test('concurrent requests with the same options run as one batch; different max_tokens are cut per row', async () => {
+    const { openai, batches } = tinyServing;
     batches.length = 0;
+    const maxTokens = [4, 9, 13, 6];
     const results = await Promise.all(
-      [4, 9, 13, 6].map((maxTokens, i) => openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: `q${i}` }], max_tokens: maxTokens, temperature: 1 })),
+      maxTokens.map((limit, i) => openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: `q${i}` }], max_tokens: limit, temperature: 1 })),
     );
     assert.deepEqual(batches, [4], 'one generate call for the four requests');
-    results.forEach((result, i) => assert.ok(result.usage!.completion_tokens <= [4, 9, 13, 6][i]!));
+    results.forEach((result, i) => assert.ok(result.usage!.completion_tokens <= at(maxTokens, i, 'max_tokens')));
   });
 
   test('Vercel AI SDK: generateText and streamText get the model’s text', async () => {
+    const { model, server } = tinyServing;
     const provider = createOpenAICompatible({ name: 'agentrl', baseURL: `${server.url}/v1` });
-    const expected = await direct('hi there', { temperature: 0.5, seed: 9, maxNewTokens: 16 });
+    const expected = await direct(model, 'hi there', { temperature: 0.5, seed: 9, maxNewTokens: 16 });
     const generated = await generateText({ model: provider('tiny'), prompt: 'hi there', temperature: 0.5, seed: 9, maxOutputTokens: 16 });
     assert.equal(generated.text, expected.text);
     const streamed = streamText({ model: provider('tiny'), prompt: 'hi there', temperature: 0.5, seed: 9, maxOutputTokens: 16 });
@@ -122,6 +143,7 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
   });
 
   test('errors come back in OpenAI’s shape: bad field, unsupported option, unknown model, malformed JSON', async () => {
+    const { openai, server } = tinyServing;
     await assert.rejects(openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], temperature: 5 }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && /temperature/.test(error.message));
     await assert.rejects(openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 3 }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400);
     await assert.rejects(openai.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 404 && error.code === 'model_not_found');
@@ -131,59 +153,77 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
   });
 });
 
-describe('serve-policy tool calls (scripted generation hook, real HTTP path)', () => {
-  const reply = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>';
-  const prompts: string[] = [];
-  /** Replies with `reply` token by token, as the built-in model's generate would. */
+const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const toolCallReply = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>';
+
+/** A server whose generate hook replies `toolCallReply` token by token, as the built-in model's generate would; it keeps the prompts it got. */
+interface ScriptedServing {
+  server: PolicyServer;
+  openai: OpenAI;
+  prompts: string[];
+}
+
+/** Serves the scripted tool-call reply for the tests of one describe: started before them, closed after. */
+function serveScriptedToolCallsDuringSuite(): ScriptedServing {
+  const serving = { prompts: [] as string[] } as ScriptedServing;
   const scripted: TokenGenerator = async (batch, options) =>
     batch.map((prompt, row) => {
-      prompts.push(byteTokenizer.decode(prompt));
-      const tokens = [...byteTokenizer.encode(reply), end].slice(0, options.maxNewTokens);
+      serving.prompts.push(byteTokenizer.decode(prompt));
+      const tokens = [...byteTokenizer.encode(toolCallReply), end].slice(0, options.maxNewTokens);
       tokens.forEach((token) => options.onToken(row, token, -0.25));
-      return { tokens, logprobs: tokens.map(() => -0.25), text: reply, finishReason: tokens.at(-1) === end ? 'stop' : 'length' };
+      return { tokens, logprobs: tokens.map(() => -0.25), text: toolCallReply, finishReason: tokens.at(-1) === end ? 'stop' : 'length' };
     });
-  let server: PolicyServer;
-  let openai: OpenAI;
-  const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
   before(async () => {
-    server = await startPolicyServer({ generate: scripted, tokenizer: byteTokenizer, contextWindow: 4096, modelName: 'scripted', port: 0, batchWindowMs: 1 });
-    openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
+    serving.server = await startPolicyServer({ generate: scripted, tokenizer: byteTokenizer, contextWindow: 4096, modelName: 'scripted', port: 0, batchWindowMs: 1 });
+    serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
-  after(() => server.close());
+  after(() => serving.server.close());
+  return serving;
+}
+
+describe('serve-policy tool calls (scripted generation hook, real HTTP path): the openai client', () => {
+  const serving = serveScriptedToolCallsDuringSuite();
 
   test('openai client: the tools reach the prompt; the reply becomes tool_calls (plain and streamed)', async () => {
+    const { openai, prompts } = serving;
     const completion = await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] });
     assert.match(prompts.at(-1)!, /<tools>\n\{"name":"get_weather"/);
-    const choice = completion.choices[0]!;
+    const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, null);
-    const call = choice.message.tool_calls![0]!;
+    const call = at(choice.message.tool_calls ?? [], 0, 'tool calls');
     assert.equal(call.type, 'function');
     assert.deepEqual(call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : [], ['get_weather', { city: 'Paris' }]);
 
-    const stream = await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true });
-    const calls: { name?: string; arguments: string }[] = [];
-    let content = '';
-    let finish: string | null = null;
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta;
-      content += delta?.content ?? '';
-      for (const part of delta?.tool_calls ?? []) {
-        calls[part.index] ??= { arguments: '' };
-        calls[part.index]!.name ??= part.function?.name;
-        calls[part.index]!.arguments += part.function?.arguments ?? '';
-      }
-      finish = chunk.choices[0]?.finish_reason ?? finish;
-    }
-    assert.equal(content, '', 'the tool-call block is not streamed as content');
-    assert.deepEqual(calls.map((c) => [c.name, JSON.parse(c.arguments)]), [['get_weather', { city: 'Paris' }]]);
-    assert.equal(finish, 'tool_calls');
+    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
+    assert.equal(streamed.content, '', 'the tool-call block is not streamed as content');
+    assert.deepEqual(streamed.calls, [['get_weather', { city: 'Paris' }]]);
+    assert.equal(streamed.finish, 'tool_calls');
 
     const none = await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'x' }], tools: [weatherTool], tool_choice: 'none' });
-    assert.equal(none.choices[0]!.message.content, reply, "tool_choice 'none': the text stays content");
+    assert.equal(at(none.choices, 0, 'choices').message.content, toolCallReply, "tool_choice 'none': the text stays content");
   });
 
+  test('a tool result in the conversation is rendered as a tool message', async () => {
+    const { openai, prompts } = serving;
+    await openai.chat.completions.create({
+      model: 'scripted',
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+      tools: [weatherTool],
+    });
+    assert.match(prompts.at(-1)!, /<\|assistant\|><tool_call>\{"name":"get_weather","arguments":\{"city":"Paris"\}\}<\/tool_call><\|end\|><\|tool\|>sunny<\|end\|><\|assistant\|>$/);
+  });
+});
+
+describe('serve-policy tool calls (scripted generation hook, real HTTP path): the AI SDK and odd schemas', () => {
+  const serving = serveScriptedToolCallsDuringSuite();
+
   test('Vercel AI SDK: generateText and streamText report the tool call', async () => {
+    const { server } = serving;
     const provider = createOpenAICompatible({ name: 'agentrl', baseURL: `${server.url}/v1` });
     const tools = { get_weather: tool({ description: 'weather of a city', inputSchema: z.object({ city: z.string() }) }) };
     const generated = await generateText({ model: provider('scripted'), prompt: 'Weather in Paris?', tools });
@@ -196,6 +236,7 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path)', (
   });
 
   test('tool parameters with keys such as constructor and __proto__ are ordinary JSON Schema keys', async () => {
+    const { server, prompts } = serving;
     const parameters = '{"type":"object","properties":{"constructor":{"type":"string"},"__proto__":{"type":"number"}},"constructor":null}';
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
@@ -205,18 +246,5 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path)', (
     assert.equal(response.status, 200, await response.clone().text());
     assert.ok(prompts.at(-1)!.includes(`"parameters":${parameters}`), 'the schema reaches the prompt unchanged');
     assert.equal(({} as { polluted?: unknown }).polluted, undefined);
-  });
-
-  test('a tool result in the conversation is rendered as a tool message', async () => {
-    await openai.chat.completions.create({
-      model: 'scripted',
-      messages: [
-        { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
-        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
-      ],
-      tools: [weatherTool],
-    });
-    assert.match(prompts.at(-1)!, /<\|assistant\|><tool_call>\{"name":"get_weather","arguments":\{"city":"Paris"\}\}<\/tool_call><\|end\|><\|tool\|>sunny<\|end\|><\|assistant\|>$/);
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Shared by the streaming tests of serve-policy and the gateway: a tiny built-in model whose
- * generations run to their max_tokens, and a reader that times each SSE content event as the
- * client receives it (a burst at the end shows as events that all arrive at once).
+ * generations run to their max_tokens, a reader that times each SSE content event as the
+ * client receives it (a burst at the end shows as events that all arrive at once), and a reader
+ * that adds up a streamed chat completion's content and tool-call deltas.
  */
+import type OpenAI from 'openai';
 import { at } from '../../core/indexing.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
@@ -43,23 +45,41 @@ export async function readStreamTiming(response: Response, started: number, onFi
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    const at = performance.now() - started;
+    const elapsedMs = performance.now() - started;
     buffered += decoder.decode(value, { stream: true });
     const events = buffered.split('\n\n');
     buffered = events.pop()!;
     for (const event of events) {
       const data = event.replace(/^data: /, '');
       if (data === '[DONE]') {
-        timing.doneAt = at;
+        timing.doneAt = elapsedMs;
         continue;
       }
       const content = (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content;
       if (content) {
         if (timing.contentAt.length === 0) onFirstContent?.();
-        timing.contentAt.push(at);
+        timing.contentAt.push(elapsedMs);
         timing.text += content;
       }
     }
   }
   return timing;
+}
+
+/** The content, tool calls (name, parsed arguments) and finish reason a streamed chat completion adds up to. */
+export async function readToolCallStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<{ content: string; calls: [string | undefined, unknown][]; finish: string | null }> {
+  const calls: { name?: string; arguments: string }[] = [];
+  let content = '';
+  let finish: string | null = null;
+  for await (const chunk of stream) {
+    const delta = chunk.choices[0]?.delta;
+    content += delta?.content ?? '';
+    for (const part of delta?.tool_calls ?? []) {
+      const call = (calls[part.index] ??= { arguments: '' });
+      call.name ??= part.function?.name;
+      call.arguments += part.function?.arguments ?? '';
+    }
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  return { content, calls: calls.map((call) => [call.name, JSON.parse(call.arguments)]), finish };
 }

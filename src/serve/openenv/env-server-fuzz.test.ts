@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { makeEnv } from '../../envs/index.ts';
 import { OpenEnvClient } from './client.ts';
@@ -29,7 +30,7 @@ function jsonText(rng: Rng, depth: number): string {
   const pick = rng.int(depth <= 0 ? 3 : 5);
   if (pick === 0) return scalarText(rng);
   if (pick === 1) return stringText(rng);
-  if (pick === 2) return ['null', 'true', 'false'][rng.int(3)]!;
+  if (pick === 2) return at(['null', 'true', 'false'], rng.int(3), 'literals');
   if (pick === 3) return `[${Array.from({ length: rng.int(4) }, () => jsonText(rng, depth - 1)).join(',')}]`;
   return objectText(rng, depth - 1);
 }
@@ -37,7 +38,7 @@ function jsonText(rng: Rng, depth: number): string {
 function objectText(rng: Rng, depth: number, forced: [string, string][] = []): string {
   const entries = [...forced];
   for (let i = rng.int(5); i > 0; i--) {
-    const key = rng.next() < 0.6 ? nastyKeys[rng.int(nastyKeys.length)]! : rng.next() < 0.5 ? fieldKeys[rng.int(fieldKeys.length)]! : randomChars(rng, rng.int(8));
+    const key = rng.next() < 0.6 ? at(nastyKeys, rng.int(nastyKeys.length), 'nasty keys') : rng.next() < 0.5 ? at(fieldKeys, rng.int(fieldKeys.length), 'field keys') : randomChars(rng, rng.int(8));
     entries.splice(rng.int(entries.length + 1), 0, [JSON.stringify(key), jsonText(rng, depth)]);
   }
   return `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`;
@@ -45,7 +46,7 @@ function objectText(rng: Rng, depth: number, forced: [string, string][] = []): s
 
 function scalarText(rng: Rng): string {
   const special = ['-0', '1e308', '-1e-308', '12345678901234567890', '0.1', '-1', '2147483648', '1.5'];
-  return rng.next() < 0.5 ? special[rng.int(special.length)]! : String(rng.int(1000) - 10);
+  return rng.next() < 0.5 ? at(special, rng.int(special.length), 'special numbers') : String(rng.int(1000) - 10);
 }
 
 function stringText(rng: Rng): string {
@@ -61,7 +62,7 @@ function randomChars(rng: Rng, length: number): string {
 
 /** A message that looks like one of the protocol's, with random omissions, extras and wrong types. */
 function protocolText(rng: Rng): string {
-  const type = rng.next() < 0.85 ? types[rng.int(5)]! : types[rng.int(types.length)]!;
+  const type = rng.next() < 0.85 ? at(types, rng.int(5), 'message types') : at(types, rng.int(types.length), 'message types');
   const typeValue = rng.next() < 0.9 ? JSON.stringify(type) : jsonText(rng, 2);
   // Each field is present 70% of the time, and then of a random shape 20% of the time.
   const field = (key: string, value: string): [string, string][] => (rng.next() < 0.7 ? [[JSON.stringify(key), rng.next() < 0.8 ? value : jsonText(rng, 2)]] : []);
@@ -194,10 +195,10 @@ async function startServeEnv(): Promise<{ child: ChildProcess; url: string; stde
     const timer = setTimeout(() => reject(new Error(`serve-env did not start within 60 s: ${text}`)), 60_000);
     child.stderr!.on('data', (chunk: Buffer) => {
       text += chunk.toString();
-      const match = /on (http:\/\/[0-9.:]+)/.exec(text);
-      if (match) {
+      const url = /on (http:\/\/[0-9.:]+)/.exec(text)?.[1];
+      if (url !== undefined) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(url);
       }
     });
     child.once('exit', (code) => reject(new Error(`serve-env exited ${code}: ${text}`)));

@@ -62,14 +62,21 @@ function assertNotPolluted(): void {
   assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
 }
 
-describe('OpenEnv server: hostile keys and throwing handlers', () => {
-  let server: EnvServer;
+/** A server of `echoEnv` for the tests of one describe: started before them, closed after. */
+function echoServerDuringSuite(): { server: EnvServer } {
+  const suite = {} as { server: EnvServer };
   before(async () => {
-    server = await startEnvServer({ env: echoEnv, port: 0 });
+    suite.server = await startEnvServer({ env: echoEnv, port: 0 });
   });
-  after(() => server.close());
+  after(() => suite.server.close());
+  return suite;
+}
+
+describe('OpenEnv server: hostile keys', () => {
+  const suite = echoServerDuringSuite();
 
   test('constructor, __proto__, toString, hasOwnProperty are ordinary record keys and round-trip unchanged (WebSocket)', async () => {
+    const { server } = suite;
     const session = await connect(server);
     try {
       assert.equal((await session.send('{"type":"reset","data":{"seed":1,"constructor":null,"__proto__":{"polluted":1}}}')).type, 'observation');
@@ -88,6 +95,7 @@ describe('OpenEnv server: hostile keys and throwing handlers', () => {
   });
 
   test('the same keys over HTTP /reset, /step and /mcp', async () => {
+    const { server } = suite;
     assert.equal((await post(server, '/reset', '{"seed":2,"constructor":null,"toString":1,"__proto__":{"polluted":1}}')).status, 200);
     const step = await post(server, '/step', `{"action":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}},"constructor":null}`);
     assert.equal(step.status, 200, step.text);
@@ -97,8 +105,13 @@ describe('OpenEnv server: hostile keys and throwing handlers', () => {
     assert.equal(JSON.stringify(mcp.json.result.structuredContent.result), nastyArguments);
     assertNotPolluted();
   });
+});
+
+describe('OpenEnv server: failing WebSocket messages', () => {
+  const suite = echoServerDuringSuite();
 
   test('every failing WebSocket message answers an error to its own session; another session keeps working', async () => {
+    const { server } = suite;
     const witness = await connect(server);
     const hostile = await connect(server);
     try {
@@ -138,6 +151,7 @@ describe('OpenEnv server: hostile keys and throwing handlers', () => {
   });
 
   test('a frame over the size limit closes only its own socket (1009)', async () => {
+    const { server } = suite;
     const witness = await connect(server);
     const big = await connect(server);
     try {
@@ -150,8 +164,13 @@ describe('OpenEnv server: hostile keys and throwing handlers', () => {
       big.ws.terminate();
     }
   });
+});
+
+describe('OpenEnv server: HTTP handlers that throw', () => {
+  const suite = echoServerDuringSuite();
 
   test('HTTP handlers that throw answer JSON errors and the server keeps serving', async () => {
+    const { server } = suite;
     const thrown = await post(server, '/step', '{"action":{"text":"throw-string"}}');
     assert.equal(thrown.status, 500);
     assert.match(thrown.json.detail, /a thrown string/);

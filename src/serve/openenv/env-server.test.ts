@@ -58,7 +58,7 @@ describe('OpenEnv server (frozen-lake): HTTP', () => {
   });
 
   test('POST /reset and /step answer what the local env gives for the same seed', async () => {
-    const seed = splitSeeds('test', 1)[0]!;
+    const seed = at(splitSeeds('test', 1), 0, 'test seeds');
     const local = makeEnv('frozen-lake');
     assert.deepEqual(await suite.client.reset({ seed }), serializeReset(await local.reset({ seed })));
     const action = { text: '<answer>Right</answer>' };
@@ -91,7 +91,7 @@ describe('OpenEnv server (frozen-lake): WebSocket', () => {
   const suite = serveDuringSuite(frozenLake);
 
   test('WebSocket: reset, step, state and close; the episode matches the local env', async () => {
-    const seed = splitSeeds('test', 2)[1]!;
+    const seed = at(splitSeeds('test', 2), 1, 'test seeds');
     const session = await suite.client.session();
     const local = makeEnv('frozen-lake');
     const expert = frozenLakeExpert({ seed });
@@ -114,7 +114,7 @@ describe('OpenEnv server (frozen-lake): WebSocket', () => {
 
   test('WebSocket errors: INVALID_JSON, UNKNOWN_TYPE, VALIDATION_ERROR, EXECUTION_ERROR', async () => {
     const replies = await rawExchange(
-      server,
+      suite.server,
       '{"type": "reset", ',
       '{"type": "teleport"}',
       '{"data": {}}',
@@ -129,8 +129,8 @@ describe('OpenEnv server (frozen-lake): WebSocket', () => {
       replies.map((reply) => (reply.type === 'error' ? reply.data.code : reply.type)),
       ['INVALID_JSON', 'UNKNOWN_TYPE', 'UNKNOWN_TYPE', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'EXECUTION_ERROR', 'observation'],
     );
-    assert.match(String(replies[1]!.data.message), /teleport/);
-    assert.match(String(replies[7]!.data.message), /before reset/);
+    assert.match(String(at(replies, 1, 'replies').data.message), /teleport/);
+    assert.match(String(at(replies, 7, 'replies').data.message), /before reset/);
   });
 });
 
@@ -152,18 +152,17 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
   test('concurrent sessions are isolated: interleaved episodes each match their own local run', async () => {
     const seeds = splitSeeds('validation', 4);
     const sessions = await Promise.all(seeds.map(() => suite.client.session()));
-    const locals = seeds.map(() => makeEnv('frozen-lake'));
-    await Promise.all(seeds.map(async (seed, i) => assert.deepEqual(await sessions[i]!.reset({ seed }), serializeReset(await locals[i]!.reset({ seed })))));
+    const episodes = sessions.map((session, i) => ({ seed: at(seeds, i, 'seeds'), session, local: makeEnv('frozen-lake'), over: false }));
+    await Promise.all(episodes.map(async ({ seed, session, local }) => assert.deepEqual(await session.reset({ seed }), serializeReset(await local.reset({ seed })))));
     const moves = ['Right', 'Down', 'Left', 'Up'];
-    const over = seeds.map(() => false);
     for (let turn = 0; turn < 6; turn++) {
       await Promise.all(
-        seeds.map(async (_, i) => {
-          if (over[i]) return;
+        episodes.map(async (episode, i) => {
+          if (episode.over) return;
           const action = { text: `<answer>${moves[(turn + i) % 4]}</answer>` };
-          const expected = await locals[i]!.step(action);
-          assert.deepEqual(await sessions[i]!.step(action), JSON.parse(JSON.stringify(serializeStep(expected))));
-          over[i] = expected.done || expected.truncated;
+          const expected = await episode.local.step(action);
+          assert.deepEqual(await episode.session.step(action), JSON.parse(JSON.stringify(serializeStep(expected))));
+          episode.over = expected.done || expected.truncated;
         }),
       );
     }
@@ -194,33 +193,27 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
 });
 
 describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
-  let server: EnvServer;
-  let client: OpenEnvClient;
-  before(async () => {
-    server = await startEnvServer({ env: () => makeEnv('calculator'), port: 0, sessionTimeoutS: 0.3 });
-    client = new OpenEnvClient(server.url);
-  });
-  after(() => server.close());
+  const suite = serveDuringSuite({ env: () => makeEnv('calculator'), port: 0, sessionTimeoutS: 0.3 });
 
   test('POST /mcp: tools/list, tools/call, tool errors, unknown tool and method, parse error', async () => {
-    const list = (await client.mcp('tools/list')) as any;
+    const list = (await suite.client.mcp('tools/list')) as any;
     assert.equal(list.result.tools[0].name, 'calculator');
     assert.deepEqual(list.result.tools[0].inputSchema.required, ['expression']);
-    const call = (await client.mcp('tools/call', { name: 'calculator', arguments: { expression: '2 * (3 + 4)' } }, 7)) as any;
+    const call = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expression: '2 * (3 + 4)' } }, 7)) as any;
     assert.deepEqual(call, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 }, data: 14 } });
-    const bad = (await client.mcp('tools/call', { name: 'calculator', arguments: { expr: '1' } })) as any;
+    const bad = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expr: '1' } })) as any;
     assert.equal(bad.result.isError, true);
     assert.match(bad.result.content[0].text, /^invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"$/);
-    const thrown = (await client.mcp('tools/call', { name: 'calculator', arguments: { expression: '1 +' } })) as any;
+    const thrown = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expression: '1 +' } })) as any;
     assert.deepEqual(thrown.result, { content: [{ type: 'text', text: 'error: unexpected end; allowed: integers, + - * ( )' }], isError: true });
-    const unknown = (await client.mcp('tools/call', { name: 'search' })) as any;
+    const unknown = (await suite.client.mcp('tools/call', { name: 'search' })) as any;
     assert.deepEqual(unknown.error, { code: -32602, message: 'unknown tool "search"; allowed: calculator' });
-    assert.equal(((await client.mcp('resources/list')) as any).error.code, -32601);
-    assert.equal((await post(server, '/mcp', '{"jsonrpc": ')).json.error.code, -32700);
+    assert.equal(((await suite.client.mcp('resources/list')) as any).error.code, -32601);
+    assert.equal((await post(suite.server, '/mcp', '{"jsonrpc": ')).json.error.code, -32700);
   });
 
   test('WebSocket mcp message and a tool call as a step action', async () => {
-    const session = await client.session();
+    const session = await suite.client.session();
     const reset = await session.reset({ seed: 5 });
     const expression = (reset.observation.data as { expression: string }).expression;
     const answer = (await session.mcp('tools/call', { name: 'calculator', arguments: { expression } })) as any;
@@ -232,11 +225,11 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
   });
 
   test('a silent session is closed after the idle timeout with SESSION_ERROR', async () => {
-    const session = await client.session();
+    const session = await suite.client.session();
     await session.reset({ seed: 1 });
-    assert.equal(server.activeSessions(), 1);
+    assert.equal(suite.server.activeSessions(), 1);
     await new Promise((resolve) => setTimeout(resolve, 600));
-    assert.equal(server.activeSessions(), 0);
+    assert.equal(suite.server.activeSessions(), 0);
     await assert.rejects(session.state(), (error: OpenEnvError) => error.protocolCode === 'SESSION_ERROR' && /idle/.test(error.message));
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { entry } from '../../core/indexing.ts';
 import { makeEnv } from '../../envs/index.ts';
 import { OpenEnvClient } from './client.ts';
 import { startEnvServer, type EnvServer } from './env-server.ts';
@@ -29,9 +30,11 @@ describe('GET /openapi.json and /docs (what `openenv validate` reads)', () => {
       }
     }
     const notFound = (await (await fetch(`${server.url}/nope`)).json()) as { detail: string };
-    const served = /endpoints: ([^;]*); WebSocket: \/ws, \/mcp$/.exec(notFound.detail)![1]!.split(', ');
+    const endpoints = /endpoints: ([^;]*); WebSocket: \/ws, \/mcp$/.exec(notFound.detail)?.[1];
+    assert.ok(endpoints !== undefined, `the 404 names the endpoints: ${notFound.detail}`);
+    const served = endpoints.split(', ');
     assert.deepEqual(served.sort(), Object.keys(document.paths).sort(), 'every served route is documented');
-    const step = document.paths['/step']!.post;
+    const step = entry(document.paths, '/step', 'documented path').post;
     assert.equal(step.requestBody.content['application/json'].schema.$ref, '#/components/schemas/StepRequest');
     assert.equal(step.responses['200'].content['application/json'].schema.$ref, '#/components/schemas/StepResponse');
     assert.ok('422' in step.responses);

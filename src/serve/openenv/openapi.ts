@@ -6,6 +6,7 @@
  * OpenAPI has no way to declare them.
  */
 import { z } from 'zod';
+import { entry } from '../../core/indexing.ts';
 import { jsonRpcRequestSchema, jsonRpcResponseSchema } from './mcp.ts';
 import {
   actionSchema,
@@ -134,7 +135,7 @@ function withoutDialect(schema: Record<string, unknown>): Record<string, unknown
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => escapes[character] ?? character);
+  return text.replace(/[&<>"']/g, (character) => entry(escapes, character, 'HTML escape'));
 }
 
 /** `GET /docs`: the routes and the WebSocket protocols on one self-contained page (no scripts, nothing fetched). */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EpisodeEndedError, EpisodeNotStartedError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { makeEnv, splitSeeds } from '../../envs/index.ts';
 import { ScriptedPolicy } from '../../policy/scripted-policy.ts';
 import { rollout } from '../../rollout/rollout.ts';
@@ -9,7 +10,7 @@ import { PoolFullError, RemoteEnvPool } from './remote-env.ts';
 
 const replies = ['<answer>Right</answer>', 'not an action', '<think>t</think><answer>Down</answer>', '<answer>Up</answer>'];
 const policy = (): ScriptedPolicy =>
-  new ScriptedPolicy({ reply: ({ messages }) => replies[Math.floor(messages.length / 2) % replies.length]!, logprob: -0.5 });
+  new ScriptedPolicy({ reply: ({ messages }) => at(replies, Math.floor(messages.length / 2) % replies.length, 'replies'), logprob: -0.5 });
 
 test('a rollout through a pool of two remote env servers equals the local rollout (same seeds)', async () => {
   const options = { formatPenalty: 0.1, maxSteps: 6 };
