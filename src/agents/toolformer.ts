@@ -21,6 +21,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 
@@ -102,100 +103,144 @@ export function lossWeights(decay = 0.2): number[] {
 /** −Σₜ wₜ log p(token at start + t), over the tokens that exist. */
 export function weightedLoss(logprobs: ArrayLike<number>, start: number, weights: readonly number[]): number {
   let loss = 0;
-  for (let t = 0; t < weights.length && start + t < logprobs.length; t++) loss -= weights[t]! * logprobs[start + t]!;
+  const end = Math.min(weights.length, logprobs.length - start);
+  for (let t = 0; t < end; t++) loss -= at(weights, t, 'weights') * at(logprobs, start + t, 'logprobs');
   return loss;
 }
 
 export async function annotate(options: AnnotateOptions): Promise<AnnotatedText[]> {
+  const annotator = makeAnnotator(options);
+  const results: AnnotatedText[] = [];
+  for (const text of options.texts) results.push(await annotateText(annotator, text));
+  return results;
+}
+
+/** What every text of one `annotate` run shares: the options with their defaults, the loss weights and the fixed ids. */
+interface Annotator {
+  options: Required<Omit<AnnotateOptions, 'weightDecay' | 'seed'>>;
+  weights: number[];
+  tokenizer: Tokenizer;
+  bos: number;
+  /** `<|bos|>` P(x). */
+  promptIds: number[];
+  /** The ids of " [", whose probability marks a call position. */
+  marker: number[];
+  /** The ids of " [Tool(", that a sampled call continues. */
+  opening: number[];
+  /** The next call's sampling seed (it advances over all texts). */
+  seed: number;
+}
+
+function makeAnnotator(options: AnnotateOptions): Annotator {
   const { texts, tool, sampler, score, prompt = '', samplingThreshold = 0.05, filteringThreshold = 1, topK = 5, callsPerPosition = 3, maxCallTokens = 32, temperature = 1 } = options;
   const weights = lossWeights(options.weightDecay);
   const { tokenizer } = sampler;
   const bos = tokenizer.specialTokens.bos;
-  const promptIds = [bos, ...tokenizer.encode(prompt)];
-  const marker = tokenizer.encode(' [');
-  const opening = tokenizer.encode(` [${tool.name}(`);
-  let seed = options.seed ?? 0;
-  const results: AnnotatedText[] = [];
+  return {
+    options: { texts, tool, sampler, score, prompt, samplingThreshold, filteringThreshold, topK, callsPerPosition, maxCallTokens, temperature },
+    weights,
+    tokenizer,
+    bos,
+    promptIds: [bos, ...tokenizer.encode(prompt)],
+    marker: tokenizer.encode(' ['),
+    opening: tokenizer.encode(` [${tool.name}(`),
+    seed: options.seed ?? 0,
+  };
+}
 
-  for (const text of texts) {
-    const ids = tokenizer.encode(text);
-    const offsets = characterOffsets(ids, tokenizer);
-    // 1. p(<API>) before every token: the log-prob of the marker's ids after the prefix.
-    const markerScores = await score(ids.map((_, i) => [...promptIds, ...ids.slice(0, i), ...marker]));
-    const probabilities = markerScores.map((logprobs) => {
-      let sum = 0;
-      for (let k = logprobs.length - marker.length; k < logprobs.length; k++) sum += logprobs[k]!;
-      return Math.exp(sum);
-    });
-    const positions = probabilities
-      .map((probability, position) => ({ position, probability }))
-      .filter(({ position, probability }) => position > 0 && probability > samplingThreshold)
-      .sort((a, b) => b.probability - a.probability || a.position - b.position)
-      .slice(0, topK)
-      .sort((a, b) => a.position - b.position);
-
-    const candidates: CandidateCall[] = [];
-    for (const { position, probability } of positions) {
-      // 2. sample calls at the position.
-      const context = [...promptIds, ...ids.slice(0, position), ...opening];
-      const inputs = new Map<string, CandidateCall>();
-      for (let k = 0; k < callsPerPosition; k++) {
-        const generation = await sampler.generate({ prompt: context, maxNewTokens: maxCallTokens, temperature, stopStrings: [')'], seed: seed++ });
-        const close = generation.text.indexOf(')');
-        const input = close < 0 ? generation.text : generation.text.slice(0, close).trim();
-        if (inputs.has(input)) continue;
-        const base = { offset: offsets[position]!, position, probability, input };
-        if (close < 0 || input === '') {
-          inputs.set(input, { ...base, status: 'malformed', error: close < 0 ? 'the call was not closed with ")"' : 'empty input' });
-          continue;
-        }
-        // 3. execute.
-        try {
-          const output = await tool.execute(input);
-          inputs.set(input, { ...base, result: typeof output === 'string' ? output : JSON.stringify(output), status: 'filtered' });
-        } catch (error) {
-          inputs.set(input, { ...base, status: 'tool-error', error: error instanceof Error ? error.message : String(error) });
-        }
-      }
-      candidates.push(...inputs.values());
-    }
-
-    // 4. filter: L(ε), L(e(c, ε)), L(e(c, r)) over the tokens from the position on.
-    const runnable = candidates.filter((candidate) => candidate.result !== undefined);
-    const sequences: number[][] = [[bos, ...ids]];
-    for (const candidate of runnable) {
-      const before = ids.slice(0, candidate.position);
-      const after = ids.slice(candidate.position);
-      sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input)), ...after]);
-      sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)), ...after]);
-    }
-    const scored = await score(sequences);
-    runnable.forEach((candidate, k) => {
-      const emptyLength = tokenizer.encode(apiCallText(tool.name, candidate.input)).length;
-      const fullLength = tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)).length;
-      const start = 1 + candidate.position;
-      const none = weightedLoss(scored[0]!, start, weights);
-      const empty = weightedLoss(scored[1 + 2 * k]!, start + emptyLength, weights);
-      const withResult = weightedLoss(scored[2 + 2 * k]!, start + fullLength, weights);
-      candidate.losses = { none, empty, withResult };
-      candidate.gain = Math.min(none, empty) - withResult;
-      if (candidate.gain >= filteringThreshold) candidate.status = 'kept';
-    });
-
-    // 5. the best kept call per position, inserted right to left.
-    const best = new Map<number, CandidateCall>();
-    for (const candidate of candidates) {
-      if (candidate.status !== 'kept') continue;
-      const current = best.get(candidate.position);
-      if (current === undefined || candidate.gain! > current.gain!) best.set(candidate.position, candidate);
-    }
-    let annotated = text;
-    for (const candidate of [...best.values()].sort((a, b) => b.offset - a.offset)) {
-      annotated = annotated.slice(0, candidate.offset) + apiCallText(tool.name, candidate.input, candidate.result) + annotated.slice(candidate.offset);
-    }
-    results.push({ text, annotated, candidates });
+async function annotateText(annotator: Annotator, text: string): Promise<AnnotatedText> {
+  const ids = annotator.tokenizer.encode(text);
+  const offsets = characterOffsets(ids, annotator.tokenizer);
+  const candidates: CandidateCall[] = [];
+  for (const { position, probability } of await callPositions(annotator, ids)) {
+    candidates.push(...(await sampleCalls(annotator, ids, { offset: at(offsets, position, 'offsets'), position, probability })));
   }
-  return results;
+  await filterCalls(annotator, ids, candidates);
+  return { text, annotated: insertBestCalls(annotator.options.tool.name, text, candidates), candidates };
+}
+
+/** 1. p(<API>) before every token (the log-prob of the marker's ids after the prefix): the topK positions past τ_s, in order. */
+async function callPositions(annotator: Annotator, ids: readonly number[]): Promise<{ position: number; probability: number }[]> {
+  const { promptIds, marker, options } = annotator;
+  const markerScores = await options.score(ids.map((_, i) => [...promptIds, ...ids.slice(0, i), ...marker]));
+  const probabilities = markerScores.map((logprobs) => {
+    let sum = 0;
+    for (let k = logprobs.length - marker.length; k < logprobs.length; k++) sum += at(logprobs, k, 'logprobs');
+    return Math.exp(sum);
+  });
+  return probabilities
+    .map((probability, position) => ({ position, probability }))
+    .filter(({ position, probability }) => position > 0 && probability > options.samplingThreshold)
+    .sort((a, b) => b.probability - a.probability || a.position - b.position)
+    .slice(0, options.topK)
+    .sort((a, b) => a.position - b.position);
+}
+
+/** 2. m calls sampled at the position, each distinct input once; 3. each parsed one executed. */
+async function sampleCalls(annotator: Annotator, ids: readonly number[], base: Pick<CandidateCall, 'offset' | 'position' | 'probability'>): Promise<CandidateCall[]> {
+  const { tool, sampler, callsPerPosition, maxCallTokens, temperature } = annotator.options;
+  const context = [...annotator.promptIds, ...ids.slice(0, base.position), ...annotator.opening];
+  const inputs = new Map<string, CandidateCall>();
+  for (let k = 0; k < callsPerPosition; k++) {
+    const generation = await sampler.generate({ prompt: context, maxNewTokens: maxCallTokens, temperature, stopStrings: [')'], seed: annotator.seed++ });
+    const close = generation.text.indexOf(')');
+    const input = close < 0 ? generation.text : generation.text.slice(0, close).trim();
+    if (inputs.has(input)) continue;
+    const call = { ...base, input };
+    if (close < 0 || input === '') {
+      inputs.set(input, { ...call, status: 'malformed', error: close < 0 ? 'the call was not closed with ")"' : 'empty input' });
+      continue;
+    }
+    try {
+      const output = await tool.execute(input);
+      inputs.set(input, { ...call, result: typeof output === 'string' ? output : JSON.stringify(output), status: 'filtered' });
+    } catch (error) {
+      inputs.set(input, { ...call, status: 'tool-error', error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return [...inputs.values()];
+}
+
+/** 4. filter: L(ε), L(e(c, ε)), L(e(c, r)) over the tokens from the position on; a call is kept when its gain reaches τ_f. */
+async function filterCalls(annotator: Annotator, ids: readonly number[], candidates: readonly CandidateCall[]): Promise<void> {
+  const { tokenizer, bos, weights } = annotator;
+  const { tool, score, filteringThreshold } = annotator.options;
+  const runnable = candidates.filter((candidate) => candidate.result !== undefined);
+  const sequences: number[][] = [[bos, ...ids]];
+  for (const candidate of runnable) {
+    const before = ids.slice(0, candidate.position);
+    const after = ids.slice(candidate.position);
+    sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input)), ...after]);
+    sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)), ...after]);
+  }
+  const scored = await score(sequences);
+  runnable.forEach((candidate, k) => {
+    const emptyLength = tokenizer.encode(apiCallText(tool.name, candidate.input)).length;
+    const fullLength = tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)).length;
+    const start = 1 + candidate.position;
+    const none = weightedLoss(at(scored, 0, 'scored'), start, weights);
+    const empty = weightedLoss(at(scored, 1 + 2 * k, 'scored'), start + emptyLength, weights);
+    const withResult = weightedLoss(at(scored, 2 + 2 * k, 'scored'), start + fullLength, weights);
+    candidate.losses = { none, empty, withResult };
+    candidate.gain = Math.min(none, empty) - withResult;
+    if (candidate.gain >= filteringThreshold) candidate.status = 'kept';
+  });
+}
+
+/** 5. the best kept call per position, inserted right to left. */
+function insertBestCalls(toolName: string, text: string, candidates: readonly CandidateCall[]): string {
+  const best = new Map<number, CandidateCall>();
+  const gain = (candidate: CandidateCall): number => candidate.gain ?? -Infinity;
+  for (const candidate of candidates) {
+    if (candidate.status !== 'kept') continue;
+    const current = best.get(candidate.position);
+    if (current === undefined || gain(candidate) > gain(current)) best.set(candidate.position, candidate);
+  }
+  let annotated = text;
+  for (const candidate of [...best.values()].sort((a, b) => b.offset - a.offset)) {
+    annotated = annotated.slice(0, candidate.offset) + apiCallText(toolName, candidate.input, candidate.result) + annotated.slice(candidate.offset);
+  }
+  return annotated;
 }
 
 /** Character offset of each token's start (byte-exact for byte-level and BPE tokenizers on valid UTF-8). */

@@ -16,6 +16,8 @@
  * paper's code).
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
 import { chatFormatOf, stopTokensOf, userPrompt } from '../chat/policy-chat-format.ts';
 import type { Policy } from '../policy/types.ts';
 import type { AgentSampling } from './transcript.ts';
@@ -95,101 +97,137 @@ export function parseVote(text: string, choices: number): number | undefined {
 }
 
 export async function runTreeOfThoughts(options: TreeOfThoughtsOptions): Promise<TreeOfThoughtsResult> {
-  const { policy, problem, generator, evaluator, search } = options;
   checkOptions(options);
-  const sampling = options.sampling ?? { maxNewTokens: 256, temperature: 0.7 };
-  const format = chatFormatOf(policy);
-  const stopTokens = stopTokensOf(format);
-  let calls = 0;
-  const ask = async (content: string): Promise<string> => {
-    const prompt = userPrompt(format, content);
-    const generation = await policy.generate({ ...sampling, prompt, stopTokens, seed: (sampling.seed ?? 0) + calls++ });
-    return generation.text;
-  };
-
-  const tree: ThoughtNode[] = [];
-  const valueCache = new Map<string, number>();
-
-  async function children(parent: ThoughtNode): Promise<string[][]> {
-    const found: string[] = [];
-    if (generator.kind === 'sample') {
-      const prompt = (generator.prompt ?? defaultPrompts.sample)(problem.input, parent.thoughts);
-      for (let i = 0; i < generator.k; i++) found.push((await ask(prompt)).trim().split('\n')[0]!.trim());
-    } else {
-      const text = await ask((generator.prompt ?? defaultPrompts.propose)(problem.input, parent.thoughts, generator.k));
-      found.push(...text.split('\n').map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim()).slice(0, generator.k));
-    }
-    return [...new Set(found.filter((thought) => thought !== ''))].map((thought) => [...parent.thoughts, thought]);
-  }
-
-  async function evaluate(states: string[][], parent: number | null): Promise<ThoughtNode[]> {
-    let values: number[];
-    if (evaluator.kind === 'value') {
-      values = [];
-      for (const thoughts of states) {
-        const key = JSON.stringify(thoughts);
-        let value = valueCache.get(key);
-        if (value === undefined) {
-          value = 0;
-          const prompt = (evaluator.prompt ?? defaultPrompts.value)(problem.input, thoughts);
-          for (let i = 0; i < (evaluator.samples ?? 3); i++) value += parseValue(await ask(prompt));
-          valueCache.set(key, value);
-        }
-        values.push(value);
-      }
-    } else {
-      values = states.map(() => 0);
-      if (states.length > 0) {
-        const prompt = (evaluator.prompt ?? defaultPrompts.vote)(problem.input, states);
-        for (let i = 0; i < (evaluator.samples ?? 5); i++) {
-          const choice = parseVote(await ask(prompt), states.length);
-          if (choice !== undefined) values[choice]! += 1;
-        }
-      }
-    }
-    return states.map((thoughts, i) => {
-      const node: ThoughtNode = { id: tree.length, parent, thoughts, value: values[i]!, pruned: false };
-      tree.push(node);
-      return node;
-    });
-  }
-
+  const tree = new ThoughtTree(options);
   const root: ThoughtNode = { id: -1, parent: null, thoughts: [], value: 0, pruned: false };
-  const byValue = (a: ThoughtNode, b: ThoughtNode): number => b.value - a.value || a.id - b.id;
-  const solves = (node: ThoughtNode): boolean => node.thoughts.length === problem.depth && problem.isSolution?.(node.thoughts) === true;
+  return options.search.kind === 'bfs' ? breadthFirst(tree, root, options.search) : depthFirst(tree, root, options.search);
+}
 
-  if (search.kind === 'bfs') {
-    let frontier = [root];
-    for (let t = 0; t < problem.depth && frontier.length > 0; t++) {
-      const next: ThoughtNode[] = [];
-      for (const state of frontier) next.push(...(await evaluate(await children(state), state.id < 0 ? null : state.id)));
-      frontier = next.sort(byValue).slice(0, search.breadth);
-    }
-    const best = frontier[0];
-    return { ...(best === undefined ? { best: undefined } : { best }), solved: best !== undefined && solves(best), tree, stopReason: 'done', calls };
+const byValue = (a: ThoughtNode, b: ThoughtNode): number => b.value - a.value || a.id - b.id;
+
+/** BFS: keep the b best states at each of the T steps; the answer is the best final state. */
+async function breadthFirst(tree: ThoughtTree, root: ThoughtNode, search: { breadth: number }): Promise<TreeOfThoughtsResult> {
+  let frontier = [root];
+  for (let t = 0; t < tree.problem.depth && frontier.length > 0; t++) {
+    const next: ThoughtNode[] = [];
+    for (const state of frontier) next.push(...(await tree.expand(state)));
+    frontier = next.sort(byValue).slice(0, search.breadth);
   }
+  const best = frontier[0];
+  return { ...(best === undefined ? { best: undefined } : { best }), solved: best !== undefined && tree.solves(best), tree: tree.nodes, stopReason: 'done', calls: tree.calls };
+}
 
+/** DFS: best-valued child first, children valued ≤ v_th pruned, backtracking; stops at the first solution or `maxStates`. */
+async function depthFirst(tree: ThoughtTree, root: ThoughtNode, search: { threshold: number; maxStates?: number }): Promise<TreeOfThoughtsResult> {
   const { threshold, maxStates = 100 } = search;
   let deepest: ThoughtNode | undefined;
   let stopReason: TreeOfThoughtsResult['stopReason'] = 'done';
+  const deeper = (child: ThoughtNode): boolean =>
+    deepest === undefined || child.thoughts.length > deepest.thoughts.length || (child.thoughts.length === deepest.thoughts.length && child.value > deepest.value);
   async function dfs(state: ThoughtNode): Promise<ThoughtNode | undefined> {
-    if (state.thoughts.length === problem.depth) return solves(state) ? state : undefined;
-    if (tree.length >= maxStates) {
+    if (state.thoughts.length === tree.problem.depth) return tree.solves(state) ? state : undefined;
+    if (tree.nodes.length >= maxStates) {
       stopReason = 'max-states';
       return undefined;
     }
-    const candidates = (await evaluate(await children(state), state.id < 0 ? null : state.id)).sort(byValue);
+    const candidates = (await tree.expand(state)).sort(byValue);
     for (const child of candidates) child.pruned = child.value <= threshold;
     for (const child of candidates.filter((candidate) => !candidate.pruned)) {
-      if (deepest === undefined || child.thoughts.length > deepest.thoughts.length || (child.thoughts.length === deepest.thoughts.length && child.value > deepest.value)) deepest = child;
+      if (deeper(child)) deepest = child;
       const found = await dfs(child);
       if (found !== undefined || stopReason === 'max-states') return found;
     }
     return undefined;
   }
   const solution = await dfs(root);
-  if (solution !== undefined) return { best: solution, solved: true, tree, stopReason: 'solution', calls };
-  return { ...(deepest === undefined ? { best: undefined } : { best: deepest }), solved: false, tree, stopReason, calls };
+  if (solution !== undefined) return { best: solution, solved: true, tree: tree.nodes, stopReason: 'solution', calls: tree.calls };
+  return { ...(deepest === undefined ? { best: undefined } : { best: deepest }), solved: false, tree: tree.nodes, stopReason, calls: tree.calls };
+}
+
+/** The evaluated states so far, and the policy as thought generator G and state evaluator V. */
+class ThoughtTree {
+  readonly problem: ThoughtProblem;
+  /** Every evaluated state, in order. */
+  readonly nodes: ThoughtNode[] = [];
+  /** Policy calls made. */
+  calls = 0;
+  private readonly options: TreeOfThoughtsOptions;
+  private readonly sampling: AgentSampling;
+  private readonly format: ChatFormat;
+  private readonly valueCache = new Map<string, number>();
+
+  constructor(options: TreeOfThoughtsOptions) {
+    this.options = options;
+    this.problem = options.problem;
+    this.sampling = options.sampling ?? { maxNewTokens: 256, temperature: 0.7 };
+    this.format = chatFormatOf(options.policy);
+  }
+
+  solves(node: ThoughtNode): boolean {
+    return node.thoughts.length === this.problem.depth && this.problem.isSolution?.(node.thoughts) === true;
+  }
+
+  /** The children of `state`, generated and evaluated (added to `nodes`). */
+  async expand(state: ThoughtNode): Promise<ThoughtNode[]> {
+    const states = await this.children(state);
+    const values = this.options.evaluator.kind === 'value' ? await this.rate(states, this.options.evaluator) : await this.vote(states, this.options.evaluator);
+    const parent = state.id < 0 ? null : state.id;
+    return states.map((thoughts, i) => {
+      const node: ThoughtNode = { id: this.nodes.length, parent, thoughts, value: at(values, i, 'values'), pruned: false };
+      this.nodes.push(node);
+      return node;
+    });
+  }
+
+  private async ask(content: string): Promise<string> {
+    const prompt = userPrompt(this.format, content);
+    const stopTokens = stopTokensOf(this.format);
+    const generation = await this.options.policy.generate({ ...this.sampling, prompt, stopTokens, seed: (this.sampling.seed ?? 0) + this.calls++ });
+    return generation.text;
+  }
+
+  /** G(p, s, k): k sampled next thoughts, or one reply proposing up to k; repeats kept once. */
+  private async children(parent: ThoughtNode): Promise<string[][]> {
+    const { generator } = this.options;
+    const found: string[] = [];
+    if (generator.kind === 'sample') {
+      const prompt = (generator.prompt ?? defaultPrompts.sample)(this.problem.input, parent.thoughts);
+      for (let i = 0; i < generator.k; i++) found.push(((await this.ask(prompt)).trim().split('\n')[0] ?? '').trim());
+    } else {
+      const text = await this.ask((generator.prompt ?? defaultPrompts.propose)(this.problem.input, parent.thoughts, generator.k));
+      found.push(...text.split('\n').map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim()).slice(0, generator.k));
+    }
+    return [...new Set(found.filter((thought) => thought !== ''))].map((thought) => [...parent.thoughts, thought]);
+  }
+
+  /** V(p, S) by value: n ratings summed per state (cached per state). */
+  private async rate(states: readonly string[][], evaluator: Extract<StateEvaluator, { kind: 'value' }>): Promise<number[]> {
+    const values: number[] = [];
+    for (const thoughts of states) {
+      const key = JSON.stringify(thoughts);
+      let value = this.valueCache.get(key);
+      if (value === undefined) {
+        value = 0;
+        const prompt = (evaluator.prompt ?? defaultPrompts.value)(this.problem.input, thoughts);
+        for (let i = 0; i < (evaluator.samples ?? 3); i++) value += parseValue(await this.ask(prompt));
+        this.valueCache.set(key, value);
+      }
+      values.push(value);
+    }
+    return values;
+  }
+
+  /** V(p, S) by vote: n votes for the most promising state, value = votes. */
+  private async vote(states: readonly string[][], evaluator: Extract<StateEvaluator, { kind: 'vote' }>): Promise<number[]> {
+    const values = states.map(() => 0);
+    if (states.length === 0) return values;
+    const prompt = (evaluator.prompt ?? defaultPrompts.vote)(this.problem.input, states);
+    for (let i = 0; i < (evaluator.samples ?? 5); i++) {
+      const choice = parseVote(await this.ask(prompt), states.length);
+      if (choice !== undefined) values[choice] = at(values, choice, 'values') + 1;
+    }
+    return values;
+  }
 }
 
 function checkOptions({ problem, generator, search, evaluator }: TreeOfThoughtsOptions): void {
