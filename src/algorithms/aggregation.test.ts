@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { aggregate, lossAggModes, type LossAggMode } from './aggregation.ts';
 import { assertAllClose, assertClose } from './gradient-check.ts';
+import { at } from '../core/indexing.ts';
 
 // seq0: mask [0,1,1] losses [9,1,3] → masked sum 4, n=2, response length 3−1 = 2
 // seq1: mask [1,1,1,1] losses [2,2,2,6] → masked sum 12, n=4, response length 4
@@ -22,17 +23,17 @@ describe('aggregate', () => {
       const { value, weights } = aggregate(losses, mask, { mode, lossScaleFactor });
       assertClose(value, expected);
       let recomposed = 0;
-      weights.forEach((w, i) => w.forEach((wt, t) => (recomposed += wt * losses[i]![t]!)));
+      weights.forEach((w, i) => w.forEach((wt, t) => (recomposed += wt * at(at(losses, i), t))));
       assertClose(recomposed, expected);
-      assertAllClose(weights[2]!, [0, 0]);
-      assert.equal(weights[0]![0], 0);
+      assertAllClose(at(weights, 2), [0, 0]);
+      assert.equal(at(weights, 0)[0], 0);
     });
   }
 
   it('seq-mean-token-mean weighs each sequence equally', () => {
     const { weights } = aggregate(losses, mask, { mode: 'seq-mean-token-mean' });
-    assertAllClose(weights[0]!, [0, 1 / 4, 1 / 4]); // 1 / (n=2 · S=2)
-    assertAllClose(weights[1]!, [1 / 8, 1 / 8, 1 / 8, 1 / 8]); // 1 / (4 · 2)
+    assertAllClose(at(weights, 0), [0, 1 / 4, 1 / 4]); // 1 / (n=2 · S=2)
+    assertAllClose(at(weights, 1), [1 / 8, 1 / 8, 1 / 8, 1 / 8]); // 1 / (4 · 2)
   });
 
   it('seq-mean-token-sum-norm needs its constant C (never the batch’s longest response, which would vary per minibatch)', () => {

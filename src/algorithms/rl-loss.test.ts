@@ -5,6 +5,7 @@ import { Rng } from '../core/rng.ts';
 import { lossAggModes } from './aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from './gradient-check.ts';
 import { dpoLoss, policyLossNames, rlLoss, rlLossConfigSchema, rlLossTerms, sftLoss, type RlBatch } from './rl-loss.ts';
+import { at } from '../core/indexing.ts';
 
 function randomBatch(seed: number) {
   const rng = new Rng(seed);
@@ -72,9 +73,9 @@ describe('rlLoss (TokenLoss)', () => {
     const expected = rlLossTerms(batch, input, rlLossConfigSchema.parse(config));
     assert.ok(output.gradLogprobs[0] instanceof Float32Array);
     assertClose(output.loss, expected.loss);
-    output.gradLogprobs.forEach((g, i) => assertAllClose(g, Float32Array.from(expected.gradLogprobs[i]!)));
-    output.gradValues!.forEach((g, i) => assertAllClose(g, Float32Array.from(expected.gradValues![i]!)));
-    output.gradEntropies!.forEach((g, i) => assertAllClose(g, Float32Array.from(expected.gradEntropies![i]!)));
+    output.gradLogprobs.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradLogprobs, i))));
+    output.gradValues!.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradValues!, i))));
+    output.gradEntropies!.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradEntropies!, i))));
   });
 
   it('without returns there is no value term and no gradValues; without entropyCoef no gradEntropies', () => {
@@ -116,7 +117,7 @@ describe('sftLoss and dpoLoss (TokenLoss)', () => {
     assert.equal(loss.dependsOnCurrent, false);
     const output = loss.compute({ logprobs: [Float32Array.from([-1, -2, -4])] });
     assertClose(output.loss, 3);
-    assertAllClose(output.gradLogprobs[0]!, Float32Array.from([0, -0.5, -0.5]));
+    assertAllClose(at(output.gradLogprobs, 0), Float32Array.from([0, -0.5, -0.5]));
   });
 
   it('dpoLoss wraps dpoPairLoss', () => {

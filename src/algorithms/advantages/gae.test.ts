@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { assertAllClose } from '../gradient-check.ts';
 import { gae } from './gae.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('gae', () => {
   it('matches hand-computed values (γ 0.9, λ 0.8)', () => {
@@ -29,9 +30,9 @@ describe('gae', () => {
       gamma: 0.9,
       lambda: 0.8,
     });
-    assertAllClose([interleaved.advantages[1]!, interleaved.advantages[4]!, interleaved.advantages[5]!], plain.advantages);
-    assertAllClose([interleaved.returns[1]!, interleaved.returns[4]!, interleaved.returns[5]!], plain.returns);
-    assertAllClose([interleaved.advantages[0]!, interleaved.advantages[2]!, interleaved.advantages[3]!], [0, 0, 0]);
+    assertAllClose([at(interleaved.advantages, 1), at(interleaved.advantages, 4), at(interleaved.advantages, 5)], plain.advantages);
+    assertAllClose([at(interleaved.returns, 1), at(interleaved.returns, 4), at(interleaved.returns, 5)], plain.returns);
+    assertAllClose([at(interleaved.advantages, 0), at(interleaved.advantages, 2), at(interleaved.advantages, 3)], [0, 0, 0]);
   });
 
   it('rejects mismatched lengths and γ outside [0, 1]', () => {

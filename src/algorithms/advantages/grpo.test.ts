@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { assertAllClose, assertClose } from '../gradient-check.ts';
 import { grpoAdvantages } from './grpo.ts';
+import { at } from '../../core/indexing.ts';
 
 // Group "a": scores 1, 0, 0 (reward on the last token) → mean 1/3,
 // unbiased std = sqrt(((2/3)² + 2·(1/3)²) / 2) = sqrt(1/3). Group "b" has one member, score 2.
@@ -15,10 +16,10 @@ describe('grpoAdvantages', () => {
     const { sequenceAdvantages, advantages, scores } = grpoAdvantages({ tokenRewards, lossMask, groupIds });
     assert.deepEqual(scores, [1, 0, 0, 2]);
     const std = Math.sqrt(1 / 3);
-    assertClose(sequenceAdvantages[0]!, (2 / 3) / (std + 1e-6)); // ≈ 1.1547
-    assertClose(sequenceAdvantages[1]!, (-1 / 3) / (std + 1e-6)); // ≈ −0.5774
-    assertAllClose(advantages[0]!, [0, sequenceAdvantages[0]!, sequenceAdvantages[0]!]); // broadcast over the mask
-    assertAllClose(advantages[2]!, [sequenceAdvantages[2]!, sequenceAdvantages[2]!, sequenceAdvantages[2]!]);
+    assertClose(at(sequenceAdvantages, 0), (2 / 3) / (std + 1e-6)); // ≈ 1.1547
+    assertClose(at(sequenceAdvantages, 1), (-1 / 3) / (std + 1e-6)); // ≈ −0.5774
+    assertAllClose(at(advantages, 0), [0, at(sequenceAdvantages, 0), at(sequenceAdvantages, 0)]); // broadcast over the mask
+    assertAllClose(at(advantages, 2), [at(sequenceAdvantages, 2), at(sequenceAdvantages, 2), at(sequenceAdvantages, 2)]);
   });
 
   it('subtracts the mean only with normalizeByStd false (Dr. GRPO)', () => {
@@ -28,7 +29,7 @@ describe('grpoAdvantages', () => {
 
   it('a group of one gets mean 0 and std 1 (verl)', () => {
     const { sequenceAdvantages } = grpoAdvantages({ tokenRewards, lossMask, groupIds });
-    assertClose(sequenceAdvantages[3]!, 2 / (1 + 1e-6));
+    assertClose(at(sequenceAdvantages, 3), 2 / (1 + 1e-6));
   });
 
   it('a group whose rewards do not vary gets zero advantages', () => {

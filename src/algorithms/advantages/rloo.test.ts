@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import { assertAllClose } from '../gradient-check.ts';
 import { rlooAdvantages } from './rloo.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('rlooAdvantages', () => {
   it('is s_i·n/(n−1) − mean·n/(n−1), i.e. s_i minus the mean of the others', () => {
@@ -12,7 +13,7 @@ describe('rlooAdvantages', () => {
       groupIds: ['g', 'g', 'g', 'g', 'h'],
     });
     assertAllClose(sequenceAdvantages, [2 / 3, -2 / 3, -2 / 3, 2 / 3, 3]);
-    assertAllClose(advantages[0]!, [0, 2 / 3]);
-    assertAllClose(advantages[4]!, [3, 3]);
+    assertAllClose(at(advantages, 0), [0, 2 / 3]);
+    assertAllClose(at(advantages, 4), [3, 3]);
   });
 });

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { dpoLossTypes, dpoPairLoss, type PreferencePair } from './dpo.ts';
+import { at } from '../../core/indexing.ts';
 
 // chosen seq0: Σ(logπ − logπ_ref) over mask [0,1,1] = (−1 + 1.5) + (−2 + 2.5) = 1
 // rejected seq1: −3 − (−2) = −1          → h = 2
@@ -19,8 +20,8 @@ describe('dpoPairLoss', () => {
     // −log σ(0.2) = log(1 + e^−0.2) = 0.5981388693; dℓ/dh = −0.1·σ(−0.2) = −0.0450166003
     const { loss, gradLogprobs, metrics } = dpoPairLoss(base);
     assertClose(loss, 0.5981388693, 1e-9);
-    assertAllClose(gradLogprobs[0]!, [0, -0.0450166003, -0.0450166003], 1e-9);
-    assertAllClose(gradLogprobs[1]!, [0.0450166003], 1e-9);
+    assertAllClose(at(gradLogprobs, 0), [0, -0.0450166003, -0.0450166003], 1e-9);
+    assertAllClose(at(gradLogprobs, 1), [0.0450166003], 1e-9);
     assertClose(metrics.rewards_chosen, 0.1);
     assertClose(metrics.rewards_rejected, -0.1);
     assertClose(metrics.reward_accuracy, 1);
@@ -31,8 +32,8 @@ describe('dpoPairLoss', () => {
     // (2 − 5)² = 9; dℓ/dh = 2·(2 − 5) = −6
     const { loss, gradLogprobs } = dpoPairLoss({ ...base, lossType: 'ipo' });
     assertClose(loss, 9);
-    assertAllClose(gradLogprobs[0]!, [0, -6, -6]);
-    assertAllClose(gradLogprobs[1]!, [6]);
+    assertAllClose(at(gradLogprobs, 0), [0, -6, -6]);
+    assertAllClose(at(gradLogprobs, 1), [6]);
   });
 
   for (const lossType of dpoLossTypes) {

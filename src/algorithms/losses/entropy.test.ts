@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { entropyBonus } from './entropy.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('entropyBonus', () => {
   it('is −coef · token-mean entropy', () => {
@@ -9,7 +10,7 @@ describe('entropyBonus', () => {
     const { loss, gradEntropies, metrics } = entropyBonus({ entropies: [[0, 1, 2]], lossMask: [[0, 1, 1]], coef: 0.01 });
     assertClose(loss, -0.015);
     assertClose(metrics.entropy, 1.5);
-    assertAllClose(gradEntropies[0]!, [0, -0.005, -0.005]);
+    assertAllClose(at(gradEntropies, 0), [0, -0.005, -0.005]);
   });
 
   it('gradient matches finite differences', () => {

@@ -4,6 +4,7 @@ import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { gspoLoss } from './gspo.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('gspoLoss', () => {
   it('matches hand-computed values', () => {
@@ -19,8 +20,8 @@ describe('gspoLoss', () => {
       lossMask: [[0, 1, 1], [1, 1]],
     });
     assertClose(loss, (-1.2 + s) / 2);
-    assertAllClose(gradLogprobs[0]!, [0, 0, 0]);
-    assertAllClose(gradLogprobs[1]!, [s / 4, s / 4]);
+    assertAllClose(at(gradLogprobs, 0), [0, 0, 0]);
+    assertAllClose(at(gradLogprobs, 1), [s / 4, s / 4]);
     assertClose(metrics.clipfrac, 0.5);
     assertClose(metrics.ratio_mean, s);
   });
@@ -28,7 +29,7 @@ describe('gspoLoss', () => {
   it('clamps the log sequence ratio at 10 with zero gradient beyond', () => {
     const { loss, gradLogprobs } = gspoLoss({ logprobs: [[12, 12]], oldLogprobs: [[0, 0]], advantages: [[-1, -1]], lossMask: [[1, 1]] });
     assertClose(loss, Math.exp(10));
-    assertAllClose(gradLogprobs[0]!, [0, 0]);
+    assertAllClose(at(gradLogprobs, 0), [0, 0]);
   });
 
   it('gradient matches finite differences of the sequence-level loss (advantages constant per sequence)', () => {
@@ -59,13 +60,13 @@ describe('gspoLoss', () => {
     const { tokenLosses, gradLogprobs } = gspoLoss({ logprobs, oldLogprobs: sweep.map(() => [0]), advantages, lossMask });
     let clippedSequences = 0;
     sweep.forEach((_, i) => {
-      const ratio = Math.exp(logprobs[i]![0]!);
-      const advantage = advantages[i]![0]!;
-      if (tokenLosses[i]![0]! > -advantage * ratio) {
+      const ratio = Math.exp(at(at(logprobs, i), 0));
+      const advantage = at(at(advantages, i), 0);
+      if (at(at(tokenLosses, i), 0) > -advantage * ratio) {
         clippedSequences++;
         assert.ok(ratio < 0.8 || ratio > 1.2, `sequence ${i}: clipped at ratio ${ratio}`);
-        assert.equal(gradLogprobs[i]![0], 0);
-      } else assertClose(gradLogprobs[i]![0]!, (-advantage * ratio) / sweep.length);
+        assert.equal(at(gradLogprobs, i)[0], 0);
+      } else assertClose(at(at(gradLogprobs, i), 0), (-advantage * ratio) / sweep.length);
     });
     assert.ok(clippedSequences > 0);
   });

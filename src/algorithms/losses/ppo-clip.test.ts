@@ -5,6 +5,7 @@ import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { ppoClipLoss } from './ppo-clip.ts';
+import { at } from '../../core/indexing.ts';
 
 // old = 0 and logp = log(ratio), so ratio is exact. ε = 0.2, c = 3:
 //  A= 1, r=1.5: max(−1.5, −1.2) = −1.2     clipped, grad 0
@@ -22,9 +23,9 @@ const lossMask = [[1, 1, 1, 1, 1]];
 describe('ppoClipLoss', () => {
   it('matches hand-computed values with dual clip', () => {
     const { loss, gradLogprobs, tokenLosses, metrics } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask });
-    assertAllClose(tokenLosses[0]!, [-1.2, -1.1, 0.8, 3, 2.2]);
+    assertAllClose(at(tokenLosses, 0), [-1.2, -1.1, 0.8, 3, 2.2]);
     assertClose(loss, 0.74);
-    assertAllClose(gradLogprobs[0]!, [0, -0.22, 0, 0, 0.44]);
+    assertAllClose(at(gradLogprobs, 0), [0, -0.22, 0, 0, 0.44]);
     assertClose(metrics.clipfrac, 0.4); // tokens 0 and 2
     assertClose(metrics.clipfrac_lower, 0.2); // token 3
     const sumLog = ratios.reduce((a, r) => a + Math.log(r), 0);
@@ -36,18 +37,18 @@ describe('ppoClipLoss', () => {
   it('without dual clip the A<0, r=4 token costs 4 and has gradient −A·r = 4', () => {
     const { loss, gradLogprobs } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: null });
     assertClose(loss, 0.94); // (−1.2 − 1.1 + 0.8 + 4 + 2.2) / 5
-    assertClose(gradLogprobs[0]![3]!, 0.8);
+    assertClose(at(at(gradLogprobs, 0), 3), 0.8);
   });
 
   it('clip-higher raises the upper bound (ε_high 0.28: r = 1.5 → 1.28)', () => {
     const { tokenLosses } = ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioHigh: 0.28 });
-    assertClose(tokenLosses[0]![0]!, -1.28);
+    assertClose(at(at(tokenLosses, 0), 0), -1.28);
   });
 
   it('clamps log ratio at ±20 with zero gradient beyond', () => {
     const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: [[25]], oldLogprobs: [[0]], advantages: [[-1]], lossMask: [[1]], clipRatioC: null });
-    assertClose(tokenLosses[0]![0]!, Math.exp(20));
-    assert.equal(gradLogprobs[0]![0], 0);
+    assertClose(at(at(tokenLosses, 0), 0), Math.exp(20));
+    assert.equal(at(gradLogprobs, 0)[0], 0);
   });
 
   it('gradient matches finite differences under every aggregation mode', () => {
@@ -77,16 +78,16 @@ describe('ppoClipLoss', () => {
     const sweep = Array.from({ length: 101 }, (_, i) => 0.5 + i / 100);
     const a = [sweep.flatMap((): number[] => [1, -1])];
     const current = [sweep.flatMap((r) => [Math.log(r), Math.log(r)])];
-    const mask = [a[0]!.map(() => 1)];
-    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: current, oldLogprobs: [mask[0]!.map(() => 0)], advantages: a, lossMask: mask, clipRatioHigh: 0.28, clipRatioC: null });
+    const mask = [at(a, 0).map(() => 1)];
+    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: current, oldLogprobs: [at(mask, 0).map(() => 0)], advantages: a, lossMask: mask, clipRatioHigh: 0.28, clipRatioC: null });
     let clippedTokens = 0;
-    a[0]!.forEach((advantage, t) => {
-      const ratio = Math.exp(current[0]![t]!);
-      if (tokenLosses[0]![t]! > -advantage * ratio) {
+    at(a, 0).forEach((advantage, t) => {
+      const ratio = Math.exp(at(at(current, 0), t));
+      if (at(at(tokenLosses, 0), t) > -advantage * ratio) {
         clippedTokens++;
         assert.ok(ratio < 0.8 || ratio > 1.28, `token ${t}: clipped at ratio ${ratio}`);
-        assert.equal(gradLogprobs[0]![t], 0);
-      } else assertClose(gradLogprobs[0]![t]!, (-advantage * ratio) / a[0]!.length);
+        assert.equal(at(gradLogprobs, 0)[t], 0);
+      } else assertClose(at(at(gradLogprobs, 0), t), (-advantage * ratio) / at(a, 0).length);
     });
     assert.ok(clippedTokens > 0);
   });

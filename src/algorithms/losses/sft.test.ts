@@ -2,14 +2,15 @@ import { describe, it } from 'node:test';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { negativeLogLikelihood } from './sft.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('negativeLogLikelihood', () => {
   it('is the mean NLL of the masked tokens, with gradient −mask/count', () => {
     // masked log-probs −2, −3, −4 → loss (2 + 3 + 4) / 3 = 3
     const { loss, gradLogprobs } = negativeLogLikelihood({ logprobs: [[-1, -2, -3], [-4]], lossMask: [[0, 1, 1], [1]] });
     assertClose(loss, 3);
-    assertAllClose(gradLogprobs[0]!, [0, -1 / 3, -1 / 3]);
-    assertAllClose(gradLogprobs[1]!, [-1 / 3]);
+    assertAllClose(at(gradLogprobs, 0), [0, -1 / 3, -1 / 3]);
+    assertAllClose(at(gradLogprobs, 1), [-1 / 3]);
   });
 
   it('gradient matches finite differences', () => {

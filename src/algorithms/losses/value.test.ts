@@ -4,6 +4,7 @@ import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { valueLoss } from './value.ts';
+import { at } from '../../core/indexing.ts';
 
 describe('valueLoss', () => {
   it('matches hand-computed values (ε_v 0.5, V_old 0)', () => {
@@ -19,7 +20,7 @@ describe('valueLoss', () => {
       lossMask: [[1, 1, 1, 1]],
     });
     assertClose(loss, 0.7225);
-    assertAllClose(gradValues[0]!, [0, -0.2, 0, 0.2]);
+    assertAllClose(at(gradValues, 0), [0, -0.2, 0, 0.2]);
     assertClose(metrics.vf_clipfrac, 0.5);
   });
 
@@ -45,13 +46,13 @@ describe('valueLoss', () => {
     const { gradValues } = valueLoss({ values: [sweep], oldValues: [sweep.map(() => 0)], returns: [targets], lossMask: [sweep.map(() => 1)] });
     let clippedTokens = 0;
     sweep.forEach((value, t) => {
-      const target = targets[t]!;
+      const target = at(targets, t);
       const clippedValue = Math.min(0.5, Math.max(-0.5, value));
       if ((clippedValue - target) ** 2 > (value - target) ** 2) {
         clippedTokens++;
         assert.ok(Math.abs(value) > 0.5, `token ${t}: clipped at V ${value}`);
-        assert.equal(gradValues[0]![t], 0);
-      } else assertClose(gradValues[0]![t]!, (value - target) / sweep.length);
+        assert.equal(at(gradValues, 0)[t], 0);
+      } else assertClose(at(at(gradValues, 0), t), (value - target) / sweep.length);
     });
     assert.ok(clippedTokens > 0);
   });

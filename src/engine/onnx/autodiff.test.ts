@@ -5,6 +5,7 @@ import { addGradients } from './autodiff.ts';
 import { attr, Graph } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { assertGradientsMatch } from './gradient-check.ts';
+import { at } from '../../core/indexing.ts';
 
 test('Add, Sub, Mul, Div, Neg with broadcasting sum the gradient back to each input shape', async () => {
   await assertGradientsMatch('broadcast arithmetic', {
@@ -25,8 +26,8 @@ test('Exp, Log, Sqrt, Reciprocal, Sigmoid, Tanh, Pow (constant and input exponen
       { name: 'p', shape: [5], positive: true },
     ],
     build: (g, { x, p }) => {
-      const tanh = g.graph.node('Tanh', [x!], {}, [{ dtype: 'float32', shape: [2, 5] }])[0]!;
-      const identity = g.graph.node('Identity', [g.cast(x!, 'float32')], {}, [{ dtype: 'float32', shape: [2, 5] }])[0]!;
+      const tanh = at(g.graph.node('Tanh', [x!], {}, [{ dtype: 'float32', shape: [2, 5] }]), 0);
+      const identity = at(g.graph.node('Identity', [g.cast(x!, 'float32')], {}, [{ dtype: 'float32', shape: [2, 5] }]), 0);
       const terms = [g.exp(x!), g.log(x!), g.sqrt(x!), g.reciprocal(x!), g.sigmoid(x!), tanh, g.pow(x!, g.scalar(2)), g.pow(x!, p!), identity];
       return terms.reduce((sum, term) => g.add(sum, g.mul(term, x!)));
     },
@@ -81,11 +82,11 @@ test('Gemm with every transA / transB combination and an alpha', async () => {
       { name: 'b', shape: [4, 2] },
       { name: 'bt', shape: [2, 4] },
     ],
-    build: (g, { a, at, b, bt }) => {
-      const scaled = g.gemm(at!, bt!, { transA: true, transB: true });
-      const node = g.graph.nodes[g.graph.info(scaled).producer as number]!;
+    build: (g, { a, at: aTransposed, b, bt }) => {
+      const scaled = g.gemm(aTransposed!, bt!, { transA: true, transB: true });
+      const node = at(g.graph.nodes, g.graph.info(scaled).producer as number);
       (node.attributes as Record<string, unknown>).alpha = attr.float(0.5);
-      return g.add(g.add(g.gemm(a!, b!), g.gemm(at!, b!, { transA: true })), g.add(g.gemm(a!, bt!, { transB: true }), scaled)); // [3, 2]
+      return g.add(g.add(g.gemm(a!, b!), g.gemm(aTransposed!, b!, { transA: true })), g.add(g.gemm(a!, bt!, { transB: true }), scaled)); // [3, 2]
     },
   });
 });
@@ -100,8 +101,8 @@ test('Reshape (0, −1, symbolic sizes), Transpose, Unsqueeze, Squeeze, Expand, 
     build: (g, { x, e }) => {
       const moved = g.transpose(g.reshape(x!, [0, -1, 2]), [2, 0, 1]); // [2, B, T·2]
       const squeezed = g.squeeze(g.unsqueeze(moved, [0]), [0]);
-      const expanded = g.graph.node('Expand', [e!, g.int64s([2, 3, 4])], {}, [{ dtype: 'float32', shape: [2, 3, 4] }])[0]!;
-      const flat = g.graph.node('Flatten', [g.mul(expanded, x!)], { axis: attr.int(2) }, [{ dtype: 'float32', shape: ['B*T', 4] }])[0]!;
+      const expanded = at(g.graph.node('Expand', [e!, g.int64s([2, 3, 4])], {}, [{ dtype: 'float32', shape: [2, 3, 4] }]), 0);
+      const flat = at(g.graph.node('Flatten', [g.mul(expanded, x!)], { axis: attr.int(2) }, [{ dtype: 'float32', shape: ['B*T', 4] }]), 0);
       return g.add(g.transpose(g.reshape(squeezed, [4, 6]), [0, 1]), g.reshape(flat, [4, 6]));
     },
   });
@@ -123,8 +124,8 @@ test('Slice (negative start, open end, run-time bounds), Concat (known and symbo
         { dtype: 'float32', shape: [2, 1] },
         { dtype: 'float32', shape: [2, 2] },
       ]);
-      const known = g.concat([tail, g.mul(parts[1]!, parts[1]!), g.concat([head, head], 0)], 1); // [2, 7]
-      return g.concat([g.mul(known, g.slice(known, [0], [1], [0])), middle, parts[0]!], 1); // [2, 7 + 4 + 1]
+      const known = g.concat([tail, g.mul(at(parts, 1), at(parts, 1)), g.concat([head, head], 0)], 1); // [2, 7]
+      return g.concat([g.mul(known, g.slice(known, [0], [1], [0])), middle, at(parts, 0)], 1); // [2, 7 + 4 + 1]
     },
   });
 });
@@ -178,10 +179,10 @@ test('a value the loss does not read gets zeros; an op without a rule and a non-
   const unused = g.graph.input('unused', 'float32', [3]);
   const loss = g.reduceSum(g.mul(x, x), [0], false);
   const [, zeros] = addGradients(g, loss, [x, unused]);
-  assert.equal(g.graph.nodes[g.graph.info(zeros!).producer as number]!.op, 'ConstantOfShape');
+  assert.equal(at(g.graph.nodes, g.graph.info(zeros!).producer as number).op, 'ConstantOfShape');
   const h = new GraphBuilder(new Graph());
   const y = h.graph.input('y', 'float32', [2]);
-  const erf = h.graph.node('Erf', [y], {}, [{ dtype: 'float32', shape: [2] }])[0]!;
+  const erf = at(h.graph.node('Erf', [y], {}, [{ dtype: 'float32', shape: [2] }]), 0);
   assert.throws(() => addGradients(h, h.reduceSum(erf, [0], false), [y]), (error: unknown) => error instanceof InvalidArgumentError && /no gradient rule for Erf/.test(error.message));
   assert.throws(() => addGradients(h, y, [y]), /must be a float32 scalar/);
 });

@@ -6,6 +6,7 @@ import { generate } from '../../model/generate.ts';
 import { loraConfigSchema, loraShapes } from '../../model/lora.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { OnnxInference } from './onnx-inference.ts';
+import { at } from '../../core/indexing.ts';
 
 const small: ModelConfigInput = { vocabSize: 61, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 24, maxSeqLen: 48 };
 
@@ -29,7 +30,7 @@ function randomSequences(seed: number, lengths: readonly number[], vocab: number
 
 function maxDifference(a: readonly Float32Array[], b: readonly Float32Array[]): number {
   let worst = 0;
-  a.forEach((row, i) => row.forEach((x, t) => (worst = Math.max(worst, Math.abs(x - b[i]![t]!)))));
+  a.forEach((row, i) => row.forEach((x, t) => (worst = Math.max(worst, Math.abs(x - at(at(b, i), t))))));
   return worst;
 }
 
@@ -40,7 +41,7 @@ async function pair(config: ModelConfigInput, { lora = false, seed = 3 } = {}) {
   const rng = new Rng(seed + 1);
   const adapters: HostParams = new Map();
   for (const [name, shape] of loraShapes(modelConfigSchema.parse(config), loraConfig)) {
-    adapters.set(name, { shape, data: Float32Array.from({ length: shape[0]! * shape[1]! }, () => (2 * rng.next() - 1) * 0.3) }); // B ≠ 0
+    adapters.set(name, { shape, data: Float32Array.from({ length: at(shape, 0) * at(shape, 1) }, () => (2 * rng.next() - 1) * 0.3) }); // B ≠ 0
   }
   return TransformerModel.fromParams(config, params, { lora: loraConfig, adapters });
 }
@@ -62,7 +63,7 @@ for (const [name, config, options] of variants) {
       const actual = await inference.score(sequences, { temperature: 0.7, padding });
       assert.ok(maxDifference(actual.logprobs, expected.logprobs) <= 1e-4, `${padding}: ${maxDifference(actual.logprobs, expected.logprobs)}`);
       if (expected.values) assert.ok(maxDifference(actual.values!, expected.values) <= 1e-4);
-      actual.logprobs.forEach((row, i) => assert.equal(row.length, sequences[i]!.length));
+      actual.logprobs.forEach((row, i) => assert.equal(row.length, at(sequences, i).length));
     }
     await inference.release();
   });
@@ -90,9 +91,9 @@ test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA);
 
   const sampled = await inference.generate(prompts, { maxNewTokens: 16, temperature: 0.8, topP: 0.9, seed: 4, maxTokenId: 50 });
   assert.ok(sampled.every((row) => row.tokens.every((t) => t < 50)));
-  const scored = await inference.score(prompts.map((p, i) => [...p, ...sampled[i]!.tokens]), { temperature: 0.8 });
+  const scored = await inference.score(prompts.map((p, i) => [...p, ...at(sampled, i).tokens]), { temperature: 0.8 });
   sampled.forEach((row, i) => {
-    row.logprobs.forEach((logprob, k) => assert.ok(Math.abs(logprob - scored.logprobs[i]![prompts[i]!.length + k]!) <= 1e-4));
+    row.logprobs.forEach((logprob, k) => assert.ok(Math.abs(logprob - at(at(scored.logprobs, i), at(prompts, i).length + k)) <= 1e-4));
   });
   const jaxSampled = await generate(model, prompts, { maxNewTokens: 16, temperature: 0.8, topP: 0.9, seed: 4, maxTokenId: 50 });
   assert.deepEqual(sampled.map((r) => r.tokens), jaxSampled.map((r) => r.tokens));

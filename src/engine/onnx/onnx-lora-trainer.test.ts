@@ -6,6 +6,7 @@ import type { TokenLoss } from '../../core/loss.ts';
 import type { HostParams, ModelConfigInput } from '../../model/config.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { OnnxLoraTrainer } from './onnx-lora-trainer.ts';
+import { at } from '../../core/indexing.ts';
 
 const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
 const lora = { rank: 4, alpha: 8 };
@@ -40,7 +41,7 @@ function relativeDifference(a: HostParams, b: HostParams): number {
   let scale = 0;
   for (const [name, tensor] of a) {
     tensor.data.forEach((x, i) => {
-      difference = Math.max(difference, Math.abs(x - b.get(name)!.data[i]!));
+      difference = Math.max(difference, Math.abs(x - at(b.get(name)!.data, i)));
       scale = Math.max(scale, Math.abs(x));
     });
   }
