@@ -16,6 +16,7 @@
  *                      y = (d·sc)·(q − 32) per 16-value sub-block
  */
 import { CheckpointError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { halfToFloat } from './safetensors.ts';
 
 /** GGML type ids (ggml.h `enum ggml_type`) this reader dequantizes. */
@@ -69,135 +70,160 @@ export function ggmlByteSize(type: GgmlTypeName, count: number): number {
 
 const f32 = Math.fround;
 
+/** The blocks of one tensor: its bytes (checked reads), the output and the block count. */
+interface Blocks {
+  view: DataView;
+  out: Float32Array;
+  blocks: number;
+}
+
+/** An f16 at `offset`, widened. */
+function half(view: DataView, offset: number): number {
+  return halfToFloat(view.getUint16(offset, true));
+}
+
+/** One reader per type, each following its ggml `dequantize_row_*`. */
+const dequantizers: Record<GgmlTypeName, (source: Blocks) => void> = {
+  F32: ({ view, out }) => {
+    for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);
+  },
+  F16: ({ view, out }) => {
+    for (let i = 0; i < out.length; i++) out[i] = half(view, 2 * i);
+  },
+  BF16: ({ view, out }) => {
+    const bits = new Uint32Array(out.buffer);
+    for (let i = 0; i < out.length; i++) bits[i] = view.getUint16(2 * i, true) << 16;
+  },
+  Q8_0: dequantizeQ8_0,
+  Q4_0: dequantizeQ4_0,
+  Q4_1: dequantizeQ4_1,
+  Q5_0: (source) => dequantizeQ5(source, false),
+  Q5_1: (source) => dequantizeQ5(source, true),
+  Q4_K: (source) => dequantizeQ4KorQ5K(source, false),
+  Q5_K: (source) => dequantizeQ4KorQ5K(source, true),
+  Q6_K: dequantizeQ6_K,
+};
+
 /** Dequantizes `count` values of `type` from `bytes` (exactly `ggmlByteSize(type, count)` of them). */
 export function dequantize(type: GgmlTypeName, bytes: Uint8Array, count: number): Float32Array {
   const needed = ggmlByteSize(type, count);
   if (bytes.length < needed) throw new CheckpointError(`${type}: ${count} values need ${needed} bytes, got ${bytes.length}`, { type, count });
   const view = new DataView(bytes.buffer, bytes.byteOffset, needed);
   const out = new Float32Array(count);
-  const blocks = count / ggmlBlockLayout[type].values;
-  const half = (offset: number): number => halfToFloat(view.getUint16(offset, true));
-  switch (type) {
-    case 'F32':
-      for (let i = 0; i < count; i++) out[i] = view.getFloat32(4 * i, true);
-      return out;
-    case 'F16':
-      for (let i = 0; i < count; i++) out[i] = half(2 * i);
-      return out;
-    case 'BF16': {
-      const bits = new Uint32Array(out.buffer);
-      for (let i = 0; i < count; i++) bits[i] = view.getUint16(2 * i, true) << 16;
-      return out;
+  dequantizers[type]({ view, out, blocks: count / ggmlBlockLayout[type].values });
+  return out;
+}
+
+/** Q8_0: d f16, q int8[32]; y = d·q. */
+function dequantizeQ8_0({ view, out, blocks }: Blocks): void {
+  for (let b = 0; b < blocks; b++) {
+    const base = b * 34;
+    const d = half(view, base);
+    for (let j = 0; j < 32; j++) out[b * 32 + j] = d * view.getInt8(base + 2 + j);
+  }
+}
+
+/** Q4_0: d f16, q uint8[16] (low nibbles first); y = d·(q − 8). */
+function dequantizeQ4_0({ view, out, blocks }: Blocks): void {
+  for (let b = 0; b < blocks; b++) {
+    const base = b * 18;
+    const d = half(view, base);
+    for (let j = 0; j < 16; j++) {
+      const q = view.getUint8(base + 2 + j);
+      out[b * 32 + j] = d * ((q & 0x0f) - 8);
+      out[b * 32 + j + 16] = d * ((q >> 4) - 8);
     }
-    case 'Q8_0':
-      for (let b = 0; b < blocks; b++) {
-        const base = b * 34;
-        const d = half(base);
-        for (let j = 0; j < 32; j++) out[b * 32 + j] = d * view.getInt8(base + 2 + j);
-      }
-      return out;
-    case 'Q4_0':
-      for (let b = 0; b < blocks; b++) {
-        const base = b * 18;
-        const d = half(base);
-        for (let j = 0; j < 16; j++) {
-          const q = bytes[base + 2 + j]!;
-          out[b * 32 + j] = d * ((q & 0x0f) - 8);
-          out[b * 32 + j + 16] = d * ((q >> 4) - 8);
-        }
-      }
-      return out;
-    case 'Q4_1':
-      for (let b = 0; b < blocks; b++) {
-        const base = b * 20;
-        const d = half(base);
-        const m = half(base + 2);
-        for (let j = 0; j < 16; j++) {
-          const q = bytes[base + 4 + j]!;
-          out[b * 32 + j] = f32(d * (q & 0x0f)) + m;
-          out[b * 32 + j + 16] = f32(d * (q >> 4)) + m;
-        }
-      }
-      return out;
-    case 'Q5_0':
-    case 'Q5_1': {
-      const withMin = type === 'Q5_1';
-      const size = withMin ? 24 : 22;
-      for (let b = 0; b < blocks; b++) {
-        const base = b * size;
-        const d = half(base);
-        const m = withMin ? half(base + 2) : 0;
-        const qhOffset = base + (withMin ? 4 : 2);
-        const qh = view.getUint32(qhOffset, true);
-        for (let j = 0; j < 16; j++) {
-          const q = bytes[qhOffset + 4 + j]!;
-          const low = (q & 0x0f) | (((qh >>> j) & 1) << 4);
-          const high = (q >> 4) | (((qh >>> (j + 16)) & 1) << 4);
-          out[b * 32 + j] = withMin ? f32(d * low) + m : d * (low - 16);
-          out[b * 32 + j + 16] = withMin ? f32(d * high) + m : d * (high - 16);
-        }
-      }
-      return out;
+  }
+}
+
+/** Q4_1: d f16, m f16, q uint8[16]; y = d·q + m. */
+function dequantizeQ4_1({ view, out, blocks }: Blocks): void {
+  for (let b = 0; b < blocks; b++) {
+    const base = b * 20;
+    const d = half(view, base);
+    const m = half(view, base + 2);
+    for (let j = 0; j < 16; j++) {
+      const q = view.getUint8(base + 4 + j);
+      out[b * 32 + j] = f32(d * (q & 0x0f)) + m;
+      out[b * 32 + j + 16] = f32(d * (q >> 4)) + m;
     }
-    case 'Q4_K':
-    case 'Q5_K': {
-      const fiveBit = type === 'Q5_K';
-      const size = fiveBit ? 176 : 144;
-      for (let b = 0; b < blocks; b++) {
-        const base = b * size;
-        const d = half(base);
-        const dmin = half(base + 2);
-        const scales = bytes.subarray(base + 4, base + 16);
-        const qh = fiveBit ? bytes.subarray(base + 16, base + 48) : undefined;
-        const qs = bytes.subarray(base + (fiveBit ? 48 : 16), base + size);
-        // Four 64-value chunks; each is two 32-value sub-blocks (low nibbles, then high nibbles).
-        for (let chunk = 0; chunk < 4; chunk++) {
-          for (let sub = 0; sub < 2; sub++) {
-            const [scale, min] = scaleMinK4(2 * chunk + sub, scales);
-            const d1 = f32(d * scale);
-            const m1 = f32(dmin * min);
-            const highBit = 1 << (2 * chunk + sub);
-            for (let l = 0; l < 32; l++) {
-              const packed = qs[32 * chunk + l]!;
-              let q = sub === 0 ? packed & 0x0f : packed >> 4;
-              if (qh !== undefined && (qh[l]! & highBit) !== 0) q += 16;
-              out[b * 256 + 64 * chunk + 32 * sub + l] = f32(d1 * q) - m1;
-            }
-          }
-        }
-      }
-      return out;
+  }
+}
+
+/** Q5_0: d f16, qh uint32, q uint8[16]; y = d·((q | h<<4) − 16).  Q5_1 (`withMin`): d, m, qh, q; y = d·(q | h<<4) + m. */
+function dequantizeQ5({ view, out, blocks }: Blocks, withMin: boolean): void {
+  const size = withMin ? 24 : 22;
+  for (let b = 0; b < blocks; b++) {
+    const base = b * size;
+    const d = half(view, base);
+    const m = withMin ? half(view, base + 2) : 0;
+    const qhOffset = base + (withMin ? 4 : 2);
+    const qh = view.getUint32(qhOffset, true);
+    for (let j = 0; j < 16; j++) {
+      const q = view.getUint8(qhOffset + 4 + j);
+      const low = (q & 0x0f) | (((qh >>> j) & 1) << 4);
+      const high = (q >> 4) | (((qh >>> (j + 16)) & 1) << 4);
+      out[b * 32 + j] = withMin ? f32(d * low) + m : d * (low - 16);
+      out[b * 32 + j + 16] = withMin ? f32(d * high) + m : d * (high - 16);
     }
-    case 'Q6_K':
-      for (let b = 0; b < blocks; b++) {
-        const base = b * 210;
-        const ql = bytes.subarray(base, base + 128);
-        const qh = bytes.subarray(base + 128, base + 192);
-        const d = half(base + 208);
-        for (let n = 0; n < 2; n++) {
-          for (let l = 0; l < 32; l++) {
-            const low0 = ql[64 * n + l]!;
-            const low1 = ql[64 * n + l + 32]!;
-            const high = qh[32 * n + l]!;
-            const quads = [
-              ((low0 & 0x0f) | ((high & 3) << 4)) - 32,
-              ((low1 & 0x0f) | (((high >> 2) & 3) << 4)) - 32,
-              ((low0 >> 4) | (((high >> 4) & 3) << 4)) - 32,
-              ((low1 >> 4) | (((high >> 6) & 3) << 4)) - 32,
-            ];
-            for (let k = 0; k < 4; k++) {
-              const scale = view.getInt8(base + 192 + 8 * n + Math.floor(l / 16) + 2 * k);
-              out[b * 256 + 128 * n + 32 * k + l] = f32(d * scale) * quads[k]!;
-            }
-          }
+  }
+}
+
+/**
+ * Q4_K: d f16, dmin f16, scales[12] (8 × 6-bit scale + 6-bit min), q uint8[128];
+ * y = (d·sc)·q − (dmin·m) per 32-value sub-block. Q5_K (`fiveBit`): qh[32] (the fifth bit) before q.
+ */
+function dequantizeQ4KorQ5K({ view, out, blocks }: Blocks, fiveBit: boolean): void {
+  const size = fiveBit ? 176 : 144;
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  for (let b = 0; b < blocks; b++) {
+    const base = b * size;
+    const d = half(view, base);
+    const dmin = half(view, base + 2);
+    const scales = bytes.subarray(base + 4, base + 16);
+    const qs = base + (fiveBit ? 48 : 16);
+    // Four 64-value chunks; each is two 32-value sub-blocks (low nibbles, then high nibbles).
+    for (let chunk = 0; chunk < 4; chunk++) {
+      for (let sub = 0; sub < 2; sub++) {
+        const [scale, min] = scaleMinK4(2 * chunk + sub, scales);
+        const d1 = f32(d * scale);
+        const m1 = f32(dmin * min);
+        const highBit = 1 << (2 * chunk + sub);
+        for (let l = 0; l < 32; l++) {
+          const packed = view.getUint8(qs + 32 * chunk + l);
+          let q = sub === 0 ? packed & 0x0f : packed >> 4;
+          if (fiveBit && (view.getUint8(base + 16 + l) & highBit) !== 0) q += 16;
+          out[b * 256 + 64 * chunk + 32 * sub + l] = f32(d1 * q) - m1;
         }
       }
-      return out;
+    }
+  }
+}
+
+/** Q6_K: ql[128] (low 4 bits), qh[64] (high 2 bits), scales int8[16], d f16; y = (d·sc)·(q − 32) per 16-value sub-block. */
+function dequantizeQ6_K({ view, out, blocks }: Blocks): void {
+  for (let b = 0; b < blocks; b++) {
+    const base = b * 210;
+    const d = half(view, base + 208);
+    for (let n = 0; n < 2; n++) {
+      for (let l = 0; l < 32; l++) {
+        const low0 = view.getUint8(base + 64 * n + l);
+        const low1 = view.getUint8(base + 64 * n + l + 32);
+        const high = view.getUint8(base + 128 + 32 * n + l);
+        const scales = base + 192 + 8 * n + Math.floor(l / 16); // int8 scales of the four values, 2 apart
+        const first = b * 256 + 128 * n + l;
+        out[first] = f32(d * view.getInt8(scales)) * (((low0 & 0x0f) | ((high & 3) << 4)) - 32);
+        out[first + 32] = f32(d * view.getInt8(scales + 2)) * (((low1 & 0x0f) | (((high >> 2) & 3) << 4)) - 32);
+        out[first + 64] = f32(d * view.getInt8(scales + 4)) * (((low0 >> 4) | (((high >> 4) & 3) << 4)) - 32);
+        out[first + 96] = f32(d * view.getInt8(scales + 6)) * (((low1 >> 4) | (((high >> 6) & 3) << 4)) - 32);
+      }
+    }
   }
 }
 
 /** ggml's `get_scale_min_k4`: the 6-bit scale and min of sub-block `j` (0..7) from the 12 packed bytes. */
 export function scaleMinK4(j: number, q: Uint8Array): [number, number] {
-  if (j < 4) return [q[j]! & 63, q[j + 4]! & 63];
-  return [(q[j + 4]! & 0x0f) | ((q[j - 4]! >> 6) << 4), (q[j + 4]! >> 4) | ((q[j]! >> 6) << 4)];
+  const byte = (i: number) => at(q, i, 'scales');
+  if (j < 4) return [byte(j) & 63, byte(j + 4) & 63];
+  return [(byte(j + 4) & 0x0f) | ((byte(j - 4) >> 6) << 4), (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4)];
 }

@@ -39,51 +39,55 @@ export interface GgufFile {
 
 const magic = 0x46554747; // "GGUF" read as a little-endian u32
 
-/** Parses a GGUF file already in memory (tensor data stays in `bytes`; see `readGgufTensor`). */
-export function parseGguf(bytes: Uint8Array, { file = '<memory>' }: { file?: string } = {}): GgufFile {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let position = 0;
-  const fail = (message: string): never => {
-    throw new CheckpointError(`${file}: ${message} (at byte ${position})`, { file, position });
-  };
-  const need = (size: number): void => {
-    if (position + size > bytes.length) fail(`truncated: needs ${size} more bytes, the file has ${bytes.length}`);
-  };
-  const u32 = (): number => {
-    need(4);
-    const value = view.getUint32(position, true);
-    position += 4;
-    return value;
-  };
-  const u64 = (): number => {
-    need(8);
-    const value = view.getBigUint64(position, true);
-    position += 8;
-    if (value > BigInt(Number.MAX_SAFE_INTEGER)) fail(`64-bit size ${value} is too large`);
+/** Byte sizes of the fixed-size metadata value types (gguf.md `gguf_metadata_value_type`); 8 = string, 9 = array. */
+const valueSizes: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+
+/** A cursor over the file: little-endian reads that fail with the byte position. */
+class GgufReader {
+  position = 0;
+  private readonly view: DataView;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly file: string,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  fail(message: string): never {
+    throw new CheckpointError(`${this.file}: ${message} (at byte ${this.position})`, { file: this.file, position: this.position });
+  }
+
+  u32(): number {
+    return this.view.getUint32(this.advance(4), true);
+  }
+
+  u64(): number {
+    const value = this.view.getBigUint64(this.advance(8), true);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) this.fail(`64-bit size ${value} is too large`);
     return Number(value);
-  };
-  const string = (): string => {
-    const length = u64();
-    need(length);
-    const text = new TextDecoder('utf-8').decode(bytes.subarray(position, position + length));
-    position += length;
-    return text;
-  };
-  const scalar = (type: number): GgufValue => {
-    const sizes: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
-    if (type === 8) return string();
+  }
+
+  string(): string {
+    const length = this.u64();
+    const start = this.advance(length);
+    return new TextDecoder('utf-8').decode(this.bytes.subarray(start, start + length));
+  }
+
+  /** A metadata value of `type`: a number, bigint (64-bit integers), boolean, string or array. */
+  value(type: number): GgufValue {
+    if (type === 8) return this.string();
     if (type === 9) {
-      const elementType = u32();
-      const count = u64();
+      const elementType = this.u32();
+      const count = this.u64();
       const items: GgufValue[] = new Array(count);
-      for (let i = 0; i < count; i++) items[i] = scalar(elementType);
+      for (let i = 0; i < count; i++) items[i] = this.value(elementType);
       return items;
     }
-    const size = sizes[type];
-    if (size === undefined) return fail(`unknown metadata value type ${type}`);
-    need(size);
-    const at = position;
-    position += size;
+    const size = valueSizes[type];
+    if (size === undefined) return this.fail(`unknown metadata value type ${type}`);
+    const at = this.advance(size);
+    const view = this.view;
     switch (type) {
       case 0: return view.getUint8(at);
       case 1: return view.getInt8(at);
@@ -97,40 +101,67 @@ export function parseGguf(bytes: Uint8Array, { file = '<memory>' }: { file?: str
       case 11: return view.getBigInt64(at, true);
       default: return view.getFloat64(at, true);
     }
-  };
+  }
 
-  if (u32() !== magic) fail('not a GGUF file (the magic is not "GGUF")');
-  const version = u32();
-  if (version !== 2 && version !== 3) fail(`GGUF version ${version} is not supported; supported: 2, 3`);
-  const tensorCount = u64();
-  const metadataCount = u64();
+  /** Moves past `size` bytes; returns where they start. */
+  private advance(size: number): number {
+    if (this.position + size > this.bytes.length) this.fail(`truncated: needs ${size} more bytes, the file has ${this.bytes.length}`);
+    const start = this.position;
+    this.position += size;
+    return start;
+  }
+}
+
+/** A tensor info as stored: its offset relative to the data block. */
+interface StoredTensorInfo {
+  name: string;
+  shape: number[];
+  type: GgmlTypeName;
+  relative: number;
+  count: number;
+}
+
+/** Parses a GGUF file already in memory (tensor data stays in `bytes`; see `readGgufTensor`). */
+export function parseGguf(bytes: Uint8Array, { file = '<memory>' }: { file?: string } = {}): GgufFile {
+  const reader = new GgufReader(bytes, file);
+  if (reader.u32() !== magic) reader.fail('not a GGUF file (the magic is not "GGUF")');
+  const version = reader.u32();
+  if (version !== 2 && version !== 3) reader.fail(`GGUF version ${version} is not supported; supported: 2, 3`);
+  const tensorCount = reader.u64();
+  const metadataCount = reader.u64();
   const metadata = new Map<string, GgufValue>();
   for (let i = 0; i < metadataCount; i++) {
-    const key = string();
-    metadata.set(key, scalar(u32()));
+    const key = reader.string();
+    metadata.set(key, reader.value(reader.u32()));
   }
-  const rawInfos: { name: string; shape: number[]; type: GgmlTypeName; relative: number; count: number }[] = [];
-  for (let i = 0; i < tensorCount; i++) {
-    const name = string();
-    const dims = u32();
-    const sizes: number[] = [];
-    for (let d = 0; d < dims; d++) sizes.push(u64());
-    const type = ggmlTypeName(u32(), { file, tensor: name });
-    const relative = u64();
-    rawInfos.push({ name, shape: sizes.reverse(), type, relative, count: sizes.reduce((a, b) => a * b, 1) });
-  }
+  const stored = Array.from({ length: tensorCount }, () => readTensorInfo(reader));
   const alignmentValue = metadata.get('general.alignment') ?? 32;
   const alignment = Number(alignmentValue);
-  if (!Number.isInteger(alignment) || alignment <= 0) fail(`general.alignment ${String(alignmentValue)} is not a positive integer`);
-  const dataStart = Math.ceil(position / alignment) * alignment;
-  const tensors = rawInfos.map((info): GgufTensorInfo => {
-    const byteLength = ggmlByteSize(info.type, info.count);
-    const offset = dataStart + info.relative;
-    if (info.relative % alignment !== 0) fail(`tensor "${info.name}" offset ${info.relative} is not a multiple of the alignment ${alignment}`);
-    if (offset + byteLength > bytes.length) fail(`tensor "${info.name}" data [${offset}, ${offset + byteLength}) runs past the end of the file (${bytes.length} bytes)`);
-    return { name: info.name, shape: info.shape, type: info.type, offset, byteLength };
-  });
+  if (!Number.isInteger(alignment) || alignment <= 0) reader.fail(`general.alignment ${String(alignmentValue)} is not a positive integer`);
+  const dataStart = Math.ceil(reader.position / alignment) * alignment;
+  const tensors = stored.map((info) => placeTensor(reader, info, dataStart, alignment));
   return { version, metadata, tensors, alignment, bytes, file };
+}
+
+/** name · n_dims u32 · dims u64[n_dims] · GGML type u32 · offset u64. */
+function readTensorInfo(reader: GgufReader): StoredTensorInfo {
+  const name = reader.string();
+  const dims = reader.u32();
+  const sizes: number[] = [];
+  for (let d = 0; d < dims; d++) sizes.push(reader.u64());
+  const type = ggmlTypeName(reader.u32(), { file: reader.file, tensor: name });
+  const relative = reader.u64();
+  return { name, shape: sizes.reverse(), type, relative, count: sizes.reduce((a, b) => a * b, 1) };
+}
+
+/** The tensor's absolute place in the file, checked against the alignment and the file's end. */
+function placeTensor(reader: GgufReader, info: StoredTensorInfo, dataStart: number, alignment: number): GgufTensorInfo {
+  const byteLength = ggmlByteSize(info.type, info.count);
+  const offset = dataStart + info.relative;
+  const fileLength = reader.bytes.length;
+  if (info.relative % alignment !== 0) reader.fail(`tensor "${info.name}" offset ${info.relative} is not a multiple of the alignment ${alignment}`);
+  if (offset + byteLength > fileLength) reader.fail(`tensor "${info.name}" data [${offset}, ${offset + byteLength}) runs past the end of the file (${fileLength} bytes)`);
+  return { name: info.name, shape: info.shape, type: info.type, offset, byteLength };
 }
 
 /** Reads and parses a `.gguf` file. */
