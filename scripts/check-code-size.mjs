@@ -72,11 +72,22 @@ function functionName(node, sourceFile) {
     parent = parent.parent;
   }
   if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) return declaredName(parent.name, sourceFile);
-  if (ts.isPropertyDeclaration(parent)) return `${classPrefix(parent, sourceFile)}${declaredName(parent.name, sourceFile)}`;
+  if (ts.isPropertyDeclaration(parent))
+    return `${classPrefix(parent, sourceFile)}${declaredName(parent.name, sourceFile)}`;
   if (ts.isBinaryExpression(parent)) return parent.left.getText(sourceFile);
   if (ts.isCallExpression(parent) || ts.isNewExpression(parent)) return callbackName(parent, sourceFile);
   if (ts.isExportAssignment(parent)) return 'default';
+  if (ts.isArrowFunction(parent)) return `function returned by ${functionName(parent, sourceFile)}`;
+  const returner = ts.isReturnStatement(parent) ? enclosingFunction(parent) : undefined;
+  if (returner !== undefined) return `function returned by ${functionName(returner, sourceFile)}`;
   return '<anonymous>';
+}
+
+/** The innermost function around `node`, if any. */
+function enclosingFunction(node) {
+  let parent = node.parent;
+  while (parent !== undefined && !isFunctionNode(parent)) parent = parent.parent;
+  return parent;
 }
 
 function isFunctionNode(node) {
@@ -138,4 +149,6 @@ if (violations.length > 0) {
   console.error(`check-code-size: ${summary} (${files} files checked under ${roots.join(', ')})`);
   process.exit(1);
 }
-console.log(`check-code-size: ${files} files under ${roots.join(', ')}; none over ${maxFileLines} lines, no function over ${maxFunctionLines}`);
+console.log(
+  `check-code-size: ${files} files under ${roots.join(', ')}; none over ${maxFileLines} lines, no function over ${maxFunctionLines}`,
+);

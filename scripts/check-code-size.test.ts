@@ -54,7 +54,7 @@ test('every kind of function over 80 lines and a file over 400 are named with th
     declaration: block('export function declared(): void {', 81),
     exactly80: block('function fits(): void {', 80),
     arrow: block('const arrow = (): void => {', 82, '};'),
-    mapped: block('[1].map((item) => {', 81, '});'),
+    factory: ['function makeHandler() {', ...block('  return () => {', 81, '  };'), '}'],
   });
   const members = source({
     klass: ['class Box {'],
@@ -64,12 +64,16 @@ test('every kind of function over 80 lines and a file over 400 are named with th
     object: ['const handlers = {'],
     property: block('  onClose: function (): void {', 81, '  },'),
     objectEnd: ['};'],
+  });
+  const callbacks = source({
     describe: block("describe('a suite', () => {", 90, '});'),
+    mapped: block('[1].map((item) => {', 81, '});'),
   });
   const long = Array.from({ length: 401 }, (_, index) => `export const line${index} = ${index};`).join('\n');
   const folder = fixture('long', {
     'src/functions.ts': functions.text,
     'src/members.ts': members.text,
+    'src/callbacks.ts': callbacks.text,
     'src/long-file.ts': `${long}\n`,
     'bench/nested/also-long.mjs': `${long}\n`,
     'src/node_modules/skipped.ts': `${long}\n`,
@@ -77,17 +81,19 @@ test('every kind of function over 80 lines and a file over 400 are named with th
   const result = checkSize(folder, ['src', 'bench']);
   assert.equal(result.code, 1, result.stderr);
   assert.deepEqual(result.stdout.trim().split('\n'), [
+    `src/callbacks.ts:${callbacks.at.describe} describe('a suite') callback (90 lines)`,
+    `src/callbacks.ts:${callbacks.at.mapped} [1].map(…) callback (81 lines)`,
     `src/functions.ts:${functions.at.declaration} declared (81 lines)`,
     `src/functions.ts:${functions.at.arrow} arrow (82 lines)`,
-    `src/functions.ts:${functions.at.mapped} [1].map(…) callback (81 lines)`,
+    `src/functions.ts:${functions.at.factory} makeHandler (83 lines)`,
+    `src/functions.ts:${(functions.at.factory ?? 0) + 1} function returned by makeHandler (81 lines)`,
     'src/long-file.ts:1 whole file (401 lines)',
     `src/members.ts:${members.at.method} Box.unpack (81 lines)`,
     `src/members.ts:${members.at.init} Box.constructor (81 lines)`,
     `src/members.ts:${members.at.property} onClose (81 lines)`,
-    `src/members.ts:${members.at.describe} describe('a suite') callback (90 lines)`,
     'bench/nested/also-long.mjs:1 whole file (401 lines)',
   ]);
-  assert.match(result.stderr, /2 files over 400 lines, 7 functions over 80 lines \(4 files checked under src, bench\)/);
+  assert.match(result.stderr, /2 files over 400 lines, 9 functions over 80 lines \(5 files checked under src, bench\)/);
 });
 
 test('within the limits (a file of exactly 400 lines, a function of exactly 80): one summary line, exit 0', () => {
