@@ -26,7 +26,8 @@ import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset }
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
-import { collectIteration, iterationSeeds } from './rl-collect.ts';
+import { collectIteration, iterationSeeds, type CollectIterationOptions } from './rl-collect.ts';
+import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
 import { backendTimes, timesBetween } from './backend-times.ts';
@@ -245,87 +246,13 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
-    const started = performance.now();
-    const timesAtStart = backendTimes(policy);
-    const referenceTimesAtStart = reference === undefined ? undefined : backendTimes(reference);
-    const generate = async (seeds: number[], batch: number) => {
-      const generationStarted = performance.now();
-      const result = options.collect
-        ? await collectWith(options.collect, { policy, seeds, iteration, config })
-        : await rollout({
-            policy,
-            env: options.env,
-            seeds,
-            groupSize: config.groupSize,
-            maxTurns: config.maxTurns,
-            maxNewTokens: config.maxNewTokens,
-            historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
-            instructions: config.systemPrompt,
-            temperature: config.temperature,
-            stopStrings: replyStopStrings(config),
-            // Batch 0 keeps the seed it always had; refill batches get their own.
-            samplingSeed: config.seed * 7919 + iteration + batch * 1_000_003,
-            onEpisode: options.onRolloutProgress ? (_t, p) => options.onRolloutProgress!(p.completed, p.total) : undefined,
-          });
-      return { ...result, seconds: (performance.now() - generationStarted) / 1000 };
-    };
-    const collected = await collectIteration({
-      generate,
-      runSeed: config.seed,
-      iteration,
-      tasksPerIteration: config.tasksPerIteration,
-      dynamicSampling: preset.dropUniformGroups,
-      maxGenerationBatches: config.maxGenerationBatches,
-    });
-    const { stats } = collected;
-    await options.onTrajectories?.(collected.generated, iteration);
-    const trajectories = collected.kept;
-    const learningRate = learningRateAt(iteration, {
-      peak: config.learningRate,
-      totalSteps: config.iterations,
-      warmupSteps: config.warmupIterations,
-      minRatio: 1,
-    });
-    const onSamples = options.onAdvantages && ((samples: TrainingSample[]) => options.onAdvantages!(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
-    const update =
-      trajectories.length > 0
-        ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
-        : undefined;
-    const trainedTokens = trajectories.reduce((sum, t) => sum + t.lossMask.reduce((n, m) => n + m, 0), 0);
-    const seconds = (performance.now() - started) / 1000;
-    const metrics: IterationMetrics = {
-      iteration,
-      reward: stats.meanReward,
-      success: stats.successRate,
-      episodes: stats.episodes,
-      trained: trajectories.length,
-      trainedTokens,
-      generationBatches: collected.generationBatches,
-      loss: update?.loss ?? NaN,
-      pgLoss: update?.pgLoss ?? NaN,
-      klToReference: update?.klToReference ?? 0,
-      ppoKl: update?.ppoKl ?? 0,
-      approxKl: update?.approxKl ?? 0,
-      entropy: update?.entropy ?? NaN,
-      clipfrac: update?.clipfrac ?? 0,
-      gradNorm: update?.gradNorm ?? 0,
-      learningRate,
-      invalidActionRate: stats.invalidActionRate,
-      rolloutTokensPerSecond: stats.tokensPerSecond,
-      trainTokensPerSecond: update?.tokensPerSecond ?? 0,
-      seconds,
-    };
-    if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
-    if (referenceTimesAtStart !== undefined) {
-      // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
-      for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference!) ?? {}))) (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
-    }
+    const { metrics, keptGroups } = await trainIteration(options, { config, preset, rng, iteration });
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
       metrics.validationSuccess = validationSuccess;
     }
-    for (const warning of iterationWarnings(metrics, collected.keptGroups, config, preset)) warn(warning);
+    for (const warning of iterationWarnings(metrics, keptGroups, config, preset)) warn(warning);
     history.push(metrics);
     await options.onIteration?.(metrics, { iteration, rngState: rng.state() });
     if (stopping) break;
@@ -333,27 +260,78 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   return { history, finalValidationSuccess: validationSuccess };
 }
 
-/** What an iteration's metrics say went wrong without stopping it. */
-function iterationWarnings(metrics: IterationMetrics, keptGroups: number, config: RlConfig, preset: AlgorithmPreset): TrainingWarning[] {
-  const { iteration } = metrics;
-  const warnings: TrainingWarning[] = [];
-  if (metrics.episodes > 0 && metrics.invalidActionRate === 1) {
-    warnings.push({ iteration, kind: 'all-actions-invalid', message: `every action in iteration ${iteration} was invalid (${metrics.episodes} episodes)` });
+interface IterationContext {
+  config: RlConfig;
+  preset: AlgorithmPreset;
+  /** The minibatch-shuffle RNG (part of the resume state). */
+  rng: Rng;
+  iteration: number;
+}
+
+/** One iteration up to validation: collect (refilling under dynamic sampling), update, and the iteration's metrics. */
+async function trainIteration<Task, P extends TrainablePolicy>(
+  options: RlRunOptions<Task, P>,
+  { config, preset, rng, iteration }: IterationContext,
+): Promise<{ metrics: IterationMetrics; keptGroups: number }> {
+  const { policy, reference } = options;
+  const started = performance.now();
+  const timesAtStart = backendTimes(policy);
+  const referenceTimesAtStart = reference === undefined ? undefined : backendTimes(reference);
+  const collected = await collectIteration({
+    generate: generationBatch(options, config, iteration),
+    runSeed: config.seed,
+    iteration,
+    tasksPerIteration: config.tasksPerIteration,
+    dynamicSampling: preset.dropUniformGroups,
+    maxGenerationBatches: config.maxGenerationBatches,
+  });
+  await options.onTrajectories?.(collected.generated, iteration);
+  const trajectories = collected.kept;
+  const learningRate = learningRateAt(iteration, {
+    peak: config.learningRate,
+    totalSteps: config.iterations,
+    warmupSteps: config.warmupIterations,
+    minRatio: 1,
+  });
+  const { onAdvantages } = options;
+  const onSamples = onAdvantages && ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
+  const update =
+    trajectories.length > 0
+      ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
+      : undefined;
+  const metrics = iterationMetrics({ iteration, collected, update, learningRate, seconds: (performance.now() - started) / 1000 });
+  if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
+  if (reference !== undefined && referenceTimesAtStart !== undefined) {
+    // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
+    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {}))) (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
   }
-  if (preset.dropUniformGroups && keptGroups < config.tasksPerIteration) {
-    warnings.push({
-      iteration,
-      kind: 'dynamic-sampling-short',
-      message:
-        `iteration ${iteration}: dynamic sampling found ${keptGroups} of ${config.tasksPerIteration} groups with varying rewards ` +
-        `in ${metrics.generationBatches} generation batches (maxGenerationBatches ${config.maxGenerationBatches}); training on those`,
-    });
-  }
-  if (metrics.trainedTokens === 0) {
-    const why = preset.dropUniformGroups ? ' (dynamic sampling dropped every group: no group’s rewards varied)' : ' (no trajectory had a policy token)';
-    warnings.push({ iteration, kind: 'no-trained-tokens', message: `iteration ${iteration} trained on 0 tokens${why}; the weights did not change` });
-  }
-  return warnings;
+  return { metrics, keptGroups: collected.keptGroups };
+}
+
+/** Generates one batch of the iteration: the `collect` scaffold, or G env rollouts per seed. */
+function generationBatch<Task, P extends TrainablePolicy>(options: RlRunOptions<Task, P>, config: RlConfig, iteration: number): CollectIterationOptions['generate'] {
+  const { policy, onRolloutProgress } = options;
+  return async (seeds, batch) => {
+    const generationStarted = performance.now();
+    const result = options.collect
+      ? await collectWith(options.collect, { policy, seeds, iteration, config })
+      : await rollout({
+          policy,
+          env: options.env,
+          seeds,
+          groupSize: config.groupSize,
+          maxTurns: config.maxTurns,
+          maxNewTokens: config.maxNewTokens,
+          historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+          instructions: config.systemPrompt,
+          temperature: config.temperature,
+          stopStrings: replyStopStrings(config),
+          // Batch 0 keeps the seed it always had; refill batches get their own.
+          samplingSeed: config.seed * 7919 + iteration + batch * 1_000_003,
+          onEpisode: onRolloutProgress ? (_t, p) => onRolloutProgress(p.completed, p.total) : undefined,
+        });
+    return { ...result, seconds: (performance.now() - generationStarted) / 1000 };
+  };
 }
 
 async function collectWith<P extends TrainablePolicy>(
