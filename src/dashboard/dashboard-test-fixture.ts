@@ -73,7 +73,7 @@ export function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
   const spans: [number, number][] = [];
   assistantMask.forEach((m, i) => {
     if (m === 1 && (i === 0 || assistantMask[i - 1] === 0)) spans.push([i, i]);
-    if (m === 1) spans.at(-1)![1] = i + 1;
+    if (m === 1) at(spans, spans.length - 1, 'turn spans')[1] = i + 1;
   });
   const advantageOfTurn = [-0.75, 1.25];
   const advantages = tokens.map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e)).map((turn) => (turn < 0 ? 0 : at(advantageOfTurn, turn, 'turn advantages')));

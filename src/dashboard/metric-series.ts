@@ -8,6 +8,7 @@
  * no finite value in the bucket is null). `after` returns only steps after it (live updates fetch
  * just the new points); the cumulative token count still counts every step from the first.
  */
+import { at } from '../core/indexing.ts';
 import type { MetricsRecord } from '../store/types.ts';
 
 export interface MetricColumns {
@@ -50,7 +51,7 @@ export function metricColumns(records: readonly MetricsRecord[], { createdAt, af
   const columns: MetricColumns = { steps: [], seconds: [], tokens: [], values: Object.fromEntries(keys.map((k) => [k, []])), lastStep: records.at(-1)?.step ?? 0, bucketSize };
   for (let start = 0; start < rows.length; start += bucketSize) {
     const bucket = rows.slice(start, start + bucketSize);
-    const last = bucket.at(-1)!;
+    const last = at(bucket, bucket.length - 1, 'bucket');
     columns.steps.push(last.step);
     columns.seconds.push(last.seconds);
     columns.tokens.push(last.tokens);
