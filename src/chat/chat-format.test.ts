@@ -30,7 +30,7 @@ test('tokenizer.json: a (?i:…) split pattern compiles on Node 20, special-toke
   assert.deepEqual(tokenizer.encode('日本'), byte('日本'));
   for (const text of ['héllo\r\n\tworld 123456', "DON'T 😀 مرحبا", '']) assert.equal(tokenizer.decode(tokenizer.encode(text)), text);
   assert.equal(tokenizer.decode([1, ...byte('a'), 2], { skipSpecialTokens: true }), 'a');
-  assert.deepEqual(tokenizer.tokenBytes(byte('a')[0]!), Uint8Array.of(97));
+  assert.deepEqual(tokenizer.tokenBytes('a'.charCodeAt(0) + 3), Uint8Array.of(97));
   assert.equal(tokenizer.tokenBytes(2), undefined);
   assert.equal(tokenizer.specialTokens.end, 2);
 });

@@ -24,7 +24,7 @@ import { specialTokenText, type SpecialTokens } from './tokenizer.ts';
 function literal(text: string): string {
   let out = "'";
   for (const char of text) {
-    const code = char.codePointAt(0)!;
+    const code = char.codePointAt(0) ?? 0; // a character of a string always has one
     if (char === '\\') out += '\\\\';
     else if (char === "'") out += "\\'";
     else if (char === '\n') out += '\\n';

@@ -85,18 +85,18 @@ test('rendering messages[0..k] is a prefix of rendering messages[0..k+1]', () =>
 });
 
 test('generation prompt ends with <|assistant|> and prefixes the rendering with the reply', () => {
-  for (let k = 0; k < conversation.length; k++) {
-    if (conversation[k]!.role !== 'assistant') continue;
+  conversation.forEach((message, k) => {
+    if (message.role !== 'assistant') return;
     const prompt = renderGenerationPrompt(conversation.slice(0, k));
     assert.equal(prompt.tokens.at(-1), S.assistant);
     assert.equal(prompt.assistantMask.at(-1), 0);
     const full = renderChat(conversation.slice(0, k + 1));
     assert.deepEqual(full.tokens.slice(0, prompt.tokens.length), prompt.tokens);
     // what follows the prompt is exactly the generated text and the stop token
-    const generated = [...bytes(assistantText(conversation[k]!)), ...chatStopTokens()];
+    const generated = [...bytes(assistantText(message)), ...chatStopTokens()];
     assert.deepEqual(full.tokens.slice(prompt.tokens.length), generated);
     assert.ok(full.assistantMask.slice(prompt.tokens.length).every((m) => m === 1));
-  }
+  });
   assert.deepEqual(renderGenerationPrompt([]).tokens, [S.bos, S.assistant]);
 });
 
@@ -105,7 +105,8 @@ test('stop token is <|end|>', () => {
 });
 
 test('parseAssistantText inverts assistantText and keeps malformed calls as text', () => {
-  const message = conversation[2]!;
+  const message = conversation[2];
+  assert.ok(message !== undefined);
   const parsed = parseAssistantText(assistantText(message));
   assert.equal(parsed.content, 'Checking.');
   assert.deepEqual(parsed.toolCalls, [{ id: 'call_0', name: 'weather', arguments: { city: 'Oslo' } }]);

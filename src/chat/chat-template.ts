@@ -78,7 +78,7 @@ const escapedTextPattern = new RegExp(
  * special-token text, which renders to the same ids).
  */
 export function unescapeSpecialTokenText(text: string): string {
-  return text.replace(escapedTextPattern, (escaped) => escaped[0]! + escaped.slice(2));
+  return text.replace(escapedTextPattern, (escaped) => escaped.slice(0, 1) + escaped.slice(2));
 }
 
 /** One message: role header, content, `<|end|>`. No `<|bos|>`. */

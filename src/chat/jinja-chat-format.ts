@@ -129,9 +129,10 @@ export function templateInput(
   { readsToolCalls, readsTools, family }: { readsToolCalls: boolean; readsTools: boolean; family: ToolCallFamily },
 ): { messages: TemplateMessage[]; tools?: Record<string, unknown>[] } {
   const out: TemplateMessage[] = messages.map((message) => {
-    if (message.role === 'assistant' && (message.toolCalls?.length ?? 0) > 0) {
-      if (!readsToolCalls) return { role: 'assistant', content: joinContent(message.content, formatToolCalls(family, message.toolCalls!), family) };
-      return { role: 'assistant', content: message.content, tool_calls: message.toolCalls!.map(templateToolCall) };
+    const calls = message.toolCalls ?? [];
+    if (message.role === 'assistant' && calls.length > 0) {
+      if (!readsToolCalls) return { role: 'assistant', content: joinContent(message.content, formatToolCalls(family, calls), family) };
+      return { role: 'assistant', content: message.content, tool_calls: calls.map(templateToolCall) };
     }
     if (message.role === 'tool') {
       return { role: 'tool', content: message.content, ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }), ...(message.name === undefined ? {} : { name: message.name }) };
@@ -150,7 +151,7 @@ export function templateInput(
 /** The system text describing tools, for a template that does not render `tools` itself. */
 export function familyToolsPrompt(family: ToolCallFamily, tools: readonly PromptTool[]): string {
   const lines = tools.map((tool) => pythonJson({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } }));
-  const example = formatToolCalls(family, [exampleCall(tools[0]!)]);
+  const example = formatToolCalls(family, tools.slice(0, 1).map(exampleCall));
   return ['You can call these tools:', '<tools>', ...lines, '</tools>', `To call tools, reply with ${example}`].join('\n');
 }
 

@@ -57,46 +57,18 @@ export function loadTokenizerJson(tokenizerJson: unknown, options: TokenizerJson
   } catch (error) {
     throw new CheckpointError(`${file}: @huggingface/tokenizers cannot load it: ${(error as Error).message}`, { file });
   }
-  const added: AddedTokenEntry[] = (Array.isArray(json.added_tokens) ? json.added_tokens : []).map((entry: Record<string, unknown>) => ({
-    id: entry.id as number,
-    content: entry.content as string,
-    special: entry.special === true,
-  }));
-  const addedById = new Map(added.map((token) => [token.id, token]));
+  const added = addedTokenEntries(json.added_tokens);
   const addedByContent = new Map(added.map((token) => [token.content, token.id]));
-  const specialIds = new Set(added.filter((token) => token.special).map((token) => token.id));
   const vocab = library.get_vocab(true);
   const tokenId = (content: string): number | undefined => addedByContent.get(content) ?? vocab.get(content);
   let vocabSize = 0;
   for (const id of vocab.values()) vocabSize = Math.max(vocabSize, id + 1);
+  const tokenBytes = tokenBytesReader(library, added, usesByteLevelDecoder(json.decoder));
 
-  const name = (key: string): string | undefined => tokenName(tokenizerConfig[key]);
-  const eos = name('eos_token');
-  const endContent = options.endOfTurn ?? ['<|im_end|>', '<|eot_id|>', eos].find((content) => content !== undefined && tokenId(content) !== undefined);
-  const end = endContent === undefined ? undefined : tokenId(endContent);
-  if (end === undefined) {
-    throw new CheckpointError(`${file}: no end-of-turn token (looked for ${options.endOfTurn ?? `<|im_end|>, <|eot_id|>, eos_token ${eos ?? '(none in tokenizer_config.json)'}`})`, { file });
-  }
-  const idOrEnd = (content: string | undefined): number => (content === undefined ? undefined : tokenId(content)) ?? end;
-  const specialTokens: SpecialTokens = {
-    pad: idOrEnd(name('pad_token') ?? eos),
-    bos: idOrEnd(name('bos_token')),
-    end,
-    system: end,
-    user: end,
-    assistant: end,
-    tool: end,
-  };
-
-  const byteOfChar = new Map(bytesToUnicode().map((char, byte) => [char, byte]));
-  const byteLevel = usesByteLevelDecoder(json.decoder);
-  const encoder = new TextEncoder();
-  const bytesCache = new Map<number, Uint8Array | undefined>();
-
-  const tokenizer: ModelTokenizer = {
+  return {
     vocabSize,
-    specialTokens,
-    specialIds,
+    specialTokens: modelSpecialTokens(tokenId, tokenizerConfig, options.endOfTurn, file),
+    specialIds: new Set(added.filter((token) => token.special).map((token) => token.id)),
     tokenId,
     encode(text: string): number[] {
       return library.encode(text, { add_special_tokens: false }).ids;
@@ -108,24 +80,64 @@ export function loadTokenizerJson(tokenizerJson: unknown, options: TokenizerJson
     },
     tokenBytes(id: number): Uint8Array | undefined {
       checkId(id, vocabSize);
-      if (bytesCache.has(id)) return bytesCache.get(id);
-      const addedToken = addedById.get(id);
-      let bytes: Uint8Array | undefined;
-      if (addedToken !== undefined) bytes = addedToken.special ? undefined : encoder.encode(addedToken.content);
-      else {
-        const piece = library.id_to_token(id) ?? '';
-        const raw = byteLevel ? [...piece].map((char) => byteOfChar.get(char)) : undefined;
-        // Byte-level vocabularies store bytes as printable characters; others decode the token alone.
-        bytes = raw !== undefined && raw.every((byte) => byte !== undefined) ? Uint8Array.from(raw as number[]) : encoder.encode(library.decode([id]));
-      }
-      bytesCache.set(id, bytes);
-      return bytes;
+      return tokenBytes(id);
     },
     toTokenizerJson(): Record<string, unknown> {
       return json;
     },
   };
-  return tokenizer;
+}
+
+function addedTokenEntries(spec: unknown): AddedTokenEntry[] {
+  return (Array.isArray(spec) ? spec : []).map((entry: Record<string, unknown>) => ({
+    id: entry.id as number,
+    content: entry.content as string,
+    special: entry.special === true,
+  }));
+}
+
+/**
+ * The byte template's roles on the model's tokens (see the header): `end` the end-of-turn token
+ * (`endOfTurn`, else `<|im_end|>`, `<|eot_id|>` or eos, the first present), `bos` and `pad` their
+ * tokenizer_config.json tokens (pad: else eos), each else `end`; the roles are `end`.
+ */
+function modelSpecialTokens(
+  tokenId: (content: string) => number | undefined,
+  tokenizerConfig: Record<string, unknown>,
+  endOfTurn: string | undefined,
+  file: string,
+): SpecialTokens {
+  const name = (key: string): string | undefined => tokenName(tokenizerConfig[key]);
+  const eos = name('eos_token');
+  const endContent = endOfTurn ?? ['<|im_end|>', '<|eot_id|>', eos].find((content) => content !== undefined && tokenId(content) !== undefined);
+  const end = endContent === undefined ? undefined : tokenId(endContent);
+  if (end === undefined) {
+    throw new CheckpointError(`${file}: no end-of-turn token (looked for ${endOfTurn ?? `<|im_end|>, <|eot_id|>, eos_token ${eos ?? '(none in tokenizer_config.json)'}`})`, { file });
+  }
+  const idOrEnd = (content: string | undefined): number => (content === undefined ? undefined : tokenId(content)) ?? end;
+  return { pad: idOrEnd(name('pad_token') ?? eos), bos: idOrEnd(name('bos_token')), end, system: end, user: end, assistant: end, tool: end };
+}
+
+/** A token's bytes (undefined for a special added token), cached; the id is checked by the caller. */
+function tokenBytesReader(library: HuggingFaceTokenizer, added: readonly AddedTokenEntry[], byteLevel: boolean): (id: number) => Uint8Array | undefined {
+  const addedById = new Map(added.map((token) => [token.id, token]));
+  const byteOfChar = new Map(bytesToUnicode().map((char, byte) => [char, byte]));
+  const encoder = new TextEncoder();
+  const cache = new Map<number, Uint8Array | undefined>();
+  return (id) => {
+    if (cache.has(id)) return cache.get(id);
+    const addedToken = addedById.get(id);
+    let bytes: Uint8Array | undefined;
+    if (addedToken !== undefined) bytes = addedToken.special ? undefined : encoder.encode(addedToken.content);
+    else {
+      const piece = library.id_to_token(id) ?? '';
+      const raw = byteLevel ? [...piece].map((char) => byteOfChar.get(char)) : undefined;
+      // Byte-level vocabularies store bytes as printable characters; others decode the token alone.
+      bytes = raw !== undefined && raw.every((byte) => byte !== undefined) ? Uint8Array.from(raw as number[]) : encoder.encode(library.decode([id]));
+    }
+    cache.set(id, bytes);
+    return bytes;
+  };
 }
 
 /** A tokenizer_config.json token entry: a string, or an AddedToken dict with `content`. */

@@ -178,7 +178,9 @@ export function bytesToUnicode(): string[] {
 function byteTokenizerJson(): Record<string, unknown> {
   const table = bytesToUnicode();
   const vocab: Record<string, number> = {};
-  for (let b = 0; b < 256; b++) vocab[table[b]!] = b;
+  table.forEach((char, byte) => {
+    vocab[char] = byte;
+  });
   const addedTokens = (Object.keys(byteSpecialTokens) as (keyof SpecialTokens)[])
     .map((name) => ({
       id: byteSpecialTokens[name],

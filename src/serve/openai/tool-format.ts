@@ -113,20 +113,21 @@ export class OutputSplitter {
       final = true;
     }
     const events: SplitEvent[] = [];
-    if (this.syntax !== null && this.syntax.block === null && this.holdsWholeReply(text, final, events)) return events;
-    const block = this.replyIsCall === false ? null : (this.syntax?.block ?? null);
+    const syntax = this.syntax;
+    if (syntax !== null && syntax.block === null && this.holdsWholeReply(syntax, text, final, events)) return events;
+    const block = this.replyIsCall === false || syntax === null ? null : syntax.block;
     const content = (value: string): void => {
       if (value !== '') events.push({ kind: 'content', text: value });
     };
     for (;;) {
       const open = block === null ? -1 : text.indexOf(block.open, this.emitted);
-      if (open < 0 || block === null) break;
+      if (open < 0 || block === null || syntax === null) break;
       const close = text.indexOf(block.close, open + block.open.length);
       content(text.slice(this.emitted, open));
       this.emitted = open;
       if (close < 0) break;
       const end = close + block.close.length;
-      const calls = this.syntax!.parse(text.slice(open + block.open.length, close));
+      const calls = syntax.parse(text.slice(open + block.open.length, close));
       if (calls === null) content(text.slice(open, end));
       else for (const call of calls) events.push(this.callEvent(call));
       this.emitted = end;
@@ -146,8 +147,7 @@ export class OutputSplitter {
   }
 
   /** Whole-reply syntax: true while the reply is held (or was parsed whole at the end); false once it is plain content. */
-  private holdsWholeReply(text: string, final: boolean, events: SplitEvent[]): boolean {
-    const syntax = this.syntax!;
+  private holdsWholeReply(syntax: ToolCallSyntax, text: string, final: boolean, events: SplitEvent[]): boolean {
     if (this.replyIsCall === undefined) {
       const start = text.trimStart();
       if (start.length < syntax.replyStart.length && syntax.replyStart.startsWith(start) && !final) return true;
