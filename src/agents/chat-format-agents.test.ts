@@ -19,6 +19,7 @@ import { runReAct } from './react.ts';
 import { runReflexion } from './reflexion.ts';
 import { runToolLoop } from './tool-calling.ts';
 import { runTreeOfThoughts } from './tree-of-thoughts.ts';
+import { at } from '../core/indexing.ts';
 
 const format = tinyChatmlFormat();
 const text = (ids: readonly number[]): string => format.tokenizer.decode(ids);
@@ -49,12 +50,12 @@ function recording(policy: Policy): { policy: Policy; requests: GenerateRequest[
   return { policy: wrapped, requests };
 }
 
-describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool calls)", () => {
+describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool calls): tool calling", () => {
   test('tool calling: a <tool_call>[…] reply runs the tool, the result comes back as a tool message; the ids are the format rendering, masked on the replies', async () => {
     const { policy, requests } = recording(chatmlPolicy([smolCall('calculator', { expression: '17 * 23' }), 'The answer is 391.'], { logprob: -0.5 }));
     const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'What is 17 * 23?' });
     assert.equal(result.stopReason, 'stop-condition');
-    assert.deepEqual(result.steps[0]!.results, [{ call: { id: 'call_0_0', name: 'calculator', arguments: { expression: '17 * 23' } }, output: '391' }]);
+    assert.deepEqual(at(result.steps, 0).results, [{ call: { id: 'call_0_0', name: 'calculator', arguments: { expression: '17 * 23' } }, output: '391' }]);
     assert.equal(result.finalAnswer, 'The answer is 391.');
     assert.deepEqual(result.messages.map((message) => message.role), ['user', 'assistant', 'tool', 'assistant']);
     assert.ok(requests.every((request) => request.stopTokens?.[0] === 2), 'generation stops at <|im_end|>');
@@ -77,7 +78,7 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
     const calls = ['2 * 3', '4 + 5'].map((expression) => `<tool_call>\n{"name": "calculator", "arguments": {"expression": "${expression}"}}\n</tool_call>`).join('\n');
     const policy = new ScriptedPolicy({ reply: [calls, 'Done: 6 and 9.'], tokenizer: qwen.tokenizer, chatFormat: qwen });
     const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'Compute both.' });
-    assert.deepEqual(result.steps[0]!.results.map((step) => step.output), ['6', '9']);
+    assert.deepEqual(at(result.steps, 0).results.map((step) => step.output), ['6', '9']);
     assert.equal(result.finalAnswer, 'Done: 6 and 9.');
     const rendered = qwen.render(result.messages, { tools: [toolSchema(calculatorTool)] });
     assert.deepEqual(result.trajectory.tokens, rendered.tokens);
@@ -88,18 +89,20 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
   test("tool calling: a malformed call is answered in the model's call syntax", async () => {
     const policy = chatmlPolicy(['<tool_call>[{"name": "calculator", </tool_call>', 'I give up.']);
     const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'Compute.' });
-    assert.equal(result.steps[0]!.malformed.length, 1);
-    assert.match(result.messages[2]!.content, /write <tool_call>\[\{"name": "<tool name>", "arguments": \{"\.\.\.": "\.\.\."\}\}\]<\/tool_call> with valid JSON/);
+    assert.equal(at(result.steps, 0).malformed.length, 1);
+    assert.match(at(result.messages, 2).content, /write <tool_call>\[\{"name": "<tool name>", "arguments": \{"\.\.\.": "\.\.\."\}\}\]<\/tool_call> with valid JSON/);
     assert.equal(result.finalAnswer, 'I give up.');
   });
+});
 
+describe("agents in the policy's own chat format: ReAct, MemGPT and the search scaffolds", () => {
   test("ReAct: a reply cut at its stop string is closed with the template's whole turn end", async () => {
     const policy = chatmlPolicy(['Thought: add\nAction: calculator[{"expression": "1 + 1"}]\nObservation: 3', 'Thought: done\nAction: Finish[2]']);
     const result = await runReAct({ policy, tools: [calculatorTool], question: '1 + 1?' });
     assert.equal(result.answer, '2');
-    assert.equal(result.steps[0]!.observation, '2');
+    assert.equal(at(result.steps, 0).observation, '2');
     const { tokens, lossMask } = result.trajectory;
-    const first = result.trajectory.turns[0]!;
+    const first = at(result.trajectory.turns, 0);
     assert.equal(text(tokens.slice(first.start, first.end)), 'Thought: add\nAction: calculator[{"expression": "1 + 1"}]\nObservation:');
     assert.equal(text(tokens.slice(first.end, first.end + 2)), '<|im_end|>\n');
     assert.deepEqual(lossMask.slice(first.end, first.end + 2), [0, 0]);
@@ -111,7 +114,7 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
     const policy = chatmlPolicy((prompt) => (prompt.includes('Write a short summary') ? 'S' : smolCall('send_message', { message: 'Noted.' })));
     const probe = new MemGPTAgent({ policy, sampling });
     assert.equal(probe.promptTokens(), format.render(probe.mainContext(), { addGenerationPrompt: true }).tokens.length);
-    assert.match(probe.mainContext()[0]!.content, /To call a function, reply with <tool_call>\[\{"name": "<function>", "arguments": \{"\.\.\.": "\.\.\."\}\}\]<\/tool_call>\./);
+    assert.match(at(probe.mainContext(), 0).content, /To call a function, reply with <tool_call>\[\{"name": "<function>", "arguments": \{"\.\.\.": "\.\.\."\}\}\]<\/tool_call>\./);
 
     const agent = new MemGPTAgent({ policy, sampling, contextBudget: probe.promptTokens() * 2 + sampling.maxNewTokens + 1 });
     const limit = agent.contextBudget - sampling.maxNewTokens - 1;
@@ -142,6 +145,6 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
       assert.match(prompt, /^<\|im_start\|>system\nYou are helpful\.<\|im_end\|>\n<\|im_start\|>user\n[\s\S]*<\|im_end\|>\n<\|im_start\|>assistant\n$/, prompt);
       assert.deepEqual(request.stopTokens, [2]);
     }
-    assert.deepEqual(requests.at(-1)!.prompt, userPrompt(format, 'Solve 2 + 2'));
+    assert.deepEqual(at(requests, requests.length - 1).prompt, userPrompt(format, 'Solve 2 + 2'));
   });
 });

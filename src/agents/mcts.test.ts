@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { runMcts, uct, type MctsNode, type MctsProblem } from './mcts.ts';
+import { at } from '../core/indexing.ts';
 
 const valueOf = (state: string): number => Number(/n = (-?\d+)/.exec(state)![1]);
 
@@ -10,10 +11,10 @@ const valueOf = (state: string): number => Number(/n = (-?\d+)/.exec(state)![1])
 function numberPolicy(): ScriptedPolicy {
   return new ScriptedPolicy({
     reply: ({ messages }) => {
-      const prompt = messages.at(-1)!.content;
+      const prompt = at(messages, messages.length - 1).content;
       const n = valueOf(prompt);
       if (prompt.includes('possible next actions')) return n === 5 ? '' : '1. +1\n2. *2\n3. +3\n4. +3';
-      const action = /Action: (.*)/.exec(prompt)![1]!;
+      const action = at(/Action: (.*)/.exec(prompt) ?? [], 1);
       if (n === 2 && action === '+3') return '   ';
       const next = action === '*2' ? n * 2 : n + Number(action.slice(1));
       return `n = ${next}`;
@@ -58,7 +59,7 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
       const expected = (node.parent === null ? 0 : node.visits * node.reward) + sum(node.children.map((child) => sum(child.returns)));
       assert.ok(Math.abs(sum(node.returns) - expected) < 1e-9, `node ${node.id}: returns ${sum(node.returns)} vs ${expected}`);
     }
-    const leafPath = result.path.at(-1)!;
+    const leafPath = at(result.path, result.path.length - 1);
     assert.ok(Math.abs(leafPath.q - leafPath.reward) < 1e-12, 'at a terminal node the return is its own reward');
   });
 

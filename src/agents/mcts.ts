@@ -17,6 +17,7 @@
  * makes the node a dead end, and a prediction that comes back empty drops that action.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { chatFormatOf, stopTokensOf, userPrompt } from '../chat/policy-chat-format.ts';
 import type { Policy } from '../policy/types.ts';
 import type { AgentSampling } from './transcript.ts';
@@ -156,7 +157,7 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
     // 4. back-propagation
     let future = 0;
     for (let i = path.length - 1; i >= 0; i--) {
-      const step = path[i]!;
+      const step = at(path, i, 'path');
       future = (i === 0 ? 0 : step.reward) + discount * future;
       step.visits++;
       step.returns.push(future);
@@ -169,6 +170,6 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
     node = node.children.filter((child) => child.visits > 0).reduce((top, child) => (child.q > top.q ? child : top));
     best.push(node);
   }
-  const last = best.at(-1)!;
+  const last = at(best, best.length - 1, 'best path');
   return { root, path: best, state: last.state, solved: (problem.isGoal ?? problem.isTerminal)(last.state), calls, nodes };
 }

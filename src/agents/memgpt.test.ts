@@ -7,11 +7,12 @@ import { byteTokenizer } from '../chat/tokenizer.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { MemGPTAgent } from './memgpt.ts';
 import { formatPage, MemoryStore } from './memory-store.ts';
+import { at } from '../core/indexing.ts';
 
 const call = (name: string, args: Record<string, unknown>): string => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 const sampling = { maxNewTokens: 160 };
 
-describe('MemGPT-style memory (scripted policy)', () => {
+describe('MemGPT-style memory (scripted policy): the memory store', () => {
   test('memory store: keyword search, newest first among equals, paged results', () => {
     const store = new MemoryStore();
     for (let i = 0; i < 7; i++) store.insert(`fact ${i}: the cat sleeps`);
@@ -20,16 +21,18 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.equal(first.total, 7);
     assert.deepEqual(first.entries.map((entry) => entry.index), [6, 5, 4]);
     assert.deepEqual(store.search('cat fact', { page: 2, pageSize: 3 }).entries.map((entry) => entry.index), [0]);
-    assert.equal(store.search('Dog').entries[0]!.text, 'the dog barks');
+    assert.equal(at(store.search('Dog').entries, 0).text, 'the dog barks');
     assert.equal(formatPage(store.search('cat', { page: 1, pageSize: 3 })), 'Results 4-6 of 7 for "cat" (page 1 of 0-2):\n[3] fact 3: the cat sleeps\n[2] fact 2: the cat sleeps\n[1] fact 1: the cat sleeps');
     assert.equal(formatPage(store.search('cat', { page: 5, pageSize: 3 })), 'No page 5 for "cat": 7 results on pages 0-2.');
     assert.equal(formatPage(store.search('zebra')), 'No results for "zebra".');
   });
+});
 
+describe('MemGPT-style memory (scripted policy): steps', () => {
   test('normal run: core memory and archival functions, heartbeat steps, send_message; every step a trajectory segment', async () => {
     const policy = new ScriptedPolicy({
       reply: ({ messages }) => {
-        const last = messages.at(-1)!;
+        const last = at(messages, messages.length - 1);
         if (last.role === 'user') return call('core_memory_append', { name: 'human', content: 'Name: Ada' });
         if (last.content.startsWith('ok: human')) return call('archival_memory_insert', { content: "Ada's cat is called Turing." });
         return `<think>saved</think>${call('send_message', { message: 'Nice to meet you, Ada!' })}`;
@@ -62,22 +65,24 @@ describe('MemGPT-style memory (scripted policy)', () => {
     }
     assert.deepEqual(trajectory.turns.map((t) => t.reward), [0, 0, 1]);
     assert.equal(trajectory.totalReward, 1);
-    assert.equal(trajectory.tokenRewards[trajectory.turns[2]!.end - 1], 1);
-    assert.equal(byteTokenizer.decode(trajectory.tokens.slice(trajectory.turns[0]!.start, trajectory.turns[0]!.end - 1)), turn.steps[0]!.reply);
+    assert.equal(trajectory.tokenRewards[at(trajectory.turns, 2).end - 1], 1);
+    assert.equal(byteTokenizer.decode(trajectory.tokens.slice(at(trajectory.turns, 0).start, at(trajectory.turns, 0).end - 1)), at(turn.steps, 0).reply);
   });
+});
 
+describe('MemGPT-style memory (scripted policy): memory pressure', () => {
   test('memory pressure: an alert near the budget, then eviction with a recursive summary; evicted messages stay searchable, in pages', async () => {
     const summaryRequests: string[] = [];
     let asking = false;
     const policy = new ScriptedPolicy({
       reply: ({ messages }) => {
-        const first = messages[0]!.content;
+        const first = at(messages, 0).content;
         if (first.startsWith('Write a short summary')) {
           summaryRequests.push(first);
           const covered = (first.match(/^user: Message number \d+/gm) ?? []).length;
           return `S${summaryRequests.length} (${covered} user messages)`;
         }
-        const last = messages.at(-1)!;
+        const last = at(messages, messages.length - 1);
         if (last.content.startsWith('[system] Memory pressure')) return call('archival_memory_insert', { content: 'The user keeps reporting the weather.' });
         if (last.role === 'tool' && last.content.startsWith('Results')) return call('send_message', { message: last.content.split('\n').find((line) => line.includes('Message number 1:'))! });
         if (asking) {
@@ -102,9 +107,9 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.ok(evictionSeenAt > 0, 'messages were evicted');
     assert.ok(alerts >= 2, `${alerts} pressure alerts (one per fill-up)`);
     assert.ok(summaryRequests.length >= 2, `${summaryRequests.length} summaries written`);
-    assert.match(summaryRequests[1]!, /^Summary of what came before: S1 \(\d+ user messages\)$/m, 'the second summary is written from the first');
+    assert.match(at(summaryRequests, 1), /^Summary of what came before: S1 \(\d+ user messages\)$/m, 'the second summary is written from the first');
     assert.match(agent.summary, new RegExp(`^S${summaryRequests.length} `));
-    assert.match(agent.mainContext()[1]!.content, /^\[system\] Summary of the earlier conversation: S\d+/);
+    assert.match(at(agent.mainContext(), 1).content, /^\[system\] Summary of the earlier conversation: S\d+/);
     assert.ok(agent.queue.every((message) => !message.content.startsWith('Message number 1:')), 'message 1 left the main context');
     assert.equal(agent.recall.entries.filter((entry) => entry.text.startsWith('user: Message number')).length, 80, 'recall storage keeps every message');
 
@@ -114,7 +119,9 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.match(search.result, /^Results 1-5 of \d+ for "message number 1" \(page 0 of 0-\d+\):/);
     assert.equal(answer.reply, '[0] user: Message number 1: the weather is fine today in town 1.', 'the evicted message 1 is on the first page');
   });
+});
 
+describe('MemGPT-style memory (scripted policy): errors and the budget', () => {
   test('malformed output, function errors and the step limit', async () => {
     const replies = [
       'I will just talk without calling anything.',
@@ -129,12 +136,12 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.equal(turn.stopReason, 'max-steps');
     assert.equal(turn.reply, undefined);
     const results = turn.steps.map((step) => step.result);
-    assert.match(results[0]!, /^\[system\] No function was called/);
+    assert.match(at(results, 0), /^\[system\] No function was called/);
     assert.equal(results[1], 'error: "Bob" is not in core memory block "human"');
-    assert.match(results[2]!, /^invalid arguments for core_memory_append: name: /);
-    assert.match(results[3]!, /^error: core memory block "human" would hold 50 characters; the limit is 40/);
-    assert.match(results[4]!, /^invalid arguments for archival_memory_search: page: /);
-    assert.match(results[5]!, /^\[system\] The function call could not be read/);
+    assert.match(at(results, 2), /^invalid arguments for core_memory_append: name: /);
+    assert.match(at(results, 3), /^error: core memory block "human" would hold 50 characters; the limit is 40/);
+    assert.match(at(results, 4), /^invalid arguments for archival_memory_search: page: /);
+    assert.match(at(results, 5), /^\[system\] The function call could not be read/);
     assert.ok(turn.steps.every((step) => step.error));
     assert.equal(agent.core.human, '');
     assert.ok(agent.trajectory().turns.every((t) => t.invalidAction));
@@ -150,7 +157,9 @@ describe('MemGPT-style memory (scripted policy)', () => {
     assert.throws(() => new MemGPTAgent({ policy: new ScriptedPolicy({ reply: ['x'], contextWindow: 1000 }), contextBudget: 2000 }), InvalidArgumentError);
     assert.throws(() => new MemGPTAgent({ policy, warningFraction: 1.5 }), /warningFraction must be in \(0, 1\)/);
   });
+});
 
+describe('MemGPT-style memory (scripted policy): the prompts the policy sees', () => {
   test('evicting a message longer than the budget: the summary request is cut to fit the window (was: a prompt over the window)', async () => {
     const window = 1024;
     const prompts: number[] = [];
@@ -158,7 +167,7 @@ describe('MemGPT-style memory (scripted policy)', () => {
       contextWindow: window,
       reply: ({ messages }) => {
         prompts.push(renderGenerationPrompt(messages).tokens.length);
-        return messages[0]!.content.startsWith('Write a short summary') ? 'a long paste, then hello' : call('send_message', { message: 'hi' });
+        return at(messages, 0).content.startsWith('Write a short summary') ? 'a long paste, then hello' : call('send_message', { message: 'hi' });
       },
     });
     const agent = new MemGPTAgent({ policy, sampling, contextBudget: window, instructions: 'Act.', listFunctions: false });
@@ -174,9 +183,9 @@ describe('MemGPT-style memory (scripted policy)', () => {
     const policy = new ScriptedPolicy({ reply: ({ messages }) => ((seen = messages), call('send_message', { message: 'hi' })) });
     const agent = new MemGPTAgent({ policy, sampling, human: 'Likes tea.' });
     await agent.send('hello');
-    assert.equal(seen[0]!.role, 'system');
-    assert.match(seen[0]!.content, /<human>\nLikes tea\.\n<\/human>\n### Memory: 1 messages in recall storage \(0 evicted from this context\), 0 passages in archival storage\.$/);
+    assert.equal(at(seen, 0).role, 'system');
+    assert.match(at(seen, 0).content, /<human>\nLikes tea\.\n<\/human>\n### Memory: 1 messages in recall storage \(0 evicted from this context\), 0 passages in archival storage\.$/);
     assert.deepEqual(seen.slice(1), [{ role: 'user', content: 'hello' }]);
-    assert.equal(renderGenerationPrompt(seen).tokens.length, agent.trajectory().segments![0]!.lossMask.indexOf(1));
+    assert.equal(renderGenerationPrompt(seen).tokens.length, at(agent.trajectory().segments ?? [], 0).lossMask.indexOf(1));
   });
 });

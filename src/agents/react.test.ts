@@ -5,6 +5,7 @@ import type { Tool } from '../core/types.ts';
 import { calculatorTool } from '../envs/calculator/env.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { parseReActReply, runReAct } from './react.ts';
+import { at } from '../core/indexing.ts';
 
 const capitals = new Map([
   ['France', 'Paris'],
@@ -31,7 +32,7 @@ describe('ReAct (scripted policy)', () => {
   test('normal run: Thought → Action → Observation until Finish; τ recorded as steps and as tokens, the reward on the Finish turn', async () => {
     const policy = new ScriptedPolicy({
       reply: ({ messages }) => {
-        const last = messages.at(-1)!.content;
+        const last = at(messages, messages.length - 1).content;
         if (last.startsWith('Task:')) return 'Thought: I need the capital of France.\nAction: lookup[France]\nObservation: (the model made this up)';
         if (last === 'Observation: Paris') return 'Thought: The capital is Paris; how long is the name?\nAction: calculator[{"expression": "2 + 3"}]';
         return 'Thought: Done.\nAction: Finish[Paris (5 letters)]';
@@ -51,9 +52,9 @@ describe('ReAct (scripted policy)', () => {
     );
     const { trajectory } = result;
     assert.equal(trajectory.turns.length, 3);
-    assert.ok(trajectory.turns[0]!.action.endsWith('Action: lookup[France]\nObservation:'), 'generation stopped at the model’s own Observation:');
+    assert.ok(at(trajectory.turns, 0).action.endsWith('Action: lookup[France]\nObservation:'), 'generation stopped at the model’s own Observation:');
     assert.deepEqual(trajectory.turns.map((turn) => turn.reward), [0, 0, 1]);
-    assert.equal(trajectory.tokenRewards[trajectory.turns[2]!.end - 1], 1);
+    assert.equal(trajectory.tokenRewards[at(trajectory.turns, 2).end - 1], 1);
     assert.equal(trajectory.totalReward, 1);
     assert.equal(trajectory.success, true);
     assert.equal(trajectory.lossMask.filter((mask) => mask === 1).length, trajectory.turns.reduce((sum, turn) => sum + turn.end - turn.start, 0));
@@ -64,10 +65,10 @@ describe('ReAct (scripted policy)', () => {
     const result = await runReAct({ policy: new ScriptedPolicy({ reply: replies }), tools: [lookup], question: 'Capital of Atlantis?', maxSteps: 4 });
     assert.equal(result.stopReason, 'max-steps');
     assert.equal(result.answer, undefined);
-    assert.match(result.steps[0]!.observation, /^Invalid format/);
-    assert.equal(result.steps[1]!.observation, 'error: no entry for "Atlantis"');
-    assert.equal(result.steps[2]!.observation, 'unknown tool "search"; allowed: lookup');
-    assert.match(result.steps[3]!.observation, /^invalid arguments for lookup: input: /);
+    assert.match(at(result.steps, 0).observation, /^Invalid format/);
+    assert.equal(at(result.steps, 1).observation, 'error: no entry for "Atlantis"');
+    assert.equal(at(result.steps, 2).observation, 'unknown tool "search"; allowed: lookup');
+    assert.match(at(result.steps, 3).observation, /^invalid arguments for lookup: input: /);
     assert.deepEqual(result.trajectory.turns.map((turn) => turn.invalidAction), [true, true, true, true]);
     assert.equal(result.trajectory.truncated, true);
     assert.equal(result.trajectory.success, false);

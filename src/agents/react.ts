@@ -67,12 +67,13 @@ export function reactInstructions(tools: readonly Tool[], extra?: string): strin
 
 /** Reads `Thought: … Action: name[input]` from a reply; undefined when there is no action. */
 export function parseReActReply(text: string): { thought: string; action: string; input: string } | undefined {
-  const body = text.split('\nObservation:')[0]!;
+  const [body = ''] = text.split('\nObservation:');
   const match = /Action\s*(?:\d+)?\s*:\s*([A-Za-z_][\w-]*)\s*\[([\s\S]*)\]\s*$/.exec(body.trimEnd());
   if (match === null) return undefined;
   const before = body.slice(0, match.index);
   const thought = before.replace(/^[\s\S]*?Thought\s*(?:\d+)?\s*:/, '').trim();
-  return { thought, action: match[1]!, input: match[2]!.trim() };
+  const [, action = '', input = ''] = match;
+  return { thought, action, input: input.trim() };
 }
 
 export async function runReAct(options: ReActOptions): Promise<ReActResult> {

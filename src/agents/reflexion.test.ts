@@ -7,6 +7,7 @@ import { renderGenerationPrompt } from '../chat/chat-template.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { runReAct } from './react.ts';
 import { describeReAct, reflectionsText, runReflexion } from './reflexion.ts';
+import { at } from '../core/indexing.ts';
 
 const lookup: Tool<string> = {
   name: 'lookup',
@@ -20,8 +21,8 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
     const seen: string[] = [];
     const policy = new ScriptedPolicy({
       reply: ({ messages }) => {
-        const first = messages[0]!.content;
-        const last = messages.at(-1)!.content;
+        const first = at(messages, 0).content;
+        const last = at(messages, messages.length - 1).content;
         if (first.startsWith('You tried the task')) {
           seen.push(first);
           return ' I answered from memory and was wrong. Next time, use lookup before answering. ';
@@ -43,14 +44,14 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
     });
     assert.equal(result.success, true);
     assert.equal(result.trials.length, 2);
-    assert.equal(result.trials[0]!.outcome.result.answer, 'Lyon');
-    assert.equal(result.trials[0]!.reflection, 'I answered from memory and was wrong. Next time, use lookup before answering.');
-    assert.deepEqual(result.trials[1]!.given, [result.trials[0]!.reflection]);
-    assert.deepEqual(result.trials[1]!.outcome.result.steps.map((step) => step.action), ['lookup', 'Finish']);
-    assert.deepEqual(result.memory, [result.trials[0]!.reflection]);
+    assert.equal(at(result.trials, 0).outcome.result.answer, 'Lyon');
+    assert.equal(at(result.trials, 0).reflection, 'I answered from memory and was wrong. Next time, use lookup before answering.');
+    assert.deepEqual(at(result.trials, 1).given, [at(result.trials, 0).reflection]);
+    assert.deepEqual(at(result.trials, 1).outcome.result.steps.map((step) => step.action), ['lookup', 'Finish']);
+    assert.deepEqual(result.memory, [at(result.trials, 0).reflection]);
     assert.equal(seen.length, 1);
-    assert.match(seen[0]!, /Action 1: Finish\[Lyon\]/, 'the reflection prompt shows the failed attempt');
-    assert.match(seen[0]!, /Feedback: answer Lyon is wrong/);
+    assert.match(at(seen, 0), /Action 1: Finish\[Lyon\]/, 'the reflection prompt shows the failed attempt');
+    assert.match(at(seen, 0), /Feedback: answer Lyon is wrong/);
   });
 
   test('trials run out: every failure reflected on (but the last), memory keeps the newest memorySize, an empty reflection is not kept', async () => {
@@ -71,10 +72,12 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
     assert.equal(result.trials.length, 4);
     assert.deepEqual(given, [[], ['reflection 1'], ['reflection 1'], ['reflection 3']]);
     assert.equal(reflections, 3, 'no reflection after the last trial');
-    assert.equal(result.trials[1]!.reflection, undefined);
+    assert.equal(at(result.trials, 1).reflection, undefined);
     assert.deepEqual(result.memory, ['reflection 3']);
   });
+});
 
+describe('Reflexion (scripted policy, ReAct actor): settings and the context window', () => {
   test('bad settings are rejected', async () => {
     const policy = new ScriptedPolicy({ reply: ['x'] });
     const attempt = async () => ({ success: true, transcript: '', result: null });
@@ -84,7 +87,7 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
   test('a transcript longer than the context window: the reflection request keeps its end and fits (was: a prompt over the window)', async () => {
     const window = 600;
     const requests: string[] = [];
-    const policy = new ScriptedPolicy({ contextWindow: window, reply: ({ messages }) => (requests.push(messages[0]!.content), 'Look it up first.') });
+    const policy = new ScriptedPolicy({ contextWindow: window, reply: ({ messages }) => (requests.push(at(messages, 0).content), 'Look it up first.') });
     const result = await runReflexion({
       policy,
       task: 'Name the capital.',
@@ -94,7 +97,7 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
     });
     assert.deepEqual(result.memory, ['Look it up first.']);
     assert.equal(requests.length, 1);
-    assert.match(requests[0]!, /Your attempt:\n\[… earlier text cut to fit the context window\]\n[step ]+LAST STEP\n/);
-    assert.ok(renderGenerationPrompt([{ role: 'user', content: requests[0]! }]).tokens.length + 50 + 1 <= window);
+    assert.match(at(requests, 0), /Your attempt:\n\[… earlier text cut to fit the context window\]\n[step ]+LAST STEP\n/);
+    assert.ok(renderGenerationPrompt([{ role: 'user', content: at(requests, 0) }]).tokens.length + 50 + 1 <= window);
   });
 });

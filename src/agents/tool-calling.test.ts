@@ -8,6 +8,7 @@ import { byteTokenizer } from '../chat/tokenizer.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { hasFinalAnswer, hasToolCall, stepCountIs } from './stop-conditions.ts';
 import { runToolLoop } from './tool-calling.ts';
+import { at } from '../core/indexing.ts';
 
 const call = (name: string, args: unknown): string => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 
@@ -25,21 +26,21 @@ describe('tool-calling loop (scripted policy)', () => {
     assert.equal(result.stopReason, 'stop-condition');
     assert.equal(result.finalAnswer, 'The answer is 391.');
     assert.equal(result.steps.length, 2);
-    assert.deepEqual(result.steps[0]!.results, [{ call: { id: 'call_0_0', name: 'calculator', arguments: { expression: '17 * 23' } }, output: '391' }]);
+    assert.deepEqual(at(result.steps, 0).results, [{ call: { id: 'call_0_0', name: 'calculator', arguments: { expression: '17 * 23' } }, output: '391' }]);
     assert.deepEqual(result.messages.slice(2).map((message) => [message.role, message.content]), [
       ['assistant', `<think>multiply</think>${call('calculator', { expression: '17 * 23' })}`],
       ['tool', '391'],
       ['assistant', 'The answer is 391.'],
     ]);
-    assert.match(result.messages[0]!.content, /"name":"calculator"/, 'the system message lists the tool schema');
+    assert.match(at(result.messages, 0).content, /"name":"calculator"/, 'the system message lists the tool schema');
 
     const { trajectory } = result;
     assert.deepEqual(trajectory.tokens, renderChat(result.messages).tokens, 'ids are the chat-template rendering of the conversation');
     const generated = trajectory.tokens.filter((_, t) => trajectory.lossMask[t] === 1);
-    assert.equal(byteTokenizer.decode(generated), `${result.messages[2]!.content}<|end|>${result.messages[4]!.content}<|end|>`);
+    assert.equal(byteTokenizer.decode(generated), `${at(result.messages, 2).content}<|end|>${at(result.messages, 4).content}<|end|>`);
     trajectory.logprobs.forEach((logprob, t) => assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0));
     assert.equal(trajectory.turns.length, 2);
-    assert.equal(trajectory.turns[0]!.observation, '391');
+    assert.equal(at(trajectory.turns, 0).observation, '391');
     assert.equal(trajectory.success, true);
     assert.equal(trajectory.truncated, false);
   });
@@ -49,12 +50,12 @@ describe('tool-calling loop (scripted policy)', () => {
       reply: [call('calculator', { expression: 5 }), call('search', { query: 'x' }), call('calculator', { expression: '2 +' }), 'I give up.'],
     });
     const result = await runToolLoop({ policy, tools: [calculatorTool, submit], prompt: 'Compute.' });
-    const outputs = result.steps.slice(0, 3).map((step) => [step.results[0]!.error, step.results[0]!.output]);
-    assert.equal(outputs[0]![0], 'invalid-arguments');
-    assert.match(outputs[0]![1]!, /^invalid arguments for calculator: expression: .*expected string, received number/);
-    assert.deepEqual(outputs[1], ['unknown-tool', 'unknown tool "search"; allowed: calculator, submit']);
-    assert.equal(outputs[2]![0], 'tool-error');
-    assert.match(outputs[2]![1]!, /^error: /);
+    const [first, second, third] = result.steps.slice(0, 3).map((step) => at(step.results, 0));
+    assert.equal(first?.error, 'invalid-arguments');
+    assert.match(first?.output ?? '', /^invalid arguments for calculator: expression: .*expected string, received number/);
+    assert.deepEqual([second?.error, second?.output], ['unknown-tool', 'unknown tool "search"; allowed: calculator, submit']);
+    assert.equal(third?.error, 'tool-error');
+    assert.match(third?.output ?? '', /^error: /);
     assert.equal(result.finalAnswer, 'I give up.');
     assert.deepEqual(result.trajectory.turns.map((turn) => turn.invalidAction), [true, true, true, false]);
   });
@@ -62,23 +63,25 @@ describe('tool-calling loop (scripted policy)', () => {
   test('a malformed <tool_call> gets a user message saying so and the loop goes on', async () => {
     const policy = new ScriptedPolicy({ reply: ['<tool_call>{"name": "calculator", "arguments": {</tool_call>', '4'] });
     const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'What is 2 + 2?' });
-    assert.deepEqual(result.steps[0]!.malformed, ['<tool_call>{"name": "calculator", "arguments": {</tool_call>']);
-    assert.equal(result.steps[0]!.finalAnswer, undefined);
-    assert.match(result.messages[3]!.content, /^Error: malformed tool call/);
+    assert.deepEqual(at(result.steps, 0).malformed, ['<tool_call>{"name": "calculator", "arguments": {</tool_call>']);
+    assert.equal(at(result.steps, 0).finalAnswer, undefined);
+    assert.match(at(result.messages, 3).content, /^Error: malformed tool call/);
     assert.equal(result.finalAnswer, '4');
 
     const cut = await runToolLoop({ policy: new ScriptedPolicy({ reply: [call('calculator', { expression: '2 + 2' }), '4'] }), tools: [calculatorTool], prompt: 'Q', sampling: { maxNewTokens: 20 } });
-    assert.deepEqual(cut.steps[0]!.malformed, ['<tool_call>{"name":"'], 'a reply cut inside <tool_call> is malformed, not an answer');
+    assert.deepEqual(at(cut.steps, 0).malformed, ['<tool_call>{"name":"'], 'a reply cut inside <tool_call> is malformed, not an answer');
     assert.equal(cut.finalAnswer, '4');
   });
+});
 
+describe('tool-calling loop (scripted policy): stop conditions and budgets', () => {
   test('composable stop conditions: a given tool called, a step count; a final answer no condition takes gets a continue prompt', async () => {
     const replies = ['thinking aloud', call('calculator', { expression: '6 * 7' }), call('submit', { answer: 42 }), 'never reached'];
     const bySubmit = await runToolLoop({ policy: new ScriptedPolicy({ reply: replies }), tools: [calculatorTool, submit], prompt: 'Q', stopWhen: [hasToolCall('submit'), stepCountIs(10)] });
     assert.equal(bySubmit.steps.length, 3);
     assert.equal(bySubmit.stopReason, 'stop-condition');
-    assert.equal(bySubmit.messages[3]!.content, 'Go on: call a tool or give your final answer.');
-    assert.equal(bySubmit.steps[2]!.results[0]!.output, 'submitted 42');
+    assert.equal(at(bySubmit.messages, 3).content, 'Go on: call a tool or give your final answer.');
+    assert.equal(at(at(bySubmit.steps, 2).results, 0).output, 'submitted 42');
 
     const byCount = await runToolLoop({ policy: new ScriptedPolicy({ reply: replies }), tools: [calculatorTool, submit], prompt: 'Q', stopWhen: stepCountIs(2) });
     assert.equal(byCount.steps.length, 2);

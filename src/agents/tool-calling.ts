@@ -83,9 +83,10 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
       const results = step.results.map(({ call, output }): Message => ({ role: 'tool', content: output, name: call.name, toolCallId: call.id }));
       transcript.observe(results, { invalidAction: step.results.some((result) => result.error !== undefined) });
     }
-    if (malformed.length > 0) {
+    const [firstMalformed] = malformed;
+    if (firstMalformed !== undefined) {
       transcript.observe(
-        { role: 'user', content: `Error: malformed tool call ${clip(malformed[0]!, 120)}; write ${toolCallExample(format)} with valid JSON.` },
+        { role: 'user', content: `Error: malformed tool call ${clip(firstMalformed, 120)}; write ${toolCallExample(format)} with valid JSON.` },
         { invalidAction: true },
       );
     } else if (parsed.toolCalls.length === 0) step.finalAnswer = parsed.content.trim();

@@ -10,6 +10,7 @@ import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { heldOutLoss, runSft } from '../train/sft.ts';
 import { annotate, apiCallText, lossWeights, toolformerExamples, weightedLoss, writeAnnotatedCorpus, type ToolformerTool } from './toolformer.ts';
+import { at } from '../core/indexing.ts';
 
 const calculator: ToolformerTool = { name: 'Calculator', execute: (input) => evaluateExpression(input) };
 
@@ -24,9 +25,9 @@ function logprobOf(before: string, character: string): number {
   if (character === '[') return Math.log(before.endsWith('had ') ? 0.6 : before.endsWith('bought ') ? 0.3 : 0.01);
   if (!/\d/.test(character)) return -0.5;
   const run = /\d*$/.exec(before)![0] + character;
-  const results = [...before.matchAll(/→ (-?\d+)\]/g)].map((match) => match[1]!);
+  const results = [...before.matchAll(/→ (-?\d+)\]/g)].map((match) => at(match, 1));
   if (results.some((number) => number.startsWith(run))) return -0.1;
-  const inputs = [...before.matchAll(/\(([^)]*)\)/g)].flatMap((match) => match[1]!.match(/\d+/g) ?? []);
+  const inputs = [...before.matchAll(/\(([^)]*)\)/g)].flatMap((match) => at(match, 1).match(/\d+/g) ?? []);
   if (inputs.some((number) => number.startsWith(run))) return -0.5;
   return Math.log(0.1);
 }
@@ -34,7 +35,7 @@ function logprobOf(before: string, character: string): number {
 async function controlledScore(sequences: number[][]): Promise<Float32Array[]> {
   return sequences.map((sequence) => {
     const out = new Float32Array(sequence.length);
-    for (let t = 1; t < sequence.length; t++) out[t] = logprobOf(byteTokenizer.decode(sequence.slice(0, t), { skipSpecialTokens: true }), byteTokenizer.decode([sequence[t]!]));
+    for (let t = 1; t < sequence.length; t++) out[t] = logprobOf(byteTokenizer.decode(sequence.slice(0, t), { skipSpecialTokens: true }), byteTokenizer.decode([at(sequence, t)]));
     return out;
   });
 }
@@ -53,7 +54,7 @@ function callSampler(): ScriptedPolicy {
       const [key, replies] = proposals.find(([ending]) => context.endsWith(ending)) ?? ['other', ['1 + 1)']];
       const index = asked.get(key) ?? 0;
       asked.set(key, index + 1);
-      return replies[index % replies.length]!;
+      return at(replies, index % replies.length);
     },
   });
 }
@@ -102,7 +103,9 @@ describe('Toolformer self-annotation', () => {
     assert.deepEqual(plain!.candidates, [], 'no position passes τ_s in a text without numbers');
     assert.equal(plain!.annotated, plain!.text);
   });
+});
 
+describe('Toolformer self-annotation with a tiny built-in model', () => {
   test('with a tiny built-in model: positions and losses from the model, the corpus written, and fine-tuning on it', async () => {
     const model = await TransformerModel.create({ vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 128 }, { seed: 3 });
     const policy = new BuiltinPolicy({ model });

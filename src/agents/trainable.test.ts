@@ -15,6 +15,7 @@ import { MemGPTAgent } from './memgpt.ts';
 import { runReAct } from './react.ts';
 import { runToolLoop } from './tool-calling.ts';
 import { rewardFinalTurn } from './transcript.ts';
+import { at } from '../core/indexing.ts';
 
 const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 };
 const config = { algo: 'grpo' as const, iterations: 1, tasksPerIteration: 1, groupSize: 2, maxTurns: 1, maxNewTokens: 12, validationEpisodes: 1, learningRate: 1e-2 };
@@ -95,7 +96,7 @@ describe('runRl trains through the scaffolds', () => {
         return trajectories;
       },
     });
-    assert.ok(result.history[0]!.trained > 0 && Number.isFinite(result.history[0]!.loss));
+    assert.ok(at(result.history, 0).trained > 0 && Number.isFinite(at(result.history, 0).loss));
     const after = await paramsOf(model);
     assert.ok(after.some((value, i) => value !== before[i]), 'the update moved the weights');
   });

@@ -3,12 +3,13 @@ import { describe, test } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { ScriptedPolicy, type ScriptContext } from '../policy/scripted-policy.ts';
 import { parseValue, parseVote, runTreeOfThoughts, VALUES, type ThoughtProblem } from './tree-of-thoughts.ts';
+import { at } from '../core/indexing.ts';
 
 /** Spell CAT one letter per thought. */
 const problem: ThoughtProblem = { input: 'Spell the animal CAT, one letter per step.', depth: 3, isSolution: (thoughts) => thoughts.join('') === 'CAT' };
 
 const stepsOf = (block: string): string[] => (block.trim() === '(none yet)' ? [] : block.trim().split('\n').map((line) => line.replace(/^\d+\. /, '')));
-const thoughtsIn = (prompt: string): string[] => stepsOf(/Steps so far:\n([\s\S]*?)\n(?:Propose|Write|Can)/.exec(prompt)![1]!);
+const thoughtsIn = (prompt: string): string[] => stepsOf(at(/Steps so far:\n([\s\S]*?)\n(?:Propose|Write|Can)/.exec(prompt) ?? [], 1));
 
 const proposals: Record<string, string> = { '': 'K\nC\nX\nC', C: '1. A\n2. O', K: 'A\nI', CA: 'T\nR' };
 
@@ -22,7 +23,7 @@ function rate(prefix: string): string {
 function policy(): ScriptedPolicy {
   return new ScriptedPolicy({
     reply: ({ messages }: ScriptContext) => {
-      const prompt = messages.at(-1)!.content;
+      const prompt = at(messages, messages.length - 1).content;
       if (prompt.includes('Propose up to')) return proposals[thoughtsIn(prompt).join('')] ?? 'T';
       if (prompt.includes('Can these steps')) return rate(thoughtsIn(prompt).join(''));
       throw new Error(`unexpected prompt ${prompt}`);
@@ -71,12 +72,12 @@ describe('Tree of Thoughts (scripted policy)', () => {
     let votes = 0;
     const sampler = new ScriptedPolicy({
       reply: ({ messages, index }) => {
-        const prompt = messages.at(-1)!.content;
+        const prompt = at(messages, messages.length - 1).content;
         if (prompt.includes('Write the next step only')) {
           const done = thoughtsIn(prompt).length;
-          return [['K', 'C', 'C'], ['A', 'O', 'A'], ['T', 'G', 'T']][done]![index % 3]!;
+          return at(at([['K', 'C', 'C'], ['A', 'O', 'A'], ['T', 'G', 'T']], done), index % 3);
         }
-        const choices = prompt.split(/Choice \d+:\n/).slice(1).map((block) => stepsOf(block.split('\nAnalyze')[0]!).join(''));
+        const choices = prompt.split(/Choice \d+:\n/).slice(1).map((block) => stepsOf(at(block.split('\nAnalyze'), 0)).join(''));
         votes++;
         if (votes % 3 === 0) return 'I cannot decide.';
         return `The best choice is ${choices.findIndex((choice) => 'CAT'.startsWith(choice)) + 1}`;

@@ -5,6 +5,7 @@ import { makeBandit } from '../envs/index.ts';
 import { TransformerModel } from '../model/model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from './rollout.ts';
+import { at } from '../core/indexing.ts';
 
 const tinyModel = TransformerModel.create(
   { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 128 },
@@ -44,8 +45,8 @@ test('rollout (builtin tiny model): sampling log-probs equal model.score at mask
       assert.equal(trajectory.totalReward, 0.1 + 0.2 + 0.3);
       trajectory.lossMask.forEach((mask, t) => {
         if (mask === 1) {
-          const difference = Math.abs(scored.logprobs[i]![t]! - trajectory.logprobs[t]!);
-          assert.ok(difference < 1e-4, `trajectory ${i} token ${t}: rollout ${trajectory.logprobs[t]} vs score ${scored.logprobs[i]![t]}`);
+          const difference = Math.abs(at(at(scored.logprobs, i), t) - at(trajectory.logprobs, t));
+          assert.ok(difference < 1e-4, `trajectory ${i} token ${t}: rollout ${trajectory.logprobs[t]} vs score ${at(scored.logprobs, i)[t]}`);
         } else assert.equal(trajectory.logprobs[t], 0);
       });
     });
@@ -67,7 +68,7 @@ test('rollout (builtin tiny model × bandit): a random model plays the real env;
   for (const trajectory of trajectories) {
     assert.ok(trajectory.tokens.length <= 192);
     assert.equal(trajectory.turns.length, 1);
-    assert.equal(trajectory.turns[0]!.invalidAction, true, 'random bytes are not an action');
+    assert.equal(at(trajectory.turns, 0).invalidAction, true, 'random bytes are not an action');
     assert.equal(trajectory.totalReward, -0.1);
   }
   assert.equal(stats.invalidActionRate, 1);

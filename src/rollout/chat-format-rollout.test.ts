@@ -7,6 +7,7 @@ import { makeCalculator, type CalculatorTask } from '../envs/calculator/env.ts';
 import { toolSchema } from '../policy/openai-wire.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { rollout } from './rollout.ts';
+import { at } from '../core/indexing.ts';
 
 /** Two turns: the observation, then "again", then done. */
 const twoTurnEnv = (): Env => {
@@ -31,7 +32,7 @@ test("a policy carrying a ChatFormat is rendered for with the model's template: 
   const format = tinyChatmlFormat();
   const policy = new ScriptedPolicy({ reply: ['one', 'two'], tokenizer: format.tokenizer, chatFormat: format });
   const { trajectories } = await rollout({ policy, env: twoTurnEnv, seeds: [0], maxNewTokens: 16 });
-  const trajectory = trajectories[0]!;
+  const trajectory = at(trajectories, 0);
   const messages = [
     { role: 'system' as const, content: 'Answer briefly.' },
     { role: 'user' as const, content: 'first question' },
@@ -73,7 +74,7 @@ test("in the model's format: env.tools in the prompt, a <tool_call>[…] reply r
   const policy = new ScriptedPolicy({ reply: [callText, '<answer>20</answer>'], tokenizer: format.tokenizer, chatFormat: format });
   const actions: Action[] = [];
   const { trajectories } = await rollout({ policy, env: recordingCalculator(actions), tasks: [{ expression: '(2 + 3) * 4' }], seeds: [0], maxNewTokens: 160 });
-  const trajectory = trajectories[0]!;
+  const trajectory = at(trajectories, 0);
 
   assert.deepEqual(actions, [{ text: callText, toolCall: call }, { text: '<answer>20</answer>' }]);
   const calculator = makeCalculator();
@@ -101,7 +102,7 @@ test('bounded history in the model format: each segment is the rendering of syst
   const callText = formatToolCalls('smollm2', [call]);
   const policy = new ScriptedPolicy({ reply: [callText, '<answer>6</answer>'], tokenizer: format.tokenizer, chatFormat: format });
   const { trajectories } = await rollout({ policy, env: recordingCalculator([]), tasks: [{ expression: '2 * 3' }], seeds: [0], historyTurns: 0, maxNewTokens: 160 });
-  const segment = trajectories[0]!.segments![1]!;
+  const segment = at(at(trajectories, 0).segments ?? [], 1);
   const tools = makeCalculator().tools.map(toolSchema);
   // historyTurns 0: the second turn sees the system prompt and the tool message only.
   const expected = format.render(

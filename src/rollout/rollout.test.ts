@@ -9,11 +9,12 @@ import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import type { GenerateRequest, Generation, Policy } from '../policy/types.ts';
 import { PromptTooLongError } from './errors.ts';
 import { rollout } from './rollout.ts';
+import { at } from '../core/indexing.ts';
 
 const lakeReplies = ['<answer>Right</answer>', 'not an action', '<think>t</think><answer>Down</answer>', '<answer>Up</answer>'];
 /** Deterministic per episode: the reply depends on the turn number only. */
 const lakePolicy = (): ScriptedPolicy =>
-  new ScriptedPolicy({ reply: ({ messages }) => lakeReplies[Math.floor(messages.length / 2) % lakeReplies.length]!, logprob: -0.5 });
+  new ScriptedPolicy({ reply: ({ messages }) => at(lakeReplies, Math.floor(messages.length / 2) % lakeReplies.length), logprob: -0.5 });
 const makeLake = (): Env => makeFrozenLake({ formatPenalty: 0.1 });
 
 /** The conversation a trajectory stands for, re-rendered from its turns' texts. */
@@ -24,7 +25,7 @@ async function reRender(env: Env, trajectory: Trajectory): Promise<ReturnType<ty
     { role: 'user', content: first.text },
   ];
   trajectory.turns.forEach((turn, i) => {
-    if (i > 0) messages.push({ role: 'user', content: trajectory.turns[i - 1]!.observation });
+    if (i > 0) messages.push({ role: 'user', content: at(trajectory.turns, i - 1).observation });
     messages.push({ role: 'assistant', content: turn.action });
   });
   return renderChat(messages);
@@ -97,7 +98,7 @@ test('rollout: one generateBatch call per turn holds every live episode needing 
     generate: (request: GenerateRequest) => inner.generate(request),
     generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]> {
       batches.push(requests.length);
-      assert.ok(requests.every((r) => r.seed === requests[0]!.seed && r.maxNewTokens === 64 && r.temperature === 0.5), 'one sampling setting per batch');
+      assert.ok(requests.every((r) => r.seed === at(requests, 0).seed && r.maxNewTokens === 64 && r.temperature === 0.5), 'one sampling setting per batch');
       return inner.generateBatch(requests);
     },
   };
@@ -113,7 +114,7 @@ test('rollout: a reply cut by maxNewTokens is closed by an unmasked <|end|>; ids
   const policy = new ScriptedPolicy({ reply: ['<answer>Right</answer>'] });
   const { trajectories } = await rollout({ policy, env: makeLake, seeds: [3], maxTurns: 2, maxNewTokens: 5 });
   const [trajectory] = trajectories;
-  const turn = trajectory!.turns[0]!;
+  const turn = at(trajectory!.turns, 0);
   assert.equal(turn.action, '<answ');
   assert.equal(turn.end - turn.start, 5);
   assert.equal(trajectory!.tokens[turn.end], byteSpecialTokens.end);
@@ -152,7 +153,7 @@ test('context window: an episode whose next prompt would not fit ends truncated,
   assert.equal(trajectory!.truncated, true);
   assert.equal(trajectory!.tokens.length, firstPrompt.length + byteTokenizer.encode(reply).length + 1, 'the unseen observation is not appended');
   assert.ok(trajectory!.tokens.length <= window);
-  assert.equal(trajectory!.totalReward, trajectory!.turns[0]!.reward);
+  assert.equal(trajectory!.totalReward, at(trajectory!.turns, 0).reward);
   assert.deepEqual(events, [{ completed: 1, total: 1 }]);
   assert.equal(stats.meanTurns, 1);
 
@@ -164,7 +165,7 @@ test('context window: an episode whose next prompt would not fit ends truncated,
 
   // With a roomy window the same episode continues past the first turn.
   const roomy = await rollout({ policy: new ScriptedPolicy({ reply: [reply], contextWindow: 4096 }), env: makeLake, seeds: [seed], maxTurns: 5, maxNewTokens });
-  assert.ok(roomy.trajectories[0]!.turns.length > 1);
+  assert.ok(at(roomy.trajectories, 0).turns.length > 1);
 });
 
 test('expert mode: the assistant tokens are the expert text + <|end|>; the expert solves frozen-lake', async () => {
@@ -192,8 +193,8 @@ test('rollout: a stop string ends the reply, closed by an unmasked <|end|>; toke
   const policy = new ScriptedPolicy({ reply: ['<answer>Right</answer> and more'] });
   const clock = [1000, 3000];
   const { trajectories, stats } = await rollout({ policy, env: makeLake, seeds: [3], maxTurns: 1, stopStrings: ['</answer>'], now: () => clock.shift()! });
-  const trajectory = trajectories[0]!;
-  const turn = trajectory.turns[0]!;
+  const trajectory = at(trajectories, 0);
+  const turn = at(trajectory.turns, 0);
   assert.equal(turn.action, '<answer>Right</answer>');
   assert.equal(turn.invalidAction, false);
   assert.equal(trajectory.tokens[turn.end], byteSpecialTokens.end);
@@ -216,11 +217,11 @@ test('bounded history: each turn is a segment whose ids re-render system + the l
       trajectory.segments!.forEach((segment, t) => {
         const messages: Message[] = [{ role: 'system', content: env.instructions! }];
         for (let i = Math.max(0, t - historyTurns); i < t; i++) {
-          messages.push({ role: 'user', content: observations[i]! }, { role: 'assistant', content: trajectory.turns[i]!.action });
+          messages.push({ role: 'user', content: at(observations, i) }, { role: 'assistant', content: at(trajectory.turns, i).action });
         }
-        messages.push({ role: 'user', content: observations[t]! });
+        messages.push({ role: 'user', content: at(observations, t) });
         const prompt = renderGenerationPrompt(messages).tokens;
-        const full = renderChat([...messages, { role: 'assistant', content: trajectory.turns[t]!.action }]);
+        const full = renderChat([...messages, { role: 'assistant', content: at(trajectory.turns, t).action }]);
         assert.deepEqual(segment.tokens, full.tokens, `turn ${t} (history ${historyTurns})`);
         // Only this turn's reply is trained; replies in the history are context (mask 0).
         assert.deepEqual(segment.lossMask, [...prompt.map(() => 0), ...full.assistantMask.slice(prompt.length)]);
