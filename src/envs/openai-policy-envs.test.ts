@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { at } from '../core/indexing.ts';
 import { TransformerModel } from '../model/model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
@@ -37,7 +38,7 @@ describe('environments with an OpenAI-compatible model (serve-policy, real HTTP)
       assert.equal(remote.trajectories.length, 2);
       assert.ok(remote.trajectories.some((t) => t.turns.length > 0), `${name}: at least one turn was played`);
       remote.trajectories.forEach((t, i) => {
-        const direct = local.trajectories[i]!;
+        const direct = at(local.trajectories, i, 'local trajectories');
         assert.deepEqual(t.turns.map((turn) => [turn.action, turn.observation, turn.reward]), direct.turns.map((turn) => [turn.action, turn.observation, turn.reward]), `${name}: same turns`);
         assert.deepEqual(t.tokens, direct.tokens, `${name}: same ids`);
         assert.deepEqual(t.lossMask, direct.lossMask, `${name}: same loss mask`);

@@ -168,7 +168,7 @@ async function execute(
   const run = () => runFunction({ code: proposal.program, entry: 'f', calls: [[proposal.input], [proposal.input]], callTimeoutMs: 300, isolation });
   const runs = await Promise.all([run(), run()]);
   const failed = runs.find((executed) => executed.failure !== null);
-  const first = runs[0]!.results[0];
+  const first = runs[0]?.results[0];
   if (failed !== undefined) return { rejection: failed.failure, first };
   if (first === undefined || !('value' in first)) return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
   const results = runs.flatMap((executed) => executed.results);

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { parseMoveAction } from '../action-format.ts';
 import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
@@ -59,8 +60,8 @@ export class BanditEnv implements Env<Record<string, never>> {
       const info = { invalidAction: true, reason: parsed.reason, success: false };
       return { observation: this.observe(`invalid: ${parsed.reason}`), reward: -formatPenalty, done: false, truncated: true, info };
     }
-    const arm = parsed.moves[0]!;
-    const reward = episode.payout.next() < payProbabilities[arm]! ? 1 : 0;
+    const arm = at(parsed.moves, 0, 'moves');
+    const reward = episode.payout.next() < at(payProbabilities, arm, 'arms') ? 1 : 0;
     const success = payProbabilities[arm] === Math.max(...payProbabilities);
     return { observation: this.observe(`${arms[arm]} paid ${reward}`), reward, done: true, truncated: false, info: { invalidAction: false, arm: arms[arm], success } };
   }

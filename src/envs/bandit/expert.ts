@@ -1,5 +1,6 @@
 /** Bandit expert: always the arm with the highest pay probability; a random turn picks any arm. */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
 import type { BanditData } from './env.ts';
@@ -9,7 +10,7 @@ export function banditExpert(options: ExpertOptions = {}): Expert {
     options,
     (observation) => {
       const { arms, payProbabilities } = banditData(observation);
-      return formatAnswer(arms[payProbabilities.indexOf(Math.max(...payProbabilities))]!);
+      return formatAnswer(at(arms, payProbabilities.indexOf(Math.max(...payProbabilities)), 'arms'));
     },
     (observation, rng) => formatAnswer(rng.pick(banditData(observation).arms)),
   );

@@ -99,9 +99,10 @@ export class BrowserShopEnv implements Env<Goal> {
     const parsed = action.toolCall ? null : parseAction(action.text);
     if (parsed === null || parsed.kind === 'tool_call') return 'no tools here; reply <answer>click[name]</answer> or <answer>type[text]</answer>';
     if (parsed.kind === 'invalid') return parsed.reason;
-    const match = parsed.answer.match(/^(click|type)\[([\s\S]*)\]$/i);
-    if (match === null || match[2]!.trim() === '') return 'answer must be click[name] or type[text]';
-    const [verb, target] = [match[1]!.toLowerCase(), match[2]!.trim()];
+    const [, verbText, targetText = ''] = parsed.answer.match(/^(click|type)\[([\s\S]*)\]$/i) ?? [];
+    const target = targetText.trim();
+    if (verbText === undefined || target === '') return 'answer must be click[name] or type[text]';
+    const verb = verbText.toLowerCase();
     try {
       return await this.perform(verb, target);
     } catch (error) {

@@ -20,8 +20,9 @@ test('57 tasks with unique ids; every reference solution passes all its tests in
   const splits = ['train', 'validation', 'test'] as const;
   assert.equal(splits.reduce((n, split) => n + codeTasksOf(split).length, 0), codeTasks.length);
   for (let i = 0; i < codeTasks.length; i += 4) {
-    const scores = await Promise.all(codeTasks.slice(i, i + 4).map((task) => scoreSolution(task, task.solution, { callTimeoutMs: 1000, maxHeapMb: 64 })));
-    for (const [k, score] of scores.entries()) assert.equal(score.passed, score.total, `${codeTasks[i + k]!.id}: ${score.firstFailure}`);
+    const batch = codeTasks.slice(i, i + 4);
+    const scores = await Promise.all(batch.map(async (task) => ({ task, score: await scoreSolution(task, task.solution, { callTimeoutMs: 1000, maxHeapMb: 64 }) })));
+    for (const { task, score } of scores) assert.equal(score.passed, score.total, `${task.id}: ${score.firstFailure}`);
   }
 });
 

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { isDeepStrictEqual } from 'node:util';
 import type { Split } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { parseOptions } from '../options.ts';
 import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
 import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
@@ -48,7 +49,7 @@ export function codeTasksOf(split: Split): CodeTask[] {
 /** The task of a seed: its split's tasks, in turn. */
 export function codeTaskOf(seed: number): CodeTask {
   const tasks = codeTasksOf(splitOfSeed(seed));
-  return tasks[(seed % SPLIT_SIZE) % tasks.length]!;
+  return at(tasks, (seed % SPLIT_SIZE) % tasks.length, 'code tasks');
 }
 
 /** Runs a solution against a task's tests: how many passed and the first failure. */
@@ -80,7 +81,7 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
 
   protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {
     const chosen = task ?? codeTaskOf(seed);
-    const [args, expected] = chosen.tests[0]!;
+    const [args, expected] = at(chosen.tests, 0, `${chosen.id} tests`);
     const entry = chosen.signature.slice(0, chosen.signature.indexOf('('));
     const text = `Write a JavaScript function ${chosen.signature} that ${chosen.spec}\nExample: ${entry}(${JSON.stringify(args).slice(1, -1)}) returns ${JSON.stringify(expected)}`;
     return { episode: { task: chosen, turnsUsed: 0, ended: false }, text };

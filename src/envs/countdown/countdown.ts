@@ -5,6 +5,7 @@
  * equation by combining pairs (exhaustive for ≤ 5 numbers); `checkEquation` verifies both rules.
  */
 import type { Rng } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { TaskGenerationError } from '../errors.ts';
 import { equals, evaluateRational, rational } from '../math/rational.ts';
 
@@ -36,7 +37,7 @@ export function generateCountdown(rng: Rng, options: CountdownOptions): Countdow
       terms.push(combined.length === 0 ? a : rng.pick(combined));
       terms = rng.shuffle(terms);
     }
-    const target = terms[0]!.value;
+    const target = at(terms, 0, 'terms').value;
     if (target >= 1 && target <= options.maxTarget && !numbers.includes(target)) return { numbers, target };
   }
   throw new TaskGenerationError('countdown', attempts, options);
@@ -68,7 +69,7 @@ export function solveCountdown(task: CountdownTask): string | null {
     for (let i = 0; i < terms.length; i++) {
       for (let j = i + 1; j < terms.length; j++) {
         const rest = terms.filter((_, k) => k !== i && k !== j);
-        for (const combined of combine(terms[i]!, terms[j]!)) {
+        for (const combined of combine(at(terms, i, 'terms'), at(terms, j, 'terms'))) {
           const found = search([...rest, combined]);
           if (found !== null) return found;
         }
@@ -95,8 +96,8 @@ export type EquationCheck = { kind: 'correct' } | { kind: 'wrong'; reason: strin
 export function checkEquation(equation: string, task: CountdownTask): EquationCheck {
   const sides = equation.split('=');
   if (sides.length > 2) return { kind: 'unreadable', reason: 'more than one "="' };
-  if (sides.length === 2 && sides[1]!.trim() !== String(task.target)) return { kind: 'wrong', reason: `the right side must be ${task.target}` };
-  const left = sides[0]!;
+  const [left = '', right] = sides;
+  if (right !== undefined && right.trim() !== String(task.target)) return { kind: 'wrong', reason: `the right side must be ${task.target}` };
   if (/\d\.\d/.test(left)) return { kind: 'unreadable', reason: 'use the given integers only' };
   let value;
   try {

@@ -8,11 +8,12 @@
  */
 import { z } from 'zod';
 import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { parseMoveAction } from '../action-format.ts';
 import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateLakeMap } from './generator.ts';
-import { lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
+import { lakeCell, lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
 import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
 
 export const frozenLakeOptionsSchema = z.strictObject({
@@ -88,10 +89,10 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
     for (const intended of parsed.moves) {
       if (done || episode.stepsUsed >= maxSteps) break;
       const move = this.slip(episode, intended);
-      taken.push(lakeMoves[move]!);
+      taken.push(at(lakeMoves, move, 'lake moves'));
       episode.player = moveOnLake(episode.cells, episode.player, move);
       episode.stepsUsed++;
-      const cell = episode.cells[episode.player[0]]![episode.player[1]];
+      const cell = lakeCell(episode.cells, episode.player);
       if (cell === 'goal') reward = 1;
       done = cell !== 'frozen';
     }

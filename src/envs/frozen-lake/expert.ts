@@ -3,6 +3,7 @@
  * current map (recomputed each turn, so it also recovers after a slip). Random turns pick any move.
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
 import type { FrozenLakeData } from './env.ts';
@@ -14,7 +15,7 @@ export function frozenLakeExpert(options: ExpertOptions = {}): Expert {
     (observation) => {
       const { cells, player } = parseLakeMap(lakeData(observation).map);
       const path = shortestLakePath(cells, player);
-      return formatAnswer(lakeMoves[path?.[0] ?? 0]!);
+      return formatAnswer(at(lakeMoves, path?.[0] ?? 0, 'lake moves'));
     },
     (_observation, rng) => formatAnswer(rng.pick(lakeMoves)),
   );

@@ -4,6 +4,7 @@
  * `maxPathLength` (so the non-slippery expert finishes within the step limit).
  */
 import type { Rng } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { TaskGenerationError } from '../errors.ts';
 import { renderLake, shortestLakePath, type LakeCell, type Position } from './grid.ts';
 
@@ -23,8 +24,8 @@ export function generateLakeMap(rng: Rng, options: LakeGeneratorOptions): string
     const start: Position = [rng.int(size), rng.int(size)];
     const goal: Position = [rng.int(size), rng.int(size)];
     if (start[0] === goal[0] && start[1] === goal[1]) continue;
-    cells[start[0]]![start[1]] = 'frozen';
-    cells[goal[0]]![goal[1]] = 'goal';
+    at(cells, start[0], 'lake rows')[start[1]] = 'frozen';
+    at(cells, goal[0], 'lake rows')[goal[1]] = 'goal';
     const path = shortestLakePath(cells, start);
     if (path !== null && path.length <= maxPathLength) return renderLake(cells, start);
   }

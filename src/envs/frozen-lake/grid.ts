@@ -6,6 +6,7 @@
  * A map (a task, or the `data.map` of an observation) is the rendering itself: one string per row.
  */
 import { InvalidArgumentError } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 
 export type LakeCell = 'frozen' | 'hole' | 'goal';
 export type Position = readonly [row: number, col: number];
@@ -39,11 +40,22 @@ export function parseLakeMap(rows: readonly string[]): LakeGrid {
       }),
     );
   });
-  if (rows.length === 0 || cells[0]!.length === 0) throw new InvalidArgumentError('frozen-lake map is empty', { rows });
-  if (players.length !== 1 || goals !== 1) {
+  if (lakeWidth(cells) === 0) throw new InvalidArgumentError('frozen-lake map is empty', { rows });
+  const [player] = players;
+  if (player === undefined || players.length !== 1 || goals !== 1) {
     throw new InvalidArgumentError('frozen-lake map needs exactly one player (P, X or √) and one goal (G or √)', { rows });
   }
-  return { cells, player: players[0]! };
+  return { cells, player };
+}
+
+/** Columns of the grid (0 when it has no rows). */
+function lakeWidth(cells: readonly LakeCell[][]): number {
+  return cells[0]?.length ?? 0;
+}
+
+/** The cell at `position` (checked). */
+export function lakeCell(cells: readonly LakeCell[][], [row, col]: Position): LakeCell {
+  return at(at(cells, row, 'lake rows'), col, 'lake columns');
 }
 
 export function renderLake(cells: readonly LakeCell[][], player: Position): string[] {
@@ -61,31 +73,32 @@ export function renderLake(cells: readonly LakeCell[][], player: Position): stri
 
 /** The cell one move away; moving off the grid stays in place (gym FrozenLake). */
 export function moveOnLake(cells: readonly LakeCell[][], from: Position, move: number): Position {
-  const [dr, dc] = deltas[move]!;
+  const [dr, dc] = at(deltas, move, 'lake moves');
   const row = from[0] + dr;
   const col = from[1] + dc;
-  if (row < 0 || col < 0 || row >= cells.length || col >= cells[0]!.length) return from;
+  if (row < 0 || col < 0 || row >= cells.length || col >= lakeWidth(cells)) return from;
   return [row, col];
 }
 
 /** Shortest list of moves (indices into `lakeMoves`) from `from` to the goal avoiding holes; null if none. */
 export function shortestLakePath(cells: readonly LakeCell[][], from: Position): number[] | null {
-  const width = cells[0]!.length;
+  const width = lakeWidth(cells);
   const key = (p: Position): number => p[0] * width + p[1];
   const previous = new Map<number, { from: Position; move: number } | null>([[key(from), null]]);
   const queue: Position[] = [from];
   for (let head = 0; head < queue.length; head++) {
-    const at = queue[head]!;
-    if (cells[at[0]]![at[1]] === 'goal') {
+    const here = at(queue, head, 'search queue');
+    const cell = lakeCell(cells, here);
+    if (cell === 'goal') {
       const path: number[] = [];
-      for (let step = previous.get(key(at)); step; step = previous.get(key(step.from))) path.unshift(step.move);
+      for (let step = previous.get(key(here)); step; step = previous.get(key(step.from))) path.unshift(step.move);
       return path;
     }
-    if (cells[at[0]]![at[1]] === 'hole') continue;
+    if (cell === 'hole') continue;
     for (let move = 0; move < lakeMoves.length; move++) {
-      const next = moveOnLake(cells, at, move);
+      const next = moveOnLake(cells, here, move);
       if (previous.has(key(next))) continue;
-      previous.set(key(next), { from: at, move });
+      previous.set(key(next), { from: here, move });
       queue.push(next);
     }
   }

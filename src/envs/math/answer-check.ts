@@ -38,9 +38,9 @@ export function readAnswer(text: string): ReadAnswer | null {
     if (match[2] !== undefined) {
       value = rational(Number(match[2]) * Number(match[4]) + Number(match[3]), Number(match[4]));
     } else {
-      const plain = match[5]!.replace(/,/g, '');
+      const plain = (match[5] ?? '').replace(/,/g, '');
       value = parseDecimal(plain);
-      decimals = plain.includes('.') ? plain.split('.')[1]!.length : 0;
+      decimals = plain.split('.')[1]?.length ?? 0;
       if (match[6] !== undefined) {
         if (decimals > 0) return null;
         value = rational(value.numerator, Number(match[6]));

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Rng } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { parseOptions } from '../options.ts';
 import { exactMatch } from '../search/reward.ts';
 import { SPLIT_SIZE } from '../split.ts';
@@ -127,7 +128,7 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
         return episode.lastToolResult;
       },
     }));
-    const chosen = task ?? workspace.tasks[(seed % SPLIT_SIZE) % workspace.tasks.length]!;
+    const chosen = task ?? at(workspace.tasks, (seed % SPLIT_SIZE) % workspace.tasks.length, 'mcp-files tasks');
     return { episode: { task: chosen, lastToolResult: null, turnsUsed: 0, ended: false }, text: `What is the code word in ${chosen.file}?` };
   }
 

@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import { at } from '../../core/indexing.ts';
 import { formatToolCall } from '../action-format.ts';
 import { envContract } from '../contract.ts';
 import { playEpisode } from '../play.ts';
@@ -96,8 +97,9 @@ test('an MCP server over streamable HTTP (SDK server on 127.0.0.1) works the sam
   try {
     const mcp = await connectMcp({ url });
     assert.deepEqual(mcp.tools.map((tool) => tool.name), ['add']);
-    assert.equal(await mcp.tools[0]!.execute({ a: 2, b: 40 }), '42');
-    assert.equal(mcp.tools[0]!.inputSchema.safeParse({ a: 'x', b: 1 }).success, false);
+    const add = at(mcp.tools, 0, 'mcp tools');
+    assert.equal(await add.execute({ a: 2, b: 40 }), '42');
+    assert.equal(add.inputSchema.safeParse({ a: 'x', b: 1 }).success, false);
     await mcp.close();
   } finally {
     http.close();

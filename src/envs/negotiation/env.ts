@@ -12,10 +12,11 @@
  */
 import { z } from 'zod';
 import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
-import { agentNames, generateNegotiation, itemNames, maxJointValue, shareValue, type NegotiationTask } from './game.ts';
+import { agentNames, generateNegotiation, itemNames, itemValue, maxJointValue, restOf, shareValue, type NegotiationTask } from './game.ts';
 
 export const negotiationOptionsSchema = z.strictObject({
   /** Turns (both agents together) before the game ends without a deal. */
@@ -25,17 +26,23 @@ export const negotiationOptionsSchema = z.strictObject({
 });
 export type NegotiationOptions = z.input<typeof negotiationOptionsSchema>;
 
+/** A proposal: who made it and the share the proposer keeps. */
+export interface Proposal {
+  by: number;
+  share: number[];
+}
+
 /** `observation.data`: the task (both valuations, for scripted experts), who acts, the last proposal (proposer's share). */
 export interface NegotiationData {
   task: NegotiationTask;
   agent: number;
-  proposal: { by: number; share: number[] } | null;
+  proposal: Proposal | null;
 }
 
 interface NegotiationEpisode {
   task: NegotiationTask;
   agent: number;
-  proposal: { by: number; share: number[] } | null;
+  proposal: Proposal | null;
   turnsUsed: number;
   ended: boolean;
 }
@@ -66,13 +73,15 @@ export class NegotiationEnv implements Env<NegotiationTask> {
       return { observation: this.observe(episode, `invalid: ${move}`), reward: -this.options.formatPenalty, ...close };
     }
     if ('accept' in move) {
-      const { by, share } = episode.proposal!;
-      const shares = by === 0 ? [share, episode.task.counts.map((c, i) => c - share[i]!)] : [episode.task.counts.map((c, i) => c - share[i]!), share];
-      const agentRewards = shares.map((s, agent) => shareValue(episode.task, agent, s) / 10);
-      const joint = (agentRewards[0]! + agentRewards[1]!) / 2;
-      const success = shareValue(episode.task, 0, shares[0]!) + shareValue(episode.task, 1, shares[1]!) === maxJointValue(episode.task);
+      const { by, share } = move.accept;
+      const rest = restOf(episode.task, share);
+      const [alice, bob] = by === 0 ? [share, rest] : [rest, share];
+      const [aliceValue, bobValue] = [shareValue(episode.task, 0, alice), shareValue(episode.task, 1, bob)];
+      const agentRewards = [aliceValue / 10, bobValue / 10];
+      const joint = (aliceValue / 10 + bobValue / 10) / 2;
+      const success = aliceValue + bobValue === maxJointValue(episode.task);
       episode.ended = true;
-      const observation = this.observe(episode, `deal: Alice ${shares[0]!.join(' ')}, Bob ${shares[1]!.join(' ')}`);
+      const observation = this.observe(episode, `deal: Alice ${alice.join(' ')}, Bob ${bob.join(' ')}`);
       return { observation, reward: joint, done: true, truncated: false, info: { invalidAction: false, success, agentRewards } };
     }
     episode.proposal = { by: episode.agent, share: move };
@@ -81,18 +90,18 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     return { observation: this.observe(episode, close.truncated ? 'no deal' : undefined), reward: 0, ...close };
   }
 
-  /** 'accept', the proposer's share, or why the turn is invalid. */
-  private readMove(episode: NegotiationEpisode, action: Action): { accept: true } | number[] | string {
+  /** The accepted proposal, the proposer's share, or why the turn is invalid. */
+  private readMove(episode: NegotiationEpisode, action: Action): { accept: Proposal } | number[] | string {
     if (action.toolCall) return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
     const parsed = parseAction(action.text);
     if (parsed.kind === 'invalid') return parsed.reason;
     if (parsed.kind === 'tool_call') return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
     const answer = parsed.answer.trim().toLowerCase();
-    if (answer === 'accept') return episode.proposal === null ? 'nothing to accept yet; propose with take b h k' : { accept: true };
+    if (answer === 'accept') return episode.proposal === null ? 'nothing to accept yet; propose with take b h k' : { accept: episode.proposal };
     const match = answer.match(/^take\s+(\d+)\s+(\d+)\s+(\d+)$/);
     if (match === null) return 'reply take b h k (three counts) or accept';
     const share = match.slice(1, 4).map(Number);
-    if (share.some((count, i) => count > episode.task.counts[i]!)) return `you can take at most ${episode.task.counts.join(' ')}`;
+    if (share.some((count, i) => count > at(episode.task.counts, i, 'item types'))) return `you can take at most ${episode.task.counts.join(' ')}`;
     return share;
   }
 
@@ -100,7 +109,7 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     const { task, agent, proposal } = episode;
     const lines = [
       `You are ${agentNames[agent]}. Items: ${itemNames.map((name, i) => `${name} ${task.counts[i]}`).join(', ')}.`,
-      `Your values: ${itemNames.map((name, i) => `${name} ${task.values[agent]![i]}`).join(', ')}.`,
+      `Your values: ${itemNames.map((name, i) => `${name} ${itemValue(task, agent, i)}`).join(', ')}.`,
     ];
     if (proposal !== null) lines.push(`${agentNames[proposal.by]} proposed to take ${proposal.share.join(' ')}.`);
     if (note !== undefined) lines.push(note);

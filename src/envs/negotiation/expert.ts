@@ -7,7 +7,7 @@ import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
 import { requireData } from '../require-data.ts';
 import type { NegotiationData } from './env.ts';
-import { maxJointValue, shareValue, bestSplit } from './game.ts';
+import { bestSplit, maxJointValue, restOf, shareValue } from './game.ts';
 
 export function negotiationExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
@@ -15,7 +15,7 @@ export function negotiationExpert(options: ExpertOptions = {}): Expert {
     (observation) => {
       const { task, agent, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
       if (proposal !== null) {
-        const rest = task.counts.map((count, i) => count - proposal.share[i]!);
+        const rest = restOf(task, proposal.share);
         if (shareValue(task, proposal.by, proposal.share) + shareValue(task, agent, rest) === maxJointValue(task)) return formatAnswer('accept');
       }
       return formatAnswer(`take ${bestSplit(task, agent).join(' ')}`);

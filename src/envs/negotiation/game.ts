@@ -5,6 +5,7 @@
  * the other) until one accepts the last proposal or the turns run out (no deal: both score 0).
  */
 import type { Rng } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 
 export const itemNames = ['books', 'hats', 'balls'] as const;
 export const agentNames = ['Alice', 'Bob'] as const;
@@ -27,8 +28,8 @@ export function generateNegotiation(rng: Rng): NegotiationTask {
 function valuation(rng: Rng, counts: number[]): number[] | null {
   for (let attempt = 0; attempt < 100; attempt++) {
     const values = counts.slice(0, -1).map((count) => rng.range(0, Math.floor(10 / count)));
-    const rest = 10 - values.reduce((sum, value, i) => sum + value * counts[i]!, 0);
-    const last = counts[counts.length - 1]!;
+    const rest = 10 - values.reduce((sum, value, i) => sum + value * at(counts, i, 'item counts'), 0);
+    const last = at(counts, counts.length - 1, 'item counts');
     if (rest >= 0 && rest % last === 0) return [...values, rest / last];
   }
   return null;
@@ -36,16 +37,26 @@ function valuation(rng: Rng, counts: number[]): number[] | null {
 
 /** Value to `agent` of keeping `share` (per item type). */
 export function shareValue(task: NegotiationTask, agent: number, share: readonly number[]): number {
-  return share.reduce((sum, count, i) => sum + count * task.values[agent]![i]!, 0);
+  return share.reduce((sum, count, i) => sum + count * itemValue(task, agent, i), 0);
+}
+
+/** What `agent` values one item of type `item` at. */
+export function itemValue(task: NegotiationTask, agent: number, item: number): number {
+  return at(at(task.values, agent, 'agents'), item, 'item types');
+}
+
+/** What the other agent gets when the proposer keeps `share`. */
+export function restOf(task: NegotiationTask, share: readonly number[]): number[] {
+  return task.counts.map((count, i) => count - at(share, i, 'share'));
 }
 
 /** The largest possible sum of both agents' values (each item to whoever values it more). */
 export function maxJointValue(task: NegotiationTask): number {
-  return task.counts.reduce((sum, count, i) => sum + count * Math.max(task.values[0]![i]!, task.values[1]![i]!), 0);
+  return task.counts.reduce((sum, count, i) => sum + count * Math.max(itemValue(task, 0, i), itemValue(task, 1, i)), 0);
 }
 
 /** The proposer's share of a joint-value-maximising split (ties go to the proposer). */
 export function bestSplit(task: NegotiationTask, proposer: number): number[] {
   const other = 1 - proposer;
-  return task.counts.map((count, i) => (task.values[proposer]![i]! >= task.values[other]![i]! ? count : 0));
+  return task.counts.map((count, i) => (itemValue(task, proposer, i) >= itemValue(task, other, i) ? count : 0));
 }

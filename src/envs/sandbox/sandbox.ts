@@ -140,7 +140,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   const at = stdout.indexOf(resultMarker);
   if (at >= 0 && exit.code === 0) {
     try {
-      return { ok: true, value: JSON.parse(stdout.slice(at + resultMarker.length).split('\n', 1)[0]!), durationMs };
+      return { ok: true, value: JSON.parse(stdout.slice(at + resultMarker.length).split('\n', 1)[0] ?? ''), durationMs };
     } catch {
       return { ok: false, failure: 'no-result', message: 'unreadable result', durationMs };
     }

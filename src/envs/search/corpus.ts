@@ -39,7 +39,7 @@ export function generateCorpus(seed: number, sizes = { countries: 10, cities: 40
     for (;;) {
       let text = '';
       for (let i = 0; i < syllables; i++) text += rng.pick(onsets) + rng.pick(vowels) + (i === syllables - 1 ? rng.pick(codas) : '');
-      const name = text[0]!.toUpperCase() + text.slice(1);
+      const name = text.charAt(0).toUpperCase() + text.slice(1);
       if (!used.has(name.toLowerCase())) {
         used.add(name.toLowerCase());
         return name;

@@ -25,6 +25,7 @@ import { generateCorpus, type Article, type Corpus, type Question } from './corp
 import { makeRetriever, renderDocuments, type Retriever } from './retriever.ts';
 import { searchReward } from './reward.ts';
 import { ToolError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 
 export const searchOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
@@ -97,7 +98,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
   protected override parseTurn(text: string): ParsedAction {
     const search = text.match(searchPattern);
     if (search === null) return parseAction(text, { maxChars: this.options.maxActionChars });
-    const query = search[2]!.trim();
+    const query = (search[2] ?? '').trim();
     if (query === '') return { kind: 'invalid', reason: 'empty <search>' };
     if (query.length > this.options.maxQueryChars) return { kind: 'invalid', reason: `query of ${query.length} characters is over the limit of ${this.options.maxQueryChars}` };
     return { kind: 'tool_call', thinking: search[1]?.trim() ?? null, call: { name: 'search', arguments: { query } } };
@@ -118,7 +119,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
 
   protected async start(seed: number, task: Question | undefined): Promise<{ episode: SearchEpisode; text: string }> {
     const questions = this.questionsOf(splitOfSeed(seed));
-    const question = task ?? questions[(seed % SPLIT_SIZE) % questions.length]!;
+    const question = task ?? at(questions, (seed % SPLIT_SIZE) % questions.length, 'search questions');
     return { episode: { question, queries: [], retrieved: [], turnsUsed: 0, ended: false }, text: `Question: ${question.question}` };
   }
 

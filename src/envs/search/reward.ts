@@ -27,7 +27,7 @@ export function exactMatch(prediction: string, gold: string): boolean {
 export function splitCitations(answer: string): { answer: string; cited: string[] } {
   const match = answer.match(/\s*\(sources?:([^)]*)\)\s*$/i);
   if (match === null) return { answer, cited: [] };
-  return { answer: answer.slice(0, match.index), cited: match[1]!.split(';').map((title) => title.trim()).filter(Boolean) };
+  return { answer: answer.slice(0, match.index), cited: (match[1] ?? '').split(';').map((title) => title.trim()).filter(Boolean) };
 }
 
 export interface SearchRewardInput {

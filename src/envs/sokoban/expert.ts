@@ -5,6 +5,7 @@
  * one label and teaches the imitating model that move as a bias (measured: greedy play stuck on it).
  */
 import { InvalidArgumentError, type Observation } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
 import type { SokobanData } from './env.ts';
@@ -16,8 +17,8 @@ export function sokobanExpert(options: ExpertOptions = {}): Expert {
     options,
     (observation, rng) => {
       const { room, position } = parseSokobanMap(sokobanData(observation).map);
-      const solution = solveSokoban(room, position);
-      return formatAnswer(solution === null || solution.length === 0 ? rng.pick(sokobanMoves) : sokobanMoves[solution[0]!]!);
+      const first = solveSokoban(room, position)?.[0];
+      return formatAnswer(first === undefined ? rng.pick(sokobanMoves) : at(sokobanMoves, first, 'sokoban moves'));
     },
     (_observation, rng) => formatAnswer(rng.pick(sokobanMoves)),
   );

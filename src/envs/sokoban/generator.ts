@@ -9,6 +9,7 @@
  *    its reverse play and keeps the best). The BFS check is what guarantees the step budget.
  */
 import type { Rng } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 import { TaskGenerationError } from '../errors.ts';
 import { isFree, neighbour, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
 import { solveSokoban } from './solver.ts';
@@ -32,7 +33,7 @@ export function generateSokobanMap(rng: Rng, options: SokobanGeneratorOptions): 
     rng.shuffle(floor);
     const targets = floor.slice(0, options.numBoxes);
     for (const cell of targets) room.targets[cell] = true;
-    let position: SokobanPosition = { player: floor[options.numBoxes]!, boxes: [...targets].sort((a, b) => a - b) };
+    let position: SokobanPosition = { player: at(floor, options.numBoxes, 'floor cells'), boxes: [...targets].sort((a, b) => a - b) };
     let best: { position: SokobanPosition; length: number } | null = null;
     for (let move = 0; move < options.maxReverseMoves; move++) {
       position = reverseStep(rng, room, position);

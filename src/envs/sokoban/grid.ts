@@ -6,6 +6,7 @@
  * Cells are flat indices `row * width + col`. A map (task, or `data.map`) is the rendering itself.
  */
 import { InvalidArgumentError } from '../../core/index.ts';
+import { at } from '../../core/indexing.ts';
 
 /** RAGEN order: 1 Up, 2 Down, 3 Left, 4 Right. */
 export const sokobanMoves = ['Up', 'Down', 'Left', 'Right'] as const;
@@ -43,10 +44,11 @@ export function parseSokobanMap(rows: readonly string[]): { room: SokobanRoom; p
     if (symbol === 'X' || symbol === '√') boxes.push(cell);
   });
   const targets = room.targets.filter(Boolean).length;
-  if (players.length !== 1 || boxes.length === 0 || boxes.length !== targets) {
+  const [player] = players;
+  if (player === undefined || players.length !== 1 || boxes.length === 0 || boxes.length !== targets) {
     throw new InvalidArgumentError('sokoban map needs one player (P or S) and as many boxes (X, √) as targets (O, √, S)', { rows });
   }
-  return { room, position: { player: players[0]!, boxes } };
+  return { room, position: { player, boxes } };
 }
 
 export function renderSokoban(room: SokobanRoom, position: SokobanPosition): string[] {
@@ -68,7 +70,7 @@ export function renderSokoban(room: SokobanRoom, position: SokobanPosition): str
 
 /** The cell next to `cell` in direction `move`, or -1 off the grid. */
 export function neighbour(room: SokobanRoom, cell: number, move: number): number {
-  const [dr, dc] = deltas[move]!;
+  const [dr, dc] = at(deltas, move, 'sokoban moves');
   const row = Math.floor(cell / room.width) + dr;
   const col = (cell % room.width) + dc;
   return row < 0 || col < 0 || row >= room.height || col >= room.width ? -1 : row * room.width + col;

@@ -26,6 +26,7 @@ import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict }
 import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
 import { runRepoTests, runTrustedTests, summarizeRun, testId, type RepoTestRun, type TestRunOptions } from './run-tests.ts';
 import { ToolError } from '../../core/errors.ts';
+import { at, entry } from '../../core/indexing.ts';
 
 export const sweOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
@@ -55,7 +56,7 @@ interface SweEpisode extends ToolTaskEpisode {
 /** The instance's own test files that scoring runs: the hidden tests and the original visible files (path → content). */
 export function trustedTestsOf(instance: SweInstance): Record<string, string> {
   const tests: Record<string, string> = {};
-  for (const { file } of instance.passToPass) tests[file] = instance.files[file]!;
+  for (const { file } of instance.passToPass) tests[file] = entry(instance.files, file, `${instance.id} file`);
   return { ...tests, ...instance.hiddenTests };
 }
 
@@ -63,7 +64,10 @@ export function trustedTestsOf(instance: SweInstance): Record<string, string> {
 export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: boolean; failToPass: number; passToPass: number } {
   const trusted = trustedTestsOf(instance);
   const passing = new Set(run.outcomes.filter((outcome) => outcome.pass).map((outcome) => outcome.testId));
-  const passes = (test: TestRef) => trusted[test.file] !== undefined && passing.has(testId(trusted[test.file]!, test.name));
+  const passes = (test: TestRef) => {
+    const source = trusted[test.file];
+    return source !== undefined && passing.has(testId(source, test.name));
+  };
   const failToPass = instance.failToPass.filter(passes).length;
   const passToPass = instance.passToPass.filter(passes).length;
   return { resolved: run.failure === null && failToPass === instance.failToPass.length && passToPass === instance.passToPass.length, failToPass, passToPass };
@@ -141,7 +145,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
   }
 
   protected async start(seed: number, task: SweInstance | undefined): Promise<{ episode: SweEpisode; text: string }> {
-    const instance = task ?? sweInstances[(seed % SPLIT_SIZE) % sweInstances.length]!;
+    const instance = task ?? at(sweInstances, (seed % SPLIT_SIZE) % sweInstances.length, 'swe instances');
     const episode: SweEpisode = { instance, files: { ...instance.files }, editsMade: 0, testRuns: 0, turnsUsed: 0, ended: false };
     return { episode, text: `Issue: ${instance.issue}\nFiles: ${Object.keys(instance.files).sort().join(', ')}` };
   }

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { entry } from '../../core/indexing.ts';
 import { candidateAssertSource } from '../sandbox/candidate-assert-source.ts';
 import { candidateRealmSource } from '../sandbox/copy-boundary-source.ts';
 import { SandboxUnavailableError } from '../sandbox/namespaces.ts';
@@ -86,7 +87,7 @@ async function runHarness(candidateFiles: Record<string, string>, tests: Array<{
 /** The scoring run: `trustedTests` (path → content, from the instance data) against the candidate's files. */
 export async function runTrustedTests(candidateFiles: Record<string, string>, trustedTests: Record<string, string>, options: TestRunOptions = {}): Promise<RepoTestRun> {
   checkPaths(trustedTests);
-  const tests = Object.keys(trustedTests).sort().map((file) => ({ file, source: trustedTests[file]! }));
+  const tests = Object.keys(trustedTests).sort().map((file) => ({ file, source: entry(trustedTests, file, 'trusted test file') }));
   return runHarness(candidateFiles, tests, trustedTests, options);
 }
 

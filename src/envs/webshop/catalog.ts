@@ -5,6 +5,7 @@
  * real product so at least one product satisfies it fully.
  */
 import { Rng } from '../../core/index.ts';
+import { at, entry } from '../../core/indexing.ts';
 
 export interface Product {
   id: string;
@@ -39,8 +40,8 @@ export function generateCatalog(seed: number, size = 240): Product[] {
   const rng = new Rng(seed);
   const names = Object.keys(categories);
   return Array.from({ length: size }, (_, i) => {
-    const category = names[i % names.length]!;
-    const spec = categories[category]!;
+    const category = at(names, i % names.length, 'categories');
+    const spec = entry(categories, category, 'category');
     const attributes = rng.shuffle([...spec.attributes]).slice(0, rng.range(1, 3)).sort();
     const options = Object.fromEntries(Object.entries(spec.options).map(([name, values]) => [name, rng.shuffle([...values]).slice(0, rng.range(2, values.length)).sort()]));
     const price = Math.round((spec.price[0] + rng.next() * (spec.price[1] - spec.price[0])) * 100) / 100;

@@ -38,15 +38,15 @@ export function pageFromUrl(shop: Shop, url: URL, prefix: string): Page | null {
   const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
   if (path === '/' || path === '') return { kind: 'search' };
   if (path === '/search') return query.trim() === '' ? { kind: 'search' } : { kind: 'results', query: query.trim(), page };
-  const match = path.match(/^\/(item|buy)\/([A-Z0-9]+)$/);
-  const product = match ? shop.products.get(match[2]!) : undefined;
-  if (match === null || product === undefined) return null;
+  const [, kind, id] = path.match(/^\/(item|buy)\/([A-Z0-9]+)$/) ?? [];
+  const product = id === undefined ? undefined : shop.products.get(id);
+  if (product === undefined) return null;
   const selected: Record<string, string> = {};
   for (const [name, values] of Object.entries(product.options)) {
     const value = url.searchParams.get(name);
     if (value !== null && values.includes(value)) selected[name] = value;
   }
-  return match[1] === 'item' ? { kind: 'item', id: product.id, query, page, selected } : { kind: 'bought', id: product.id, selected };
+  return kind === 'item' ? { kind: 'item', id: product.id, query, page, selected } : { kind: 'bought', id: product.id, selected };
 }
 
 export async function startShopServer(shop: Shop): Promise<ShopServer> {
@@ -54,8 +54,8 @@ export async function startShopServer(shop: Shop): Promise<ShopServer> {
   let origin = '';
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', origin);
-    const match = url.pathname.match(/^\/s\/([a-z0-9]+)(\/.*)?$/);
-    const session = match ? sessions.get(match[1]!) : undefined;
+    const sessionId = url.pathname.match(/^\/s\/([a-z0-9]+)(\/.*)?$/)?.[1];
+    const session = sessionId === undefined ? undefined : sessions.get(sessionId);
     const page = session ? pageFromUrl(shop, url, `/s/${session.id}`) : null;
     if (session === undefined || page === null) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

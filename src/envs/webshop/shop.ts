@@ -81,7 +81,7 @@ export class Shop {
 
 /** Reads `search[…]` / `click[…]`; null when it is neither. */
 export function parseShopAction(text: string): ShopAction | null {
-  const match = text.trim().match(/^(search|click)\[([\s\S]*)\]$/i);
-  if (match === null) return null;
-  return match[1]!.toLowerCase() === 'search' ? { kind: 'search', query: match[2]! } : { kind: 'click', label: match[2]! };
+  const [, verb, argument] = text.trim().match(/^(search|click)\[([\s\S]*)\]$/i) ?? [];
+  if (verb === undefined || argument === undefined) return null;
+  return verb.toLowerCase() === 'search' ? { kind: 'search', query: argument } : { kind: 'click', label: argument };
 }

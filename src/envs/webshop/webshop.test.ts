@@ -41,7 +41,7 @@ after(() => server.close());
 
 const unescape = (text: string): string => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 const anchors = (html: string): Map<string, string> =>
-  new Map([...html.matchAll(/<a href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map((match) => [unescape(match[2]!), unescape(match[1]!)]));
+  new Map([...html.matchAll(/<a href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map(([, href = '', label = '']) => [unescape(label), unescape(href)]));
 
 test('the same pages as real HTML over HTTP: same clickables, same path, same reward', async () => {
   for (const seed of splitSeeds('test', 5)) {
