@@ -1,5 +1,7 @@
 export { Transcript, clip, rewardFinalTurn } from './transcript.ts';
 export type { AgentSampling } from './transcript.ts';
+export { TokenTranscript, replyClosing } from './token-transcript.ts';
+export type { ReplyTokens, TranscriptEnding } from './token-transcript.ts';
 export { callTool, describeTools, listTools } from './tools.ts';
 export type { ToolOutcome } from './tools.ts';
 export { hasFinalAnswer, hasToolCall, stepCountIs } from './stop-conditions.ts';

@@ -16,6 +16,9 @@
  * - `reward(r)` adds r to the latest turn and puts it on that turn's last generated token;
  * - with `segments: true` each reply is also recorded as a segment — the exact prompt it was
  *   generated from, the reply and its closing — for a policy that sees a bounded or rebuilt context.
+ *
+ * It lives in agents/ (it needs only core and chat) so that both the scaffolds and rollout/, which
+ * imports agents/, can use it without an upward import.
  */
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { stopTokensOf } from '../chat/policy-chat-format.ts';

@@ -16,6 +16,8 @@
  *
  * `generate` refuses (returns undefined) when the next prompt would not leave room for a full
  * reply in the policy's context window: the scaffold ends the episode as truncated.
+ *
+ * The ids are recorded by a `TokenTranscript` (token-transcript.ts), as the rollout's episodes are.
  */
 import type { Message, Trajectory } from '../core/types.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
