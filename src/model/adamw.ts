@@ -8,6 +8,8 @@
  * The learning rate, bias corrections, clip norm and weight decay arrive as arrays, so changing
  * them never recompiles.
  */
+import { InvalidArgumentError } from '../core/errors.ts';
+import { entry } from '../core/indexing.ts';
 import { numpy as np, type JaxArray } from './jax.ts';
 import type { DeviceParams } from './transformer.ts';
 
@@ -61,10 +63,11 @@ export function clipAndAdamW(
   const h = (i: number): JaxArray => hyper.ref.slice([i, i + 1]); // [1]
   let squares: JaxArray | undefined;
   for (const name of names) {
-    const s = np.square(grads[name]!.ref).sum();
+    const s = np.square(entry(grads, name, 'gradient').ref).sum();
     squares = squares === undefined ? s : squares.add(s);
   }
-  const gradNorm = np.sqrt(squares!); // []
+  if (squares === undefined) throw new InvalidArgumentError('clipAndAdamW: no trained arrays to update');
+  const gradNorm = np.sqrt(squares); // []
   const scale = np.minimum(np.reciprocal(gradNorm.ref.add(1e-6)).mul(h(3)), 1); // [1]
   const lr = h(0);
   const c1 = h(1);
@@ -78,11 +81,11 @@ export function clipAndAdamW(
   const m: DeviceParams = {};
   const v: DeviceParams = {};
   for (const name of names) {
-    const g = grads[name]!.mul(scale.ref);
-    const mNew = state.m[name]!.mul(beta1.ref).add(g.ref.mul(np.subtract(1, beta1.ref)));
-    const vNew = state.v[name]!.mul(beta2.ref).add(np.square(g).mul(np.subtract(1, beta2.ref)));
+    const g = entry(grads, name, 'gradient').mul(scale.ref);
+    const mNew = entry(state.m, name, 'first moment').mul(beta1.ref).add(g.ref.mul(np.subtract(1, beta1.ref)));
+    const vNew = entry(state.v, name, 'second moment').mul(beta2.ref).add(np.square(g).mul(np.subtract(1, beta2.ref)));
     let update = mNew.ref.mul(c1.ref).div(np.sqrt(vNew.ref.mul(c2.ref)).add(epsilon.ref));
-    const p = params[name]!;
+    const p = entry(params, name, 'trained array');
     if (decayed.has(name)) update = update.add(p.ref.mul(weightDecay.ref));
     nextParams[name] = p.sub(update.mul(lr.ref));
     m[name] = mNew;

@@ -4,6 +4,7 @@
  * once per input shape).
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 
 /** Sequence lengths are padded up to a multiple of this (and capped at the context window). */
 export const LENGTH_BUCKET = 16;
@@ -49,9 +50,10 @@ export function packRightPadded(
   sequences.forEach((sequence, b) => {
     const base = b * seqLen;
     for (let t = 0; t < sequence.length; t++) {
-      tokens[base + t] = sequence[t]!;
+      const token = at(sequence, t, 'sequence');
+      tokens[base + t] = token;
       keyMask[base + t] = 1;
-      if (t > 0) targets[base + t - 1] = sequence[t]!;
+      if (t > 0) targets[base + t - 1] = token;
     }
     lengths.push(sequence.length);
   });
@@ -72,8 +74,8 @@ export function toNextTokenLayout(packed: PackedBatch, perSequence: readonly Arr
   result.fill(0);
   perSequence.forEach((values, b) => {
     const base = b * packed.seqLen;
-    const length = Math.min(values.length, packed.lengths[b]!);
-    for (let t = 1; t < length; t++) result[base + t - 1] = values[t]!;
+    const length = Math.min(values.length, at(packed.lengths, b, 'packed.lengths'));
+    for (let t = 1; t < length; t++) result[base + t - 1] = at(values, t, 'values');
   });
   return result;
 }
@@ -81,10 +83,10 @@ export function toNextTokenLayout(packed: PackedBatch, perSequence: readonly Arr
 export function fromNextTokenLayout(packed: PackedBatch, flat: Float32Array, count: number): Float32Array[] {
   const result: Float32Array[] = [];
   for (let b = 0; b < count; b++) {
-    const length = packed.lengths[b]!;
+    const length = at(packed.lengths, b, 'packed.lengths');
     const values = new Float32Array(length);
     const base = b * packed.seqLen;
-    for (let t = 1; t < length; t++) values[t] = flat[base + t - 1]!;
+    for (let t = 1; t < length; t++) values[t] = at(flat, base + t - 1, 'flat');
     result.push(values);
   }
   return result;

@@ -5,6 +5,7 @@
  */
 import { CheckpointError } from '../core/errors.ts';
 import { ggmlByteSize, ggmlTypes, type GgmlTypeName } from './gguf-dequant.ts';
+import { at } from '../core/indexing.ts';
 
 /** A metadata value with its GGUF type: 'u32' | 'i32' | 'f32' | 'bool' | 'string', or a list of one of those. */
 export type GgufWriterValue =
@@ -78,6 +79,6 @@ export function writeGguf({ metadata, tensors, alignment = 32 }: { metadata: Rec
     out.set(part, position);
     position += part.length;
   }
-  tensors.forEach((tensor, i) => out.set(tensor.bytes, dataStart + offsets[i]!));
+  tensors.forEach((tensor, i) => out.set(tensor.bytes, dataStart + at(offsets, i, 'offsets')));
   return out;
 }

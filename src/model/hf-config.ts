@@ -21,6 +21,7 @@
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { headDim, modelConfigSchema, parameterShapes, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
 import { byteSpecialTokens } from '../chat/tokenizer.ts';
+import { at } from '../core/indexing.ts';
 
 export const hfArchitectures = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 export type HfArchitecture = (typeof hfArchitectures)[number];
@@ -195,17 +196,17 @@ const topRules: Record<string, [string, boolean]> = {
 };
 
 function ruleFor(internal: string): NameRule {
-  const layer = /^layers\.(\d+)\.(\w+)$/.exec(internal);
-  const rule = layer ? layerRules[layer[2]!] : topRules[internal];
+  const [, layer, weight] = /^layers\.(\d+)\.(\w+)$/.exec(internal) ?? [];
+  const rule = layer !== undefined && weight !== undefined ? layerRules[weight] : topRules[internal];
   if (rule === undefined) throw new InvalidArgumentError(`no Hugging Face name for parameter "${internal}"`, { name: internal });
-  return { internal, hf: layer ? `model.layers.${layer[1]}.${rule[0]}` : rule[0], transpose: rule[1] };
+  return { internal, hf: layer !== undefined ? `model.layers.${layer}.${rule[0]}` : rule[0], transpose: rule[1] };
 }
 
 /** Row-major [rows, cols] → [cols, rows]. */
 export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
   const out = new Float32Array(data.length);
   for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) out[j * rows + i] = data[i * cols + j]!;
+    for (let j = 0; j < cols; j++) out[j * rows + i] = at(data, i * cols + j, 'data');
   }
   return out;
 }
@@ -251,7 +252,7 @@ export function fromHfTensors(config: ModelConfig, tensors: ReadonlyMap<string, 
   const used = new Set<string>();
   for (const rule of hfTensorNames(config)) {
     const shape = shapes.get(rule.internal)!;
-    const expected = rule.transpose ? [shape[1]!, shape[0]!] : shape;
+    const expected = rule.transpose ? [at(shape, 1, 'shape'), at(shape, 0, 'shape')] : shape;
     const tensor = tensors.get(rule.hf);
     if (tensor === undefined) {
       missing.push(rule.hf);

@@ -19,9 +19,11 @@
  * are summed in another order), for one more forward pass of the layers. Every layer runs the
  * same compiled function: its parameters are passed without the `layers.{i}.` prefix.
  */
+import { InvalidArgumentError } from '../core/errors.ts';
+import { at, entry } from '../core/indexing.ts';
 import { numpy as np, jit, grad, valueAndGrad, blockUntilReady, type JaxArray } from './jax.ts';
 import type { ModelConfig } from './config.ts';
-import { causalBias, decoderLayer, fullAttention, policyHeads, rmsNorm, valueHeadOutput, type DeviceParams, type HeadOutputs } from './transformer.ts';
+import { causalBias, decoderLayer, fullAttention, param, policyHeads, rmsNorm, valueHeadOutput, type DeviceParams, type HeadOutputs } from './transformer.ts';
 
 /** Device inputs for a right-padded batch. */
 export interface DeviceBatch {
@@ -51,10 +53,18 @@ export interface HeadNeeds {
 /** Σ_t g_t · logπ_t (+ entropies, values): the scalar whose gradient is the loss's. Consumes all. */
 export function surrogateOfHeads(out: HeadOutputs, cot: Cotangents, needs: HeadNeeds): JaxArray {
   let total = out.logprobs.mul(cot.logprobs).sum();
-  if (needs.entropy) total = total.add(out.entropies!.mul(cot.entropies!).sum());
-  if (needs.value) total = total.add(out.values!.mul(cot.values!).sum());
+  if (needs.entropy) total = total.add(headTerm(out.entropies, cot.entropies, 'entropies'));
+  if (needs.value) total = total.add(headTerm(out.values, cot.values, 'values'));
   else out.values?.dispose();
   return total;
+}
+
+/** Σ head output ⊙ its cotangent; both must be there when the loss needs the head. */
+function headTerm(output: JaxArray | undefined, cotangent: JaxArray | undefined, head: string): JaxArray {
+  if (output === undefined || cotangent === undefined) {
+    throw new InvalidArgumentError(`the loss needs the ${head} head, but the forward pass or the cotangents lack it`, { head });
+  }
+  return output.mul(cotangent).sum();
 }
 
 /**
@@ -84,8 +94,8 @@ const LAYER_PREFIX = /^layers\.(\d+)\.(.+)$/;
 function layerEntries(params: DeviceParams, index: number): DeviceParams {
   const layer: DeviceParams = {};
   for (const [name, array] of Object.entries(params)) {
-    const match = LAYER_PREFIX.exec(name);
-    if (match !== null && Number(match[1]) === index) layer[match[2]!] = array;
+    const [, layerIndex, weight] = LAYER_PREFIX.exec(name) ?? [];
+    if (weight !== undefined && Number(layerIndex) === index) layer[weight] = array;
   }
   return layer;
 }
@@ -121,7 +131,7 @@ export class LayerwiseBackward {
     };
     const mask = (): LayerMask => ({ keyMask: batch.keyMask.ref, cos: batch.cos.ref, sin: batch.sin.ref });
 
-    let x = (await blockUntilReady(this.embedForward()(all.embed!.ref, batch.tokens.ref))) as JaxArray; // [N, D]
+    let x = (await blockUntilReady(this.embedForward()(param(all, 'embed').ref, batch.tokens.ref))) as JaxArray; // [N, D]
     const layerInputs: JaxArray[] = [];
     for (let i = 0; i < numLayers; i++) {
       layerInputs.push(x);
@@ -133,7 +143,7 @@ export class LayerwiseBackward {
     const gradients: DeviceParams = {};
     if (headName in trained) {
       gradients.finalNorm = head.finalNorm;
-      gradients[headName] = head.weight!;
+      if (head.weight !== undefined) gradients[headName] = head.weight;
     } else head.finalNorm.dispose();
     for (const [name, g] of Object.entries(head.valueHead)) {
       if (name in trained) gradients[name] = g;
@@ -143,7 +153,7 @@ export class LayerwiseBackward {
 
     for (let i = numLayers - 1; i >= 0; i--) {
       const [layerTrained, layerFrozen] = split(layerParams(i, false), layerEntries(trained, i));
-      const out = (await blockUntilReady(this.layerBackward()(layerTrained, layerFrozen, layerInputs[i]!, dx, mask()))) as {
+      const out = (await blockUntilReady(this.layerBackward()(layerTrained, layerFrozen, at(layerInputs, i, 'layerInputs'), dx, mask()))) as {
         trained: DeviceParams;
         x: JaxArray;
       };
@@ -153,10 +163,10 @@ export class LayerwiseBackward {
     if ('embed' in trained) {
       const fromHead = gradients.embed; // tied: the LM head's part
       gradients.embed = (await blockUntilReady(
-        fromHead === undefined ? this.embedBackward()(all.embed!, batch.tokens, dx) : this.embedBackward()(all.embed!, batch.tokens, dx).add(fromHead),
+        fromHead === undefined ? this.embedBackward()(param(all, 'embed'), batch.tokens, dx) : this.embedBackward()(param(all, 'embed'), batch.tokens, dx).add(fromHead),
       )) as JaxArray;
     } else {
-      all.embed!.dispose();
+      param(all, 'embed').dispose();
       batch.tokens.dispose();
       dx.dispose();
     }
@@ -165,24 +175,24 @@ export class LayerwiseBackward {
     batch.cos.dispose();
     batch.sin.dispose();
     const ordered: DeviceParams = {};
-    for (const name of order) ordered[name] = gradients[name]!;
+    for (const name of order) ordered[name] = entry(gradients, name, 'gradient');
     return [value, ordered];
   }
 
   /** The head's two calls (headLoss, headLinear): the value, and ∂ of x_L, finalNorm, the LM head and the value head. */
   private async head(all: DeviceParams, trained: DeviceParams, x: JaxArray, batch: DeviceBatch, cot: Cotangents, needs: HeadNeeds) {
     const config = this.config;
-    const weight = all[config.tieWordEmbeddings ? 'embed' : 'lmHead']!;
-    const valueHead: DeviceParams = config.valueHead ? { 'valueHead.w': all['valueHead.w']!, 'valueHead.b': all['valueHead.b']! } : {};
+    const weight = param(all, config.tieWordEmbeddings ? 'embed' : 'lmHead');
+    const valueHead: DeviceParams = config.valueHead ? { 'valueHead.w': param(all, 'valueHead.w'), 'valueHead.b': param(all, 'valueHead.b') } : {};
     const loss = { targets: batch.targets, invTemperature: batch.invTemperature };
-    const [value, grads] = (await blockUntilReady(this.headLoss(needs)(all.finalNorm!.ref, weight.ref, valueHead, x.ref, loss, cot))) as [
+    const [value, grads] = (await blockUntilReady(this.headLoss(needs)(param(all, 'finalNorm').ref, weight.ref, valueHead, x.ref, loss, cot))) as [
       JaxArray,
       { logits: JaxArray; h: JaxArray; valueHead: DeviceParams },
     ];
     const trainHead = (config.tieWordEmbeddings ? 'embed' : 'lmHead') in trained;
     // Tied, the embedding is read again by its own backward (valueAndGrad): pass a new reference.
     const headWeight = config.tieWordEmbeddings ? weight.ref : weight;
-    const back = (await blockUntilReady(this.headLinear(trainHead)(all.finalNorm!, headWeight, x, grads.logits, grads.h))) as {
+    const back = (await blockUntilReady(this.headLinear(trainHead)(param(all, 'finalNorm'), headWeight, x, grads.logits, grads.h))) as {
       x: JaxArray;
       finalNorm: JaxArray;
       weight?: JaxArray;

@@ -16,6 +16,7 @@ import type { HostParams, HostTensor } from './config.ts';
 import { loraModuleWeights, type LoraConfig, type LoraModule } from './lora.ts';
 import { readSafetensors, serializeSafetensors, toFloat32 } from './safetensors.ts';
 import { writeFileAtomic } from './checkpoint.ts';
+import { at } from '../core/indexing.ts';
 
 const attentionModules: ReadonlySet<LoraModule> = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
 const moduleOfWeight = new Map(Object.entries(loraModuleWeights).map(([module, weight]) => [weight as string, module as LoraModule]));
@@ -31,17 +32,17 @@ export interface SaveAdapterOptions {
 function transpose(tensor: HostTensor): HostTensor {
   const [rows, columns] = tensor.shape as [number, number];
   const data = new Float32Array(rows * columns);
-  for (let i = 0; i < rows; i++) for (let j = 0; j < columns; j++) data[j * rows + i] = tensor.data[i * columns + j]!;
+  for (let i = 0; i < rows; i++) for (let j = 0; j < columns; j++) data[j * rows + i] = at(tensor.data, i * columns + j, 'tensor.data');
   return { shape: [columns, rows], data };
 }
 
 /** `layers.3.wq.loraA` → `base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight`. */
 export function peftKey(name: string): string {
-  const match = /^layers\.(\d+)\.(\w+)\.lora([AB])$/.exec(name);
-  const module = match === null ? undefined : moduleOfWeight.get(match[2]!);
-  if (match === null || module === undefined) throw new CheckpointError(`not a LoRA adapter name: ${name}`, { name });
+  const [, layer, weight, side] = /^layers\.(\d+)\.(\w+)\.lora([AB])$/.exec(name) ?? [];
+  const module = weight === undefined ? undefined : moduleOfWeight.get(weight);
+  if (module === undefined) throw new CheckpointError(`not a LoRA adapter name: ${name}`, { name });
   const block = attentionModules.has(module) ? 'self_attn' : 'mlp';
-  return `base_model.model.model.layers.${match[1]}.${block}.${module}.lora_${match[3]}.weight`;
+  return `base_model.model.model.layers.${layer}.${block}.${module}.lora_${side}.weight`;
 }
 
 /** PEFT's tensors: keys from `peftKey`, each the transpose of agentrl's. */
@@ -83,10 +84,10 @@ export async function loadAdapterTensors(folder: string): Promise<HostParams> {
   const content = await readSafetensors(join(folder, 'adapter_model.safetensors'));
   const adapters: HostParams = new Map();
   for (const [key, tensor] of content.tensors) {
-    const match = /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key);
-    const weight = match && loraModuleWeights[match[2]! as LoraModule];
-    if (!match || weight === undefined) throw new CheckpointError(`${folder}: unexpected adapter tensor ${key}`, { key });
-    const name = `layers.${match[1]}.${weight}.lora${match[3]}`;
+    const [, layer, module, side] = /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key) ?? [];
+    const weight = module === undefined ? undefined : loraModuleWeights[module as LoraModule];
+    if (weight === undefined) throw new CheckpointError(`${folder}: unexpected adapter tensor ${key}`, { key });
+    const name = `layers.${layer}.${weight}.lora${side}`;
     adapters.set(name, transpose({ shape: tensor.shape, data: toFloat32(tensor) }));
   }
   return adapters;

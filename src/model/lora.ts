@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { Rng } from '../core/rng.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at, entry } from '../core/indexing.ts';
 import { numpy as np, type JaxArray } from './jax.ts';
 import { parameterShapes, type HostParams, type ModelConfig } from './config.ts';
 import type { DeviceParams } from './transformer.ts';
@@ -52,9 +53,10 @@ export function loraShapes(config: ModelConfig, lora: LoraConfig): Map<string, n
     for (const module of allModules) {
       if (!lora.targetModules.includes(module)) continue;
       const name = `layers.${i}.${loraModuleWeights[module]}`;
-      const [input, output] = base.get(name)!;
-      shapes.set(`${name}.loraA`, [input!, lora.rank]);
-      shapes.set(`${name}.loraB`, [lora.rank, output!]);
+      const [input, output] = base.get(name) ?? [];
+      if (input === undefined || output === undefined) throw new InvalidArgumentError(`LoRA target ${name} is not a weight of this model`, { name });
+      shapes.set(`${name}.loraA`, [input, lora.rank]);
+      shapes.set(`${name}.loraB`, [lora.rank, output]);
     }
   }
   return shapes;
@@ -65,9 +67,10 @@ export function initLoraParams(config: ModelConfig, lora: LoraConfig, seed: numb
   const rng = new Rng(seed);
   const params: HostParams = new Map();
   for (const [name, shape] of loraShapes(config, lora)) {
-    const data = new Float32Array(shape[0]! * shape[1]!);
+    const input = at(shape, 0, 'shape');
+    const data = new Float32Array(input * at(shape, 1, 'shape'));
     if (name.endsWith('.loraA')) {
-      const bound = 1 / Math.sqrt(shape[0]!);
+      const bound = 1 / Math.sqrt(input);
       for (let i = 0; i < data.length; i++) data[i] = (2 * rng.next() - 1) * bound;
     }
     params.set(name, { shape, data });
@@ -82,11 +85,12 @@ export function initLoraParams(config: ModelConfig, lora: LoraConfig, seed: numb
  */
 export function linear(params: DeviceParams, name: string, x: JaxArray): JaxArray {
   const a = params[name + '.loraA'];
-  if (a === undefined) return np.matmul(x, params[name]!); // [N, out]
+  if (a === undefined) return np.matmul(x, entry(params, name, 'model parameter')); // [N, out]
   const mask = params[name + '.loraMask'];
   const adapterInput = mask === undefined ? x.ref : x.ref.mul(mask);
-  const update = np.matmul(np.matmul(adapterInput, a), params[name + '.loraB']!).mul(params['lora.scale']!.ref); // [N, out]
-  return np.matmul(x, params[name]!).add(update);
+  const b = entry(params, name + '.loraB', 'model parameter');
+  const update = np.matmul(np.matmul(adapterInput, a), b).mul(entry(params, 'lora.scale', 'model parameter').ref); // [N, out]
+  return np.matmul(x, entry(params, name, 'model parameter')).add(update);
 }
 
 /** Base weights with W + scale · A B folded in (for export and serving). */
@@ -96,18 +100,19 @@ export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConf
   for (const [name, a] of adapters) {
     if (!name.endsWith('.loraA')) continue;
     const weight = name.slice(0, -'.loraA'.length);
-    const b = adapters.get(weight + '.loraB')!;
+    const b = adapters.get(weight + '.loraB');
+    if (b === undefined) throw new InvalidArgumentError(`adapter ${name} has no ${weight}.loraB`, { name });
     const w = base.get(weight);
     if (w === undefined) throw new InvalidArgumentError(`adapter ${name} has no base weight ${weight}`);
     const [input, rank] = a.shape as [number, number];
-    const output = b.shape[1]!;
+    const output = at(b.shape, 1, 'loraB.shape');
     const data = w.data.slice();
     for (let i = 0; i < input; i++) {
       for (let k = 0; k < rank; k++) {
-        const aik = a.data[i * rank + k]! * scale;
+        const aik = at(a.data, i * rank + k, 'loraA') * scale;
         if (aik === 0) continue;
         const row = k * output;
-        for (let j = 0; j < output; j++) data[i * output + j] = data[i * output + j]! + aik * b.data[row + j]!;
+        for (let j = 0; j < output; j++) data[i * output + j] = at(data, i * output + j, 'weight') + aik * at(b.data, row + j, 'loraB');
       }
     }
     merged.set(weight, { shape: w.shape, data });
@@ -118,14 +123,18 @@ export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConf
 /** Device arrays for host tensors of the given names and shapes (in that order). */
 export function toDeviceByShapes(shapes: ReadonlyMap<string, number[]>, host: HostParams): DeviceParams {
   const device: DeviceParams = {};
-  for (const [name, shape] of shapes) device[name] = np.array(host.get(name)!.data.slice()).reshape(shape);
+  for (const [name, shape] of shapes) {
+    const tensor = host.get(name);
+    if (tensor === undefined) throw new InvalidArgumentError(`no host tensor ${name} (checkByShapes lists what is missing)`, { name });
+    device[name] = np.array(tensor.data.slice()).reshape(shape);
+  }
   return device;
 }
 
 /** Copies device arrays of the given names to the host. Does not consume them. */
 export async function toHostByShapes(shapes: ReadonlyMap<string, number[]>, device: DeviceParams): Promise<HostParams> {
   const host: HostParams = new Map();
-  for (const [name, shape] of shapes) host.set(name, { shape, data: new Float32Array((await device[name]!.ref.data()) as Float32Array) });
+  for (const [name, shape] of shapes) host.set(name, { shape, data: new Float32Array((await entry(device, name, 'device array').ref.data()) as Float32Array) });
   return host;
 }
 
@@ -155,9 +164,10 @@ export function dropoutMasks(config: ModelConfig, lora: LoraConfig, tokens: numb
   const keep = 1 / (1 - lora.dropout);
   for (const [name, shape] of loraShapes(config, lora)) {
     if (!name.endsWith('.loraA')) continue;
-    const data = new Float32Array(tokens * shape[0]!);
+    const input = at(shape, 0, 'shape');
+    const data = new Float32Array(tokens * input);
     for (let i = 0; i < data.length; i++) data[i] = rng.next() < lora.dropout ? 0 : keep;
-    masks[name.slice(0, -'.loraA'.length) + '.loraMask'] = np.array(data).reshape([tokens, shape[0]!]);
+    masks[name.slice(0, -'.loraA'.length) + '.loraMask'] = np.array(data).reshape([tokens, input]);
   }
   return masks;
 }

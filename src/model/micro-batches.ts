@@ -4,6 +4,7 @@
  * micro-batches of fixed shapes.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { packRightPadded, type PackedBatch } from './batch.ts';
 
 /** Padded tokens per compiled training call (bounds memory: attention is [B, H, T, T]). */
@@ -74,8 +75,7 @@ export function microBatches(
     group.push(index);
   });
   const micro: MicroBatch[] = [];
-  for (const length of [...byLength.keys()].sort((a, b) => a - b)) {
-    const indices = byLength.get(length)!;
+  for (const [length, indices] of [...byLength].sort(([a], [b]) => a - b)) {
     // Full micro-batches fill the budget; a smaller group uses the next power of two of rows.
     const rows = Math.min(Math.max(1, Math.floor(budget / length)), nextPowerOfTwo(indices.length));
     for (let start = 0; start < indices.length; start += rows) {
@@ -83,7 +83,7 @@ export function microBatches(
       micro.push({
         indices: chunk,
         packed: packRightPadded(
-          chunk.map((i) => sequences[i]!),
+          chunk.map((i) => at(sequences, i, 'sequences')),
           maxSeqLen,
           rows,
           length,

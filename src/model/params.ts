@@ -13,7 +13,7 @@ import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
 import { numpy as np } from './jax.ts';
 import { parameterShapes, type HostParams, type ModelConfig } from './config.ts';
-import type { DeviceParams } from './transformer.ts';
+import { param, type DeviceParams } from './transformer.ts';
 
 export function initHostParams(config: ModelConfig, seed: number): HostParams {
   const rng = new Rng(seed);
@@ -22,7 +22,7 @@ export function initHostParams(config: ModelConfig, seed: number): HostParams {
   for (const [name, shape] of parameterShapes(config)) {
     const size = shape.reduce((a, b) => a * b, 1);
     const data = new Float32Array(size);
-    const leaf = name.split('.').pop()!;
+    const leaf = name.slice(name.lastIndexOf('.') + 1);
     if (leaf.endsWith('Norm')) data.fill(1);
     else if (leaf.startsWith('b') || name.startsWith('valueHead')) data.fill(0);
     else {
@@ -84,7 +84,7 @@ export function zerosLike(config: ModelConfig): DeviceParams {
 export async function toHost(config: ModelConfig, device: DeviceParams): Promise<HostParams> {
   const host: HostParams = new Map();
   for (const [name, shape] of parameterShapes(config)) {
-    const data = (await device[name]!.ref.data()) as Float32Array;
+    const data = (await param(device, name).ref.data()) as Float32Array;
     host.set(name, { shape, data: new Float32Array(data) });
   }
   return host;

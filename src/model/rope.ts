@@ -2,6 +2,8 @@
  * Rotary position tables on the host (RoFormer, Su et al. 2021): for position p and pair i,
  * angle = p · θ^(−2i/hd). Built per batch so each row can start counting at its own first token.
  */
+import { at } from '../core/indexing.ts';
+
 export function ropeTables(
   positions: Int32Array,
   headDimension: number,
@@ -11,7 +13,7 @@ export function ropeTables(
   const cos = new Float32Array(positions.length * half);
   const sin = new Float32Array(positions.length * half);
   for (let n = 0; n < positions.length; n++) {
-    const p = positions[n]!;
+    const p = at(positions, n, 'positions');
     for (let i = 0; i < half; i++) {
       const angle = p * Math.pow(theta, (-2 * i) / headDimension);
       cos[n * half + i] = Math.cos(angle);

@@ -13,6 +13,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CheckpointError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'F64' | 'I32' | 'I64';
 const dtypeBytes: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2, F64: 8, I32: 4, I64: 8 };
@@ -92,8 +93,8 @@ export function parseSafetensors(bytes: Uint8Array, { file = '<memory>' }: { fil
   }
   spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
   for (let i = 1; i < spans.length; i++) {
-    const previous = spans[i - 1]!;
-    const current = spans[i]!;
+    const previous = at(spans, i - 1, 'spans');
+    const current = at(spans, i, 'spans');
     if (current.begin < previous.end) {
       fail(`data [${current.begin}, ${current.end}) overlaps tensor "${previous.name}" [${previous.begin}, ${previous.end})`, current.name);
     }
@@ -144,7 +145,7 @@ export function serializeSafetensors(tensors: ReadonlyMap<string, Float32Tensor>
       out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), position);
     } else {
       const view = new DataView(out.buffer, position, data.byteLength);
-      for (let i = 0; i < data.length; i++) view.setFloat32(4 * i, data[i]!, true);
+      data.forEach((value, i) => view.setFloat32(4 * i, value, true));
     }
     position += data.byteLength;
   }

@@ -4,6 +4,7 @@
  * scaled full distribution — the same quantity `score()` computes with the same temperature — so
  * the trainer's old log-probs match (top-p truncation is a sampling device, not part of π).
  */
+import { at } from '../core/indexing.ts';
 import type { Rng } from '../core/rng.ts';
 
 export interface SampleOptions {
@@ -37,7 +38,7 @@ export function sampleToken(
   let max = -Infinity;
   let argmax = 0;
   for (let i = 0; i < vocab; i++) {
-    const z = logits[offset + i]! * invTemperature;
+    const z = at(logits, offset + i, 'logits') * invTemperature;
     scratch[i] = z;
     if (z > max) {
       max = z;
@@ -46,7 +47,7 @@ export function sampleToken(
   }
   let total = 0;
   for (let i = 0; i < vocab; i++) {
-    const p = Math.exp(scratch[i]! - max);
+    const p = Math.exp(at(scratch, i, 'scratch') - max);
     scratch[i] = p;
     total += p;
   }
@@ -54,37 +55,38 @@ export function sampleToken(
   // Ids at or above sampledVocab are never drawn: drop their mass from the sampling weights.
   let drawable = total;
   for (let i = sampledVocab; i < vocab; i++) {
-    drawable -= scratch[i]!;
+    drawable -= at(scratch, i, 'scratch');
     scratch[i] = 0;
   }
   if (argmax >= sampledVocab) {
     argmax = 0;
-    for (let i = 1; i < sampledVocab; i++) if (scratch[i]! > scratch[argmax]!) argmax = i;
+    for (let i = 1; i < sampledVocab; i++) if (at(scratch, i, 'scratch') > at(scratch, argmax, 'scratch')) argmax = i;
   }
-  const logprobOf = (token: number): number => logits[offset + token]! * invTemperature - max - logTotal;
+  const logprobOf = (token: number): number => at(logits, offset + token, 'logits') * invTemperature - max - logTotal;
   if (options.temperature <= 0) return { token: argmax, logprob: logprobOf(argmax) };
 
   let token = -1;
   if (options.topP < 1) {
     for (let i = 0; i < vocab; i++) order[i] = i;
-    const sorted = order.subarray(0, vocab).sort((a, b) => scratch[b]! - scratch[a]!);
+    const sorted = order.subarray(0, vocab).sort((a, b) => at(scratch, b, 'scratch') - at(scratch, a, 'scratch'));
     const threshold = options.topP * drawable;
     let kept = 0;
     let mass = 0;
-    while (kept < vocab && mass < threshold) mass += scratch[sorted[kept++]!]!;
+    while (kept < vocab && mass < threshold) mass += at(scratch, at(sorted, kept++, 'sorted'), 'scratch');
     let u = rng.next() * mass;
     for (let k = 0; k < kept; k++) {
-      u -= scratch[sorted[k]!]!;
+      const candidate = at(sorted, k, 'sorted');
+      u -= at(scratch, candidate, 'scratch');
       if (u <= 0) {
-        token = sorted[k]!;
+        token = candidate;
         break;
       }
     }
-    if (token < 0) token = sorted[kept - 1]!;
+    if (token < 0) token = at(sorted, kept - 1, 'sorted');
   } else {
     let u = rng.next() * drawable;
     for (let i = 0; i < sampledVocab; i++) {
-      u -= scratch[i]!;
+      u -= at(scratch, i, 'scratch');
       if (u <= 0) {
         token = i;
         break;
