@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import type { Page as BrowserPage } from 'playwright-core';
-import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import { EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
@@ -112,7 +112,7 @@ export class BrowserShopEnv implements Env<Goal> {
   }
 
   private async perform(verb: string, target: string): Promise<string | null> {
-    const tab = this.tab!;
+    const { tab } = this.started();
     if (verb === 'type') {
       const box = tab.getByRole('textbox', { name: 'Search' });
       if ((await box.count()) === 0) return 'no search box on this page; click[Back to Search] first';
@@ -131,8 +131,8 @@ export class BrowserShopEnv implements Env<Goal> {
 
   private async observe(episode: BrowserEpisode, invalidReason?: string): Promise<Observation> {
     const { goal, session } = episode;
-    const tab = this.tab!;
-    const { shop } = await this.resources!;
+    const { tab, resources } = this.started();
+    const { shop } = await resources;
     // link targets (`- /url: …`) carry the session id and say nothing the names do not
     const tree = (await tab.locator('body').ariaSnapshot({ timeout: this.options.snapshotTimeoutMs })).split('\n').filter((line) => !/^\s*- \/url: /.test(line)).join('\n');
     const cut = tree.length > this.options.maxObservationChars ? `${tree.slice(0, this.options.maxObservationChars - 1)}…` : tree;
@@ -141,6 +141,12 @@ export class BrowserShopEnv implements Env<Goal> {
     const prefix = `/s/${session.id}`;
     const data: BrowserShopData = { goal, path: url.pathname.slice(prefix.length) + url.search, page: pageFromUrl(shop, url, prefix), links };
     return { text: cut + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data };
+  }
+
+  /** The tab and the shop an episode runs on; throws before `reset`. */
+  private started(): { tab: BrowserPage; resources: Promise<BrowserShop> } {
+    if (this.tab === null || this.resources === null) throw new EpisodeNotStartedError(this.name);
+    return { tab: this.tab, resources: this.resources };
   }
 
   /** Closes the env's tab; stops the browser and server when this env started them. */

@@ -33,7 +33,7 @@ test('generated tasks are solvable and the solver finds an equation the verifier
     assert.ok(task.target >= 1 && task.target <= 100);
     const equation = solveCountdown(task);
     assert.ok(equation !== null, JSON.stringify(task));
-    assert.deepEqual(checkEquation(equation!, task), { kind: 'correct' }, `${equation} for ${JSON.stringify(task)}`);
+    assert.deepEqual(checkEquation(equation, task), { kind: 'correct' }, `${equation} for ${JSON.stringify(task)}`);
   }
 });
 

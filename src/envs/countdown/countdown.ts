@@ -32,7 +32,9 @@ export function generateCountdown(rng: Rng, options: CountdownOptions): Countdow
     const numbers = Array.from({ length: options.numCount }, () => rng.range(1, options.maxNumber));
     let terms: Term[] = rng.shuffle(numbers.map((value) => ({ value, text: String(value) }))).slice(0, rng.range(2, options.numCount));
     while (terms.length > 1) {
-      const [a, b] = [terms.pop()!, terms.pop()!];
+      const a = terms.pop();
+      const b = terms.pop();
+      if (a === undefined || b === undefined) break;
       const combined = combine(a, b).filter((term) => term.value > 0);
       terms.push(combined.length === 0 ? a : rng.pick(combined));
       terms = rng.shuffle(terms);

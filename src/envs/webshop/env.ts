@@ -78,7 +78,7 @@ export class WebShopEnv implements Env<Goal> {
         episode.page = next;
         if (next.kind === 'bought') {
           episode.ended = true;
-          episode.reward = purchaseReward(episode.goal, this.shop.products.get(next.id)!, next.selected);
+          episode.reward = purchaseReward(episode.goal, this.shop.product(next.id), next.selected);
           return { observation: this.observe(episode), reward: episode.reward, done: true, truncated: false, info: { invalidAction: false, success: episode.reward === 1 } };
         }
         return this.continueOrCut(episode, { invalidAction: false });

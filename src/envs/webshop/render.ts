@@ -17,7 +17,7 @@ export function renderText(shop: Shop, page: Page, goal: Goal, reward?: number):
     for (const item of items) lines.push(`[${item.id}] ${item.title} | ${money(item.price)}`);
   }
   if (page.kind === 'item') {
-    const product = shop.products.get(page.id)!;
+    const product = shop.product(page.id);
     lines.push('[Back to Search] [< Prev]', product.title, `Price: ${money(product.price)}`);
     for (const [name, values] of Object.entries(product.options)) {
       lines.push(`${name}: ${values.map((value) => (page.selected[name] === value ? `[*${value}*]` : `[${value}]`)).join(' ')}`);
@@ -47,7 +47,7 @@ export function renderHtml(shop: Shop, page: Page, goal: Goal, base: string, rew
     body.push('</ul>');
   }
   if (page.kind === 'item') {
-    const product = shop.products.get(page.id)!;
+    const product = shop.product(page.id);
     const query = (selected: Record<string, string>): string =>
       `?q=${encodeURIComponent(page.query)}&page=${page.page}${Object.entries(selected).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('')}`;
     body.push(`<nav>${link('/', 'Back to Search')} ${link(`/search?q=${encodeURIComponent(page.query)}&page=${page.page}`, '< Prev')}</nav>`);

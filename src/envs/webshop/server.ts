@@ -61,7 +61,7 @@ export async function startShopServer(shop: Shop): Promise<ShopServer> {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    if (page.kind === 'bought' && session.reward === null) session.reward = purchaseReward(session.goal, shop.products.get(page.id)!, page.selected);
+    if (page.kind === 'bought' && session.reward === null) session.reward = purchaseReward(session.goal, shop.product(page.id), page.selected);
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(renderHtml(shop, page, session.goal, `/s/${session.id}`, session.reward ?? 0));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

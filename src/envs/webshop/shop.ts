@@ -6,6 +6,7 @@
  * `Back to Search`, `Buy Now`).
  */
 import MiniSearch from 'minisearch';
+import { UnknownNameError } from '../../core/errors.ts';
 import type { Product } from './catalog.ts';
 
 export type Page =
@@ -30,12 +31,19 @@ export class Shop {
     this.index.addAll(catalog as Product[]);
   }
 
+  /** The product of an id (a page's, a hit's); throws `UnknownNameError` for an id not in the catalog. */
+  product(id: string): Product {
+    const product = this.products.get(id);
+    if (product === undefined) throw new UnknownNameError('product', id, [...this.products.keys()].slice(0, 10));
+    return product;
+  }
+
   /** All hits of a query (at most pageSize × maxPages), best first. */
   hits(query: string): Product[] {
     return this.index
       .search(query, { combineWith: 'OR', prefix: true })
       .slice(0, this.pageSize * this.maxPages)
-      .map((hit) => this.products.get(hit.id as string)!);
+      .map((hit) => this.product(String(hit.id)));
   }
 
   /** The products shown on a results page. */
@@ -51,7 +59,7 @@ export class Shop {
       const { items, pages } = this.resultsPage(page.query, page.page);
       return ['Back to Search', ...(page.page > 1 ? ['< Prev'] : []), ...(page.page < pages ? ['Next >'] : []), ...items.map((item) => item.id)];
     }
-    const product = this.products.get(page.id)!;
+    const product = this.product(page.id);
     return ['Back to Search', '< Prev', ...Object.values(product.options).flat(), 'Buy Now'];
   }
 
@@ -73,8 +81,8 @@ export class Shop {
     if (page.kind !== 'item') return 'nothing to click here';
     if (label === '< Prev') return { kind: 'results', query: page.query, page: page.page };
     if (label === 'Buy Now') return { kind: 'bought', id: page.id, selected: page.selected };
-    const product = this.products.get(page.id)!;
-    const option = Object.entries(product.options).find(([, values]) => values.includes(label))![0];
+    const option = Object.entries(this.product(page.id).options).find(([, values]) => values.includes(label))?.[0];
+    if (option === undefined) return `no "${label.slice(0, 20)}" option to select`;
     return { ...page, selected: { ...page.selected, [option]: label } };
   }
 }
