@@ -5,7 +5,7 @@
  * `<tool_response>…</tool_response>`) or answers (`<answer>42</answer>`), which ends the episode:
  * reward 1 on an exact match of the integer, else 0. An invalid turn scores −formatPenalty; a tool
  * error (bad expression) is shown to the agent, not counted invalid. Truncated after `maxTurns`
- * turns without an answer.
+ * turns without an answer. The turn bookkeeping and the tool run are `ToolTaskEnv`'s (tool-task.ts).
  *
  * A pretrained chat model is scored in its own conventions with `answerFormat: 'last-integer'`
  * (a reply without a tool call is final and its last integer is the answer; one with no integer

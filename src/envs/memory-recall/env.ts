@@ -11,7 +11,8 @@
  * the code). With `memoryTools` the env offers `memory_insert({text})` and `memory_search({query})`
  * (top 3 passages by shared words): a call runs, and its `<tool_response>` comes with the next
  * message (or with the question again). Without them a tool call is an invalid turn. A malformed
- * action repeats the message. The episode is cut at `maxTurns`.
+ * action repeats the message. The episode is cut at `maxTurns`. A `ToolTaskEnv` (tool-task.ts)
+ * whose replies before the question are answers that move the episode on (`NextTurn`).
  */
 import { z } from 'zod';
 import { InvalidArgumentError, Rng, type Tool } from '../../core/index.ts';
