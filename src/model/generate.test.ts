@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import { TransformerModel, type ModelOptions } from './model.ts';
 import { generate } from './generate.ts';
@@ -25,15 +26,15 @@ for (const variant of [
     const prompts = Array.from({ length: 5 }, () => Array.from({ length: rng.range(1, 19) }, () => rng.int(model.config.vocabSize)));
     const rows = await generate(model, prompts, { maxNewTokens: 20, temperature: 0.8, seed: 2 });
     const scored = await model.score(
-      prompts.map((p, b) => [...p, ...(rows[b]?.tokens ?? [])]),
+      prompts.map((p, b) => [...p, ...at(rows, b).tokens]),
       { temperature: 0.8 },
     );
     rows.forEach((row, b) => {
       assert.equal(row.tokens.length, 20);
-      const reference = scored.logprobs[b] ?? new Float32Array();
-      const promptLength = prompts[b]?.length ?? 0;
+      const reference = at(scored.logprobs, b);
+      const promptLength = at(prompts, b).length;
       row.logprobs.forEach((lp, i) => {
-        const expected = reference[promptLength + i] ?? NaN;
+        const expected = at(reference, promptLength + i);
         assert.ok(Math.abs(lp - expected) < 1e-4, `row ${b} token ${i}: sampled ${lp} scored ${expected}`);
       });
     });

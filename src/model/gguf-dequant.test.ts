@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
 import { dequantize, ggmlBlockLayout, ggmlTypeName, type GgmlTypeName } from './gguf-dequant.ts';
+import { at } from '../core/indexing.ts';
 
 // Exact float16 bit patterns of a few scales.
 const half = { '0.5': 0x3800, '0.25': 0x3400, '2': 0x4000, '-0.125': 0xb000, '1.5': 0x3e00 } as const;
@@ -31,7 +32,7 @@ test('F32, F16 and BF16 decode little-endian floats', () => {
 test('Q8_0: y = d·q with d the f16 at the start of each 34-byte block', () => {
   const bytes = randomBlocks('Q8_0', 2, [[0, half['0.5']]], 1);
   const out = dequantize('Q8_0', bytes, 64);
-  for (let b = 0; b < 2; b++) for (let j = 0; j < 32; j++) assert.equal(out[b * 32 + j], 0.5 * int8(bytes[b * 34 + 2 + j]!));
+  for (let b = 0; b < 2; b++) for (let j = 0; j < 32; j++) assert.equal(out[b * 32 + j], 0.5 * int8(at(bytes, b * 34 + 2 + j)));
 });
 
 test('Q4_0: y[j] = d·(low nibble − 8), y[j+16] = d·(high nibble − 8)', () => {
@@ -39,7 +40,7 @@ test('Q4_0: y[j] = d·(low nibble − 8), y[j+16] = d·(high nibble − 8)', () 
   const out = dequantize('Q4_0', bytes, 64);
   for (let b = 0; b < 2; b++) {
     for (let j = 0; j < 16; j++) {
-      const q = bytes[b * 18 + 2 + j]!;
+      const q = at(bytes, b * 18 + 2 + j);
       assert.equal(out[b * 32 + j], -0.125 * ((q & 15) - 8));
       assert.equal(out[b * 32 + j + 16], -0.125 * ((q >> 4) - 8));
     }
@@ -51,7 +52,7 @@ test('Q4_1: y = d·q + m', () => {
   const out = dequantize('Q4_1', bytes, 64);
   for (let b = 0; b < 2; b++) {
     for (let j = 0; j < 16; j++) {
-      const q = bytes[b * 20 + 4 + j]!;
+      const q = at(bytes, b * 20 + 4 + j);
       assert.equal(out[b * 32 + j], 0.25 * (q & 15) - 0.125);
       assert.equal(out[b * 32 + j + 16], 0.25 * (q >> 4) - 0.125);
     }
@@ -69,7 +70,7 @@ test('Q5_0 and Q5_1: the fifth bit of value j is bit j (low half) or j + 16 (hig
       const qhAt = b * size + (withMin ? 4 : 2);
       const qh = view.getUint32(qhAt, true);
       for (let j = 0; j < 16; j++) {
-        const q = bytes[qhAt + 4 + j]!;
+        const q = at(bytes, qhAt + 4 + j);
         const x0 = (q & 15) | (((qh >>> j) & 1) << 4);
         const x1 = (q >> 4) | (((qh >>> (j + 16)) & 1) << 4);
         assert.equal(out[b * 32 + j], withMin ? 0.5 * x0 + 0.25 : 0.5 * (x0 - 16), `${type} ${b}/${j}`);
@@ -81,7 +82,7 @@ test('Q5_0 and Q5_1: the fifth bit of value j is bit j (low half) or j + 16 (hig
 
 /** ggml-quants.c `get_scale_min_k4`, transliterated. */
 function scaleMin(j: number, q: Uint8Array): [number, number] {
-  return j < 4 ? [q[j]! & 63, q[j + 4]! & 63] : [(q[j + 4]! & 0xf) | ((q[j - 4]! >> 6) << 4), (q[j + 4]! >> 4) | ((q[j]! >> 6) << 4)];
+  return j < 4 ? [at(q, j) & 63, at(q, j + 4) & 63] : [(at(q, j + 4) & 0xf) | ((at(q, j - 4) >> 6) << 4), (at(q, j + 4) >> 4) | ((at(q, j) >> 6) << 4)];
 }
 
 test('Q4_K and Q5_K: 256-value super-blocks, eight 6-bit scales and mins (ggml dequantize_row_q4_K / q5_K)', () => {
@@ -101,8 +102,8 @@ test('Q4_K and Q5_K: 256-value super-blocks, eight 6-bit scales and mins (ggml d
       for (let j = 0; j < 256; j += 64) {
         const [sc1, m1] = scaleMin(is, scales);
         const [sc2, m2] = scaleMin(is + 1, scales);
-        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc1) * ((bytes[ql + l]! & 0xf) + (type === 'Q5_K' && qh[l]! & u1 ? 16 : 0))) - f(0.25 * m1));
-        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc2) * ((bytes[ql + l]! >> 4) + (type === 'Q5_K' && qh[l]! & u2 ? 16 : 0))) - f(0.25 * m2));
+        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc1) * ((at(bytes, ql + l) & 0xf) + (type === 'Q5_K' && at(qh, l) & u1 ? 16 : 0))) - f(0.25 * m1));
+        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc2) * ((at(bytes, ql + l) >> 4) + (type === 'Q5_K' && at(qh, l) & u2 ? 16 : 0))) - f(0.25 * m2));
         ql += 32;
         is += 2;
         u1 <<= 2;
@@ -125,14 +126,14 @@ test('Q6_K: 256 values from 4 low bits, 2 high bits and 16 int8 scales (ggml deq
     for (let n = 0; n < 256; n += 128) {
       for (let l = 0; l < 32; l++) {
         const is = Math.floor(l / 16);
-        const q1 = ((bytes[ql + l]! & 0xf) | (((bytes[qh + l]! >> 0) & 3) << 4)) - 32;
-        const q2 = ((bytes[ql + l + 32]! & 0xf) | (((bytes[qh + l]! >> 2) & 3) << 4)) - 32;
-        const q3 = ((bytes[ql + l]! >> 4) | (((bytes[qh + l]! >> 4) & 3) << 4)) - 32;
-        const q4 = ((bytes[ql + l + 32]! >> 4) | (((bytes[qh + l]! >> 6) & 3) << 4)) - 32;
-        expected[y + l] = f(f(-0.125 * int8(bytes[sc + is]!)) * q1);
-        expected[y + l + 32] = f(f(-0.125 * int8(bytes[sc + is + 2]!)) * q2);
-        expected[y + l + 64] = f(f(-0.125 * int8(bytes[sc + is + 4]!)) * q3);
-        expected[y + l + 96] = f(f(-0.125 * int8(bytes[sc + is + 6]!)) * q4);
+        const q1 = ((at(bytes, ql + l) & 0xf) | (((at(bytes, qh + l) >> 0) & 3) << 4)) - 32;
+        const q2 = ((at(bytes, ql + l + 32) & 0xf) | (((at(bytes, qh + l) >> 2) & 3) << 4)) - 32;
+        const q3 = ((at(bytes, ql + l) >> 4) | (((at(bytes, qh + l) >> 4) & 3) << 4)) - 32;
+        const q4 = ((at(bytes, ql + l + 32) >> 4) | (((at(bytes, qh + l) >> 6) & 3) << 4)) - 32;
+        expected[y + l] = f(f(-0.125 * int8(at(bytes, sc + is))) * q1);
+        expected[y + l + 32] = f(f(-0.125 * int8(at(bytes, sc + is + 2))) * q2);
+        expected[y + l + 64] = f(f(-0.125 * int8(at(bytes, sc + is + 4))) * q3);
+        expected[y + l + 96] = f(f(-0.125 * int8(at(bytes, sc + is + 6))) * q4);
       }
       y += 128;
       ql += 64;

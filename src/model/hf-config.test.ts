@@ -4,6 +4,7 @@ import { Rng } from '../core/rng.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { modelConfigSchema, parameterShapes, type HostParams, type ModelConfigInput } from './config.ts';
 import { fromHfConfig, fromHfTensors, toHfConfig, toHfTensors, transpose2d } from './hf-config.ts';
+import { at } from '../core/indexing.ts';
 
 const small = (input: ModelConfigInput = {}) =>
   modelConfigSchema.parse({ vocabSize: 11, hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 16, ...input });
@@ -95,11 +96,11 @@ test('tensor names follow HF; linear weights are transposed to [out, in]', () =>
   const x = Float32Array.from({ length: 8 }, (_, i) => i - 3.5);
   const bk = params.get('layers.1.bk')!.data;
   for (let o = 0; o < 4; o++) {
-    let internal = bk[o]!;
-    let hfValue = hf.get('model.layers.1.self_attn.k_proj.bias')!.data[o]!;
+    let internal = at(bk, o);
+    let hfValue = at(hf.get('model.layers.1.self_attn.k_proj.bias')!.data, o);
     for (let i = 0; i < 8; i++) {
-      internal += x[i]! * wk.data[i * 4 + o]!;
-      hfValue += x[i]! * kProj.data[o * 8 + i]!;
+      internal += at(x, i) * at(wk.data, i * 4 + o);
+      hfValue += at(x, i) * at(kProj.data, o * 8 + i);
     }
     assert.equal(hfValue, internal);
   }

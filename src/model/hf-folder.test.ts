@@ -7,6 +7,7 @@ import { Rng } from '../core/rng.ts';
 import { modelConfigSchema, parameterShapes, type HostParams, type HostTensor } from './config.ts';
 import { loadCheckpoint } from './checkpoint.ts';
 import { toHfConfig, toHfTensors } from './hf-config.ts';
+import { at } from '../core/indexing.ts';
 
 const config = modelConfigSchema.parse({ vocabSize: 16, hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 32, tieWordEmbeddings: false });
 
@@ -19,7 +20,7 @@ function randomParams(seed: number): HostParams {
 
 /** float32 → bfloat16 bits, round to nearest even (as torch's .to(torch.bfloat16)). */
 function toBf16Bits(value: number): number {
-  const bits = new Uint32Array(new Float32Array([value]).buffer)[0]!;
+  const bits = at(new Uint32Array(new Float32Array([value]).buffer), 0);
   return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
 }
 
@@ -68,7 +69,7 @@ test('a Hugging Face folder with sharded bf16 safetensors (model.safetensors.ind
     const expected = toHfTensors(config, randomParams(7));
     const reloaded = toHfTensors(loaded.config, loaded.params);
     for (const [name, tensor] of expected) {
-      const bf16 = Float32Array.from(tensor.data, (value) => new Float32Array(new Uint32Array([toBf16Bits(value) << 16]).buffer)[0]!);
+      const bf16 = Float32Array.from(tensor.data, (value) => at(new Float32Array(new Uint32Array([toBf16Bits(value) << 16]).buffer), 0));
       assert.deepEqual(reloaded.get(name)!.data, bf16, name);
     }
   } finally {

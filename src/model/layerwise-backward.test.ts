@@ -5,6 +5,7 @@ import type { TokenLoss } from '../core/loss.ts';
 import { TransformerModel, type ModelOptions } from './model.ts';
 import { layerwiseByDefault } from './layerwise-backward.ts';
 import { modelConfigSchema, type HostParams, type ModelConfigInput } from './config.ts';
+import { at } from '../core/indexing.ts';
 
 const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 3, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
 
@@ -31,7 +32,7 @@ function assertClose(expected: HostParams, actual: HostParams, what: string): vo
   for (const [name, tensor] of expected) {
     const other = actual.get(name)!.data;
     const scale = tensor.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
-    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - other[i]!) <= 1e-5 * Math.max(1, scale), `${what} ${name}[${i}]: ${x} vs ${other[i]}`));
+    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - at(other, i)) <= 1e-5 * Math.max(1, scale), `${what} ${name}[${i}]: ${x} vs ${other[i]}`));
   }
 }
 

@@ -10,6 +10,7 @@ import { loadAdapterTensors } from './lora-peft.ts';
 import { generate } from './generate.ts';
 import { readSafetensors } from './safetensors.ts';
 import type { HostParams, ModelConfigInput } from './config.ts';
+import { at } from '../core/indexing.ts';
 
 const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
 const lora = { rank: 4, alpha: 8 };
@@ -73,12 +74,12 @@ test('LoRA: merged weights (W + α/r·A B) give the unmerged forward to 1e-5', a
   const adapted = await model.score(batch, { entropies: true });
   const folded = await merged.score(batch, { entropies: true });
   let largest = 0;
-  adapted.logprobs.forEach((row, i) => row.forEach((x, t) => (largest = Math.max(largest, Math.abs(x - folded.logprobs[i]![t]!)))));
+  adapted.logprobs.forEach((row, i) => row.forEach((x, t) => (largest = Math.max(largest, Math.abs(x - at(at(folded.logprobs, i), t))))));
   assert.ok(largest <= 1e-5, `max |Δ logprob| ${largest}`);
   // The adapters changed the model: the base alone scores differently.
   const base = await TransformerModel.fromParams(model.config, await model.baseParams());
   const plain = await base.score(batch);
-  assert.ok(Math.abs(plain.logprobs[0]![1]! - adapted.logprobs[0]![1]!) > 1e-4);
+  assert.ok(Math.abs(at(at(plain.logprobs, 0), 1) - at(at(adapted.logprobs, 0), 1)) > 1e-4);
 });
 
 test('LoRA: generation reads the adapters (sampled log-probs and tokens as the merged model\'s)', async () => {
@@ -88,8 +89,8 @@ test('LoRA: generation reads the adapters (sampled log-probs and tokens as the m
   const adapted = await generate(model, prompts, { maxNewTokens: 8, temperature: 1, seed: 4 });
   const folded = await generate(merged, prompts, { maxNewTokens: 8, temperature: 1, seed: 4 });
   adapted.forEach((row, i) => {
-    assert.deepEqual(row.tokens, folded[i]!.tokens);
-    row.logprobs.forEach((x, t) => assert.ok(Math.abs(x - folded[i]!.logprobs[t]!) <= 1e-5));
+    assert.deepEqual(row.tokens, at(folded, i).tokens);
+    row.logprobs.forEach((x, t) => assert.ok(Math.abs(x - at(at(folded, i).logprobs, t)) <= 1e-5));
   });
 });
 
@@ -99,7 +100,7 @@ test('LoRA: micro-batched accumulation equals one micro-batch', async () => {
   const a = await whole.adapterParams();
   const b = await split.adapterParams();
   let largest = 0;
-  for (const [name, tensor] of a) tensor.data.forEach((x, i) => (largest = Math.max(largest, Math.abs(x - b.get(name)!.data[i]!))));
+  for (const [name, tensor] of a) tensor.data.forEach((x, i) => (largest = Math.max(largest, Math.abs(x - at(b.get(name)!.data, i)))));
   assert.ok(largest < 1e-5, `max |Δ adapter| ${largest}`);
 });
 

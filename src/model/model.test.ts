@@ -9,6 +9,7 @@ import { TransformerModel } from './model.ts';
 import { generate } from './generate.ts';
 import { saveCheckpoint, loadCheckpoint } from './checkpoint.ts';
 import type { HostParams, ModelConfigInput } from './config.ts';
+import { at } from '../core/indexing.ts';
 
 const tiny: ModelConfigInput = {
   vocabSize: 40,
@@ -37,9 +38,9 @@ function linearLoss(sequences: number[][], seed: number, withValue: boolean): { 
     dependsOnCurrent: true,
     compute: (input) => {
       let value = 0;
-      input.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += a[i]![t]! * x)));
-      input.entropies!.forEach((e, i) => e.forEach((x, t) => (value += b[i]![t]! * x)));
-      if (withValue) input.values?.forEach((v, i) => v.forEach((x, t) => (value += c[i]![t]! * x)));
+      input.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += at(at(a, i), t) * x)));
+      input.entropies!.forEach((e, i) => e.forEach((x, t) => (value += at(at(b, i), t) * x)));
+      if (withValue) input.values?.forEach((v, i) => v.forEach((x, t) => (value += at(at(c, i), t) * x)));
       return { loss: value, gradLogprobs: a, gradEntropies: b, gradValues: withValue ? c : undefined, metrics: {} };
     },
   };
@@ -49,9 +50,9 @@ function linearLoss(sequences: number[][], seed: number, withValue: boolean): { 
 async function lossAt(model: TransformerModel, sequences: number[][], weights: Float32Array[][], withValue: boolean): Promise<number> {
   const out = await model.score(sequences, { entropies: true });
   let value = 0;
-  out.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += weights[0]![i]![t]! * x)));
-  out.entropies!.forEach((e, i) => e.forEach((x, t) => (value += weights[1]![i]![t]! * x)));
-  if (withValue) out.values!.forEach((v, i) => v.forEach((x, t) => (value += weights[2]![i]![t]! * x)));
+  out.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += at(at(at(weights, 0), i), t) * x)));
+  out.entropies!.forEach((e, i) => e.forEach((x, t) => (value += at(at(at(weights, 1), i), t) * x)));
+  if (withValue) out.values!.forEach((v, i) => v.forEach((x, t) => (value += at(at(at(weights, 2), i), t) * x)));
   return value;
 }
 
@@ -87,18 +88,20 @@ for (const variant of [
     for (const [kind, name] of kinds) {
       const g = grads.get(name)!.data;
       // Check the two entries with the largest analytic gradient.
-      const order = [...g.keys()].sort((i, j) => Math.abs(g[j]!) - Math.abs(g[i]!)).slice(0, 2);
+      const order = [...g.keys()].sort((i, j) => Math.abs(at(g, j)) - Math.abs(at(g, i))).slice(0, 2);
       for (const index of order) {
         const plus = clone(base);
-        plus.get(name)!.data[index]! += epsilon;
+        const plusData = plus.get(name)!.data;
+        plusData[index] = at(plusData, index) + epsilon;
         model.setParams(plus);
         const up = await lossAt(model, sequences, weights, withValue);
         const minus = clone(base);
-        minus.get(name)!.data[index]! -= epsilon;
+        const minusData = minus.get(name)!.data;
+        minusData[index] = at(minusData, index) - epsilon;
         model.setParams(minus);
         const down = await lossAt(model, sequences, weights, withValue);
         const numeric = (up - down) / (2 * epsilon);
-        const analytic = g[index]!;
+        const analytic = at(g, index);
         const error = Math.abs(numeric - analytic) / Math.max(1e-3, Math.abs(numeric) + Math.abs(analytic));
         assert.ok(error < 0.03, `${kind} (${name}[${index}]): analytic ${analytic}, numeric ${numeric}, relative error ${error}`);
       }
@@ -114,13 +117,13 @@ test('KV-cache sampling log-probs equal full-forward scoring (batch of different
     // calling thread in one case and on the worker pool in the other.
     const rows = await generate(model, prompts, { maxNewTokens: 40, temperature, seed: 9, prefillTokenBudget, decodeOnWorkers });
     const scored = await model.score(
-      prompts.map((p, b) => [...p, ...rows[b]!.tokens]),
+      prompts.map((p, b) => [...p, ...at(rows, b).tokens]),
       { temperature },
     );
     rows.forEach((row, b) => {
       assert.equal(row.tokens.length, 40);
       row.logprobs.forEach((lp, i) => {
-        const reference = scored.logprobs[b]![prompts[b]!.length + i]!;
+        const reference = at(at(scored.logprobs, b), at(prompts, b).length + i);
         assert.ok(Math.abs(lp - reference) < 1e-4, `row ${b} token ${i}: sampled ${lp} scored ${reference}`);
       });
     });
@@ -136,11 +139,11 @@ test('sampling honours stop tokens, greedy decoding is deterministic, and seeds 
   const s1 = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5 });
   const s2 = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5 });
   assert.deepEqual(s1, s2);
-  const stop = s1[0]!.tokens[3]!;
+  const stop = at(at(s1, 0).tokens, 3);
   const stopped = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, seed: 5, stopTokens: [stop] });
-  assert.equal(stopped[0]!.finishReason, 'stop');
-  assert.equal(stopped[0]!.tokens.at(-1), stop);
-  assert.ok(stopped[0]!.tokens.length <= 4);
+  assert.equal(at(stopped, 0).finishReason, 'stop');
+  assert.equal(at(stopped, 0).tokens.at(-1), stop);
+  assert.ok(at(stopped, 0).tokens.length <= 4);
   const topP = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, topP: 1e-6, seed: 5 });
   assert.deepEqual(topP.map((r) => r.tokens), a.map((r) => r.tokens), 'top-p → 0 is greedy');
 });
@@ -202,11 +205,11 @@ test('micro-batched training and scoring equal one big batch (gradients, scores,
   const gb = await split.accumulatedGradients();
   for (const [name, tensor] of ga) {
     const other = gb.get(name)!.data;
-    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - other[i]!) < 1e-5 + 1e-4 * Math.abs(x), `${name}[${i}]: ${x} vs ${other[i]}`));
+    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - at(other, i)) < 1e-5 + 1e-4 * Math.abs(x), `${name}[${i}]: ${x} vs ${other[i]}`));
   }
   const sa = await whole.score(sequences, { entropies: true });
   const sb = await split.score(sequences, { entropies: true });
-  sa.logprobs.forEach((lp, i) => lp.forEach((x, t) => assert.ok(Math.abs(x - sb.logprobs[i]![t]!) < 1e-5)));
+  sa.logprobs.forEach((lp, i) => lp.forEach((x, t) => assert.ok(Math.abs(x - at(at(sb.logprobs, i), t)) < 1e-5)));
 });
 
 test('detachValueHead: a value-only loss trains the value head alone; shared, it also moves the trunk', async () => {

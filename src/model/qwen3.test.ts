@@ -8,6 +8,7 @@ import { loadCheckpoint, saveCheckpoint } from './checkpoint.ts';
 import { fromHfConfig } from './hf-config.ts';
 import { initHostParams } from './params.ts';
 import { TransformerModel } from './model.ts';
+import { at } from '../core/indexing.ts';
 
 /** A tiny Qwen3 config.json: head_dim 6 differs from hidden_size / heads = 4, as in Qwen3-0.6B (128 vs 64). */
 const qwen3Json = {
@@ -51,9 +52,9 @@ test('Qwen3 forward: finite log-probs of the right shape, and the q/k norms take
   const model = await TransformerModel.fromParams(config, params);
   const { logprobs } = await model.score([sequence]);
   assert.equal(logprobs.length, 1);
-  assert.equal(logprobs[0]!.length, sequence.length);
-  assert.ok(logprobs[0]!.every(Number.isFinite));
-  assert.ok(logprobs[0]!.slice(1).every((value) => value < 0));
+  assert.equal(at(logprobs, 0).length, sequence.length);
+  assert.ok(at(logprobs, 0).every(Number.isFinite));
+  assert.ok(at(logprobs, 0).slice(1).every((value) => value < 0));
 
   const scaled = new Map(params);
   scaled.set('layers.0.qNorm', { shape: [6], data: new Float32Array([3, 0.5, 2, 1, 4, 0.25]) });
