@@ -67,6 +67,17 @@ test('BPE applies merges by rank', () => {
   assert.equal(tokenizer.decode([269]), '<|endoftext|>'); // added non-chat token decodes to its content
 });
 
+test('BPE merges a repeated pair left to right, then the merged pairs', () => {
+  const json = tinyBpeJson();
+  const model = json.model as { vocab: Record<string, number>; merges: string[] };
+  Object.assign(model.vocab, { aa: 270, aaaa: 271 });
+  model.merges.push('a a', 'aa aa');
+  const tokenizer = loadHfTokenizer(json);
+  assert.deepEqual(tokenizer.encode('aaa'), [270, 0x61]);
+  assert.deepEqual(tokenizer.encode('aaaaa'), [271, 0x61]);
+  assert.deepEqual(tokenizer.encode('aaaaaa'), [271, 270]);
+});
+
 test('the byte tokenizer.json loads to the same ids as byteTokenizer', () => {
   const loaded = loadHfTokenizer(byteTokenizer.toTokenizerJson());
   const text = 'héllo 世界 😀 <|end|>';
