@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { aggregate, lossAggModes, type LossAggMode } from './aggregation.ts';
 import { assertAllClose, assertClose } from './gradient-check.ts';
-import { at } from '../core/indexing.ts';
 
 // seq0: mask [0,1,1] losses [9,1,3] → masked sum 4, n=2, response length 3−1 = 2
 // seq1: mask [1,1,1,1] losses [2,2,2,6] → masked sum 12, n=4, response length 4

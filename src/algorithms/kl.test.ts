@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from './gradient-check.ts';
 import { klEstimate, klEstimators, klInReward, klPenaltyLoss, type KlEstimator } from './kl.ts';
-import { at } from '../core/indexing.ts';
 
 describe('klEstimate', () => {
   // logp = −1, ref = −1.5 → logp − ref = 0.5

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import { lossAggModes } from './aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from './gradient-check.ts';
 import { dpoLoss, policyLossNames, rlLoss, rlLossConfigSchema, rlLossTerms, sftLoss, type RlBatch } from './rl-loss.ts';
-import { at } from '../core/indexing.ts';
 
 function randomBatch(seed: number) {
   const rng = new Rng(seed);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { assertAllClose } from '../gradient-check.ts';
 import { gae } from './gae.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('gae', () => {
   it('matches hand-computed values (γ 0.9, λ 0.8)', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { assertAllClose, assertClose } from '../gradient-check.ts';
 import { grpoAdvantages } from './grpo.ts';
-import { at } from '../../core/indexing.ts';
 
 // Group "a": scores 1, 0, 0 (reward on the last token) → mean 1/3,
 // unbiased std = sqrt(((2/3)² + 2·(1/3)²) / 2) = sqrt(1/3). Group "b" has one member, score 2.

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { assertAllClose, assertClose } from '../gradient-check.ts';
 import { reinforcePlusPlusAdvantages } from './reinforce-plus-plus.ts';
 import { whiten } from './whiten.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('reinforcePlusPlusAdvantages', () => {
   it('discounts per sequence, then whitens over the batch', () => {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { assertAllClose } from '../gradient-check.ts';
 import { rlooAdvantages } from './rloo.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('rlooAdvantages', () => {
   it('is s_i·n/(n−1) − mean·n/(n−1), i.e. s_i minus the mean of the others', () => {

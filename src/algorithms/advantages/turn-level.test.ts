@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { assertAllClose, assertClose } from '../gradient-check.ts';
 import { turnLevelAdvantages, type CreditEpisode } from './turn-level.ts';
-import { at } from '../../core/indexing.ts';
 
 const episode = (groupId: string, rewards: number[], values?: number[]): CreditEpisode => ({
   groupId,

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { dpoLossTypes, dpoPairLoss, type PreferencePair } from './dpo.ts';
-import { at } from '../../core/indexing.ts';
 
 // chosen seq0: Σ(logπ − logπ_ref) over mask [0,1,1] = (−1 + 1.5) + (−2 + 2.5) = 1
 // rejected seq1: −3 − (−2) = −1          → h = 2

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { entropyBonus } from './entropy.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('entropyBonus', () => {
   it('is −coef · token-mean entropy', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { ppoClipLoss } from './ppo-clip.ts';
-import { at } from '../../core/indexing.ts';
 
 // old = 0 and logp = log(ratio), so ratio is exact. ε = 0.2, c = 3:
 //  A= 1, r=1.5: max(−1.5, −1.2) = −1.2     clipped, grad 0

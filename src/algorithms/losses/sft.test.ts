@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { negativeLogLikelihood } from './sft.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('negativeLogLikelihood', () => {
   it('is the mean NLL of the masked tokens, with gradient −mask/count', () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { lossAggModes } from '../aggregation.ts';
 import { assertAllClose, assertClose, assertGradientMatches, randomMask, randomSequences } from '../gradient-check.ts';
 import { valueLoss } from './value.ts';
-import { at } from '../../core/indexing.ts';
 
 describe('valueLoss', () => {
   it('matches hand-computed values (ε_v 0.5, V_old 0)', () => {

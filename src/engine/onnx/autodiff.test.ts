@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { addGradients } from './autodiff.ts';
 import { attr, Graph } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { assertGradientsMatch } from './gradient-check.ts';
-import { at } from '../../core/indexing.ts';
 
 test('Add, Sub, Mul, Div, Neg with broadcasting sum the gradient back to each input shape', async () => {
   await assertGradientsMatch('broadcast arithmetic', {

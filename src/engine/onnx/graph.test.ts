@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../../core/indexing.ts';
 import { Graph } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { serializeModel } from './serialize.ts';
 import { OnnxSession } from './session.ts';
-import { at } from '../../core/indexing.ts';
 
 test('a built graph runs in onnxruntime: softmax(x W + b) over a symbolic batch axis, int64 shapes, a float attribute', async () => {
   const g = new GraphBuilder(new Graph());

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { modelConfigSchema, parameterShapes, type HostParams, type ModelConfigInput } from '../../model/config.ts';
 import { generate } from '../../model/generate.ts';
 import { loraConfigSchema, loraShapes } from '../../model/lora.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { OnnxInference } from './onnx-inference.ts';
-import { at } from '../../core/indexing.ts';
 
 const small: ModelConfigInput = { vocabSize: 61, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 24, maxSeqLen: 48 };
 

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { rlLoss } from '../../algorithms/rl-loss.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import type { HostParams, ModelConfigInput } from '../../model/config.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { OnnxLoraTrainer } from './onnx-lora-trainer.ts';
-import { at } from '../../core/indexing.ts';
 
 const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
 const lora = { rank: 4, alpha: 8 };
