@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { Rng } from '../../core/index.ts';
-import { tool } from '../../core/tool.ts';
+import { tool, type ToolRun } from '../../core/tool.ts';
 import { parseOptions } from '../options.ts';
 import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
@@ -64,17 +64,13 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
 
   constructor(options: MathOptions = {}) {
     super(parseOptions(mathOptionsSchema, options, 'math'));
-    this.tools = [
-      {
-        ...mathCalculatorTool,
-        execute: (input: { expression: string }) => {
-          const episode = this.current();
-          episode.lastToolResult = null;
-          episode.lastToolResult = mathCalculatorTool.execute(input) as string;
-          return episode.lastToolResult;
-        },
-      },
-    ];
+    this.tools = [mathCalculatorTool];
+  }
+
+  /** Keeps the calculator's result (null when it threw) for the expert. */
+  protected override afterToolCall(episode: MathEpisode, run: ToolRun): number {
+    episode.lastToolResult = run.ok ? run.text : null;
+    return 0;
   }
 
   protected async start(seed: number, task: MathTask | undefined): Promise<{ episode: MathEpisode; text: string }> {

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { Rng } from '../../core/index.ts';
 import { at } from '../../core/indexing.ts';
+import type { ToolRun } from '../../core/tool.ts';
 import { parseOptions } from '../options.ts';
 import { exactMatch } from '../search/reward.ts';
 import { SPLIT_SIZE } from '../split.ts';
@@ -119,17 +120,15 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
     this.workspace ??= openFilesWorkspace(this.options);
     const workspace = await this.workspace;
     workspace.restore();
-    this.tools = workspace.connection.tools.map((tool) => ({
-      ...tool,
-      execute: async (input: unknown) => {
-        const episode = this.current();
-        episode.lastToolResult = null;
-        episode.lastToolResult = String(await tool.execute(input));
-        return episode.lastToolResult;
-      },
-    }));
+    this.tools = workspace.connection.tools;
     const chosen = task ?? at(workspace.tasks, (seed % SPLIT_SIZE) % workspace.tasks.length, 'mcp-files tasks');
     return { episode: { task: chosen, lastToolResult: null, turnsUsed: 0, ended: false }, text: `What is the code word in ${chosen.file}?` };
+  }
+
+  /** Keeps the tool's result (null when it failed) for the expert. */
+  protected override afterToolCall(episode: FilesEpisode, run: ToolRun): number {
+    episode.lastToolResult = run.ok ? run.text : null;
+    return 0;
   }
 
   protected async finish(episode: FilesEpisode, answer: string): Promise<Verdict> {
