@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Tool } from '../core/types.ts';
 import { parseAction } from '../envs/action-format.ts';
 import { renderGenerationPrompt } from '../chat/chat-template.ts';
@@ -72,27 +73,36 @@ const prompt = renderGenerationPrompt([
   { role: 'user', content: 'What is 2 + 2?' },
 ]).tokens;
 
-describe('OpenAIPolicy against a local server replaying recorded answers', () => {
+/** A replay server for one describe block: started before its tests, emptied before each, closed after; `make` points a policy at it. */
+function useReplayServer() {
   const server = new ReplayServer();
-  let baseURL: string;
   const sleeps: number[] = [];
-  const make = (options: OpenAIPolicyOptions = {}): OpenAIPolicy =>
-    new OpenAIPolicy({ baseURL, model: 'Qwen/Qwen2.5-0.5B-Instruct', environment: {}, sleep: async (ms) => void sleeps.push(ms), ...options });
-
-  before(async () => (baseURL = await server.start()));
+  const replay = {
+    server,
+    /** The delays the policy's retries slept, in order (a fake sleep records them). */
+    sleeps,
+    baseURL: '',
+    make: (options: OpenAIPolicyOptions = {}): OpenAIPolicy =>
+      new OpenAIPolicy({ baseURL: replay.baseURL, model: 'Qwen/Qwen2.5-0.5B-Instruct', environment: {}, sleep: async (ms) => void sleeps.push(ms), ...options }),
+  };
+  before(async () => (replay.baseURL = await server.start()));
   after(() => server.close());
   beforeEach(() => {
     server.reset();
     sleeps.length = 0;
   });
+  return replay;
+}
 
+describe('OpenAIPolicy: a recorded text or token-id answer becomes the generation; stop strings', () => {
+  const replay = useReplayServer();
   test('text answer: the request carries the prompt’s messages and sampling; log-probs land on the tokens holding each server token’s first byte', async () => {
-    server.queue({ body: fixture('vllm-text-logprobs') });
-    const generation = await make().generate({ prompt, maxNewTokens: 64, temperature: 0.7, seed: 5 });
-    const [request] = server.requests;
-    assert.equal(request!.url, '/v1/chat/completions');
-    assert.equal(request!.headers.authorization, undefined, 'no key, no authorization header');
-    assert.deepEqual(request!.body, {
+    replay.server.queue({ body: fixture('vllm-text-logprobs') });
+    const generation = await replay.make().generate({ prompt, maxNewTokens: 64, temperature: 0.7, seed: 5 });
+    const request = at(replay.server.requests, 0);
+    assert.equal(request.url, '/v1/chat/completions');
+    assert.equal(request.headers.authorization, undefined, 'no key, no authorization header');
+    assert.deepEqual(request.body, {
       model: 'Qwen/Qwen2.5-0.5B-Instruct',
       messages: [
         { role: 'system', content: 'Answer in <answer> tags.' },
@@ -108,7 +118,7 @@ describe('OpenAIPolicy against a local server replaying recorded answers', () =>
     assert.equal(generation.finishReason, 'stop');
     // "<" "answer" ">" "4" "</" "answer" ">" start at bytes 0, 1, 7, 8, 9, 11, 17; the stop token gets 0.
     const expected = new Array<number>(generation.tokens.length).fill(0);
-    [
+    const firstBytes = [
       [0, -0.0123],
       [1, -0.2041],
       [7, -0.0031],
@@ -116,24 +126,50 @@ describe('OpenAIPolicy against a local server replaying recorded answers', () =>
       [9, -0.0204],
       [11, -0.0011],
       [17, -0.0502],
-    ].forEach(([at, logprob]) => (expected[at!] = logprob!));
+    ] as const;
+    for (const [byte, logprob] of firstBytes) expected[byte] = logprob;
     assert.deepEqual(generation.logprobs, expected);
   });
 
   test('vLLM token ids: return_tokens_as_token_ids is requested and the ids and their log-probs are the generation', async () => {
-    server.queue({ body: fixture('vllm-token-ids') });
-    const generation = await make({ returnTokenIds: true }).generate({ prompt, maxNewTokens: 16 });
-    assert.equal(server.requests[0]!.body.return_tokens_as_token_ids, true);
+    replay.server.queue({ body: fixture('vllm-token-ids') });
+    const generation = await replay.make({ returnTokenIds: true }).generate({ prompt, maxNewTokens: 16 });
+    assert.equal(at(replay.server.requests, 0).body.return_tokens_as_token_ids, true);
     assert.deepEqual(generation.tokens, [72, 105, 33, end]);
     assert.deepEqual(generation.logprobs, [-0.3112, -0.0871, -0.9034, 0]);
     assert.equal(generation.text, 'Hi!');
   });
 
+  test('stop strings are applied here (not sent): the text ends right after the first one; maxNewTokens cuts (length)', async () => {
+    replay.server.queue({ body: fixture('text-past-stop-string') }, { body: fixture('text-past-stop-string') });
+    const stopped = await replay.make().generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
+    assert.equal(at(replay.server.requests, 0).body.stop, undefined);
+    assert.equal(stopped.text, '<answer>Up</answer>');
+    assert.equal(stopped.finishReason, 'stop');
+    assert.deepEqual(stopped.tokens, byteTokenizer.encode('<answer>Up</answer>'));
+    const cut = await replay.make().generate({ prompt, maxNewTokens: 5 });
+    assert.equal(cut.text, '<answ');
+    assert.equal(cut.finishReason, 'length');
+  });
+
+  test('vLLM stop_reason: a stop string the server dropped is put back', async () => {
+    const answer = structuredClone(fixture('text-past-stop-string')) as { choices: { message: { content: string }; stop_reason: string }[] };
+    at(answer.choices, 0).message.content = '<answer>Up';
+    at(answer.choices, 0).stop_reason = '</answer>';
+    replay.server.queue({ body: answer });
+    const generation = await replay.make({ sendStopStrings: true }).generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
+    assert.deepEqual(at(replay.server.requests, 0).body.stop, ['</answer>']);
+    assert.equal(generation.text, '<answer>Up</answer>');
+  });
+});
+
+describe('OpenAIPolicy: tools and tool calls', () => {
+  const replay = useReplayServer();
   test('tools go out as JSON-schema functions; a tool call comes back parsed and as the <tool_call> text envs read', async () => {
-    server.queue({ body: fixture('vllm-tool-call') }, { body: fixture('vllm-tool-call') });
-    const policy = make({ tools: [calculator] });
+    replay.server.queue({ body: fixture('vllm-tool-call') }, { body: fixture('vllm-tool-call') });
+    const policy = replay.make({ tools: [calculator] });
     const generation = await policy.generate({ prompt, maxNewTokens: 128 });
-    const body = server.requests[0]!.body;
+    const body = at(replay.server.requests, 0).body;
     assert.deepEqual(body.tools, [
       {
         type: 'function',
@@ -153,18 +189,18 @@ describe('OpenAIPolicy against a local server replaying recorded answers', () =>
     assert.deepEqual(completion.toolCalls, [{ id: 'chatcmpl-tool-7c1e0b9f', name: 'calculator', arguments: { expression: '2 + 3' } }]);
     assert.equal(completion.finishReason, 'tool_calls');
     assert.deepEqual(completion.usage, { promptTokens: 120, completionTokens: 24 });
-    assert.deepEqual(server.requests[1]!.body.tool_choice, { type: 'function', function: { name: 'calculator' } });
+    assert.deepEqual(at(replay.server.requests, 1).body.tool_choice, { type: 'function', function: { name: 'calculator' } });
   });
 
   test('malformed tool-call arguments stay visible to the model as an invalid <tool_call>', async () => {
-    server.queue({ body: fixture('tool-call-malformed-arguments') });
-    const generation = await make({ tools: [calculator] }).generate({ prompt, maxNewTokens: 128 });
+    replay.server.queue({ body: fixture('tool-call-malformed-arguments') });
+    const generation = await replay.make({ tools: [calculator] }).generate({ prompt, maxNewTokens: 128 });
     assert.equal(generation.text, 'Let me compute.<tool_call>{"name":"calculator","arguments":{"expression": "2 + }</tool_call>');
     assert.deepEqual(parseAction(generation.text), { kind: 'invalid', reason: 'text outside tags: "Let me compute."' });
   });
 
   test('an earlier <tool_call> answered by a tool message goes out as tool_calls with matching tool_call_id', async () => {
-    server.queue({ body: fixture('vllm-text-logprobs') });
+    replay.server.queue({ body: fixture('vllm-text-logprobs') });
     const conversation = renderGenerationPrompt([
       { role: 'user', content: 'What is 2 + 3?' },
       { role: 'assistant', content: '<think>use it</think><tool_call>{"name":"calculator","arguments":{"expression":"2 + 3"}}</tool_call>' },
@@ -172,8 +208,8 @@ describe('OpenAIPolicy against a local server replaying recorded answers', () =>
       { role: 'assistant', content: 'plain, not answered by a tool' },
       { role: 'user', content: 'ok' },
     ]).tokens;
-    await make().generate({ prompt: conversation, maxNewTokens: 32 });
-    assert.deepEqual(server.requests[0]!.body.messages, [
+    await replay.make().generate({ prompt: conversation, maxNewTokens: 32 });
+    assert.deepEqual(at(replay.server.requests, 0).body.messages, [
       { role: 'user', content: 'What is 2 + 3?' },
       { role: 'assistant', content: '<think>use it</think>', tool_calls: [{ id: 'call_1_0', type: 'function', function: { name: 'calculator', arguments: '{"expression":"2 + 3"}' } }] },
       { role: 'tool', content: '5', tool_call_id: 'call_1_0' },
@@ -181,87 +217,71 @@ describe('OpenAIPolicy against a local server replaying recorded answers', () =>
       { role: 'user', content: 'ok' },
     ]);
   });
+});
 
-  test('stop strings are applied here (not sent): the text ends right after the first one; maxNewTokens cuts (length)', async () => {
-    server.queue({ body: fixture('text-past-stop-string') }, { body: fixture('text-past-stop-string') });
-    const stopped = await make().generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
-    assert.equal(server.requests[0]!.body.stop, undefined);
-    assert.equal(stopped.text, '<answer>Up</answer>');
-    assert.equal(stopped.finishReason, 'stop');
-    assert.deepEqual(stopped.tokens, byteTokenizer.encode('<answer>Up</answer>'));
-    const cut = await make().generate({ prompt, maxNewTokens: 5 });
-    assert.equal(cut.text, '<answ');
-    assert.equal(cut.finishReason, 'length');
-  });
-
-  test('vLLM stop_reason: a stop string the server dropped is put back', async () => {
-    const answer = structuredClone(fixture('text-past-stop-string')) as { choices: { message: { content: string }; stop_reason: string }[] };
-    answer.choices[0]!.message.content = '<answer>Up';
-    answer.choices[0]!.stop_reason = '</answer>';
-    server.queue({ body: answer });
-    const generation = await make({ sendStopStrings: true }).generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
-    assert.deepEqual(server.requests[0]!.body.stop, ['</answer>']);
-    assert.equal(generation.text, '<answer>Up</answer>');
-  });
-
+describe('OpenAIPolicy: retries and errors', () => {
+  const replay = useReplayServer();
   test('429 then success: retried after the Retry-After delay', async () => {
-    server.queue({ status: 429, body: fixture('openai-429'), headers: { 'retry-after': '0.05' } }, { body: fixture('vllm-text-logprobs') });
-    const generation = await make().generate({ prompt, maxNewTokens: 64 });
+    replay.server.queue({ status: 429, body: fixture('openai-429'), headers: { 'retry-after': '0.05' } }, { body: fixture('vllm-text-logprobs') });
+    const generation = await replay.make().generate({ prompt, maxNewTokens: 64 });
     assert.equal(generation.text, '<answer>4</answer>');
-    assert.equal(server.requests.length, 2);
-    assert.deepEqual(sleeps, [50]);
+    assert.equal(replay.server.requests.length, 2);
+    assert.deepEqual(replay.sleeps, [50]);
   });
 
   test('a persistent 500: exponential backoff, then an error naming the URL, the status, the body and the attempts', async () => {
-    server.queue(...Array.from({ length: 3 }, () => ({ status: 500, body: fixture('vllm-500') })));
-    const error = await make({ maxRetries: 2, retryDelayMs: 10 })
+    replay.server.queue(...Array.from({ length: 3 }, () => ({ status: 500, body: fixture('vllm-500') })));
+    const error = await replay.make({ maxRetries: 2, retryDelayMs: 10 })
       .generate({ prompt, maxNewTokens: 8 })
       .then(() => assert.fail('should reject'), (caught: unknown) => caught);
     assert.ok(error instanceof PolicyRequestError);
-    assert.equal(server.requests.length, 3);
-    assert.deepEqual(sleeps, [10, 20]);
+    assert.equal(replay.server.requests.length, 3);
+    assert.deepEqual(replay.sleeps, [10, 20]);
     assert.equal(error.details.status, 500);
     assert.equal(error.details.attempts, 3);
-    assert.match(error.message, new RegExp(`POST ${baseURL}/chat/completions: HTTP 500 Internal Server Error after 3 attempts: .*CUDA out of memory`));
+    assert.match(error.message, new RegExp(`POST ${replay.baseURL}/chat/completions: HTTP 500 Internal Server Error after 3 attempts: .*CUDA out of memory`));
   });
 
   test('a 400 is not retried', async () => {
-    server.queue({ status: 400, body: fixture('vllm-400') });
-    await assert.rejects(make().generate({ prompt, maxNewTokens: 8 }), (error: unknown) => {
+    replay.server.queue({ status: 400, body: fixture('vllm-400') });
+    await assert.rejects(replay.make().generate({ prompt, maxNewTokens: 8 }), (error: unknown) => {
       assert.ok(error instanceof PolicyRequestError);
       assert.match(error.message, /HTTP 400 Bad Request after 1 attempt: .*maximum context length is 4096/);
       return true;
     });
-    assert.equal(server.requests.length, 1);
+    assert.equal(replay.server.requests.length, 1);
   });
 
   test('a server that does not answer in time: retried, then a timeout error', async () => {
-    server.queue({ body: fixture('vllm-text-logprobs'), delayMs: 2000 }, { body: fixture('vllm-text-logprobs'), delayMs: 2000 });
-    await assert.rejects(make({ timeoutMs: 100, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /no answer within 100 ms after 2 attempts/);
-    assert.equal(server.requests.length, 2);
+    replay.server.queue({ body: fixture('vllm-text-logprobs'), delayMs: 2000 }, { body: fixture('vllm-text-logprobs'), delayMs: 2000 });
+    await assert.rejects(replay.make({ timeoutMs: 100, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /no answer within 100 ms after 2 attempts/);
+    assert.equal(replay.server.requests.length, 2);
   });
 
   test('a malformed body is an error that says what is wrong', async () => {
-    server.queue({ body: fixture('malformed-no-choices') }, { body: '<html><body>upstream connect error</body></html>' });
-    await assert.rejects(make().generate({ prompt, maxNewTokens: 8 }), /the answer is not a chat completion \(choices: Too small: expected array to have >=1 items\)/);
-    await assert.rejects(make().generate({ prompt, maxNewTokens: 8 }), /HTTP 200 but the body is not JSON: <html><body>upstream connect error/);
+    replay.server.queue({ body: fixture('malformed-no-choices') }, { body: '<html><body>upstream connect error</body></html>' });
+    await assert.rejects(replay.make().generate({ prompt, maxNewTokens: 8 }), /the answer is not a chat completion \(choices: Too small: expected array to have >=1 items\)/);
+    await assert.rejects(replay.make().generate({ prompt, maxNewTokens: 8 }), /HTTP 200 but the body is not JSON: <html><body>upstream connect error/);
   });
 
   test('a closed port: a connection error after the retries', async () => {
     const closed = new ReplayServer();
     const url = await closed.start();
     await closed.close();
-    await assert.rejects(make({ baseURL: url, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /request failed \(ECONNREFUSED\) after 2 attempts/);
+    await assert.rejects(replay.make({ baseURL: url, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /request failed \(ECONNREFUSED\) after 2 attempts/);
   });
+});
 
+describe('OpenAIPolicy: configuration', () => {
+  const replay = useReplayServer();
   test('base URL, key and model come from the environment; a missing model is a clear error', async () => {
-    server.queue({ body: fixture('vllm-text-logprobs') });
-    const policy = new OpenAIPolicy({ environment: { OPENAI_BASE_URL: `${baseURL}/`, OPENAI_API_KEY: 'sk-test', AGENTRL_MODEL: 'served-model' } });
+    replay.server.queue({ body: fixture('vllm-text-logprobs') });
+    const policy = new OpenAIPolicy({ environment: { OPENAI_BASE_URL: `${replay.baseURL}/`, OPENAI_API_KEY: 'sk-test', AGENTRL_MODEL: 'served-model' } });
     await policy.generate({ prompt, maxNewTokens: 8 });
-    assert.equal(server.requests[0]!.headers.authorization, 'Bearer sk-test');
-    assert.equal(server.requests[0]!.body.model, 'served-model');
-    assert.throws(() => new OpenAIPolicy({ baseURL, environment: {} }), /needs a model: pass \{ model \} or set AGENTRL_MODEL/);
+    assert.equal(at(replay.server.requests, 0).headers.authorization, 'Bearer sk-test');
+    assert.equal(at(replay.server.requests, 0).body.model, 'served-model');
+    assert.throws(() => new OpenAIPolicy({ baseURL: replay.baseURL, environment: {} }), /needs a model: pass \{ model \} or set AGENTRL_MODEL/);
     assert.throws(() => new OpenAIPolicy({ baseURL: 'localhost:8000', model: 'm', environment: {} }), InvalidArgumentError);
-    await assert.rejects(make().generate({ prompt: byteTokenizer.encode('no template'), maxNewTokens: 8 }), InvalidArgumentError);
+    await assert.rejects(replay.make().generate({ prompt: byteTokenizer.encode('no template'), maxNewTokens: 8 }), InvalidArgumentError);
   });
 });
