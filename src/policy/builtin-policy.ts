@@ -28,6 +28,7 @@
  */
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { generate, type GeneratedRow, type GenerateOptions } from '../model/generate.ts';
@@ -126,9 +127,10 @@ export class BuiltinPolicy implements TrainablePolicy {
     const results = new Array<Generation>(requests.length);
     const decode = (ids: readonly number[]): string => decodeGenerated(this.tokenizer, ids);
     for (const group of groupBySampling(resolved)) {
-      const options = resolved[group[0]!]!;
+      const members = group.map((index) => at(resolved, index, 'requests'));
+      const options = at(members, 0, 'sampling group');
       const rows = await this.sample(
-        group.map((index) => resolved[index]!.prompt),
+        members.map((member) => member.prompt),
         {
           maxNewTokens: options.maxNewTokens,
           temperature: options.temperature,
@@ -139,11 +141,11 @@ export class BuiltinPolicy implements TrainablePolicy {
           seed: options.seed,
           // Spare ids of the vocabulary the tokenizer lacks are never sampled.
           maxTokenId: this.tokenizer.vocabSize,
-          ...(onToken === undefined ? {} : { onToken: (row: number, token: number, logprob: number) => onToken(group[row]!, token, logprob) }),
+          ...(onToken === undefined ? {} : { onToken: (row: number, token: number, logprob: number) => onToken(at(group, row, 'sampling group'), token, logprob) }),
         },
       );
       rows.forEach((row, i) => {
-        results[group[i]!] = {
+        results[at(group, i, 'sampling group')] = {
           tokens: row.tokens,
           logprobs: row.logprobs,
           text: generationText(row.tokens, row.finishReason, options, this.tokenizer),

@@ -63,16 +63,17 @@ export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { 
   if (metadata.format !== builtinStateFormat) {
     throw new CheckpointError(`${source}: not an agentrl trainer state (format ${metadata.format ?? 'missing'})`, { source });
   }
-  const groups: Record<string, HostParams> = { params: new Map(), adapters: new Map(), 'adam.m': new Map(), 'adam.v': new Map() };
+  const [params, adapters, adamM, adamV]: [HostParams, HostParams, HostParams, HostParams] = [new Map(), new Map(), new Map(), new Map()];
+  const groups: Record<string, HostParams | undefined> = { params, adapters, 'adam.m': adamM, 'adam.v': adamV };
   for (const [key, tensor] of tensors) {
     const slash = key.indexOf('/');
     groups[key.slice(0, slash)]?.set(key.slice(slash + 1), { shape: tensor.shape, data: toFloat32(tensor) });
   }
   return {
     modelConfig: modelConfigSchema.parse(JSON.parse(metadata.modelConfig!)),
-    params: groups.params!,
-    lora: metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters: groups.adapters! },
-    optimizer: metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: groups['adam.m']!, v: groups['adam.v']! },
+    params,
+    lora: metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters },
+    optimizer: metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: adamM, v: adamV },
     rl: metadata.rl === undefined ? undefined : JSON.parse(metadata.rl),
   };
 }

@@ -12,6 +12,7 @@ import { builtinGenerator, startPolicyServer, type PolicyServer } from '../serve
 import { BuiltinPolicy } from './builtin-policy.ts';
 import { policyContract } from './contract.ts';
 import { OpenAIPolicy } from './openai-policy.ts';
+import { at } from '../core/indexing.ts';
 
 const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 128 };
 
@@ -38,7 +39,7 @@ describe('OpenAIPolicy → serve-policy (tiny random built-in model, real HTTP)'
       assert.equal(remote.text, local.text);
       assert.equal(remote.finishReason, local.finishReason);
       const sampled = local.finishReason === 'stop' ? local.tokens.length - 1 : local.tokens.length;
-      for (let i = 0; i < sampled; i++) assert.ok(Math.abs(remote.logprobs[i]! - local.logprobs[i]!) < 1e-5, `${question}: token ${i} log-prob ${remote.logprobs[i]} vs ${local.logprobs[i]}`);
+      for (let i = 0; i < sampled; i++) assert.ok(Math.abs(at(remote.logprobs, i) - at(local.logprobs, i)) < 1e-5, `${question}: token ${i} log-prob ${remote.logprobs[i]} vs ${local.logprobs[i]}`);
       if (sampled < local.tokens.length) assert.equal(remote.logprobs.at(-1), 0);
     }
   });

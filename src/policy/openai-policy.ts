@@ -25,6 +25,7 @@
  * Retries, timeouts and errors: see openai-http.ts.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Message, Tool } from '../core/types.ts';
 import { assistantText, renderToolCall } from '../chat/chat-template.ts';
 import { byteTokenizer, specialTokenById, type Tokenizer } from '../chat/tokenizer.ts';
@@ -166,7 +167,7 @@ export class OpenAIPolicy implements Policy {
     const worker = async (): Promise<void> => {
       while (next < requests.length) {
         const index = next++;
-        results[index] = await this.generate(requests[index]!);
+        results[index] = await this.generate(at(requests, index, 'requests'));
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, requests.length) }, worker));
@@ -196,11 +197,12 @@ export class OpenAIPolicy implements Policy {
     let finishReason: Generation['finishReason'] = completion.finishReason === 'length' ? 'length' : 'stop';
     const stopAt = firstStopStringEnd(tokens, request.stopStrings, this.tokenizer);
     const endsWithStopToken = tokens.length > 0 && request.stopTokens.includes(tokens.at(-1)!);
+    const [stopToken] = request.stopTokens;
     if (stopAt !== undefined) {
       tokens = tokens.slice(0, stopAt);
       finishReason = 'stop';
-    } else if (finishReason === 'stop' && !endsWithStopToken && request.stopTokens.length > 0) {
-      tokens.push(request.stopTokens[0]!);
+    } else if (finishReason === 'stop' && !endsWithStopToken && stopToken !== undefined) {
+      tokens.push(stopToken);
       logprobs.push(0);
     }
     const firstStopToken = tokens.findIndex((id) => request.stopTokens.includes(id));

@@ -11,6 +11,7 @@
  *   `return_tokens_as_token_ids` its `token` reads `token_id:<id>`.
  */
 import { z } from 'zod';
+import { at } from '../core/indexing.ts';
 import type { Message, Tool, ToolCall } from '../core/types.ts';
 import { parseAssistantText } from '../chat/chat-template.ts';
 
@@ -124,11 +125,11 @@ export interface ChatCompletion {
 export function parseChatCompletion(body: unknown): ChatCompletion | string {
   const parsed = responseSchema.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = at(parsed.error.issues, 0, 'validation issues');
     return `${issue.path.join('.') || '(body)'}: ${issue.message}`;
   }
   const { choices, usage, model } = parsed.data;
-  const choice = choices[0]!;
+  const choice = at(choices, 0, 'choices');
   const toolCalls: ToolCall[] = [];
   const malformedToolCalls: MalformedToolCall[] = [];
   (choice.message.tool_calls ?? []).forEach((call, index) => {

@@ -11,6 +11,7 @@
  * sampling temperature and seed.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import type { Message, Role } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { ChatFormat } from '../chat/chat-format.ts';
@@ -73,12 +74,13 @@ export class ScriptedPolicy implements Policy {
     const text =
       typeof this.reply === 'function'
         ? this.reply({ prompt: request.prompt, messages: messagesFromTokens(request.prompt, this.tokenizer), index })
-        : this.reply[index % this.reply.length]!;
+        : at(this.reply, index % this.reply.length, 'replies');
     let tokens = this.tokenizer.encode(text);
     let finishReason: Generation['finishReason'] = 'stop';
+    const [stopToken] = request.stopTokens;
     const stopAt = firstStopStringEnd(tokens, request.stopStrings, this.tokenizer);
     if (stopAt !== undefined) tokens = tokens.slice(0, stopAt);
-    else if (request.stopTokens.length > 0) tokens.push(request.stopTokens[0]!);
+    else if (stopToken !== undefined) tokens.push(stopToken);
     else finishReason = 'length';
     const room = Math.min(request.maxNewTokens, this.contextWindow - request.prompt.length);
     if (tokens.length > room) {

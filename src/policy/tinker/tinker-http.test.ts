@@ -5,12 +5,13 @@ import { test } from 'node:test';
 import { TinkerClient } from './tinker-client.ts';
 import { TinkerError } from './tinker-error.ts';
 import { requestJson } from './tinker-http.ts';
+import { at, entry } from '../../core/indexing.ts';
 
 /** A loopback server answering each request with the next handler (retry and timeout behaviour only). */
 async function withServer(handlers: ((request: IncomingMessage, response: ServerResponse) => void)[], run: (baseUrl: string, hits: () => number) => Promise<void>): Promise<void> {
   let hits = 0;
   const server: Server = createServer((request, response) => {
-    const handler = handlers[Math.min(hits, handlers.length - 1)]!;
+    const handler = at(handlers, Math.min(hits, handlers.length - 1));
     hits += 1;
     request.resume();
     request.on('end', () => handler(request, response));
@@ -65,7 +66,7 @@ test("futures: 408 and try_again are polled again; a failed future's error becom
   await withServer([json(200, { request_id: '7' }), json(408, { detail: 'Timeout waiting for result' }), json(200, { type: 'try_again', request_id: '7', queue_state: 'active' }), json(200, { metrics: {} })], async (baseUrl) => {
     const local = new TinkerClient({ baseUrl, heartbeatMs: 0, retry: { sleep: async () => undefined } });
     assert.deepEqual(await local.call('/api/v1/optim_step', {}), { metrics: {} });
-    assert.equal(local.times['/api/v1/optim_step']!.calls, 1);
+    assert.equal(entry(local.times, '/api/v1/optim_step').calls, 1);
   });
   await withServer([json(200, { request_id: '8' }), json(400, { detail: 'Maximum number of LoRA adapters (4) reached' })], async (baseUrl) => {
     const local = new TinkerClient({ baseUrl, heartbeatMs: 0, retry: { sleep: async () => undefined } });

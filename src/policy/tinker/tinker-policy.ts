@@ -29,6 +29,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
@@ -131,8 +132,9 @@ export class TinkerPolicy implements TrainablePolicy {
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < unique.length) {
-        const index = unique[next++]!;
-        results[index] = await this.sampleOne(resolved[index]!, modelPath, rowSeed(resolved[index]!.seed, index));
+        const index = at(unique, next++, 'unique requests');
+        const request = at(resolved, index, 'requests');
+        results[index] = await this.sampleOne(request, modelPath, rowSeed(request.seed, index));
       }
     };
     try {
@@ -140,7 +142,7 @@ export class TinkerPolicy implements TrainablePolicy {
     } finally {
       this.times.sample += performance.now() - started;
     }
-    return firstOf.map((first) => structuredClone(results[first]!));
+    return firstOf.map((first) => structuredClone(at(results, first, 'generations')));
   }
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 import { gradientData, logprobsOfOutput, toDatum } from './wire.ts';
 
 const sequence = [5, 6, 7, 8];
@@ -18,9 +19,9 @@ test("'sum' (hosted Tinker): cross_entropy with weights −dL/dlogp, so Σ w·(�
   const grad = [new Float32Array([0, 0, -0.5, 0.25])];
   const { lossFunction, data } = gradientData([sequence], grad, 'sum');
   assert.equal(lossFunction, 'cross_entropy');
-  assert.deepEqual(data[0]!.loss_fn_inputs.weights!.data, [0, 0.5, -0.25]);
+  assert.deepEqual(at(data, 0).loss_fn_inputs.weights!.data, [0, 0.5, -0.25]);
   // d/dlogp_t of Σ_t w_t·(−logp_t) = −w_t = dL/dlogp_t.
-  data[0]!.loss_fn_inputs.weights!.data.forEach((w, i) => assert.equal(w === 0 ? 0 : -w, grad[0]![i + 1]));
+  at(data, 0).loss_fn_inputs.weights!.data.forEach((w, i) => assert.equal(w === 0 ? 0 : -w, at(grad, 0)[i + 1]));
 });
 
 test("'sequence-mean' (SkyRL tx): importance_sampling with unit weights, current log-probs, advantages scaled by (T−1)·N", () => {
@@ -29,11 +30,11 @@ test("'sequence-mean' (SkyRL tx): importance_sampling with unit weights, current
   const current = [new Float32Array([0, -1, -2, -3]), new Float32Array([0, -0.5, -0.25])];
   const { lossFunction, data } = gradientData(sequences, grad, 'sequence-mean', current);
   assert.equal(lossFunction, 'importance_sampling');
-  assert.deepEqual(data[0]!.loss_fn_inputs.weights!.data, [1, 1, 1]);
-  assert.deepEqual(data[0]!.loss_fn_inputs.logprobs!.data, [-1, -2, -3]);
+  assert.deepEqual(at(data, 0).loss_fn_inputs.weights!.data, [1, 1, 1]);
+  assert.deepEqual(at(data, 0).loss_fn_inputs.logprobs!.data, [-1, -2, -3]);
   // Server: per sequence Σ_t −ratio·A_t / (T−1), then ÷ N at optim_step; at ratio 1 the gradient is −A_t/((T−1)·N) = dL/dlogp_t.
-  assert.deepEqual(data[0]!.loss_fn_inputs.advantages!.data, [0, 0.5 * 3 * 2, -0.25 * 3 * 2]);
-  assert.deepEqual(data[1]!.loss_fn_inputs.advantages!.data, [-1 * 2 * 2, 0]);
+  assert.deepEqual(at(data, 0).loss_fn_inputs.advantages!.data, [0, 0.5 * 3 * 2, -0.25 * 3 * 2]);
+  assert.deepEqual(at(data, 1).loss_fn_inputs.advantages!.data, [-1 * 2 * 2, 0]);
   assert.throws(() => gradientData(sequences, grad, 'sequence-mean'), InvalidArgumentError);
 });
 

@@ -18,6 +18,7 @@
  *   A_t = −dL/dlogp_t · (T−1) · N, which cancels both divisions for N sequences per optim step.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
 
 export type LossReduction = 'sum' | 'sequence-mean';
 export const lossReductions: readonly LossReduction[] = ['sum', 'sequence-mean'];
@@ -67,7 +68,7 @@ export function gradientData(
 ): { lossFunction: LossFunctionName; data: Datum[] } {
   if (gradLogprobs.length !== sequences.length) throw new InvalidArgumentError(`${gradLogprobs.length} gradients for ${sequences.length} sequences`, {});
   if (reduction === 'sum') {
-    return { lossFunction: 'cross_entropy', data: sequences.map((sequence, s) => toDatum(sequence, { weights: gradLogprobs[s]!.map((g) => (g === 0 ? 0 : -g)) })) };
+    return { lossFunction: 'cross_entropy', data: sequences.map((sequence, s) => toDatum(sequence, { weights: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g)) })) };
   }
   if (currentLogprobs === undefined) throw new InvalidArgumentError("the 'sequence-mean' encoding needs the current log-probs", {});
   const count = sequences.length;
@@ -77,8 +78,8 @@ export function gradientData(
       const targets = sequence.length - 1;
       return toDatum(sequence, {
         weights: sequence.map(() => 1),
-        advantages: gradLogprobs[s]!.map((g) => (g === 0 ? 0 : -g * targets * count)),
-        logprobs: currentLogprobs[s]!,
+        advantages: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g * targets * count)),
+        logprobs: at(currentLogprobs, s, 'current log-probs'),
       });
     }),
   };
@@ -89,9 +90,9 @@ export function logprobsOfOutput(answer: unknown, sequences: readonly (readonly 
   const outputs = (answer as { loss_fn_outputs?: unknown } | null)?.loss_fn_outputs;
   if (!Array.isArray(outputs) || outputs.length !== sequences.length) return `expected loss_fn_outputs with ${sequences.length} entries`;
   const result: Float32Array[] = [];
-  for (let s = 0; s < sequences.length; s++) {
+  for (const [s, sequence] of sequences.entries()) {
     const data = (outputs[s] as { logprobs?: { data?: unknown } } | undefined)?.logprobs?.data;
-    const length = sequences[s]!.length;
+    const length = sequence.length;
     if (!Array.isArray(data) || data.length !== length - 1 || !data.every((x) => typeof x === 'number')) return `loss_fn_outputs[${s}].logprobs.data is not ${length - 1} numbers`;
     const logprobs = new Float32Array(length);
     logprobs.set(data as number[], 1);
