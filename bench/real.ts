@@ -14,7 +14,9 @@
  * Env: BENCH_REAL_MINUTES (default 55: the budget, evaluations included), BENCH_REAL_TEST (test
  * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 32),
  * BENCH_REAL_VALIDATE_EVERY (iterations, default 5), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
- * episodes per iteration, default 4 × 8), BENCH_REAL_LR (default 2e-4).
+ * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default half
+ * an iteration's: two steps an iteration), BENCH_REAL_LR (default 5e-4), BENCH_REAL_TEMPERATURE (the
+ * rollout's sampling temperature, default 0.7; the sampled held-out test samples at it too).
  */
 import { makeCalculator } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
@@ -34,12 +36,12 @@ const config: RlConfigInput = {
   iterations: 10_000, // the wall-clock budget stops the run
   tasksPerIteration: setting('BENCH_REAL_TASKS', 4),
   groupSize: setting('BENCH_REAL_GROUP', 8),
-  minibatchSize: setting('BENCH_REAL_TASKS', 4) * setting('BENCH_REAL_GROUP', 8),
+  minibatchSize: setting('BENCH_REAL_MINIBATCH', (setting('BENCH_REAL_TASKS', 4) * setting('BENCH_REAL_GROUP', 8)) / 2),
   maxTurns: 3,
   maxNewTokens: 48,
-  temperature: 1,
+  temperature: setting('BENCH_REAL_TEMPERATURE', 0.7),
   systemPrompt: true,
-  learningRate: setting('BENCH_REAL_LR', 2e-4),
+  learningRate: setting('BENCH_REAL_LR', 5e-4),
   validateEvery: setting('BENCH_REAL_VALIDATE_EVERY', 5),
   validationEpisodes: setting('BENCH_REAL_VALIDATION', 32),
   seed: 0,
@@ -63,7 +65,7 @@ async function heldOut(policy: BuiltinPolicy, env: () => ReturnType<typeof makeC
   const greedy = await validate(policy, env, testConfig, 'test');
   const sampled = await validate(policy, env, testConfig, 'test', { samples: 1, seed: 12_345 });
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`held-out test ${label}: greedy ${percent(greedy)}, sampled (T=1) ${percent(sampled)} on ${testEpisodes} seeds (${seconds.toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB)`);
+  console.log(`held-out test ${label}: greedy ${percent(greedy)}, sampled (T=${config.temperature}) ${percent(sampled)} on ${testEpisodes} seeds (${seconds.toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB)`);
   return { greedy, sampled, seconds };
 }
 
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
   const policy = await makePolicy();
   const format = policy.chatFormat!;
   const env = () => makeCalculator(realTaskOptions(format));
-  console.log(`bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize}, lr ${config.learningRate}, budget ${(budgetSeconds / 60).toFixed(0)} min`);
+  console.log(`bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`);
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
   const curve: { iteration: number; minutes: number; success: number; validation?: number }[] = [];
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
   console.log(`peak RSS ${peakRssMb().toFixed(0)} MB, ${minutes.toFixed(1)} min in all`);
   console.log(
     `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}), calculator ${realTaskName} | ` +
-      `held-out test greedy ${percent(before.greedy)} → ${percent(after.greedy)}, sampled ${percent(before.sampled)} → ${percent(after.sampled)} (${testEpisodes} seeds) | ${iterations} iterations, ${minutes.toFixed(0)} min, peak RSS ${(peakRssMb() / 1024).toFixed(1)} GB |`,
+      `held-out test greedy ${percent(before.greedy)} → ${percent(after.greedy)}, sampled (T=${config.temperature}) ${percent(before.sampled)} → ${percent(after.sampled)} (${testEpisodes} seeds) | ${iterations} iterations, ${minutes.toFixed(0)} min, peak RSS ${(peakRssMb() / 1024).toFixed(1)} GB |`,
   );
 }
 

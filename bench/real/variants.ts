@@ -19,12 +19,20 @@ const tasks: Record<string, CalculatorOptions> = {
   mul2x2: { numOperands: 2, minOperand: 10, maxOperand: 99, operators: ['*'] },
   mix3: { numOperands: 3, minOperand: 2, maxOperand: 20 },
   add2x3: { numOperands: 2, minOperand: 100, maxOperand: 999, operators: ['+', '-'] },
+  // tool optional: the right number scores, with or without a call
+  freeadd1: { numOperands: 2, minOperand: 1, maxOperand: 9, operators: ['+'], requireToolCall: false },
+  freeadd2: { numOperands: 2, minOperand: 10, maxOperand: 99, operators: ['+'], requireToolCall: false },
+  freemul1: { numOperands: 2, minOperand: 2, maxOperand: 9, operators: ['*'], requireToolCall: false },
+  freemul12: { numOperands: 2, minOperand: 2, maxOperand: 19, operators: ['*'], requireToolCall: false },
+  freeadd19: { numOperands: 2, minOperand: 2, maxOperand: 19, operators: ['+'], requireToolCall: false },
+  freemix9: { numOperands: 2, minOperand: 2, maxOperand: 9, requireToolCall: false },
 };
 
 /** System texts; `example` shows one call in the model's own tool-call format. */
 export function systemTexts(format: ChatFormat): Record<string, string> {
   const call = format.assistantText({ content: '', toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }] });
   return {
+    brief: 'You are a helpful assistant with a calculator tool. Reply with the number only.',
     plain: 'You are a helpful assistant. Use the calculator tool to compute the expression, then reply with the result.',
     example:
       'You are a helpful assistant with a calculator tool. To compute an expression, call the tool first, ' +
@@ -45,6 +53,7 @@ export function questionTexts(format: ChatFormat): Record<string, string> {
   return {
     bare: '{expression}',
     what: 'What is {expression}?',
+    short: 'What is {expression}? Reply with just the number.',
     use: 'Use the calculator tool to compute {expression}.',
     hint: `What is {expression}? Call the calculator tool the way you would for 12 * 34: ${call}`,
     call: `What is {expression}? Call the calculator tool: ${call.replace('12 * 34', '{expression}')}`,
@@ -63,7 +72,7 @@ export function probeVariants(format: ChatFormat): ProbeVariant[] {
     for (const [systemName, instructions] of Object.entries(systemTexts(format))) {
       for (const [questionName, question] of Object.entries(questionTexts(format))) {
         for (const [samplingName, sampling] of Object.entries(samplings)) {
-          variants.push({ name: `${taskName}/${systemName}/${questionName}/${samplingName}`, env: { ...task, ...chatConventions, instructions, question }, sampling });
+          variants.push({ name: `${taskName}/${systemName}/${questionName}/${samplingName}`, env: { ...chatConventions, ...task, instructions, question }, sampling });
         }
       }
     }
