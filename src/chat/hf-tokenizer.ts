@@ -10,7 +10,7 @@
  * them onto another tokenizer's tokens (for example `end: '<|im_end|>'`).
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
-import { StreamingDecoder, bytesToUnicode, specialTokenText, type DecodeOptions, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
+import { bytesToUnicode, decodeByTokenBytes, specialTokenText, type DecodeOptions, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
 
 const gpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
@@ -55,10 +55,7 @@ export function loadHfTokenizer(tokenizerJson: unknown, { file = 'tokenizer.json
       return ids;
     },
     decode(ids: readonly number[], options: DecodeOptions = {}): string {
-      const decoder = new StreamingDecoder(tokenizer, options);
-      let text = '';
-      for (const id of ids) text += decoder.push(id);
-      return text + decoder.flush();
+      return decodeByTokenBytes(tokenizer, ids, options);
     },
     tokenBytes(id: number): Uint8Array | undefined {
       if (specialIds.has(id)) return undefined;

@@ -85,10 +85,7 @@ export const byteTokenizer: Tokenizer = {
   },
 
   decode(ids: readonly number[], options: DecodeOptions = {}): string {
-    const decoder = new StreamingDecoder(byteTokenizer, options);
-    let text = '';
-    for (const id of ids) text += decoder.push(id);
-    return text + decoder.flush();
+    return decodeByTokenBytes(byteTokenizer, ids, options);
   },
 
   tokenBytes(id: number): Uint8Array | undefined {
@@ -151,6 +148,14 @@ export class StreamingDecoder {
     this.decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
     return rest;
   }
+}
+
+/** Whole-sequence `decode` for a tokenizer that knows each token's bytes: the streaming decoder, pushed every id then flushed. */
+export function decodeByTokenBytes(tokenizer: Tokenizer, ids: readonly number[], options: DecodeOptions = {}): string {
+  const decoder = new StreamingDecoder(tokenizer, options);
+  let text = '';
+  for (const id of ids) text += decoder.push(id);
+  return text + decoder.flush();
 }
 
 /**
