@@ -17,12 +17,12 @@
  * `interrupted` and `--resume` continues it.
  */
 import { join } from 'node:path';
-import type { TrainablePolicy } from '../policy/types.ts';
+import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { algorithmPresets } from '../train/algorithm-presets.ts';
-import { heldOutSuccess, runRl } from '../train/rl.ts';
-import { loadResumePoint, RunRecorder } from '../train/run-recorder.ts';
+import { heldOutSuccess, runRl, type IterationMetrics } from '../train/rl.ts';
+import { loadResumePoint, RunRecorder, type ResumePoint } from '../train/run-recorder.ts';
 import type { RunInterrupt } from './interrupt.ts';
 import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
@@ -57,98 +57,127 @@ export async function trainPhases(phases: TrainPhasesOptions): Promise<'complete
   }
 }
 
-async function runPhases(
-  { store, run, options, setup, interrupt, dir, resumed }: TrainPhasesOptions,
-  backend: ReturnType<typeof policyBackend>,
-): Promise<'completed' | 'interrupted'> {
-  const env = () => setup.descriptor.make(setup.envOptions);
+/** What every phase uses: the run, its options, the env, the recorder and how to save a checkpoint folder. */
+interface PhaseContext extends TrainPhasesOptions {
+  env: () => ReturnType<RunSetup['descriptor']['make']>;
+  recorder: RunRecorder;
+  /** The options with `validationEpisodes` = the test episodes, for the held-out tests. */
+  testConfig: TrainCommandOptions;
+  save: (policy: TrainablePolicy, name: string, extra: Record<string, unknown>) => Promise<void>;
+}
+
+async function runPhases(phases: TrainPhasesOptions, backend: ReturnType<typeof policyBackend>): Promise<'completed' | 'interrupted'> {
+  const { store, run, options, setup, dir } = phases;
   const started = performance.now();
-  const recorder = new RunRecorder({ store, runId: run.id, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes });
-  const testConfig = { ...options, validationEpisodes: options.testEpisodes };
-  const save = (policy: TrainablePolicy, name: string, extra: Record<string, unknown>) =>
-    policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } });
+  const context: PhaseContext = {
+    ...phases,
+    env: () => setup.descriptor.make(setup.envOptions),
+    recorder: new RunRecorder({ store, runId: run.id, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes }),
+    testConfig: { ...options, validationEpisodes: options.testEpisodes },
+    save: (policy, name, extra) => policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } }),
+  };
+  await startWeights(context, backend);
+  const point: ResumePoint<TrainablePolicy, ReferencePolicy> = (await loadResumePoint(store, run.id, { policy: backend.restorePolicy, reference: backend.restoreReference }))!;
+  const before = await testBeforeRl(context, point.policy);
+  const { iterations, interrupted } = await rlIterations(context, point);
+  if (interrupted) return 'interrupted';
+  await testAfterRl(context, point.policy, { before, iterations, started });
+  return 'completed';
+}
 
-  // 1. Start weights.
-  if (store.latestCheckpoint(run.id, 'start') === undefined) {
-    interrupt.enter('the warm start');
-    if (resumed) {
-      console.error(`train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`);
-    }
-    const started = await backend.start();
-    await save(started, 'start', { kind: 'start' });
-    await recorder.recordStart(started, { path: join(dir, 'start') });
+/** 1. Start weights: the warm start (or `--init`), saved as the run's `start` state, unless the run has it. */
+async function startWeights({ store, run, interrupt, resumed, dir, save, recorder }: PhaseContext, backend: ReturnType<typeof policyBackend>): Promise<void> {
+  if (store.latestCheckpoint(run.id, 'start') !== undefined) return;
+  interrupt.enter('the warm start');
+  if (resumed) {
+    console.error(`train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`);
   }
-  const point = (await loadResumePoint(store, run.id, { policy: backend.restorePolicy, reference: backend.restoreReference }))!;
+  const started = await backend.start();
+  await save(started, 'start', { kind: 'start' });
+  await recorder.recordStart(started, { path: join(dir, 'start') });
+}
+
+/** 2. Held-out success before RL (the stored step-0 evaluation when there is one). */
+async function testBeforeRl({ store, run, options, interrupt, env, testConfig }: PhaseContext, policy: TrainablePolicy): Promise<number> {
+  const stored = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
+  if (stored !== undefined) return stored;
+  interrupt.enter('the held-out test before RL');
+  const measured = await heldOutSuccess(policy, env, testConfig);
+  store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: measured.sampled });
+  console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
+  return measured.sampled;
+}
+
+/** 3. RL iterations after the last committed one, each committed with its resumable state; the `latest` folder after them. */
+async function rlIterations(context: PhaseContext, point: ResumePoint<TrainablePolicy, ReferencePolicy>): Promise<{ iterations: number; interrupted: boolean }> {
+  const { run, options, interrupt, env, recorder, save, dir } = context;
   const { policy, reference } = point;
-
-  // 2. Held-out success before RL.
-  let before = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
-  if (before === undefined) {
-    interrupt.enter('the held-out test before RL');
-    const measured = await heldOutSuccess(policy, env, testConfig);
-    before = measured.sampled;
-    store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });
-    console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
-  }
-
-  // 3. RL iterations.
   let iterations = point.resume?.iteration ?? 0;
-  if (iterations < options.iterations) {
-    interrupt.enter('the RL iterations', { graceful: 'finishing this iteration, then saving it' });
-    const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
-    if (iterations > 0) progress.update(iterations, {}, true);
-    let lastFields: Record<string, string | number> = {};
-    const tracker = await openTracker(options, { name: run.name, config: run.config });
-    const hooks = recorder.hooks();
-    // The phase on the progress line: rollout progress, then the update once the episodes are in;
-    // an env made after that is validation's (the update makes none).
-    let updating = false;
-    const result = await runRl({
-      policy,
-      reference,
-      env: () => {
-        if (updating) (updating = false), progress.phase('validate');
-        return env();
-      },
-      config: options,
-      resume: point.resume,
-      ...hooks,
-      onTrajectories: async (trajectories, iteration) => {
-        await hooks.onTrajectories!(trajectories, iteration);
-        updating = true;
-        progress.phase('update');
-      },
-      shouldStop: interrupt.stopRequested,
-      onRolloutProgress: (done, total) => progress.phase('rollout', `${done}/${total}`),
-      onIteration: async (m, state) => {
-        updating = false;
-        lastFields = {
-          reward: m.reward,
-          success: m.success,
-          kl: m.klToReference,
-          entropy: m.entropy,
-          'gen tok/s': m.rolloutTokensPerSecond,
-          'train tok/s': m.trainTokensPerSecond,
-          ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
-        };
-        progress.iteration(m.iteration, lastFields);
-        const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
-        if (folder) await save(policy, 'latest', { iteration: m.iteration });
-        const recorded = await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
-        if (tracker) await logToTracker(tracker, m.iteration, recorded);
-      },
-    });
-    iterations = result.history.at(-1)?.iteration ?? iterations;
-    progress.done(lastFields);
-    await tracker?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed').catch((error: Error) => console.error(`train: ${error.message}`));
-    await save(policy, 'latest', { iteration: iterations });
-    if (interrupt.signal !== undefined) {
-      console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
-      return 'interrupted';
-    }
-  }
+  if (iterations >= options.iterations) return { iterations, interrupted: false };
+  interrupt.enter('the RL iterations', { graceful: 'finishing this iteration, then saving it' });
+  const progress = new Progress({ label: `rl ${options.algo}`, total: options.iterations });
+  if (iterations > 0) progress.update(iterations, {}, true);
+  let lastFields: Record<string, string | number> = {};
+  const tracker = await openTracker(options, { name: run.name, config: run.config });
+  const hooks = recorder.hooks();
+  // The phase on the progress line: rollout progress, then the update once the episodes are in;
+  // an env made after that is validation's (the update makes none).
+  let updating = false;
+  const result = await runRl({
+    policy,
+    reference,
+    env: () => {
+      if (updating) (updating = false), progress.phase('validate');
+      return env();
+    },
+    config: options,
+    resume: point.resume,
+    ...hooks,
+    onTrajectories: async (trajectories, iteration) => {
+      await hooks.onTrajectories?.(trajectories, iteration);
+      updating = true;
+      progress.phase('update');
+    },
+    shouldStop: interrupt.stopRequested,
+    onRolloutProgress: (done, total) => progress.phase('rollout', `${done}/${total}`),
+    onIteration: async (m, state) => {
+      updating = false;
+      lastFields = progressFields(m);
+      progress.iteration(m.iteration, lastFields);
+      const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
+      if (folder) await save(policy, 'latest', { iteration: m.iteration });
+      const recorded = await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+      if (tracker) await logToTracker(tracker, m.iteration, recorded);
+    },
+  });
+  iterations = result.history.at(-1)?.iteration ?? iterations;
+  progress.done(lastFields);
+  await tracker?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed').catch((error: Error) => console.error(`train: ${error.message}`));
+  await save(policy, 'latest', { iteration: iterations });
+  if (interrupt.signal === undefined) return { iterations, interrupted: false };
+  console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
+  return { iterations, interrupted: true };
+}
 
-  // 4. Held-out success after RL, the final checkpoint.
+/** The fields of an iteration's progress line. */
+function progressFields(m: IterationMetrics): Record<string, string | number> {
+  return {
+    reward: m.reward,
+    success: m.success,
+    kl: m.klToReference,
+    entropy: m.entropy,
+    'gen tok/s': m.rolloutTokensPerSecond,
+    'train tok/s': m.trainTokensPerSecond,
+    ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+  };
+}
+
+/** 4. Held-out success after RL and the `final` checkpoint; the run's summary line. */
+async function testAfterRl(
+  { store, run, options, interrupt, env, testConfig, save, dir }: PhaseContext,
+  policy: TrainablePolicy,
+  { before, iterations, started }: { before: number; iterations: number; started: number },
+): Promise<void> {
   interrupt.enter('the held-out test after RL');
   console.error(`train: measuring held-out test success after RL (${options.testEpisodes} test seeds) …`);
   const measured = await heldOutSuccess(policy, env, testConfig);
@@ -163,7 +192,6 @@ async function runPhases(
     `\n${options.env} / ${options.algo}: held-out test success (sampled) ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
       `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} this session); checkpoints in ${dir}`,
   );
-  return 'completed';
 }
 
 function describeSuccess({ sampled, greedy }: { sampled: number; greedy: number }, seeds: number): string {
