@@ -100,7 +100,8 @@ export function builtinEngine(options: LoraFlags & Pick<BackendOptions, 'engine'
 function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: string; init?: string }): void {
   const extras = (['loraAlpha', 'loraDropout', 'loraTargets'] as const).filter((flag) => options[flag] !== undefined);
   if (options.loraRank === undefined) {
-    if (extras.length > 0) throw new InvalidArgumentError(`--${kebab(extras[0]!)} sets up LoRA adapters; pass --lora-rank too`, { flag: extras[0] });
+    const [extra] = extras;
+    if (extra !== undefined) throw new InvalidArgumentError(`--${kebab(extra)} sets up LoRA adapters; pass --lora-rank too`, { flag: extra });
     return;
   }
   if (modelSpecOf(options) === undefined) {

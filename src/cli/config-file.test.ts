@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigFileError, resolveOptions } from './config-file.ts';
 import { trainCommandSchema } from './train-command.ts';
+import { at } from '../core/indexing.ts';
 
 async function withFile(name: string, text: string, body: (file: string) => void): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-config-'));
@@ -51,10 +52,10 @@ test('config file errors name the file, line:column, key, problem and allowed va
     const error = configError(file);
     const lines = error.message.split('\n');
     assert.equal(lines.length, 4, error.message);
-    assert.match(lines[0]!, new RegExp(`^${file}:2:1: lerningRate: unknown key \\(did you mean learningRate\\?\\); allowed keys: env, envOptions, .*learningRate`));
-    assert.match(lines[1]!, new RegExp(`^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`));
-    assert.match(lines[2]!, new RegExp(`^${file}:4:12: groupSize: Too small: expected number to be >0; got -4$`));
-    assert.match(lines[3]!, new RegExp(`^${file}:5:1: config: unknown key`));
+    assert.match(at(lines, 0), new RegExp(`^${file}:2:1: lerningRate: unknown key \\(did you mean learningRate\\?\\); allowed keys: env, envOptions, .*learningRate`));
+    assert.match(at(lines, 1), new RegExp(`^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`));
+    assert.match(at(lines, 2), new RegExp(`^${file}:4:12: groupSize: Too small: expected number to be >0; got -4$`));
+    assert.match(at(lines, 3), new RegExp(`^${file}:5:1: config: unknown key`));
     assert.deepEqual(error.issues.map((i) => [i.line, i.column, i.key]), [[2, 1, 'lerningRate'], [3, 7, 'algo'], [4, 12, 'groupSize'], [5, 1, 'config']]);
   });
   await withFile('types.json', '{\n  "iterations": "ten",\n  "seed": 1.5\n}\n', (file) => {

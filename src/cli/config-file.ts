@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, parseDocument, type Node } from 'yaml';
 import { z } from 'zod';
 import { DataFormatError, InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { fieldsOf, parseFlags, validateFlags } from './flags.ts';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -139,9 +140,9 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(at(previous, j) + 1, at(current, j - 1) + 1, at(previous, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
     previous = current;
   }
-  return previous[b.length]!;
+  return at(previous, b.length);
 }

@@ -18,10 +18,11 @@ export const exportCommandSchema = z.object({
 export async function exportCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(exportCommandSchema, argv);
   const options = validateFlags(exportCommandSchema, values);
-  if (positional.length !== 1) throw new InvalidArgumentError(`export takes one run (id or name), got ${positional.length}: agentrl export <run> --format jsonl|parquet`);
+  const [runReference] = positional;
+  if (positional.length !== 1 || runReference === undefined) throw new InvalidArgumentError(`export takes one run (id or name), got ${positional.length}: agentrl export <run> --format jsonl|parquet`);
   const store = RunStore.open(options.store, { readonly: true });
   try {
-    const run = store.run(positional[0]!);
+    const run = store.run(runReference);
     const out = options.out ?? `${run.name}.${options.format}`;
     const total = store.countTrajectories(run.id);
     const progress = new Progress({ label: `export ${options.format}`, total });

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -59,7 +60,7 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
   const values: Record<string, unknown> = {};
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = at(argv, i, 'arguments');
     if (!arg.startsWith('--')) {
       positional.push(arg);
       continue;

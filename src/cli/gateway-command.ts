@@ -49,11 +49,19 @@ function untilStopped(): Promise<StopSignal> {
   });
 }
 
+/** The one positional argument: the checkpoint folder. */
+function checkpointArgument(positional: readonly string[]): string {
+  const [checkpoint] = positional;
+  if (positional.length !== 1 || checkpoint === undefined) {
+    throw new InvalidArgumentError(`expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`);
+  }
+  return checkpoint;
+}
+
 export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(gatewayCommandSchema, argv);
   const options = validateFlags(gatewayCommandSchema, values);
-  if (positional.length !== 1) throw new InvalidArgumentError(`expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`);
-  const checkpoint = positional[0]!;
+  const checkpoint = checkpointArgument(positional);
   const loaded = await loadCheckpoint(checkpoint);
   const chatFormat = checkpointChatFormat(checkpoint, loaded.tokenizer); // the model's own template, when the checkpoint has one
   const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;

@@ -21,10 +21,11 @@ export async function modelsCommand(argv: readonly string[]): Promise<number> {
   if (action === 'pull') {
     const force = rest.includes('--force');
     const names = rest.filter((arg) => arg !== '--force');
-    if (names.length !== 1 || names[0]!.startsWith('-')) throw new InvalidArgumentError(`models pull takes one model name; known: ${knownModels.map((model) => model.name).join(', ')}`);
-    const result = await pullModel(names[0]!, { force, log: (line) => console.log(line) });
-    console.log(result.pulled ? `pulled ${names[0]} into ${result.folder}` : `${names[0]} is already pulled: ${result.folder} (--force pulls again)`);
-    console.log(`use it with --model ${names[0]} or --model ${result.gguf}`);
+    const [name] = names;
+    if (names.length !== 1 || name === undefined || name.startsWith('-')) throw new InvalidArgumentError(`models pull takes one model name; known: ${knownModels.map((model) => model.name).join(', ')}`);
+    const result = await pullModel(name, { force, log: (line) => console.log(line) });
+    console.log(result.pulled ? `pulled ${name} into ${result.folder}` : `${name} is already pulled: ${result.folder} (--force pulls again)`);
+    console.log(`use it with --model ${name} or --model ${result.gguf}`);
     return 0;
   }
   throw new InvalidArgumentError(`usage: agentrl models pull <name> | agentrl models list (got ${JSON.stringify(argv.join(' '))})`);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { Progress } from './progress.ts';
+import { at } from '../core/indexing.ts';
 
 /** A stream that says it is (or is not) a terminal of `columns` columns and keeps what is written. */
 function terminal(isTTY: boolean, columns = 80): { stream: NodeJS.WriteStream; output: () => string } {
@@ -25,7 +26,7 @@ test('progress on an 80-column terminal: every redraw fits the width (so it neve
   const redraws = output().split('\r').map(visible).filter((line) => line.trim() !== '');
   assert.ok(redraws.length >= 3, output());
   for (const line of redraws) assert.ok([...line.replace(/\n$/, '')].length <= 79, `fits 80 columns: ${JSON.stringify(line)} (${[...line].length})`);
-  assert.match(redraws[0]!, /rollout 3\/8/);
+  assert.match(at(redraws, 0), /rollout 3\/8/);
   assert.match(redraws.at(-2)!, /update/);
   assert.match(redraws.at(-1)!, /validate/);
 });
@@ -55,6 +56,6 @@ test('progress into a pipe: one plain line per iteration, phases only at the int
   await new Promise((resolve) => setImmediate(resolve));
   const lines = output().trimEnd().split('\n');
   assert.equal(lines.length, 2, output());
-  assert.match(lines[0]!, /1\/2 .*reward 0\.2500/);
+  assert.match(at(lines, 0), /1\/2 .*reward 0\.2500/);
   assert.doesNotMatch(output(), /\r|\x1b/);
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { saveCheckpoint } from '../model/checkpoint.ts';
 import { TransformerModel } from '../model/model.ts';
+import { at } from '../core/indexing.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'agentrl.js');
 
@@ -17,7 +18,7 @@ async function whileServing(args: string[], check: (url: string) => Promise<void
     child.stderr.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       const match = /on (http:\/\/[0-9.:]+)/.exec(text);
-      if (match) resolve(match[1]!);
+      if (match) resolve(at(match, 1));
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${text}`)));
   });

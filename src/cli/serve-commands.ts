@@ -41,8 +41,9 @@ export const exportHfCommandSchema = z.object({
 });
 
 function onePositional(positional: readonly string[], what: string): string {
-  if (positional.length !== 1) throw new InvalidArgumentError(`expected one ${what}, got ${positional.length === 0 ? 'none' : positional.join(' ')}`);
-  return positional[0]!;
+  const [only] = positional;
+  if (positional.length !== 1 || only === undefined) throw new InvalidArgumentError(`expected one ${what}, got ${positional.length === 0 ? 'none' : positional.join(' ')}`);
+  return only;
 }
 
 /** Resolves when the process gets SIGINT or SIGTERM. */

@@ -24,6 +24,7 @@ import { environmentNames } from '../envs/index.ts';
 import { rlConfigSchema } from '../train/rl.ts';
 import { presetOptions } from '../train/env-presets.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
+import { at } from '../core/indexing.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
@@ -61,7 +62,7 @@ export function resolveTrainOptions(argv: readonly string[]) {
   const fromModel = modelPreset(modelSpecOf(plain));
   const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend), ...fromModel };
   const sources = [`the ${plain.env} preset`, ...(plain.backend === 'builtin' ? [] : [`the ${plain.backend} backend`]), ...(Object.keys(fromModel).length > 0 ? ["--model's own chat format"] : [])];
-  const baseSource = sources.length === 1 ? sources[0]! : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
+  const baseSource = sources.length === 1 ? at(sources, 0, 'sources') : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
   return resolveOptions(trainCommandSchema, argv, { base, baseSource });
 }
 

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
+import { at } from '../core/indexing.ts';
 
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 
@@ -108,9 +109,9 @@ test('agentrl train: two concurrent runs of one env/algo keep their own folders;
     assert.match(resumed.stderr, /run bandit-grpo-3 stopped before its warm start ended; running the warm start again/);
     assert.equal(reader.run('bandit-grpo-3').status, 'completed');
     // The warm start is deterministic, so the resumed run is the uninterrupted one, step for step.
-    const expected = reader.metrics(runs[0]!.id).map((m) => withoutTiming(m.values));
+    const expected = reader.metrics(at(runs, 0).id).map((m) => withoutTiming(m.values));
     assert.deepEqual(reader.metrics(interrupted.id).map((m) => withoutTiming(m.values)), expected);
-    assert.deepEqual(reader.evaluations(interrupted.id).map((e) => [e.step, e.split, e.success]), reader.evaluations(runs[0]!.id).map((e) => [e.step, e.split, e.success]));
+    assert.deepEqual(reader.evaluations(interrupted.id).map((e) => [e.step, e.split, e.success]), reader.evaluations(at(runs, 0).id).map((e) => [e.step, e.split, e.success]));
     reader.close();
   });
 });
@@ -210,7 +211,7 @@ test('agentrl dpo: options from --config, the run recorded in the store with its
     assert.equal(run.config.learningRate, 2e-3, 'the file\'s value');
     assert.equal(run.config.seed, 1, 'the flag over the file');
     assert.deepEqual(reader.metrics(run.id).map((m) => m.step), [1, 2]);
-    assert.ok(['loss', 'pairs', 'success', 'rewardAccuracy', 'margin'].every((key) => key in reader.metrics(run.id)[0]!.values));
+    assert.ok(['loss', 'pairs', 'success', 'rewardAccuracy', 'margin'].every((key) => key in at(reader.metrics(run.id), 0).values));
     assert.deepEqual(reader.evaluations(run.id).filter((e) => e.split === 'test').map((e) => e.step), [0, 2]);
     assert.deepEqual(reader.checkpoints(run.id).map((c) => [c.kind, c.path]), [['final', join(dir, 'checkpoints', 'bandit-dpo-1', 'final')]]);
     reader.close();
