@@ -100,6 +100,7 @@ function planGeneration(config: ModelConfig, asked: readonly (readonly number[])
   const padLeft = prompts.map((p) => promptLen - p.length);
   return { prompts, realRows, rows, promptLen, maxNew, mainSlots, width: mainSlots + CHUNK, padLeft };
 }
+
 export async function generate(
   model: TransformerModel,
   prompts: readonly (readonly number[])[],
@@ -122,24 +123,26 @@ export async function generate(
   const groupRows = Math.max(ROW_MULTIPLE, Math.floor(budget / plan.promptLen / ROW_MULTIPLE) * ROW_MULTIPLE);
   const first = prefillRows(model, params, plan, host, groupRows);
   const decoder = new CacheDecoder(model, params, plan, { caches: first.caches, mask: host.mask });
-  const sampler = new RowSampler(model.config, plan.rows, plan.realRows, options);
+  const rows: GeneratedRow[] = plan.prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
+  const sampler = new RowSampler(rows, options, model.config.vocabSize, plan.realRows);
+  const token = new Int32Array(plan.rows);
   let logits: JaxArray | null = first.logits;
   try {
-    for (let step = 0; logits !== null && step < plan.maxNew && sampler.active > 0; step++) {
+    for (let step = 0; logits !== null && step < plan.maxNew; step++) {
       const hostLogits = (workerReads ? await logits.data() : logits.dataSync()) as Float32Array; // [B, V] (consumes the array)
       logits = null;
-      sampler.sample(hostLogits);
-      if (sampler.active === 0 || step === plan.maxNew - 1) break;
+      const active = sampler.sample(hostLogits, token);
+      if (active === 0 || step === plan.maxNew - 1) break;
       // Between tokens the event loop runs (a server writes the streamed ids and answers other
       // requests meanwhile); the worker path already yields while it awaits its read.
       if (!workerReads) await yieldToEventLoop();
-      logits = decoder.decode(sampler.token, step);
+      logits = decoder.decode(token, step);
     }
   } finally {
     decoder.dispose();
     logits?.dispose();
   }
-  const rows = sampler.rows.slice(0, plan.realRows);
+  rows.length = plan.realRows;
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);
   return rows;
 }

@@ -1,54 +1,54 @@
 /**
  * The host side of batched sampling, one step at a time: `sampleToken` per unfinished row with one
- * seeded RNG visited in row order, the stop tokens and stop strings, the streaming callback.
+ * seeded RNG visited in row order, the stop tokens and stop strings, the streaming callback. Used by
+ * generate.ts; onnx-generate.ts's sampler has the same constructor and `sample`, so it can be too.
  */
 import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
-import type { ModelConfig } from './config.ts';
 import type { GeneratedRow, GenerateOptions } from './generate.ts';
 import { sampleToken } from './sampling.ts';
 
-/** The host side of sampling: per-row results, which rows are done, and reused buffers. */
+/**
+ * The host side of sampling: which rows are done, the sampler's options and reused buffers. Rows
+ * from `realRows` on are filler (finished from the start). Results go into `rows`.
+ */
 export class RowSampler {
-  readonly rows: GeneratedRow[];
-  /** The ids just sampled, one per row (0 for finished rows), [B]. */
-  readonly token: Int32Array;
-  active: number;
   private readonly done: boolean[];
+  private active: number;
   private readonly rng: Rng;
   private readonly stopTokens: Set<number>;
   private readonly sampleOptions: { temperature: number; topP: number };
-  private readonly vocab: number;
   private readonly sampledVocab: number;
   private readonly scratch: Float64Array;
   private readonly order: Int32Array;
 
-  /** `rows` rows, of which those from `realRows` on are filler (finished from the start). */
-  constructor(config: ModelConfig, rows: number, realRows: number, private readonly options: GenerateOptions) {
-    this.rows = Array.from({ length: rows }, () => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
-    this.done = Array.from({ length: rows }, (_, b) => b >= realRows);
-    this.active = realRows;
-    this.token = new Int32Array(rows);
+  constructor(
+    private readonly rows: GeneratedRow[],
+    private readonly options: GenerateOptions,
+    private readonly vocab: number,
+    realRows: number = rows.length,
+  ) {
+    this.done = rows.map((_, b) => b >= realRows);
+    this.active = Math.min(realRows, rows.length);
     this.rng = new Rng(options.seed ?? 0);
     this.stopTokens = new Set(options.stopTokens ?? []);
     this.sampleOptions = { temperature: options.temperature ?? 1, topP: options.topP ?? 1 };
-    this.vocab = config.vocabSize;
-    this.sampledVocab = Math.min(this.vocab, options.maxTokenId ?? this.vocab);
-    this.scratch = new Float64Array(this.vocab);
-    this.order = new Int32Array(this.vocab);
+    this.sampledVocab = Math.min(vocab, options.maxTokenId ?? vocab);
+    this.scratch = new Float64Array(vocab);
+    this.order = new Int32Array(vocab);
   }
 
-  /** Samples one id for every unfinished row from logits [B, V]; marks rows that stop. */
-  sample(logits: Float32Array): void {
+  /** Samples every unfinished row from logits [B, V] into `token` (0 for finished rows); returns the rows still active. */
+  sample(logits: Float32Array, token: Int32Array): number {
     const V = this.vocab;
     for (let b = 0; b < this.rows.length; b++) {
       if (this.done[b]) {
-        this.token[b] = 0;
+        token[b] = 0;
         continue;
       }
-      const row = at(this.rows, b, 'rows');
       const sampled = sampleToken(logits, b * V, V, this.sampleOptions, this.rng, this.scratch, this.order, this.sampledVocab);
-      this.token[b] = sampled.token;
+      token[b] = sampled.token;
+      const row = at(this.rows, b, 'rows');
       row.tokens.push(sampled.token);
       row.logprobs.push(sampled.logprob);
       this.options.onToken?.(b, sampled.token, sampled.logprob);
@@ -58,6 +58,7 @@ export class RowSampler {
         this.active--;
       }
     }
+    return this.active;
   }
 }
 
