@@ -42,7 +42,13 @@ test('TokenTranscript with segments: each reply with the context it was generate
     { turn: 0, tokens: [1, 2, 3, 9], lossMask: [0, 0, 1, 0], logprobs: [0, 0, -1, 0] },
     { turn: 1, tokens: [1, 4, 5, 6], lossMask: [0, 0, 1, 1], logprobs: [0, 0, -2, -3] },
   ]);
-  assert.deepEqual(turns.map(({ start, end }) => [start, end]), [[2, 3], [5, 7]]);
+  assert.deepEqual(
+    turns.map(({ start, end }) => [start, end]),
+    [
+      [2, 3],
+      [5, 7],
+    ],
+  );
 });
 
 test('TokenTranscript: observe and reward before any reply do nothing; a reward with no token before it is refused', () => {
@@ -54,7 +60,7 @@ test('TokenTranscript: observe and reward before any reply do nothing; a reward 
   assert.throws(() => transcript.reward(1), IndexOutOfRangeError);
 });
 
-test("replyClosing: the rest of the turn end after a stop token, the whole turn end after a cut reply", () => {
+test('replyClosing: the rest of the turn end after a stop token, the whole turn end after a cut reply', () => {
   const chatml = tinyChatmlFormat();
   assert.deepEqual(chatml.turnEnd.length, 2);
   assert.deepEqual(replyClosing(chatml, [70, 2]), chatml.turnEnd.slice(1));

@@ -72,19 +72,33 @@ export class TokenTranscript {
    * Appends a reply (lossMask 1, its log-probs) as a new turn, then `closing` (lossMask 0). With
    * segments, `prompt` is the context the reply was generated from (default: everything before it).
    */
-  appendReply(reply: ReplyTokens, { closing = [], prompt }: { closing?: readonly number[]; prompt?: readonly number[] } = {}): Turn {
+  appendReply(
+    reply: ReplyTokens,
+    { closing = [], prompt }: { closing?: readonly number[]; prompt?: readonly number[] } = {},
+  ): Turn {
     if (this.segments !== undefined) {
       const context = prompt ?? [...this.tokens];
       this.segments.push({
         turn: this.turns.length,
         tokens: [...context, ...reply.tokens, ...closing],
         lossMask: [...context.map(() => 0), ...reply.tokens.map(() => 1), ...closing.map(() => 0)],
-        logprobs: [...context.map(() => 0), ...reply.tokens.map((_, i) => reply.logprobs[i] ?? 0), ...closing.map(() => 0)],
+        logprobs: [
+          ...context.map(() => 0),
+          ...reply.tokens.map((_, i) => reply.logprobs[i] ?? 0),
+          ...closing.map(() => 0),
+        ],
       });
     }
     const start = this.tokens.length;
     this.push(reply.tokens, 1, reply.logprobs);
-    const turn: Turn = { start, end: this.tokens.length, reward: 0, action: reply.text, observation: '', invalidAction: false };
+    const turn: Turn = {
+      start,
+      end: this.tokens.length,
+      reward: 0,
+      action: reply.text,
+      observation: '',
+      invalidAction: false,
+    };
     this.turns.push(turn);
     this.push(closing, 0);
     return turn;

@@ -24,7 +24,9 @@ import { calculatorTool, makeCalculator } from '../envs/calculator/env.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { rollout } from './rollout.ts';
 
-const expected = JSON.parse(readFileSync(new URL('./fixtures/token-recording.json', import.meta.url), 'utf8')) as Record<string, RecordView>;
+const expected = JSON.parse(
+  readFileSync(new URL('./fixtures/token-recording.json', import.meta.url), 'utf8'),
+) as Record<string, RecordView>;
 const chatml = tinyChatmlFormat();
 
 interface RecordView {
@@ -37,7 +39,12 @@ interface RecordView {
 }
 
 /** Runs of equal (lossMask, log-prob): "mask logprob |text|". */
-function runs(tokens: readonly number[], lossMask: readonly number[], logprobs: readonly number[], decode: (ids: number[]) => string): string[] {
+function runs(
+  tokens: readonly number[],
+  lossMask: readonly number[],
+  logprobs: readonly number[],
+  decode: (ids: number[]) => string,
+): string[] {
   const out: string[] = [];
   let start = 0;
   for (let t = 1; t <= tokens.length; t++) {
@@ -57,7 +64,12 @@ function view(trajectory: Trajectory, format?: ChatFormat): RecordView {
     turns: trajectory.turns,
     ...(trajectory.segments === undefined
       ? {}
-      : { segments: trajectory.segments.map((segment) => ({ turn: segment.turn, runs: runs(segment.tokens, segment.lossMask, segment.logprobs, decode) })) }),
+      : {
+          segments: trajectory.segments.map((segment) => ({
+            turn: segment.turn,
+            runs: runs(segment.tokens, segment.lossMask, segment.logprobs, decode),
+          })),
+        }),
     ending: { totalReward, success, truncated, groupId, seed },
     sha256: createHash('sha256').update(JSON.stringify(trajectory)).digest('hex'),
   };
@@ -89,7 +101,13 @@ const threeTurnEnv = (): Env => {
     async step(action) {
       turn++;
       const reward = [0.5, -0.25, 1][turn - 1] ?? 0;
-      return { observation: { text: `obs ${turn}` }, reward, done: turn >= 3, truncated: false, info: { success: turn >= 3, invalidAction: action.text.includes('bad') } };
+      return {
+        observation: { text: `obs ${turn}` },
+        reward,
+        done: turn >= 3,
+        truncated: false,
+        info: { success: turn >= 3, invalidAction: action.text.includes('bad') },
+      };
     },
   };
 };
@@ -105,7 +123,13 @@ describe('rollout episodes (episode.ts)', () => {
 
   test('byte template, bounded history: one segment per turn', async () => {
     const policy = new ScriptedPolicy({ reply: threeReplies, logprob: -0.5 });
-    const { trajectories } = await rollout({ policy, env: threeTurnEnv, seeds: [7], maxNewTokens: 12, historyTurns: 1 });
+    const { trajectories } = await rollout({
+      policy,
+      env: threeTurnEnv,
+      seeds: [7],
+      maxNewTokens: 12,
+      historyTurns: 1,
+    });
     assertRecord('rollout-byte-bounded', trajectories[0] as Trajectory);
   });
 
@@ -123,35 +147,72 @@ describe('rollout episodes (episode.ts)', () => {
   });
 
   test('tiny ChatML: stop token + "\\n", a cut reply closed by the whole turn end', async () => {
-    const policy = new ScriptedPolicy({ reply: threeReplies, logprob: -0.5, tokenizer: chatml.tokenizer, chatFormat: chatml });
+    const policy = new ScriptedPolicy({
+      reply: threeReplies,
+      logprob: -0.5,
+      tokenizer: chatml.tokenizer,
+      chatFormat: chatml,
+    });
     const { trajectories } = await rollout({ policy, env: threeTurnEnv, seeds: [7], maxNewTokens: 12 });
     assertRecord('rollout-chatml', trajectories[0] as Trajectory, chatml);
   });
 
   test('tiny ChatML, structured tool calls, bounded history', async () => {
     const call = { id: 'call_0_0', name: 'calculator', arguments: { expression: '2 * 3' } };
-    const policy = new ScriptedPolicy({ reply: [formatToolCalls('smollm2', [call]), '<answer>6</answer>'], logprob: -0.125, tokenizer: chatml.tokenizer, chatFormat: chatml });
-    const { trajectories } = await rollout({ policy, env: () => makeCalculator(), tasks: [{ expression: '2 * 3' }], seeds: [0], historyTurns: 0, maxNewTokens: 160 });
+    const policy = new ScriptedPolicy({
+      reply: [formatToolCalls('smollm2', [call]), '<answer>6</answer>'],
+      logprob: -0.125,
+      tokenizer: chatml.tokenizer,
+      chatFormat: chatml,
+    });
+    const { trajectories } = await rollout({
+      policy,
+      env: () => makeCalculator(),
+      tasks: [{ expression: '2 * 3' }],
+      seeds: [0],
+      historyTurns: 0,
+      maxNewTokens: 160,
+    });
     assertRecord('rollout-chatml-tools', trajectories[0] as Trajectory, chatml);
   });
 });
 
 describe('scaffold transcripts (agents/transcript.ts)', () => {
-  for (const [name, format] of [['byte', undefined], ['chatml', chatml]] as const) {
+  for (const [name, format] of [
+    ['byte', undefined],
+    ['chatml', chatml],
+  ] as const) {
     test(`${name}: generate (stopped, cut by a stop string, cut by maxNewTokens), observe, reward`, async () => {
       const replies = ['first reply', 'second STOP and more', 'a third reply that is long'];
-      const policy = new ScriptedPolicy({ reply: replies, logprob: -0.75, ...(format === undefined ? {} : { tokenizer: format.tokenizer, chatFormat: format }) });
-      const transcript = new Transcript(policy, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Go.' }]);
+      const policy = new ScriptedPolicy({
+        reply: replies,
+        logprob: -0.75,
+        ...(format === undefined ? {} : { tokenizer: format.tokenizer, chatFormat: format }),
+      });
+      const transcript = new Transcript(policy, [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Go.' },
+      ]);
       await transcript.generate({ maxNewTokens: 40 });
       transcript.reward(0.5);
       transcript.observe({ role: 'user', content: 'next' });
       await transcript.generate({ maxNewTokens: 40, stopStrings: ['STOP'] });
-      transcript.observe([{ role: 'tool', content: 'r1', name: 't' }, { role: 'tool', content: 'r2', name: 't' }], { invalidAction: true });
+      transcript.observe(
+        [
+          { role: 'tool', content: 'r1', name: 't' },
+          { role: 'tool', content: 'r2', name: 't' },
+        ],
+        { invalidAction: true },
+      );
       transcript.reward(0);
       await transcript.generate({ maxNewTokens: 8 });
       transcript.reward(-1);
       transcript.reward(0.25);
-      assertRecord(`transcript-${name}`, transcript.toTrajectory({ success: true, truncated: false, groupId: 'g', seed: 5 }), format);
+      assertRecord(
+        `transcript-${name}`,
+        transcript.toTrajectory({ success: true, truncated: false, groupId: 'g', seed: 5 }),
+        format,
+      );
     });
   }
 
@@ -164,24 +225,65 @@ describe('scaffold transcripts (agents/transcript.ts)', () => {
 
   test('tool loop and ReAct in tiny ChatML; rewardFinalTurn', async () => {
     const callText = `<tool_call>[{"name": "calculator", "arguments": {"expression": "6 * 7"}}]</tool_call>`;
-    const tools = await runToolLoop({ policy: new ScriptedPolicy({ reply: [callText, 'It is 42.'], logprob: -0.5, tokenizer: chatml.tokenizer, chatFormat: chatml }), tools: [calculatorTool], prompt: '6 * 7?' });
+    const tools = await runToolLoop({
+      policy: new ScriptedPolicy({
+        reply: [callText, 'It is 42.'],
+        logprob: -0.5,
+        tokenizer: chatml.tokenizer,
+        chatFormat: chatml,
+      }),
+      tools: [calculatorTool],
+      prompt: '6 * 7?',
+    });
     assertRecord('tool-loop-chatml', rewardFinalTurn(tools.trajectory, 2), chatml);
-    const replies = ['Thought: add\nAction: calculator[{"expression": "1 + 1"}]\nObservation: 3', 'Thought: done\nAction: Finish[2]'];
-    const react = await runReAct({ policy: new ScriptedPolicy({ reply: replies, logprob: -0.25, tokenizer: chatml.tokenizer, chatFormat: chatml }), tools: [calculatorTool], question: '1 + 1?', reward: (answer) => (answer === '2' ? 1 : 0) });
+    const replies = [
+      'Thought: add\nAction: calculator[{"expression": "1 + 1"}]\nObservation: 3',
+      'Thought: done\nAction: Finish[2]',
+    ];
+    const react = await runReAct({
+      policy: new ScriptedPolicy({ reply: replies, logprob: -0.25, tokenizer: chatml.tokenizer, chatFormat: chatml }),
+      tools: [calculatorTool],
+      question: '1 + 1?',
+      reward: (answer) => (answer === '2' ? 1 : 0),
+    });
     assertRecord('react-chatml', react.trajectory, chatml);
   });
 });
 
 describe('MemGPT steps (agents/memgpt.ts)', () => {
-  const call = (name: string, args: Record<string, unknown>): string => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
-  for (const [name, format] of [['byte', undefined], ['chatml', chatml]] as const) {
+  const call = (name: string, args: Record<string, unknown>): string =>
+    `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+  for (const [name, format] of [
+    ['byte', undefined],
+    ['chatml', chatml],
+  ] as const) {
     test(`${name}: one segment per step (a cut step included), rewards on the latest step, rewardFinalTurn`, async () => {
       const replies =
         format === undefined
-          ? [call('archival_memory_insert', { content: 'fact' }), call('send_message', { message: 'Hi.' }), 'no function call at all; '.repeat(5), call('send_message', { message: 'Bye.' })]
-          : [`<tool_call>[{"name": "archival_memory_insert", "arguments": {"content": "fact"}}]</tool_call>`, `<tool_call>[{"name": "send_message", "arguments": {"message": "Hi."}}]</tool_call>`, 'no function call at all; '.repeat(5), `<tool_call>[{"name": "send_message", "arguments": {"message": "Bye."}}]</tool_call>`];
-      const policy = new ScriptedPolicy({ reply: replies, logprob: -0.5, ...(format === undefined ? {} : { tokenizer: format.tokenizer, chatFormat: format }) });
-      const agent = new MemGPTAgent({ policy, instructions: 'Be a memory agent.', listFunctions: false, sampling: { maxNewTokens: 96 }, contextBudget: 4096 });
+          ? [
+              call('archival_memory_insert', { content: 'fact' }),
+              call('send_message', { message: 'Hi.' }),
+              'no function call at all; '.repeat(5),
+              call('send_message', { message: 'Bye.' }),
+            ]
+          : [
+              `<tool_call>[{"name": "archival_memory_insert", "arguments": {"content": "fact"}}]</tool_call>`,
+              `<tool_call>[{"name": "send_message", "arguments": {"message": "Hi."}}]</tool_call>`,
+              'no function call at all; '.repeat(5),
+              `<tool_call>[{"name": "send_message", "arguments": {"message": "Bye."}}]</tool_call>`,
+            ];
+      const policy = new ScriptedPolicy({
+        reply: replies,
+        logprob: -0.5,
+        ...(format === undefined ? {} : { tokenizer: format.tokenizer, chatFormat: format }),
+      });
+      const agent = new MemGPTAgent({
+        policy,
+        instructions: 'Be a memory agent.',
+        listFunctions: false,
+        sampling: { maxNewTokens: 96 },
+        contextBudget: 4096,
+      });
       await agent.send('Remember: fact.');
       agent.reward(0.5);
       agent.reward(0.25);
