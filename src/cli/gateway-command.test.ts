@@ -98,10 +98,11 @@ function checkRecordedRun(storePath: string, replies: SessionReplies): void {
         const stored = recorded.logprobs.slice(turn.start, turn.start + replied.length);
         stored.forEach((logprob, i) => assert.ok(Math.abs(logprob - at(replied, i)) < 1e-6, `${session} turn ${k} token ${i}: ${logprob} vs ${replied[i]}`));
       });
-      assert.equal(recorded.messages.at(-1)!.role, 'assistant');
+      assert.equal(recorded.messages.at(-1)?.role, 'assistant');
       assert.equal(recorded.messages.filter((m) => m.role === 'user').length, completionTokens.length);
     }
-    const last = store.metrics(run.id).at(-1)!.values;
+    const metrics = store.metrics(run.id);
+    const last = at(metrics, metrics.length - 1).values;
     assert.equal(last.sessionsFinished, 2);
     assert.equal(last.sessionsTimedOut, 1);
     assert.equal(last.calls, 4);

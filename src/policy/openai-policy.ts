@@ -196,7 +196,8 @@ export class OpenAIPolicy implements Policy {
     }
     let finishReason: Generation['finishReason'] = completion.finishReason === 'length' ? 'length' : 'stop';
     const stopAt = firstStopStringEnd(tokens, request.stopStrings, this.tokenizer);
-    const endsWithStopToken = tokens.length > 0 && request.stopTokens.includes(tokens.at(-1)!);
+    const lastToken = tokens.at(-1);
+    const endsWithStopToken = lastToken !== undefined && request.stopTokens.includes(lastToken);
     const [stopToken] = request.stopTokens;
     if (stopAt !== undefined) {
       tokens = tokens.slice(0, stopAt);

@@ -8,7 +8,7 @@ import { byteSpecialTokens, byteTokenizer } from '../chat/tokenizer.ts';
 import { policyContract } from './contract.ts';
 import { ScriptedPolicy, firstStopStringEnd, messagesFromTokens } from './scripted-policy.ts';
 
-policyContract('scripted', () => new ScriptedPolicy({ reply: ({ messages }) => `<answer>${messages.at(-1)!.content.length} chars</answer>`, logprob: -0.5 }));
+policyContract('scripted', () => new ScriptedPolicy({ reply: ({ messages }) => `<answer>${messages.at(-1)?.content.length} chars</answer>`, logprob: -0.5 }));
 policyContract('scripted (list, no window)', () => new ScriptedPolicy({ reply: ['<think>hm</think><answer>Right</answer>'] }));
 
 const prompt = renderGenerationPrompt([

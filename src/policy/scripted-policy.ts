@@ -4,7 +4,7 @@
  * appends the stop token and gives every generated token the same log-prob (default 0).
  *
  *   new ScriptedPolicy({ reply: ['<answer>B</answer>'] });
- *   new ScriptedPolicy({ reply: ({ messages }) => (messages.at(-1)!.content.includes('G') ? '<answer>Right</answer>' : '<answer>Down</answer>') });
+ *   new ScriptedPolicy({ reply: ({ messages }) => (messages.at(-1)?.content.includes('G') ? '<answer>Right</answer>' : '<answer>Down</answer>') });
  *
  * Like a model it honours `maxNewTokens` (cut → finishReason 'length', no stop token) and stop
  * strings (cut right after the first one → 'stop', no stop token); the reply ignores the

@@ -18,7 +18,7 @@ test('absolute zero with one policy: it proposes, its own samples rate the task,
   // proposes a parity task (f(3) = 1); every reply alternates 1 (right) and 0 (wrong), so 3 solver
   // samples solve 1 or 2 of 3, and the episode's own solve turn is right in every other episode
   const policy = new ScriptedPolicy({
-    reply: ({ messages, index }) => (messages.at(-1)!.content.startsWith('Propose') ? proposal : `<answer>${index % 2}</answer>`),
+    reply: ({ messages, index }) => (messages.at(-1)?.content.startsWith('Propose') ? proposal : `<answer>${index % 2}</answer>`),
   });
   const { trajectories } = await rollout({
     policy,

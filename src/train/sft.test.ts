@@ -7,6 +7,7 @@ import { byteTokenizer } from '../chat/tokenizer.ts';
 import { chatStopTokens, renderGenerationPrompt } from '../chat/chat-template.ts';
 import { parseChatJsonl } from './chat-data.ts';
 import { renderExamples, runSft } from './sft.ts';
+import { at } from '../core/indexing.ts';
 
 const jsonl = [
   { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello there' }] },
@@ -32,7 +33,8 @@ test('SFT on a tiny chat set drives the loss below 0.05 and the model replays th
   });
   assert.ok(Number.isFinite(result.finalLoss));
   assert.ok(result.heldOutLoss! < 0.05, `held-out (= train set) assistant loss ${result.heldOutLoss}`);
-  assert.ok(result.history.at(-1)!.loss < 0.05, `last training loss ${result.history.at(-1)!.loss}`);
+  const last = at(result.history, result.history.length - 1);
+  assert.ok(last.loss < 0.05, `last training loss ${last.loss}`);
   // Every assistant turn, prompted with the conversation before it, comes back exactly.
   const prompts: number[][] = [];
   const expected: string[] = [];
