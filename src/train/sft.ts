@@ -124,8 +124,8 @@ export async function runSft(options: {
     const batch: SftExample[] = [];
     while (batch.length < config.batchSize) {
       if (order.length === 0) order = rng.shuffle(train.map((_, i) => i));
-      // Never empty here (refilled above): -1 would throw IndexOutOfRangeError.
-      batch.push(at(train, order.pop() ?? -1, 'training examples'));
+      const index = order.pop();
+      if (index !== undefined) batch.push(at(train, index, 'training examples'));
     }
     return batch;
   };
