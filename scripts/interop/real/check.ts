@@ -6,6 +6,8 @@
  *   logits <file.gguf> <out-dir>         SmolLM2's logits [B, T, V] on a few short prompts: ids.json + logits.bin
  *   tiny-folders <out-dir>               seeded tiny Qwen3 (head_dim ≠ hidden/heads, q/k norms) and Qwen2 (q/k/v bias)
  *                                        HF folders written by saveCheckpoint, with agentrl's logits beside each
+ *   export <model> <out-dir>             SmolLM2 + a seeded LoRA (B ≠ 0) saved as `agentrl train --model … --lora-rank`
+ *                                        saves (export-stage.ts), with agentrl's merged logits, ids and chat rendering
  */
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,14 +16,12 @@ import { ggmlBlockLayout, type GgmlTypeName } from '../../../src/model/gguf-dequ
 import { readGguf, readGgufTensor } from '../../../src/model/gguf.ts';
 import { loadGgufModel } from '../../../src/model/gguf-model.ts';
 import { writeGguf, type GgufWriterTensor } from '../../../src/model/gguf-writer.ts';
-import { initJax, numpy as np } from '../../../src/model/jax.ts';
-import { headDim, type HostParams, type ModelConfig } from '../../../src/model/config.ts';
+import { headDim } from '../../../src/model/config.ts';
 import { saveCheckpoint } from '../../../src/model/checkpoint.ts';
 import { fromHfConfig } from '../../../src/model/hf-config.ts';
 import { initHostParams } from '../../../src/model/params.ts';
-import { toDevice } from '../../../src/model/params.ts';
-import { ropeTables } from '../../../src/model/rope.ts';
-import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
+import { exportStage } from './export-stage.ts';
+import { forwardLogits, paddedRows } from './forward-logits.ts';
 
 /** Byte offsets of the f16 scale fields in each block type (random bytes there could be NaN/∞). */
 const halfFields: Partial<Record<GgmlTypeName, number[]>> = {
@@ -85,13 +85,8 @@ const prompts = [
 async function logits(file: string, outDir: string): Promise<void> {
   const started = Date.now();
   const { config, params, tokenizer } = await loadGgufModel(file);
-  await initJax();
   const ids = prompts.map((prompt) => tokenizer.encode(prompt));
-  const T = Math.max(...ids.map((row) => row.length));
-  const B = ids.length;
-  const tokens = new Int32Array(B * T);
-  const keyMask = new Float32Array(B * T);
-  ids.forEach((row, b) => row.forEach((id, t) => ((tokens[b * T + t] = id), (keyMask[b * T + t] = 1))));
+  const { tokens, keyMask, B, T } = paddedRows(ids);
   const out = await forwardLogits(config, params, tokens, keyMask, B, T);
   await mkdir(outDir, { recursive: true });
   // Tokenizer cases: every non-empty line of the repository's docs, plus a few awkward strings.
@@ -102,16 +97,6 @@ async function logits(file: string, outDir: string): Promise<void> {
   await writeFile(join(outDir, 'ids.json'), JSON.stringify({ prompts, ids, seqLen: T, vocabSize: config.vocabSize, tokenizerCases }));
   await writeFile(join(outDir, 'logits.bin'), new Uint8Array(out.buffer, out.byteOffset, out.byteLength));
   console.log(`agentrl logits [${B}, ${T}, ${config.vocabSize}] in ${((Date.now() - started) / 1000).toFixed(1)} s (prompt lengths ${ids.map((row) => row.length).join(', ')})`);
-}
-
-/** logits [B·T, V] of the built-in forward (the one score/train use), float32. */
-async function forwardLogits(config: ModelConfig, params: HostParams, tokens: Int32Array, keyMask: Float32Array, B: number, T: number): Promise<Float32Array> {
-  await initJax();
-  const half = headDim(config) / 2;
-  const { cos, sin } = ropeTables(Int32Array.from({ length: T }, (_, i) => i), headDim(config), config.ropeTheta);
-  const device = toDevice(config, params);
-  const h = hiddenStates(device, config, np.array(tokens), np.array(keyMask).reshape([B, T]), np.array(cos).reshape([1, 1, T, half]), np.array(sin).reshape([1, 1, T, half]), B, T);
-  return (await lmLogits(device, config, h).data()) as Float32Array;
 }
 
 async function tinyFolders(outDir: string): Promise<void> {
@@ -141,7 +126,8 @@ if (command === 'synthetic') await synthetic(args[0]!);
 else if (command === 'dequant') await dequant(args[0]!, args[1]!);
 else if (command === 'logits') await logits(args[0]!, args[1]!);
 else if (command === 'tiny-folders') await tinyFolders(args[0]!);
+else if (command === 'export') await exportStage(args[0]!, args[1]!, prompts);
 else {
-  console.error('usage: check.ts synthetic <out.gguf> | dequant <file.gguf> <out-dir> | logits <file.gguf> <out-dir>');
+  console.error('usage: check.ts synthetic <out.gguf> | dequant <file.gguf> <out-dir> | logits <file.gguf> <out-dir> | tiny-folders <out-dir> | export <model> <out-dir>');
   process.exit(2);
 }

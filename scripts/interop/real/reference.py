@@ -2,7 +2,8 @@
 package (gguf.quants.dequantize) against agentrl's (index.json + data.bin); exact equality required.
 `logits <file.gguf> <agentrl-dir>`: transformers' LlamaForCausalLM loaded from the same GGUF (gguf_file=,
 which dequantizes and undoes llama.cpp's q/k permutation itself), float32, logits on agentrl's token ids
-against agentrl's logits at every real position; max |diff| <= 1e-3 required."""
+against agentrl's logits at every real position; max |diff| <= 1e-3 required. `folders <dir>`: agentrl's tiny Qwen3/Qwen2
+folders. `export <dir>`: agentrl's export-hf of SmolLM2 + a merged LoRA, loaded by transformers alone (see export())."""
 import json, os, sys
 import numpy as np
 
@@ -93,5 +94,55 @@ def folders(out):
     return ok
 
 
+def export(out):
+    """`agentrl export-hf` of SmolLM2 + a merged LoRA (out/hf), loaded by transformers alone: (a) logits vs agentrl's
+    merged model, (b) tokenizer ids, (c) apply_chat_template with tools vs agentrl's render, (d) generation_config.json."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+    folder = os.path.join(out, "hf")
+    info = json.load(open(os.path.join(out, "agentrl.json")))
+    ids, T, V = info["ids"], info["seqLen"], info["vocabSize"]
+    ours = np.fromfile(os.path.join(out, "logits.bin"), dtype=np.float32).reshape(len(ids), T, V)
+    model, loading = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32, output_loading_info=True)
+    model.eval()
+    surprises = {key: value for key, value in loading.items() if value}
+    worst = 0.0
+    with torch.no_grad():
+        for row, mine in zip(ids, ours):
+            reference = model(torch.tensor([row])).logits[0].numpy()  # [t, V], one prompt at a time: no padding
+            worst = max(worst, float(np.max(np.abs(reference.astype(np.float64) - mine[: len(row)].astype(np.float64)))))
+    logits_ok = worst <= 1e-3 and not surprises
+    print(f"  export (a) logits: {type(model).__name__}.from_pretrained(export) on {len(ids)} prompts  max |agentrl merged - transformers| = {worst:.3g}"
+          f"{'' if not surprises else f'  loading reported {surprises}'}: {'passed' if logits_ok else 'FAILED'} (bound 1e-3)")
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    cases = info["tokenizerCases"] + [{"text": p, "ids": r} for p, r in zip(info["prompts"], ids)]
+    differing = [case for case in cases if tokenizer.encode(case["text"], add_special_tokens=False) != case["ids"]]
+    for case in differing[:5]:
+        print(f"    tokenizer differs on {case['text']!r}: agentrl {case['ids']}, transformers {tokenizer.encode(case['text'], add_special_tokens=False)}")
+    tokenizer_ok = not differing and len(cases) >= 50
+    print(f"  export (b) tokenizer: {type(tokenizer).__name__}.from_pretrained(export) ids equal agentrl's on {len(cases) - len(differing)}/{len(cases)} strings"
+          f" (special tokens included): {'passed' if tokenizer_ok else 'FAILED'}")
+
+    chats_ok = True
+    for i, chat in enumerate(info["chats"]):
+        theirs = list(tokenizer.apply_chat_template(chat["messages"], tools=chat["tools"], tokenize=True, add_generation_prompt=chat["addGenerationPrompt"]))
+        if theirs != chat["ids"]:
+            chats_ok = False
+            print(f"    chat {i} differs:\n      agentrl      {tokenizer.decode(chat['ids'])!r}\n      transformers {tokenizer.decode(theirs)!r}")
+    roles = [m["role"] for m in info["chats"][0]["messages"]]
+    print(f"  export (c) chat template: apply_chat_template(tools=[{', '.join(t['function']['name'] for t in info['chats'][0]['tools'])}]) on {len(info['chats'])} conversations"
+          f" ({', '.join(roles)}) equals agentrl's render token for token ({', '.join(str(len(c['ids'])) for c in info['chats'])} tokens): {'passed' if chats_ok else 'FAILED'}")
+
+    generation = GenerationConfig.from_pretrained(folder)
+    eos = generation.eos_token_id if isinstance(generation.eos_token_id, list) else [generation.eos_token_id]
+    generation_ok = None not in eos and set(eos) <= set(info["stopTokens"])
+    print(f"  export (d) generation_config.json: GenerationConfig.from_pretrained loads it (eos {eos}, bos {generation.bos_token_id}, pad {generation.pad_token_id};"
+          f" agentrl stops at {info['stopTokens']}): {'passed' if generation_ok else 'FAILED'}")
+    ok = logits_ok and tokenizer_ok and chats_ok and generation_ok
+    print(f"export-hf of SmolLM2 + merged LoRA, loaded by transformers: {'passed' if ok else 'FAILED'}")
+    return ok
+
+
 if __name__ == "__main__":
-    sys.exit(0 if {"dequant": dequant, "logits": logits, "folders": folders}[sys.argv[1]](*sys.argv[2:]) else 1)
+    sys.exit(0 if {"dequant": dequant, "logits": logits, "folders": folders, "export": export}[sys.argv[1]](*sys.argv[2:]) else 1)

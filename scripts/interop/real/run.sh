@@ -5,7 +5,10 @@
 # package (bit-identical required), (b) SmolLM2 logits on 4 short prompts vs transformers' LlamaForCausalLM
 # loaded from the same GGUF (gguf_file=), float32 (max |diff| <= 1e-3), and the GGUF tokenizer's ids vs
 # transformers', (c) seeded tiny Qwen3 (head_dim != hidden/heads, q/k norms) and Qwen2 (q/k/v biases) folders
-# written by agentrl: logits vs transformers' Qwen3ForCausalLM / Qwen2ForCausalLM (<= 1e-3). Sets up .venv-real from requirements.txt (torch CPU forward).
+# written by agentrl: logits vs transformers' Qwen3ForCausalLM / Qwen2ForCausalLM (<= 1e-3), (d) export: SmolLM2 + a seeded
+# LoRA (B != 0) saved as `agentrl train --model … --lora-rank 4` saves it, `agentrl export-hf`, then transformers alone on the
+# export folder: logits vs agentrl's merged model (<= 1e-3), tokenizer ids, apply_chat_template with tools vs agentrl's
+# render, generation_config.json. Sets up .venv-real from requirements.txt (torch CPU forward).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 here="$root/scripts/interop/real"
@@ -34,5 +37,8 @@ node --import tsx "$here/check.ts" logits "$gguf" "$work/logits"
 "$venv/bin/python" "$here/reference.py" logits "$gguf" "$work/logits" || status=1
 node --import tsx "$here/check.ts" tiny-folders "$work/folders"
 "$venv/bin/python" "$here/reference.py" folders "$work/folders" || status=1
+node --import tsx "$here/check.ts" export smollm2-135m-instruct "$work/export"
+node bin/agentrl.js export-hf "$work/export/checkpoint" --out "$work/export/hf"
+"$venv/bin/python" "$here/reference.py" export "$work/export" || status=1
 echo "== check:real $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - checked )) s after the install"
 exit "$status"
