@@ -24,16 +24,34 @@ export function headNeeds(output: TokenLossOutput, loss: TokenLoss, config: Mode
     detachValue: output.gradValues !== undefined && loss.detachValueHead === true,
   };
   if (needs.value && !config.valueHead) {
-    throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
+    throw new InvalidArgumentError(
+      `loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`,
+    );
   }
   return needs;
 }
 
 /** The training micro-batches of `sequences` with the loss's gradients as cotangents. */
-export function cotangentBatches(sequences: readonly ArrayLike<number>[], output: TokenLossOutput, config: ModelConfig, tokenBudget: number): PreparedMicroBatch[] {
-  const shape = { tokenBudget, headElements: TRAIN_HEAD_ELEMENT_BUDGET, vocabSize: config.vocabSize, maxSeqLen: config.maxSeqLen };
+export function cotangentBatches(
+  sequences: readonly ArrayLike<number>[],
+  output: TokenLossOutput,
+  config: ModelConfig,
+  tokenBudget: number,
+): PreparedMicroBatch[] {
+  const shape = {
+    tokenBudget,
+    headElements: TRAIN_HEAD_ELEMENT_BUDGET,
+    vocabSize: config.vocabSize,
+    maxSeqLen: config.maxSeqLen,
+  };
   return microBatches(sequences, shape).map(({ indices, packed }) => {
-    const layout = (gradients: Float32Array[]) => np.array(toNextTokenLayout(packed, indices.map((i) => at(gradients, i, 'gradients'))));
+    const layout = (gradients: Float32Array[]) =>
+      np.array(
+        toNextTokenLayout(
+          packed,
+          indices.map((i) => at(gradients, i, 'gradients')),
+        ),
+      );
     const cotangents: Cotangents = { logprobs: layout(output.gradLogprobs) };
     if (output.gradEntropies !== undefined) cotangents.entropies = layout(output.gradEntropies);
     if (output.gradValues !== undefined) cotangents.values = layout(output.gradValues);

@@ -30,51 +30,72 @@ export class CompiledSteps {
 
   /** (params, batch) → the heads `needs` asks for. */
   heads(needs: HeadNeeds): Compiled {
-    return this.memo(`heads:${needs.entropy}:${needs.value}`, () => (params: DeviceParams, batch: DeviceBatch) => ({ ...this.forward(params, batch, needs) }));
+    return this.memo(`heads:${needs.entropy}:${needs.value}`, () => (params: DeviceParams, batch: DeviceBatch) => ({
+      ...this.forward(params, batch, needs),
+    }));
   }
 
   /** (frozen, trained, batch, cotangents) → [surrogate, ∂surrogate/∂trained]. */
   grad(needs: HeadNeeds): Compiled {
-    return this.memo(`grad:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((frozen: DeviceParams, params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
-        valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(params)),
+    return this.memo(
+      `grad:${needs.entropy}:${needs.value}:${needs.detachValue}`,
+      () => (frozen: DeviceParams, params: DeviceParams, batch: DeviceBatch, cot: Cotangents) =>
+        valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(params),
     );
   }
 
   /** (frozen, trained, adam, batch, cotangents, hyper) → { params, state, gradNorm, value }: one whole step. */
   fused(needs: HeadNeeds): Compiled {
-    return this.memo(`fused:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      ((frozen: DeviceParams, params: DeviceParams, state: AdamState, batch: DeviceBatch, cot: Cotangents, hyper: JaxArray) => {
-        const [value, grads] = valueAndGrad((p: DeviceParams) => this.surrogate({ ...frozen, ...p }, batch, cot, needs))(tree.ref(params));
-        const out = clipAndAdamW(params, state, grads, hyper, this.decayed, this.names);
-        return { ...out, value };
-      }),
+    return this.memo(
+      `fused:${needs.entropy}:${needs.value}:${needs.detachValue}`,
+      () =>
+        (
+          frozen: DeviceParams,
+          params: DeviceParams,
+          state: AdamState,
+          batch: DeviceBatch,
+          cot: Cotangents,
+          hyper: JaxArray,
+        ) => {
+          const [value, grads] = valueAndGrad((p: DeviceParams) =>
+            this.surrogate({ ...frozen, ...p }, batch, cot, needs),
+          )(tree.ref(params));
+          const out = clipAndAdamW(params, state, grads, hyper, this.decayed, this.names);
+          return { ...out, value };
+        },
     );
   }
 
   /** (trained, adam, grads, hyper) → { params, state, gradNorm }. */
   adam(): Compiled {
-    return this.memo('adam', () =>
-      ((params: DeviceParams, state: AdamState, grads: DeviceParams, hyper: JaxArray) =>
-        clipAndAdamW(params, state, grads, hyper, this.decayed, this.names)),
+    return this.memo(
+      'adam',
+      () => (params: DeviceParams, state: AdamState, grads: DeviceParams, hyper: JaxArray) =>
+        clipAndAdamW(params, state, grads, hyper, this.decayed, this.names),
     );
   }
 
   /** (a, b) → a + b, name by name. */
   add(): Compiled {
-    return this.memo('add', () =>
-      ((a: DeviceParams, b: DeviceParams) => {
-        const sum: DeviceParams = {};
-        for (const name of this.names) sum[name] = param(a, name).add(param(b, name));
-        return sum;
-      }),
-    );
+    return this.memo('add', () => (a: DeviceParams, b: DeviceParams) => {
+      const sum: DeviceParams = {};
+      for (const name of this.names) sum[name] = param(a, name).add(param(b, name));
+      return sum;
+    });
   }
 
   private forward(params: DeviceParams, batch: DeviceBatch, needs: HeadNeeds): HeadArrays {
     const [B, T] = batch.keyMask.shape as [number, number];
     const h = hiddenStates(params, this.config, batch.tokens, batch.keyMask, batch.cos, batch.sin, B, T);
-    const out = outputHeads(params, this.config, h, batch.targets, batch.invTemperature, needs.entropy, needs.detachValue);
+    const out = outputHeads(
+      params,
+      this.config,
+      h,
+      batch.targets,
+      batch.invTemperature,
+      needs.entropy,
+      needs.detachValue,
+    );
     const result: HeadArrays = { logprobs: out.logprobs };
     if (out.entropies) result.entropies = out.entropies;
     if (out.values) {

@@ -4,6 +4,7 @@
  * `config.json` (LlamaForCausalLM / Qwen2ForCausalLM).
  */
 import { z } from 'zod';
+import { InvalidArgumentError } from '../core/errors.ts';
 
 export const modelConfigSchema = z.object({
   /** Number of token ids. */
@@ -43,6 +44,18 @@ export type ModelConfigInput = z.input<typeof modelConfigSchema>;
 
 export function headDim(config: ModelConfig): number {
   return config.headDimension ?? config.hiddenSize / config.numHeads;
+}
+
+/** Heads must split the width evenly (RoPE rotates pairs) and KV heads must divide the query heads. */
+export function checkAttentionShape(config: ModelConfig): void {
+  if (config.hiddenSize % config.numHeads !== 0 || headDim(config) % 2 !== 0) {
+    throw new InvalidArgumentError(
+      `hiddenSize ${config.hiddenSize} must split into ${config.numHeads} heads of even size`,
+    );
+  }
+  if (config.numHeads % config.numKvHeads !== 0) {
+    throw new InvalidArgumentError(`numKvHeads ${config.numKvHeads} must divide numHeads ${config.numHeads}`);
+  }
 }
 
 /**
@@ -110,7 +123,10 @@ export function parameterShapes(config: ModelConfig): Map<string, number[]> {
  * The same weights with a critic added: a value head of zeros (so it predicts 0 until trained) on
  * top of a model trained without one, e.g. PPO from an SFT checkpoint. Unchanged if it has one.
  */
-export function withZeroValueHead(config: ModelConfig, params: HostParams): { config: ModelConfig; params: HostParams } {
+export function withZeroValueHead(
+  config: ModelConfig,
+  params: HostParams,
+): { config: ModelConfig; params: HostParams } {
   if (config.valueHead) return { config, params };
   const out = new Map(params);
   out.set('valueHead.w', { shape: [config.hiddenSize, 1], data: new Float32Array(config.hiddenSize) });

@@ -77,7 +77,11 @@ interface GenerationPlan extends CacheLayout {
   maxNew: number;
 }
 
-function planGeneration(config: ModelConfig, asked: readonly (readonly number[])[], options: GenerateOptions): GenerationPlan {
+function planGeneration(
+  config: ModelConfig,
+  asked: readonly (readonly number[])[],
+  options: GenerateOptions,
+): GenerationPlan {
   const realRows = asked.length;
   // Rows are padded to a multiple of ROW_MULTIPLE with one-token filler prompts: fewer distinct
   // shapes to compile, and jax-js's allocator only reuses buffers of identical size classes.
@@ -90,7 +94,9 @@ function planGeneration(config: ModelConfig, asked: readonly (readonly number[])
   const longest = Math.max(...prompts.map((p) => p.length));
   const promptLen = bucketLength(longest, config.maxSeqLen, PROMPT_BUCKET);
   if (longest >= config.maxSeqLen) {
-    throw new InvalidArgumentError(`a prompt of ${longest} tokens leaves no room in the context window of ${config.maxSeqLen}`);
+    throw new InvalidArgumentError(
+      `a prompt of ${longest} tokens leaves no room in the context window of ${config.maxSeqLen}`,
+    );
   }
   // Each row's positions count from its own first token, so a row may use the window up to
   // maxSeqLen − its own length; the shared cache may be longer than the window.

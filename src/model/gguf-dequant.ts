@@ -50,13 +50,21 @@ export const ggmlBlockLayout: Record<GgmlTypeName, { values: number; bytes: numb
   Q6_K: { values: 256, bytes: 210 },
 };
 
-const typeNameById = new Map<number, GgmlTypeName>(Object.entries(ggmlTypes).map(([name, id]) => [id, name as GgmlTypeName]));
+const typeNameById = new Map<number, GgmlTypeName>(
+  Object.entries(ggmlTypes).map(([name, id]) => [id, name as GgmlTypeName]),
+);
 
 /** The type name of a GGML type id; a CheckpointError listing the supported types otherwise. */
-export function ggmlTypeName(id: number, { file = '<gguf>', tensor }: { file?: string; tensor?: string } = {}): GgmlTypeName {
+export function ggmlTypeName(
+  id: number,
+  { file = '<gguf>', tensor }: { file?: string; tensor?: string } = {},
+): GgmlTypeName {
   const name = typeNameById.get(id);
   if (name === undefined) {
-    throw new CheckpointError(`${file}: tensor "${tensor}": GGML type ${id} is not supported; supported: ${Object.keys(ggmlTypes).join(', ')}`, { file, tensor, type: id });
+    throw new CheckpointError(
+      `${file}: tensor "${tensor}": GGML type ${id} is not supported; supported: ${Object.keys(ggmlTypes).join(', ')}`,
+      { file, tensor, type: id },
+    );
   }
   return name;
 }
@@ -64,7 +72,11 @@ export function ggmlTypeName(id: number, { file = '<gguf>', tensor }: { file?: s
 /** Bytes that `count` values of a type occupy; `count` must be a whole number of blocks. */
 export function ggmlByteSize(type: GgmlTypeName, count: number): number {
   const layout = ggmlBlockLayout[type];
-  if (count % layout.values !== 0) throw new CheckpointError(`${count} values are not a whole number of ${type} blocks of ${layout.values}`, { type, count });
+  if (count % layout.values !== 0)
+    throw new CheckpointError(`${count} values are not a whole number of ${type} blocks of ${layout.values}`, {
+      type,
+      count,
+    });
   return (count / layout.values) * layout.bytes;
 }
 
@@ -107,7 +119,8 @@ const dequantizers: Record<GgmlTypeName, (source: Blocks) => void> = {
 /** Dequantizes `count` values of `type` from `bytes` (exactly `ggmlByteSize(type, count)` of them). */
 export function dequantize(type: GgmlTypeName, bytes: Uint8Array, count: number): Float32Array {
   const needed = ggmlByteSize(type, count);
-  if (bytes.length < needed) throw new CheckpointError(`${type}: ${count} values need ${needed} bytes, got ${bytes.length}`, { type, count });
+  if (bytes.length < needed)
+    throw new CheckpointError(`${type}: ${count} values need ${needed} bytes, got ${bytes.length}`, { type, count });
   const view = new DataView(bytes.buffer, bytes.byteOffset, needed);
   const out = new Float32Array(count);
   dequantizers[type]({ view, out, blocks: count / ggmlBlockLayout[type].values });

@@ -55,7 +55,10 @@ class GgufReader {
   }
 
   fail(message: string): never {
-    throw new CheckpointError(`${this.file}: ${message} (at byte ${this.position})`, { file: this.file, position: this.position });
+    throw new CheckpointError(`${this.file}: ${message} (at byte ${this.position})`, {
+      file: this.file,
+      position: this.position,
+    });
   }
 
   u32(): number {
@@ -89,23 +92,35 @@ class GgufReader {
     const at = this.advance(size);
     const view = this.view;
     switch (type) {
-      case 0: return view.getUint8(at);
-      case 1: return view.getInt8(at);
-      case 2: return view.getUint16(at, true);
-      case 3: return view.getInt16(at, true);
-      case 4: return view.getUint32(at, true);
-      case 5: return view.getInt32(at, true);
-      case 6: return view.getFloat32(at, true);
-      case 7: return view.getUint8(at) !== 0;
-      case 10: return view.getBigUint64(at, true);
-      case 11: return view.getBigInt64(at, true);
-      default: return view.getFloat64(at, true);
+      case 0:
+        return view.getUint8(at);
+      case 1:
+        return view.getInt8(at);
+      case 2:
+        return view.getUint16(at, true);
+      case 3:
+        return view.getInt16(at, true);
+      case 4:
+        return view.getUint32(at, true);
+      case 5:
+        return view.getInt32(at, true);
+      case 6:
+        return view.getFloat32(at, true);
+      case 7:
+        return view.getUint8(at) !== 0;
+      case 10:
+        return view.getBigUint64(at, true);
+      case 11:
+        return view.getBigInt64(at, true);
+      default:
+        return view.getFloat64(at, true);
     }
   }
 
   /** Moves past `size` bytes; returns where they start. */
   private advance(size: number): number {
-    if (this.position + size > this.bytes.length) this.fail(`truncated: needs ${size} more bytes, the file has ${this.bytes.length}`);
+    if (this.position + size > this.bytes.length)
+      this.fail(`truncated: needs ${size} more bytes, the file has ${this.bytes.length}`);
     const start = this.position;
     this.position += size;
     return start;
@@ -137,7 +152,8 @@ export function parseGguf(bytes: Uint8Array, { file = '<memory>' }: { file?: str
   const stored = Array.from({ length: tensorCount }, () => readTensorInfo(reader));
   const alignmentValue = metadata.get('general.alignment') ?? 32;
   const alignment = Number(alignmentValue);
-  if (!Number.isInteger(alignment) || alignment <= 0) reader.fail(`general.alignment ${String(alignmentValue)} is not a positive integer`);
+  if (!Number.isInteger(alignment) || alignment <= 0)
+    reader.fail(`general.alignment ${String(alignmentValue)} is not a positive integer`);
   const dataStart = Math.ceil(reader.position / alignment) * alignment;
   const tensors = stored.map((info) => placeTensor(reader, info, dataStart, alignment));
   return { version, metadata, tensors, alignment, bytes, file };
@@ -159,8 +175,12 @@ function placeTensor(reader: GgufReader, info: StoredTensorInfo, dataStart: numb
   const byteLength = ggmlByteSize(info.type, info.count);
   const offset = dataStart + info.relative;
   const fileLength = reader.bytes.length;
-  if (info.relative % alignment !== 0) reader.fail(`tensor "${info.name}" offset ${info.relative} is not a multiple of the alignment ${alignment}`);
-  if (offset + byteLength > fileLength) reader.fail(`tensor "${info.name}" data [${offset}, ${offset + byteLength}) runs past the end of the file (${fileLength} bytes)`);
+  if (info.relative % alignment !== 0)
+    reader.fail(`tensor "${info.name}" offset ${info.relative} is not a multiple of the alignment ${alignment}`);
+  if (offset + byteLength > fileLength)
+    reader.fail(
+      `tensor "${info.name}" data [${offset}, ${offset + byteLength}) runs past the end of the file (${fileLength} bytes)`,
+    );
   return { name: info.name, shape: info.shape, type: info.type, offset, byteLength };
 }
 
@@ -178,12 +198,16 @@ export async function readGguf(path: string): Promise<GgufFile> {
 /** One tensor dequantized to float32, in row-major `shape`. */
 export function readGgufTensor(gguf: GgufFile, info: GgufTensorInfo): { shape: number[]; data: Float32Array } {
   const count = info.shape.reduce((a, b) => a * b, 1);
-  return { shape: [...info.shape], data: dequantize(info.type, gguf.bytes.subarray(info.offset, info.offset + info.byteLength), count) };
+  return {
+    shape: [...info.shape],
+    data: dequantize(info.type, gguf.bytes.subarray(info.offset, info.offset + info.byteLength), count),
+  };
 }
 
 /** A metadata value; a CheckpointError naming the key when it is absent (and no fallback is given). */
 export function ggufMetadata(gguf: GgufFile, key: string, fallback?: GgufValue): GgufValue {
   const value = gguf.metadata.get(key) ?? fallback;
-  if (value === undefined) throw new CheckpointError(`${gguf.file}: metadata "${key}" is missing`, { file: gguf.file, key });
+  if (value === undefined)
+    throw new CheckpointError(`${gguf.file}: metadata "${key}" is missing`, { file: gguf.file, key });
   return value;
 }

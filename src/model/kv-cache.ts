@@ -62,7 +62,14 @@ export function cacheWrite(mask: JaxArray, slot: JaxArray): CacheWrite {
  * Grouped query heads share their KV head without copying the cache: q as [B, KV, G, hd].
  * Consumes the layer's cache arrays; reads `step` through new references.
  */
-export function cachedAttention(config: ModelConfig, main: Caches, recent: Caches, layer: number, step: CacheWrite, next: Caches): Attention {
+export function cachedAttention(
+  config: ModelConfig,
+  main: Caches,
+  recent: Caches,
+  layer: number,
+  step: CacheWrite,
+  next: Caches,
+): Attention {
   return (q, k, v) => {
     const B = at(q.shape, 0, 'q.shape');
     const hd = headDim(config);
@@ -77,7 +84,10 @@ export function cachedAttention(config: ModelConfig, main: Caches, recent: Cache
     next.v.push(recentV.ref);
     const qg = q.reshape([B, KV, config.numHeads / KV, hd]); // [B, KV, G, hd]
     const scores = np
-      .concatenate([np.matmul(qg.ref, mainK.transpose([0, 1, 3, 2])), np.matmul(qg, recentK.transpose([0, 1, 3, 2]))], -1) // [B, KV, G, Tc + C]
+      .concatenate(
+        [np.matmul(qg.ref, mainK.transpose([0, 1, 3, 2])), np.matmul(qg, recentK.transpose([0, 1, 3, 2]))],
+        -1,
+      ) // [B, KV, G, Tc + C]
       .mul(1 / Math.sqrt(hd))
       .add(step.bias.ref);
     const weights = nn.softmax(scores, -1); // [B, KV, G, Tc + C]
@@ -103,7 +113,8 @@ export function mergeChunk(main: Caches, recent: Caches, place: JaxArray): Cache
 
 /** A recent chunk of zeros, [B, KV, C, hd] per layer. */
 export function emptyChunk(config: ModelConfig, rows: number, chunk: number): Caches {
-  const zeros = () => Array.from({ length: config.numLayers }, () => np.zeros([rows, config.numKvHeads, chunk, headDim(config)]));
+  const zeros = () =>
+    Array.from({ length: config.numLayers }, () => np.zeros([rows, config.numKvHeads, chunk, headDim(config)]));
   return { k: zeros(), v: zeros() };
 }
 
@@ -117,6 +128,12 @@ export function chunkPlacement(mainSlots: number, chunk: number, start: number):
 /** Per layer, the row groups' caches joined along the batch axis. */
 export function concatenateRows(parts: readonly Caches[]): Caches {
   const first = at(parts, 0, 'parts');
-  const join = (which: 'k' | 'v') => first[which].map((_, i) => np.concatenate(parts.map((p) => at(p[which], i, which)), 0));
+  const join = (which: 'k' | 'v') =>
+    first[which].map((_, i) =>
+      np.concatenate(
+        parts.map((p) => at(p[which], i, which)),
+        0,
+      ),
+    );
   return { k: join('k'), v: join('v') };
 }

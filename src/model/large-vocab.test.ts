@@ -35,7 +35,7 @@ test('scoring and a train step at a 49,152-token vocabulary stay inside the wasm
 });
 
 test('tokensPerCall lowers the token budget only where [tokens, V] logits would pass 2^25 elements', async () => {
-  const { tokensPerCall, TRAIN_TOKEN_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET } = await import('./model.ts');
+  const { tokensPerCall, TRAIN_TOKEN_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET } = await import('./micro-batches.ts');
   // The byte models (272 ids) keep their budgets: their compiled shapes, and results, are unchanged.
   assert.equal(tokensPerCall(TRAIN_TOKEN_BUDGET, 272), TRAIN_TOKEN_BUDGET);
   assert.equal(tokensPerCall(SCORE_TOKEN_BUDGET, 272), SCORE_TOKEN_BUDGET);

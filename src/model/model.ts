@@ -8,28 +8,32 @@
  * compiled call; otherwise one compiled forward pass comes first.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import type { TokenLoss, TokenLossOutput } from '../core/loss.ts';
 import { at } from '../core/indexing.ts';
+import type { TokenLoss, TokenLossOutput } from '../core/loss.ts';
 import { Rng } from '../core/rng.ts';
-import { numpy as np, tree, initJax, readScalar, type JaxArray } from './jax.ts';
-import { headDim, modelConfigSchema, parameterShapes, type HostParams, type ModelConfig, type ModelConfigInput } from './config.ts';
+import { checkAttentionShape, modelConfigSchema, type HostParams, type ModelConfig } from './config.ts';
+import type { ModelConfigInput } from './config.ts';
+import { tree, initJax, readScalar, numpy as np, type JaxArray } from './jax.ts';
 import type { DeviceParams } from './transformer.ts';
 import { CompiledSteps, type HeadArrays } from './compiled-steps.ts';
 import { DeviceBatches } from './device-batch.ts';
 import { hyperVector, type AdamState, type OptimOptions } from './adamw.ts';
-import { checkHostParams, decayedNames, initHostParams, parameterNames, toDevice, toHost, zerosLike } from './params.ts';
+import { checkHostParams, initHostParams, toDevice, toHost } from './params.ts';
 import { fromNextTokenLayout, type PackedBatch } from './batch.ts';
-import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, microBatches, tokensPerCall } from './micro-batches.ts';
+import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET, TRAIN_TOKEN_BUDGET, microBatches } from './micro-batches.ts';
+import { TRAIN_HEAD_ELEMENT_BUDGET, tokensPerCall } from './micro-batches.ts';
 import { LayerwiseBackward, layerwiseByDefault, type HeadNeeds } from './layerwise-backward.ts';
 import { cotangentBatches, headNeeds, trainedTokens, type PreparedMicroBatch } from './backward-inputs.ts';
+import { checkOptimizerState, loraSetup, trainedArrays, type LoraSetup } from './trained-arrays.ts';
 import { saveAdapter } from './lora-peft.ts';
-import { checkByShapes, dropoutMasks, initLoraParams, loraConfigSchema, loraScale, loraShapes, mergeLora, toDeviceByShapes, toHostByShapes, zerosByShapes } from './lora.ts';
+import { checkByShapes, dropoutMasks, mergeLora, toDeviceByShapes, toHostByShapes } from './lora.ts';
 import type { LoraConfig, LoraConfigInput } from './lora.ts';
-import type { BackwardOptions, LossReport, ModelOptions, ScoreOptions, ScoreResult, StepReport } from './model-options.ts';
+import type { BackwardOptions, LossReport, ModelOptions, ScoreOptions } from './model-options.ts';
+import type { ScoreResult, StepReport } from './model-options.ts';
 
-export { HEAD_ELEMENT_BUDGET, MIN_TRAIN_LENGTH, SCORE_TOKEN_BUDGET, TRAIN_HEAD_ELEMENT_BUDGET, TRAIN_TOKEN_BUDGET, powerOfTwoBucket, tokensPerCall } from './micro-batches.ts';
-
-export type { BackwardOptions, LossReport, ModelOptions, ScoreOptions, ScoreResult, StepReport } from './model-options.ts';
+// Re-exported for bench/real-memory.ts; the other budgets are read from micro-batches.ts.
+export { TRAIN_HEAD_ELEMENT_BUDGET, tokensPerCall } from './micro-batches.ts';
+export type * from './model-options.ts';
 
 export class TransformerModel {
   readonly config: ModelConfig;
@@ -37,10 +41,10 @@ export class TransformerModel {
   readonly lora: LoraConfig | null;
   private params: DeviceParams;
   /** The adapters under LoRA (the trained arrays), else null. */
-  private adapters: DeviceParams | null = null;
+  private adapters: DeviceParams | null;
   /** Names and shapes of the trained arrays: the weights, or the adapters under LoRA. */
   private readonly trainableShapes: Map<string, number[]>;
-  private readonly loraScaleArray: JaxArray | null = null;
+  private readonly loraScaleArray: JaxArray | null;
   private readonly dropoutRng: Rng;
   private adam: AdamState;
   /** Optimizer steps taken. */
@@ -63,35 +67,24 @@ export class TransformerModel {
   private readonly compiled: CompiledSteps;
   private readonly deviceBatches: DeviceBatches;
 
-  private constructor(config: ModelConfig, params: HostParams, lora: { config: LoraConfig; adapters: HostParams; seed: number } | null = null) {
+  private constructor(config: ModelConfig, params: HostParams, lora: LoraSetup | null = null) {
     checkHostParams(config, params);
-    if (config.hiddenSize % config.numHeads !== 0 || headDim(config) % 2 !== 0) {
-      throw new InvalidArgumentError(`hiddenSize ${config.hiddenSize} must split into ${config.numHeads} heads of even size`);
-    }
-    if (config.numHeads % config.numKvHeads !== 0) {
-      throw new InvalidArgumentError(`numKvHeads ${config.numKvHeads} must divide numHeads ${config.numHeads}`);
-    }
+    checkAttentionShape(config);
     this.config = config;
     this.params = toDevice(config, params);
     this.layerwise = new LayerwiseBackward(config);
     this.deviceBatches = new DeviceBatches(config);
-    this.layerwiseBackward = layerwiseByDefault(config, tokensPerCall(this.trainTokenBudget, config.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET));
+    const tokens = tokensPerCall(this.trainTokenBudget, config.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET);
+    this.layerwiseBackward = layerwiseByDefault(config, tokens);
     this.lora = lora?.config ?? null;
     this.dropoutRng = new Rng(lora?.seed ?? 0);
-    if (lora === null) {
-      this.trainableShapes = parameterShapes(config);
-      this.names = parameterNames(config);
-      this.decayed = decayedNames(config);
-      this.adam = { m: zerosLike(config), v: zerosLike(config) };
-    } else {
-      this.trainableShapes = loraShapes(config, lora.config);
-      checkByShapes(this.trainableShapes, lora.adapters, 'LoRA adapters');
-      this.names = [...this.trainableShapes.keys()];
-      this.decayed = new Set(this.names);
-      this.adapters = toDeviceByShapes(this.trainableShapes, lora.adapters);
-      this.loraScaleArray = np.array(new Float32Array([loraScale(lora.config)]));
-      this.adam = { m: zerosByShapes(this.trainableShapes), v: zerosByShapes(this.trainableShapes) };
-    }
+    const trained = trainedArrays(config, lora);
+    this.trainableShapes = trained.shapes;
+    this.names = trained.names;
+    this.decayed = trained.decayed;
+    this.adapters = trained.adapters;
+    this.loraScaleArray = trained.loraScale;
+    this.adam = trained.adam;
     this.compiled = new CompiledSteps(config, this.decayed, this.names);
   }
 
@@ -100,7 +93,7 @@ export class TransformerModel {
     await initJax();
     const parsed = modelConfigSchema.parse(config);
     const seed = options.seed ?? 0;
-    return new TransformerModel(parsed, initHostParams(parsed, seed), TransformerModel.loraFor(parsed, options.lora, seed));
+    return new TransformerModel(parsed, initHostParams(parsed, seed), loraSetup(parsed, options.lora, seed));
   }
 
   /** A model from host parameters (a checkpoint); with `lora`, fresh adapters on them (or the given ones). */
@@ -111,16 +104,9 @@ export class TransformerModel {
   ): Promise<TransformerModel> {
     await initJax();
     const parsed = modelConfigSchema.parse(config);
-    const lora = TransformerModel.loraFor(parsed, options.lora, options.seed ?? 0);
+    const lora = loraSetup(parsed, options.lora, options.seed ?? 0);
     if (lora !== null && options.adapters !== undefined) lora.adapters = options.adapters;
     return new TransformerModel(parsed, params, lora);
-  }
-
-  private static loraFor(config: ModelConfig, input: LoraConfigInput | undefined, seed: number) {
-    if (input === undefined) return null;
-    const lora = loraConfigSchema.parse(input);
-    // The adapters draw from their own stream, so the base weights equal a model made without LoRA.
-    return { config: lora, adapters: initLoraParams(config, lora, seed + 0x10a), seed: seed + 0x10b };
   }
 
   /** Copies the weights to the host; under LoRA, merged (W + α/r · A B), as export and serving need. */
@@ -137,7 +123,10 @@ export class TransformerModel {
 
   /** The LoRA adapters on the host (`layers.{i}.{weight}.loraA` [in, r], `.loraB` [r, out]). */
   adapterParams(): Promise<HostParams> {
-    if (this.adapters === null) throw new InvalidArgumentError('adapterParams: the model has no LoRA adapters (create it with lora: { rank, … })');
+    if (this.adapters === null)
+      throw new InvalidArgumentError(
+        'adapterParams: the model has no LoRA adapters (create it with lora: { rank, … })',
+      );
     return toHostByShapes(this.trainableShapes, this.adapters);
   }
 
@@ -148,19 +137,20 @@ export class TransformerModel {
 
   /** Copies the optimizer moments to the host (for resumable checkpoints); under LoRA, the adapters' only. */
   async optimizerState(): Promise<{ step: number; m: HostParams; v: HostParams }> {
-    return { step: this.step, m: await toHostByShapes(this.trainableShapes, this.adam.m), v: await toHostByShapes(this.trainableShapes, this.adam.v) };
+    return {
+      step: this.step,
+      m: await toHostByShapes(this.trainableShapes, this.adam.m),
+      v: await toHostByShapes(this.trainableShapes, this.adam.v),
+    };
   }
 
   loadOptimizerState(state: { step: number; m: HostParams; v: HostParams }): void {
-    if (this.lora === null) {
-      checkHostParams(this.config, state.m);
-      checkHostParams(this.config, state.v);
-    } else {
-      checkByShapes(this.trainableShapes, state.m, 'optimizer state');
-      checkByShapes(this.trainableShapes, state.v, 'optimizer state');
-    }
+    checkOptimizerState(this.config, this.lora, this.trainableShapes, state);
     tree.dispose(this.adam);
-    this.adam = { m: toDeviceByShapes(this.trainableShapes, state.m), v: toDeviceByShapes(this.trainableShapes, state.v) };
+    this.adam = {
+      m: toDeviceByShapes(this.trainableShapes, state.m),
+      v: toDeviceByShapes(this.trainableShapes, state.v),
+    };
     this.step = state.step;
   }
 
@@ -202,7 +192,8 @@ export class TransformerModel {
   private frozenInputs(training: { tokens: number } | null): DeviceParams {
     if (this.lora === null) return {};
     const frozen: DeviceParams = { ...tree.ref(this.params), 'lora.scale': this.loraScaleArray!.ref };
-    if (training !== null && this.lora.dropout > 0) Object.assign(frozen, dropoutMasks(this.config, this.lora, training.tokens, this.dropoutRng));
+    if (training !== null && this.lora.dropout > 0)
+      Object.assign(frozen, dropoutMasks(this.config, this.lora, training.tokens, this.dropoutRng));
     return frozen;
   }
 
@@ -215,19 +206,30 @@ export class TransformerModel {
     return this.scoreAll(sequences, options.temperature ?? 1, needs);
   }
 
-  private async scoreAll(sequences: readonly ArrayLike<number>[], temperature: number, needs: HeadNeeds): Promise<ScoreResult> {
+  private async scoreAll(
+    sequences: readonly ArrayLike<number>[],
+    temperature: number,
+    needs: HeadNeeds,
+  ): Promise<ScoreResult> {
     const result: ScoreResult = {
       logprobs: new Array(sequences.length),
       entropies: needs.entropy ? new Array(sequences.length) : undefined,
       values: needs.value ? new Array(sequences.length) : undefined,
     };
-    const shape = { tokenBudget: this.scoreTokenBudget, headElements: HEAD_ELEMENT_BUDGET, vocabSize: this.config.vocabSize, maxSeqLen: this.config.maxSeqLen };
+    const shape = {
+      tokenBudget: this.scoreTokenBudget,
+      headElements: HEAD_ELEMENT_BUDGET,
+      vocabSize: this.config.vocabSize,
+      maxSeqLen: this.config.maxSeqLen,
+    };
     for (const { indices, packed } of microBatches(sequences, shape)) {
       const heads = await this.runHeads(packed, temperature, needs);
       const unpack = (data: Float32Array | undefined, into: Float32Array[] | undefined) => {
         if (data === undefined || into === undefined) return;
         const rows = fromNextTokenLayout(packed, data, indices.length);
-        indices.forEach((index, i) => (into[index] = at(rows, i, 'rows')));
+        indices.forEach((index, i) => {
+          into[index] = at(rows, i, 'rows');
+        });
       };
       unpack(heads.logprobs, result.logprobs);
       unpack(heads.entropies, result.entropies);
@@ -242,7 +244,10 @@ export class TransformerModel {
     needs: HeadNeeds,
   ): Promise<{ logprobs: Float32Array; entropies?: Float32Array; values?: Float32Array }> {
     const fn = this.compiled.heads(needs);
-    const out = fn({ ...this.frozenInputs(null), ...tree.ref(this.trainable()) }, this.deviceBatches.of(packed, temperature)) as HeadArrays;
+    const out = fn(
+      { ...this.frozenInputs(null), ...tree.ref(this.trainable()) },
+      this.deviceBatches.of(packed, temperature),
+    ) as HeadArrays;
     return {
       logprobs: (await out.logprobs.data()) as Float32Array,
       entropies: out.entropies && ((await out.entropies.data()) as Float32Array),
@@ -257,7 +262,11 @@ export class TransformerModel {
    * Forward + loss + backward; gradients are added to an accumulator until `optimStep`.
    * Sequences longer than the context window are rejected (the rollout decides how to cut).
    */
-  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss, { temperature = 1 }: BackwardOptions = {}): Promise<LossReport> {
+  async forwardBackward(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    { temperature = 1 }: BackwardOptions = {},
+  ): Promise<LossReport> {
     const { micro, report, needs } = await this.prepareBackward(sequences, loss, temperature);
     const surrogate = await this.accumulate(micro, needs, temperature);
     return { ...report, loss: loss.dependsOnCurrent ? report.loss : surrogate };
@@ -287,7 +296,8 @@ export class TransformerModel {
 
   /** The gradient accumulated by `forwardBackward` so far, on the host (for inspection and tests). */
   async accumulatedGradients(): Promise<HostParams> {
-    if (this.accumulated === null) throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
+    if (this.accumulated === null)
+      throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
     return toHostByShapes(this.trainableShapes, this.accumulated);
   }
 
@@ -299,10 +309,15 @@ export class TransformerModel {
 
   /** Clips the accumulated gradient, applies AdamW and clears the accumulator. */
   async optimStep(options: OptimOptions): Promise<{ gradNorm: number; step: number }> {
-    if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
+    if (this.accumulated === null)
+      throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
     this.step += 1;
     const hyper = np.array(hyperVector(options, this.step));
-    const out = this.compiled.adam()(this.trainable(), this.adam, this.accumulated, hyper) as { params: DeviceParams; state: AdamState; gradNorm: JaxArray };
+    const out = this.compiled.adam()(this.trainable(), this.adam, this.accumulated, hyper) as {
+      params: DeviceParams;
+      state: AdamState;
+      gradNorm: JaxArray;
+    };
     this.setTrainable(out.params);
     this.adam = out.state;
     this.accumulated = null;
@@ -314,7 +329,11 @@ export class TransformerModel {
    * One optimizer step on one batch: forwardBackward + optimStep. A batch that fits one
    * micro-batch runs forward, backward, clipping and AdamW as one compiled call.
    */
-  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions & BackwardOptions): Promise<StepReport> {
+  async trainStep(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    options: OptimOptions & BackwardOptions,
+  ): Promise<StepReport> {
     if (this.accumulated !== null) {
       throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
     }
@@ -353,10 +372,15 @@ export class TransformerModel {
     loss: TokenLoss,
     temperature: number,
   ): Promise<{ micro: PreparedMicroBatch[]; report: LossReport; needs: HeadNeeds }> {
-    if (!(temperature > 0)) throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
+    if (!(temperature > 0))
+      throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
-      const current = await this.scoreAll(sequences, temperature, { entropy: true, value: this.config.valueHead, detachValue: false });
+      const current = await this.scoreAll(sequences, temperature, {
+        entropy: true,
+        value: this.config.valueHead,
+        detachValue: false,
+      });
       output = loss.compute(current);
     } else {
       // The gradient does not read the inputs; zeros of the right shapes stand in.

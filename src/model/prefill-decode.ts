@@ -6,8 +6,27 @@
 import { at } from '../core/indexing.ts';
 import { numpy as np, jit, tree, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
-import { causalBias, decoderStack, fullAttention, lmLogits, param, rmsNorm, type Attention, type DeviceParams } from './transformer.ts';
-import { CHUNK, cacheWrite, cachedAttention, chunkPlacement, concatenateRows, emptyChunk, mergeChunk, type CacheLayout, type Caches } from './kv-cache.ts';
+import {
+  causalBias,
+  decoderStack,
+  fullAttention,
+  lmLogits,
+  param,
+  rmsNorm,
+  type Attention,
+  type DeviceParams,
+} from './transformer.ts';
+import {
+  CHUNK,
+  cacheWrite,
+  cachedAttention,
+  chunkPlacement,
+  concatenateRows,
+  emptyChunk,
+  mergeChunk,
+  type CacheLayout,
+  type Caches,
+} from './kv-cache.ts';
 import { ropeTables } from './rope.ts';
 import type { TransformerModel } from './model.ts';
 
@@ -25,11 +44,26 @@ function compiledFor(model: TransformerModel): CompiledSampler {
   if (fns === undefined) {
     const config = model.config;
     fns = {
-      prefill: jit(((params: DeviceParams, tokens: JaxArray, promptMask: JaxArray, cos: JaxArray, sin: JaxArray, cacheSlots: JaxArray) =>
-        prefill(config, params, tokens, promptMask, cos, sin, cacheSlots)) as any) as Compiled,
-      decode: jit(((params: DeviceParams, main: Caches, recent: Caches, token: JaxArray, mask: JaxArray, cos: JaxArray, sin: JaxArray, slot: JaxArray) =>
-        decodeStep(config, params, main, recent, token, mask, cos, sin, slot)) as any) as Compiled,
-      merge: jit(((main: Caches, recent: Caches, place: JaxArray) => mergeChunk(main, recent, place)) as any) as Compiled,
+      prefill: jit(((
+        params: DeviceParams,
+        tokens: JaxArray,
+        promptMask: JaxArray,
+        cos: JaxArray,
+        sin: JaxArray,
+        cacheSlots: JaxArray,
+      ) => prefill(config, params, tokens, promptMask, cos, sin, cacheSlots)) as any) as Compiled,
+      decode: jit(((
+        params: DeviceParams,
+        main: Caches,
+        recent: Caches,
+        token: JaxArray,
+        mask: JaxArray,
+        cos: JaxArray,
+        sin: JaxArray,
+        slot: JaxArray,
+      ) => decodeStep(config, params, main, recent, token, mask, cos, sin, slot)) as any) as Compiled,
+      merge: jit(((main: Caches, recent: Caches, place: JaxArray) =>
+        mergeChunk(main, recent, place)) as any) as Compiled,
     };
     compiledByModel.set(model, fns);
   }
@@ -69,7 +103,10 @@ function prefill(
   const out = decoderStack(params, config, x, { batch: B, queryLen: P, cos, sin }, recording);
   bias.dispose();
   disposeUnused(params, config);
-  const last = out.reshape([B, P, config.hiddenSize]).slice([], P - 1).reshape([B, config.hiddenSize]); // [B, D]
+  const last = out
+    .reshape([B, P, config.hiddenSize])
+    .slice([], P - 1)
+    .reshape([B, config.hiddenSize]); // [B, D]
   const logits = lmLogits(params, config, rmsNorm(last, param(params, 'finalNorm'), config.rmsNormEps)); // [B, V]
   return { logits, caches };
 }
@@ -94,7 +131,9 @@ function decodeStep(
   const step = cacheWrite(mask, slot);
   const next: Caches = { k: [], v: [] };
   const x = np.take(param(params, 'embed').ref, token, 0); // [B, D]
-  const out = decoderStack(params, config, x, { batch: B, queryLen: 1, cos, sin }, (layer) => cachedAttention(config, main, recent, layer, step, next));
+  const out = decoderStack(params, config, x, { batch: B, queryLen: 1, cos, sin }, (layer) =>
+    cachedAttention(config, main, recent, layer, step, next),
+  );
   for (const a of [step.bias, step.write, step.keep]) a.dispose();
   disposeUnused(params, config);
   const logits = lmLogits(params, config, rmsNorm(out, param(params, 'finalNorm'), config.rmsNormEps)); // [B, V]
@@ -166,7 +205,13 @@ export function prefillRows(
   }
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only !== undefined) return only;
-  return { logits: np.concatenate(parts.map((p) => p.logits), 0), caches: concatenateRows(parts.map((p) => p.caches)) };
+  return {
+    logits: np.concatenate(
+      parts.map((p) => p.logits),
+      0,
+    ),
+    caches: concatenateRows(parts.map((p) => p.caches)),
+  };
 }
 /**
  * The device side of decoding: the main cache and the recent chunk, and the host buffers that

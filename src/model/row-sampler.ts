@@ -46,7 +46,16 @@ export class RowSampler {
         token[b] = 0;
         continue;
       }
-      const sampled = sampleToken(logits, b * V, V, this.sampleOptions, this.rng, this.scratch, this.order, this.sampledVocab);
+      const sampled = sampleToken(
+        logits,
+        b * V,
+        V,
+        this.sampleOptions,
+        this.rng,
+        this.scratch,
+        this.order,
+        this.sampledVocab,
+      );
       token[b] = sampled.token;
       const row = at(this.rows, b, 'rows');
       row.tokens.push(sampled.token);

@@ -42,12 +42,16 @@ const littleEndianHost = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** Parses a safetensors file already in memory. `file` is used in error messages. */
 export function parseSafetensors(bytes: Uint8Array, { file = '<memory>' }: { file?: string } = {}): SafetensorsContent {
   const fail = (message: string, tensor?: string): never => {
-    throw new CheckpointError(`${file}: ${tensor === undefined ? '' : `tensor "${tensor}": `}${message}`, { file, tensor });
+    throw new CheckpointError(`${file}: ${tensor === undefined ? '' : `tensor "${tensor}": `}${message}`, {
+      file,
+      tensor,
+    });
   };
   if (bytes.length < 8) fail(`file is ${bytes.length} bytes, shorter than the 8-byte header length`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getBigUint64(0, true);
-  if (headerLength > BigInt(bytes.length - 8)) fail(`header length ${headerLength} exceeds the file size ${bytes.length}`);
+  if (headerLength > BigInt(bytes.length - 8))
+    fail(`header length ${headerLength} exceeds the file size ${bytes.length}`);
   const headerEnd = 8 + Number(headerLength);
   let header: unknown;
   try {
@@ -76,27 +80,39 @@ export function parseSafetensors(bytes: Uint8Array, { file = '<memory>' }: { fil
     if (typeof dtype !== 'string' || !(dtype in dtypeBytes)) {
       fail(`dtype ${JSON.stringify(dtype)} is not supported; supported: ${supportedDtypes.join(', ')}`, name);
     }
-    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) fail('shape is not a list of non-negative integers', name);
+    if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+      fail('shape is not a list of non-negative integers', name);
     if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
       fail('data_offsets is not [begin, end] with non-negative integers', name);
     }
     const [begin, end] = offsets as [number, number];
-    if (begin > end || end > dataLength) fail(`data_offsets [${begin}, ${end}] out of range of the ${dataLength}-byte data block`, name);
+    if (begin > end || end > dataLength)
+      fail(`data_offsets [${begin}, ${end}] out of range of the ${dataLength}-byte data block`, name);
     const elements = (shape as number[]).reduce((a, b) => a * b, 1);
     const size = dtypeBytes[dtype as SafetensorsDtype];
     if (elements * size !== end - begin) {
-      fail(`shape [${(shape as number[]).join(', ')}] of ${dtype} needs ${elements * size} bytes but data_offsets span ${end - begin}`, name);
+      fail(
+        `shape [${(shape as number[]).join(', ')}] of ${dtype} needs ${elements * size} bytes but data_offsets span ${end - begin}`,
+        name,
+      );
     }
     spans.push({ name, begin, end });
     const raw = bytes.subarray(dataStart + begin, dataStart + end);
-    tensors.set(name, { dtype: dtype as SafetensorsDtype, shape: [...(shape as number[])], data: decodeData(dtype as SafetensorsDtype, raw, elements) });
+    tensors.set(name, {
+      dtype: dtype as SafetensorsDtype,
+      shape: [...(shape as number[])],
+      data: decodeData(dtype as SafetensorsDtype, raw, elements),
+    });
   }
   spans.sort((a, b) => a.begin - b.begin || a.end - b.end);
   for (let i = 1; i < spans.length; i++) {
     const previous = at(spans, i - 1, 'spans');
     const current = at(spans, i, 'spans');
     if (current.begin < previous.end) {
-      fail(`data [${current.begin}, ${current.end}) overlaps tensor "${previous.name}" [${previous.begin}, ${previous.end})`, current.name);
+      fail(
+        `data [${current.begin}, ${current.end}) overlaps tensor "${previous.name}" [${previous.begin}, ${previous.end})`,
+        current.name,
+      );
     }
   }
   return { tensors, metadata };
@@ -114,7 +130,10 @@ export async function readSafetensors(path: string): Promise<SafetensorsContent>
 }
 
 /** Serializes float32 tensors (sorted by name) with optional string metadata. */
-export function serializeSafetensors(tensors: ReadonlyMap<string, Float32Tensor>, metadata: Record<string, string> = {}): Uint8Array {
+export function serializeSafetensors(
+  tensors: ReadonlyMap<string, Float32Tensor>,
+  metadata: Record<string, string> = {},
+): Uint8Array {
   const names = [...tensors.keys()].sort();
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length > 0) header.__metadata__ = metadata;
@@ -123,7 +142,10 @@ export function serializeSafetensors(tensors: ReadonlyMap<string, Float32Tensor>
     const tensor = tensors.get(name)!;
     const elements = tensor.shape.reduce((a, b) => a * b, 1);
     if (elements !== tensor.data.length) {
-      throw new CheckpointError(`tensor "${name}": shape [${tensor.shape.join(', ')}] has ${elements} elements but data has ${tensor.data.length}`, { tensor: name });
+      throw new CheckpointError(
+        `tensor "${name}": shape [${tensor.shape.join(', ')}] has ${elements} elements but data has ${tensor.data.length}`,
+        { tensor: name },
+      );
     }
     header[name] = { dtype: 'F32', shape: tensor.shape, data_offsets: [offset, offset + 4 * elements] };
     offset += 4 * elements;
@@ -145,7 +167,9 @@ export function serializeSafetensors(tensors: ReadonlyMap<string, Float32Tensor>
       out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), position);
     } else {
       const view = new DataView(out.buffer, position, data.byteLength);
-      data.forEach((value, i) => view.setFloat32(4 * i, value, true));
+      data.forEach((value, i) => {
+        view.setFloat32(4 * i, value, true);
+      });
     }
     position += data.byteLength;
   }
@@ -165,13 +189,21 @@ function decodeData(dtype: SafetensorsDtype, raw: Uint8Array, elements: number):
   const view = new DataView(copy.buffer);
   switch (dtype) {
     case 'F32':
-      return littleEndianHost ? new Float32Array(copy.buffer, 0, elements) : Float32Array.from({ length: elements }, (_, i) => view.getFloat32(4 * i, true));
+      return littleEndianHost
+        ? new Float32Array(copy.buffer, 0, elements)
+        : Float32Array.from({ length: elements }, (_, i) => view.getFloat32(4 * i, true));
     case 'F64':
-      return littleEndianHost ? new Float64Array(copy.buffer, 0, elements) : Float64Array.from({ length: elements }, (_, i) => view.getFloat64(8 * i, true));
+      return littleEndianHost
+        ? new Float64Array(copy.buffer, 0, elements)
+        : Float64Array.from({ length: elements }, (_, i) => view.getFloat64(8 * i, true));
     case 'I32':
-      return littleEndianHost ? new Int32Array(copy.buffer, 0, elements) : Int32Array.from({ length: elements }, (_, i) => view.getInt32(4 * i, true));
+      return littleEndianHost
+        ? new Int32Array(copy.buffer, 0, elements)
+        : Int32Array.from({ length: elements }, (_, i) => view.getInt32(4 * i, true));
     case 'I64':
-      return littleEndianHost ? new BigInt64Array(copy.buffer, 0, elements) : BigInt64Array.from({ length: elements }, (_, i) => view.getBigInt64(8 * i, true));
+      return littleEndianHost
+        ? new BigInt64Array(copy.buffer, 0, elements)
+        : BigInt64Array.from({ length: elements }, (_, i) => view.getBigInt64(8 * i, true));
     case 'F16': {
       const out = new Float32Array(elements);
       for (let i = 0; i < elements; i++) out[i] = halfToFloat(view.getUint16(2 * i, true));

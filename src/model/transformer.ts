@@ -112,7 +112,10 @@ export function fullAttention(bias: JaxArray, config: ModelConfig, batch: number
     const groups = config.numHeads / config.numKvHeads;
     const keys = repeatKv(k, groups); // [B, H, Tk, hd]
     const values = repeatKv(v, groups); // [B, H, Tk, hd]
-    const scores = np.matmul(q, keys.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(hd)).add(bias); // [B, H, Tq, Tk]
+    const scores = np
+      .matmul(q, keys.transpose([0, 1, 3, 2]))
+      .mul(1 / Math.sqrt(hd))
+      .add(bias); // [B, H, Tq, Tk]
     const weights = nn.softmax(scores, -1); // [B, H, Tq, Tk]
     return np
       .matmul(weights, values) // [B, H, Tq, hd]
@@ -144,7 +147,9 @@ export function hiddenStates(
 ): JaxArray {
   const bias = causalBias(keyMask, seqLen); // [B, 1, T, T]
   const x = np.take(param(params, 'embed').ref, tokens, 0); // [N, D]
-  const out = decoderStack(params, config, x, { batch, queryLen: seqLen, cos, sin }, () => fullAttention(bias.ref, config, batch, seqLen));
+  const out = decoderStack(params, config, x, { batch, queryLen: seqLen, cos, sin }, () =>
+    fullAttention(bias.ref, config, batch, seqLen),
+  );
   bias.dispose();
   return rmsNorm(out, param(params, 'finalNorm'), config.rmsNormEps); // [N, D]
 }
@@ -162,7 +167,13 @@ export function decoderStack(
 ): JaxArray {
   const { batch, queryLen, cos, sin } = inputs;
   for (let i = 0; i < config.numLayers; i++) {
-    x = decoderLayer(params, `layers.${i}.`, x, { batch, queryLen, cos: cos.ref, sin: sin.ref, attention: attentionFor(i) }, config);
+    x = decoderLayer(
+      params,
+      `layers.${i}.`,
+      x,
+      { batch, queryLen, cos: cos.ref, sin: sin.ref, attention: attentionFor(i) },
+      config,
+    );
   }
   cos.dispose();
   sin.dispose();
@@ -173,7 +184,13 @@ export function decoderStack(
  * One block: x + Attn(RMSNorm(x)), then + SwiGLU(RMSNorm(·)). x [N, D] → [N, D]. Reads the
  * parameters named `{prefix}…`; consumes `x`, the inputs' arrays and the entries it uses.
  */
-export function decoderLayer(params: DeviceParams, prefix: string, x: JaxArray, inputs: BlockInputs, config: ModelConfig): JaxArray {
+export function decoderLayer(
+  params: DeviceParams,
+  prefix: string,
+  x: JaxArray,
+  inputs: BlockInputs,
+  config: ModelConfig,
+): JaxArray {
   const h = rmsNorm(x.ref, param(params, prefix + 'attnNorm'), config.rmsNormEps);
   const { q, k, v } = projectQkv(params, prefix, h, config, inputs);
   x = x.add(linear(params, prefix + 'wo', inputs.attention(q, k, v))); // [N, D]
@@ -239,7 +256,12 @@ export function valueHeadOutput(params: DeviceParams, h: JaxArray, detach: boole
 }
 
 /** log π(target) (and entropies) from logits [N, V] at `invTemperature`. Consumes its inputs. */
-export function policyHeads(logits: JaxArray, targets: JaxArray, invTemperature: JaxArray, withEntropy: boolean): { logprobs: JaxArray; entropies?: JaxArray } {
+export function policyHeads(
+  logits: JaxArray,
+  targets: JaxArray,
+  invTemperature: JaxArray,
+  withEntropy: boolean,
+): { logprobs: JaxArray; entropies?: JaxArray } {
   const vocabSize = at(logits.shape, 1, 'logits.shape');
   const logp = nn.logSoftmax(logits.mul(invTemperature), -1); // [N, V]
   const logprobs = logp.ref.mul(oneHotRows(targets, vocabSize)).sum(-1); // [N]
