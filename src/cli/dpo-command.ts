@@ -1,21 +1,22 @@
 /**
  * `agentrl dpo --env <name>`: online DPO on preference pairs built from rollouts (a successful and
  * a failed episode of the same task), from a warm-started or loaded model; prints held-out
- * success before and after. Options come from defaults, `--config` and flags as for train; the
- * run is recorded in the run store (config, per-iteration metrics, test results, checkpoints) in
- * its own checkpoint folder. DPO runs do not resume: Ctrl-C / SIGTERM saves the weights in
+ * success before and after. The policy is the one `agentrl train` builds (backend-setup.ts
+ * `policyBackend`): `--model` starts from those weights in the model's own chat format (its
+ * checkpoints carry its tokenizer files; the env instructions become a system message), and the
+ * reference is restored from the starting policy's state as train's KL reference is. Options
+ * come from defaults, `--config` and flags as for train; the run is recorded in the run store
+ * (config, per-iteration metrics, test results, checkpoints) in its own checkpoint folder. DPO runs do not resume: Ctrl-C / SIGTERM saves the weights in
  * `<folder>/latest` and marks the run interrupted.
  */
 import { join } from 'node:path';
 import { z } from 'zod';
 import { environmentNames } from '../envs/index.ts';
-import { TransformerModel } from '../model/model.ts';
-import { saveCheckpoint } from '../model/checkpoint.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { RunStore } from '../store/run-store.ts';
 import { dpoConfigSchema, runDpo, type DpoIterationMetrics } from '../train/dpo.ts';
 import { validate } from '../train/rl.ts';
-import { checkRunSetup, modelSetupSchema, prepareModel } from './model-setup.ts';
+import { backendSchema, policyBackend, type PolicyBackend } from './backend-setup.ts';
+import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
 import { Progress } from './progress.ts';
 import { rejectPositional } from './flags.ts';
 import { resolveOptions } from './config-file.ts';
@@ -40,7 +41,7 @@ export type DpoCommandOptions = z.infer<typeof dpoCommandSchema>;
 export async function dpoCommand(argv: readonly string[]): Promise<number> {
   const interrupt = new RunInterrupt('dpo');
   try {
-    const { options, positional } = resolveOptions(dpoCommandSchema, argv);
+    const { options, positional } = resolveDpoOptions(argv);
     rejectPositional(dpoCommandSchema, positional, { '--env': environmentNames() });
     const setup = await checkRunSetup(options);
     const store = RunStore.open(options.store);
@@ -58,16 +59,16 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
       return await recordedRun({ store, run, label: 'dpo', interrupt }, async () => {
         const env = () => setup.descriptor.make(setup.envOptions);
         interrupt.enter('the warm start');
-        const model = await prepareModel({ ...options, envOptions: setup.envOptions, historyTurns: undefined }, setup.descriptor, { valueHead: false, label: 'dpo', init: setup.init });
-        const save = async (name: string, extra: Record<string, unknown>) =>
-          saveCheckpoint(join(dir, name), { config: model.config, params: await model.hostParams(), extra: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
-        const policy = new BuiltinPolicy({ model });
+        const backend = dpoBackend(options, setup);
+        const policy = await backend.start();
+        const save = (name: string, extra: Record<string, unknown>) => policy.save(join(dir, name), { metadata: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
         const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: -1 };
         interrupt.enter('the held-out test before DPO');
         const before = await validate(policy, env, testConfig, 'test');
         store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });
         console.error(`dpo: held-out test success before: ${(before * 100).toFixed(1)}%`);
-        const reference = new BuiltinPolicy({ model: await TransformerModel.fromParams(model.config, await model.hostParams()) });
+        // The reference: a scoring copy of the starting policy, restored as train's KL reference is.
+        const reference = await backend.restoreReference(await policy.saveState());
         interrupt.enter('the DPO iterations', { graceful: 'finishing this iteration, then saving' });
         const progress = new Progress({ label: 'dpo', total: options.iterations });
         const result = await runDpo({
@@ -116,6 +117,18 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
   } finally {
     interrupt.dispose();
   }
+}
+
+/** The policy `agentrl train` builds (backend-setup.ts): --model's weights in its own chat format, else the warm-started byte model. */
+function dpoBackend(options: DpoCommandOptions, setup: RunSetup): PolicyBackend {
+  return policyBackend({ ...backendSchema.parse({}), ...options, envOptions: setup.envOptions, historyTurns: undefined }, setup.descriptor, { valueHead: false, label: 'dpo', init: setup.init });
+}
+
+/** Defaults, then `--model`'s own chat format (the env instructions as a system message, as for train), the config file, the flags. */
+export function resolveDpoOptions(argv: readonly string[]) {
+  const { options: plain } = resolveOptions(dpoCommandSchema, argv);
+  const base = Object.fromEntries(Object.entries(modelPreset(modelSpecOf(plain))).filter(([key]) => key in dpoCommandSchema.shape));
+  return resolveOptions(dpoCommandSchema, argv, { base, baseSource: "--model's own chat format" });
 }
 
 /** The iteration's numbers as store metrics (the validation result is recorded as an evaluation too). */

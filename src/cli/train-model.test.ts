@@ -9,27 +9,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tinyChatmlFiles, tinyChatmlFormat } from '../chat/tiny-chatml.ts';
-import { modelConfigSchema } from '../model/config.ts';
 import { initHostParams } from '../model/params.ts';
 import { toHfTensors } from '../model/hf-config.ts';
 import { serializeSafetensors } from '../model/safetensors.ts';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
+import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
 import { builtinEngine, checkBackendOptions } from './backend-setup.ts';
 import { checkRunSetup } from './model-setup.ts';
 import { runCli } from './cli-test-fixture.ts';
-
-const tiny = modelConfigSchema.parse({ vocabSize: 264, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 1024 });
-
-/** A plain Hugging Face folder (no agentrl block): config.json, model.safetensors and the tiny model's tokenizer files. */
-async function tinyModelFolder(dir: string, { tokenizer = true }: { tokenizer?: boolean } = {}): Promise<string> {
-  const files = tinyChatmlFiles();
-  await saveCheckpoint(dir, { config: tiny, params: initHostParams(tiny, 3), tokenizer: tinyChatmlFormat().tokenizer, chatFiles: files });
-  const { agentrl: _agentrl, ...hfConfig } = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
-  await writeFile(join(dir, 'config.json'), JSON.stringify(hfConfig));
-  if (!tokenizer) for (const file of ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json']) await rm(join(dir, file));
-  return dir;
-}
+import { tinyModelConfig as tiny, tinyModelFolder } from './tiny-model-folder.ts';
 
 async function withTempDir(run: (dir: string) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-train-model-'));
