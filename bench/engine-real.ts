@@ -11,8 +11,25 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const smolShape = { vocab: 49152, hidden: 576, layers: 30, heads: 9, kv_heads: 3, intermediate: 1536, context: 2048, rope_theta: 100000, rms_eps: 1e-5 };
-export const realWork = { scoreRows: 16, scoreLength: 256, genBatch: 16, genPrompt: 32, genNew: 128, reps: Number(process.env.BENCH_REAL_REPS ?? 2) };
+export const smolShape = {
+  vocab: 49152,
+  hidden: 576,
+  layers: 30,
+  heads: 9,
+  kv_heads: 3,
+  intermediate: 1536,
+  context: 2048,
+  rope_theta: 100000,
+  rms_eps: 1e-5,
+};
+export const realWork = {
+  scoreRows: 16,
+  scoreLength: 256,
+  genBatch: 16,
+  genPrompt: 32,
+  genNew: 128,
+  reps: Number(process.env.BENCH_REAL_REPS ?? 2),
+};
 const jaxNewTokens = Number(process.env.BENCH_REAL_JAX_NEW ?? 16);
 
 export interface RealFigures {
@@ -31,7 +48,9 @@ function median(values: number[]): number {
 function workload(vocab: number) {
   let state = 12345;
   const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) % vocab;
-  const sequences = Array.from({ length: realWork.scoreRows }, () => Array.from({ length: realWork.scoreLength }, next));
+  const sequences = Array.from({ length: realWork.scoreRows }, () =>
+    Array.from({ length: realWork.scoreLength }, next),
+  );
   const prompts = Array.from({ length: realWork.genBatch }, () => Array.from({ length: realWork.genPrompt }, next));
   return { sequences, prompts };
 }
@@ -67,7 +86,13 @@ export async function measureRealChild(engine: 'jax' | 'onnx', threads: number, 
     await generate(model, prompts, { maxNewTokens: 2, seed: 0 });
     const [rows, genSeconds] = await timed(() => generate(model, prompts, { maxNewTokens: jaxNewTokens, seed: 1 }));
     const note = `1 scoring run (compile included); ${jaxNewTokens} new tokens`;
-    return { system: `jax-js, ${threads} wasm thread${threads > 1 ? 's' : ''}`, scoreSeconds, genTokensPerSecond: tokens(rows) / genSeconds, peakRssMb: process.resourceUsage().maxRSS / 1024, note };
+    return {
+      system: `jax-js, ${threads} wasm thread${threads > 1 ? 's' : ''}`,
+      scoreSeconds,
+      genTokensPerSecond: tokens(rows) / genSeconds,
+      peakRssMb: process.resourceUsage().maxRSS / 1024,
+      note,
+    };
   }
   const [inference, sessionSeconds] = await timed(() => OnnxInference.fromModel(model, { threads, spinning }));
   await inference.score(sequences.slice(0, 1));
@@ -76,19 +101,36 @@ export async function measureRealChild(engine: 'jax' | 'onnx', threads: number, 
   const rates: number[] = [];
   for (let rep = 0; rep < realWork.reps; rep++) {
     scoreTimes.push((await timed(() => inference.score(sequences)))[1]);
-    const [rows, seconds] = await timed(() => inference.generate(prompts, { maxNewTokens: realWork.genNew, seed: rep + 1 }));
+    const [rows, seconds] = await timed(() =>
+      inference.generate(prompts, { maxNewTokens: realWork.genNew, seed: rep + 1 }),
+    );
     rates.push(tokens(rows) / seconds);
   }
   const note = `session ${sessionSeconds.toFixed(1)} s; median of ${realWork.reps}`;
-  return { system: `onnxruntime ${threads} thread${threads > 1 ? 's' : ''}${spinning ? '' : ', no spinning'}`, scoreSeconds: median(scoreTimes), genTokensPerSecond: median(rates), peakRssMb: process.resourceUsage().maxRSS / 1024, note };
+  return {
+    system: `onnxruntime ${threads} thread${threads > 1 ? 's' : ''}${spinning ? '' : ', no spinning'}`,
+    scoreSeconds: median(scoreTimes),
+    genTokensPerSecond: median(rates),
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    note,
+  };
 }
 
-export function runRealChild(script: string, engine: 'jax' | 'onnx', threads: number, spinning = true): RealFigures | null {
-  const out = spawnSync(process.execPath, ['--import', 'tsx', script, '--real-child', engine, String(threads), String(spinning)], {
-    env: { ...process.env, AGENTRL_THREADS: String(threads) },
-    encoding: 'utf8',
-    maxBuffer: 1 << 24,
-  });
+export function runRealChild(
+  script: string,
+  engine: 'jax' | 'onnx',
+  threads: number,
+  spinning = true,
+): RealFigures | null {
+  const out = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', script, '--real-child', engine, String(threads), String(spinning)],
+    {
+      env: { ...process.env, AGENTRL_THREADS: String(threads) },
+      encoding: 'utf8',
+      maxBuffer: 1 << 24,
+    },
+  );
   if (out.status !== 0) {
     console.error(`${engine} (${threads} threads) failed:\n${out.stderr.trim().split('\n').slice(-5).join('\n')}`);
     return null;
@@ -99,26 +141,55 @@ export function runRealChild(script: string, engine: 'jax' | 'onnx', threads: nu
 /** PyTorch 2.x + transformers in check:real's pinned venv (made on first use from scripts/interop/real/requirements.txt). */
 export function runTorchReal(threads: number): RealFigures | null {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const venv = spawnSync('bash', ['-c', 'source scripts/interop/lib.sh && ensure_venv .venv-real scripts/interop/real/requirements.txt >&2'], { cwd: root, encoding: 'utf8' });
+  const venv = spawnSync(
+    'bash',
+    ['-c', 'source scripts/interop/lib.sh && ensure_venv .venv-real scripts/interop/real/requirements.txt >&2'],
+    { cwd: root, encoding: 'utf8' },
+  );
   if (venv.status !== 0) {
-    console.error(`PyTorch peer unavailable (could not make .venv-real):\n${venv.stderr.trim().split('\n').slice(-3).join('\n')}`);
+    console.error(
+      `PyTorch peer unavailable (could not make .venv-real):\n${venv.stderr.trim().split('\n').slice(-3).join('\n')}`,
+    );
     return null;
   }
-  const args = { mode: 'real', threads, shape: smolShape, score_rows: realWork.scoreRows, score_len: realWork.scoreLength, score_chunk_rows: 4, gen_batch: realWork.genBatch, gen_prompt: realWork.genPrompt, gen_new: realWork.genNew, reps: realWork.reps };
+  const args = {
+    mode: 'real',
+    threads,
+    shape: smolShape,
+    score_rows: realWork.scoreRows,
+    score_len: realWork.scoreLength,
+    score_chunk_rows: 4,
+    gen_batch: realWork.genBatch,
+    gen_prompt: realWork.genPrompt,
+    gen_new: realWork.genNew,
+    reps: realWork.reps,
+  };
   const env = { ...process.env, OMP_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) };
-  const out = spawnSync(`${root}.venv-real/bin/python`, [`${root}bench/engine_torch.py`, JSON.stringify(args)], { encoding: 'utf8', env, maxBuffer: 1 << 24 });
+  const out = spawnSync(`${root}.venv-real/bin/python`, [`${root}bench/engine_torch.py`, JSON.stringify(args)], {
+    encoding: 'utf8',
+    env,
+    maxBuffer: 1 << 24,
+  });
   if (out.status !== 0) {
     console.error(`PyTorch peer (${threads} threads) failed:\n${out.stderr.trim().split('\n').slice(-3).join('\n')}`);
     return null;
   }
   const parsed = JSON.parse(out.stdout.trim().split('\n').at(-1)!);
-  return { system: `PyTorch ${parsed.torch} + transformers, ${threads} thread${threads > 1 ? 's' : ''}`, scoreSeconds: parsed.score_s, genTokensPerSecond: parsed.gen_tokens_per_s, peakRssMb: parsed.peak_rss_mb, note: `median of ${realWork.reps}` };
+  return {
+    system: `PyTorch ${parsed.torch} + transformers, ${threads} thread${threads > 1 ? 's' : ''}`,
+    scoreSeconds: parsed.score_s,
+    genTokensPerSecond: parsed.gen_tokens_per_s,
+    peakRssMb: parsed.peak_rss_mb,
+    note: `median of ${realWork.reps}`,
+  };
 }
 
 /** Runs every system and prints the table and the ratios against PyTorch's best. */
 export function benchReal(script: string): void {
   console.log(`\nSmolLM2-135M shape (random weights): ${JSON.stringify(smolShape)}`);
-  console.log(`scoring ${realWork.scoreRows} × ${realWork.scoreLength} tokens; generation batch ${realWork.genBatch}, ${realWork.genPrompt}-token prompts, ${realWork.genNew} new tokens, per-token log-probs`);
+  console.log(
+    `scoring ${realWork.scoreRows} × ${realWork.scoreLength} tokens; generation batch ${realWork.genBatch}, ${realWork.genPrompt}-token prompts, ${realWork.genNew} new tokens, per-token log-probs`,
+  );
   const jaxThreads = Number(process.env.BENCH_REAL_JAX_THREADS ?? 1);
   const figures = [
     ...(process.env.BENCH_REAL_JAX === '0' ? [] : [runRealChild(script, 'jax', jaxThreads)]),
@@ -132,17 +203,26 @@ export function benchReal(script: string): void {
   console.log(`| ${'system'.padEnd(44)} | scoring 16×256 (s) | generation (tok/s) | peak RSS (MB) | notes`);
   console.log(`|${'-'.repeat(46)}|-------------------:|-------------------:|--------------:|------`);
   for (const f of figures) {
-    console.log(`| ${f.system.padEnd(44)} | ${f.scoreSeconds.toFixed(2).padStart(18)} | ${f.genTokensPerSecond.toFixed(1).padStart(18)} | ${f.peakRssMb.toFixed(0).padStart(13)} | ${f.note ?? ''}`);
+    console.log(
+      `| ${f.system.padEnd(44)} | ${f.scoreSeconds.toFixed(2).padStart(18)} | ${f.genTokensPerSecond.toFixed(1).padStart(18)} | ${f.peakRssMb.toFixed(0).padStart(13)} | ${f.note ?? ''}`,
+    );
   }
   const best = (prefix: string) => {
     const mine = figures.filter((f) => f.system.startsWith(prefix));
-    return mine.length === 0 ? null : { score: Math.min(...mine.map((f) => f.scoreSeconds)), gen: Math.max(...mine.map((f) => f.genTokensPerSecond)) };
+    return mine.length === 0
+      ? null
+      : {
+          score: Math.min(...mine.map((f) => f.scoreSeconds)),
+          gen: Math.max(...mine.map((f) => f.genTokensPerSecond)),
+        };
   };
   const torch = best('PyTorch');
   if (torch === null) return;
   for (const prefix of ['onnxruntime', 'jax-js']) {
     const ours = best(prefix);
     if (ours === null) continue;
-    console.log(`${prefix}/PyTorch (best of each): scoring speed ${(torch.score / ours.score).toFixed(2)}x, generation speed ${(ours.gen / torch.gen).toFixed(2)}x (above 1 = agentrl faster)`);
+    console.log(
+      `${prefix}/PyTorch (best of each): scoring speed ${(torch.score / ours.score).toFixed(2)}x, generation speed ${(ours.gen / torch.gen).toFixed(2)}x (above 1 = agentrl faster)`,
+    );
   }
 }

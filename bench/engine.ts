@@ -18,7 +18,11 @@ import { benchReal, measureRealChild } from './engine-real.ts';
 
 const reference = { vocab: 64, hidden: 128, layers: 4, heads: 4, intermediate: 512, context: 128, batch: 16 };
 const generation = { batch: 16, prompt: 16, newTokens: 64 };
-const counts = { warmup: 3, steps: Number(process.env.BENCH_STEPS ?? 12), genReps: Number(process.env.BENCH_GEN_REPS ?? 5) };
+const counts = {
+  warmup: 3,
+  steps: Number(process.env.BENCH_STEPS ?? 12),
+  genReps: Number(process.env.BENCH_GEN_REPS ?? 5),
+};
 
 interface Figures {
   trainStepMs: number;
@@ -48,7 +52,9 @@ async function measureAgentrl(): Promise<Figures> {
     { seed: 0 },
   );
   const rng = new Rng(0);
-  const sequences = Array.from({ length: reference.batch }, () => Array.from({ length: reference.context }, () => rng.int(reference.vocab)));
+  const sequences = Array.from({ length: reference.batch }, () =>
+    Array.from({ length: reference.context }, () => rng.int(reference.vocab)),
+  );
   const mask = sequences.map((s) => s.map((_, t) => (t === 0 ? 0 : 1)));
   const loss = sftLoss(mask);
   const times: number[] = [];
@@ -57,7 +63,9 @@ async function measureAgentrl(): Promise<Figures> {
     await model.trainStep(sequences, loss, { learningRate: 1e-3 });
     if (i >= counts.warmup) times.push(performance.now() - t0);
   }
-  const prompts = Array.from({ length: generation.batch }, () => Array.from({ length: generation.prompt }, () => rng.int(reference.vocab)));
+  const prompts = Array.from({ length: generation.batch }, () =>
+    Array.from({ length: generation.prompt }, () => rng.int(reference.vocab)),
+  );
   await generate(model, prompts, { maxNewTokens: generation.newTokens, seed: 0 });
   const rates: number[] = [];
   for (let i = 0; i < counts.genReps; i++) {
@@ -107,7 +115,9 @@ function runTorch(threads: number, blasThreads: number): (Figures & { torch: str
   const env = { ...process.env, OPENBLAS_NUM_THREADS: String(blasThreads), OMP_NUM_THREADS: String(threads) };
   const out = spawnSync(python, [script, JSON.stringify(args)], { encoding: 'utf8', env });
   if (out.status !== 0) {
-    console.error(`PyTorch peer unavailable (install Debian python3-torch and libopenblas0-pthread):\n${out.stderr.trim().split('\n').at(-1)}`);
+    console.error(
+      `PyTorch peer unavailable (install Debian python3-torch and libopenblas0-pthread):\n${out.stderr.trim().split('\n').at(-1)}`,
+    );
     return null;
   }
   const parsed = JSON.parse(out.stdout.trim().split('\n').at(-1)!);
@@ -116,7 +126,15 @@ function runTorch(threads: number, blasThreads: number): (Figures & { torch: str
 
 if (process.argv.includes('--real-child')) {
   const at = process.argv.indexOf('--real-child');
-  console.log(JSON.stringify(await measureRealChild(process.argv[at + 1] as 'jax' | 'onnx', Number(process.argv[at + 2]), process.argv[at + 3] !== 'false')));
+  console.log(
+    JSON.stringify(
+      await measureRealChild(
+        process.argv[at + 1] as 'jax' | 'onnx',
+        Number(process.argv[at + 2]),
+        process.argv[at + 3] !== 'false',
+      ),
+    ),
+  );
   process.exit(0);
 }
 
@@ -127,29 +145,44 @@ if (process.argv.includes('--child')) {
 
 /** The reference model: agentrl at 1 and 2 wasm threads vs PyTorch in four thread settings. */
 function benchReference(): void {
-  console.log(`reference model: ${JSON.stringify(reference)}; generation ${JSON.stringify(generation)}; ${counts.steps} train steps, ${counts.genReps} generations (medians)`);
+  console.log(
+    `reference model: ${JSON.stringify(reference)}; generation ${JSON.stringify(generation)}; ${counts.steps} train steps, ${counts.genReps} generations (medians)`,
+  );
   const one = runChild(1);
   const two = runChild(2);
   const peers = torchSettings.map((setting) => ({ setting, figures: runTorch(setting.threads, setting.blasThreads) }));
-  const row = (name: string, f: Figures) => `| ${name.padEnd(40)} | ${f.trainStepMs.toFixed(0).padStart(15)} | ${f.genTokensPerSecond.toFixed(0).padStart(18)} |`;
+  const row = (name: string, f: Figures) =>
+    `| ${name.padEnd(40)} | ${f.trainStepMs.toFixed(0).padStart(15)} | ${f.genTokensPerSecond.toFixed(0).padStart(18)} |`;
   console.log('');
   console.log(`| ${'system'.padEnd(40)} | train step (ms) | generation (tok/s) |`);
   console.log(`|${'-'.repeat(42)}|----------------:|-------------------:|`);
   console.log(row('agentrl, 1 wasm thread', one));
   console.log(row('agentrl, 2 wasm threads', two));
   for (const { setting, figures } of peers) {
-    if (figures) console.log(row(`PyTorch ${figures.torch}, ${setting.threads} thr + OpenBLAS ${setting.blasThreads}`, figures));
+    if (figures)
+      console.log(row(`PyTorch ${figures.torch}, ${setting.threads} thr + OpenBLAS ${setting.blasThreads}`, figures));
   }
   console.log('');
-  console.log(`agentrl 2-thread speed-up over 1 thread: train ${(one.trainStepMs / two.trainStepMs).toFixed(2)}x, generation ${(two.genTokensPerSecond / one.genTokensPerSecond).toFixed(2)}x`);
+  console.log(
+    `agentrl 2-thread speed-up over 1 thread: train ${(one.trainStepMs / two.trainStepMs).toFixed(2)}x, generation ${(two.genTokensPerSecond / one.genTokensPerSecond).toFixed(2)}x`,
+  );
   const measured = peers.flatMap((p) => (p.figures ? [p.figures] : []));
   if (measured.length > 0) {
     const peerTrain = Math.min(...measured.map((f) => f.trainStepMs));
     const peerGen = Math.max(...measured.map((f) => f.genTokensPerSecond));
-    const ours = { train: Math.min(one.trainStepMs, two.trainStepMs), gen: Math.max(one.genTokensPerSecond, two.genTokensPerSecond) };
-    console.log(`best of each: agentrl train ${ours.train.toFixed(0)} ms vs PyTorch ${peerTrain.toFixed(0)} ms; generation ${ours.gen.toFixed(0)} vs ${peerGen.toFixed(0)} tok/s`);
-    console.log(`agentrl/PyTorch train-step time ratio: ${(ours.train / peerTrain).toFixed(2)} (below 1 = agentrl faster)`);
-    console.log(`agentrl/PyTorch generation speed ratio: ${(ours.gen / peerGen).toFixed(2)} (above 1 = agentrl faster)`);
+    const ours = {
+      train: Math.min(one.trainStepMs, two.trainStepMs),
+      gen: Math.max(one.genTokensPerSecond, two.genTokensPerSecond),
+    };
+    console.log(
+      `best of each: agentrl train ${ours.train.toFixed(0)} ms vs PyTorch ${peerTrain.toFixed(0)} ms; generation ${ours.gen.toFixed(0)} vs ${peerGen.toFixed(0)} tok/s`,
+    );
+    console.log(
+      `agentrl/PyTorch train-step time ratio: ${(ours.train / peerTrain).toFixed(2)} (below 1 = agentrl faster)`,
+    );
+    console.log(
+      `agentrl/PyTorch generation speed ratio: ${(ours.gen / peerGen).toFixed(2)} (above 1 = agentrl faster)`,
+    );
   }
 }
 

@@ -24,8 +24,26 @@ const names = (process.env.BENCH_ENVS ?? environmentNames().join(',')).split(','
 const baseEpisodes = Number(process.env.BENCH_EPISODES ?? 20);
 const rlIterations = Number(process.env.BENCH_RL_ITERATIONS ?? 2);
 const seed = Number(process.env.BENCH_SEED ?? 0);
-const tinyModel = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 128, maxSeqLen: 512 };
-const rlConfig = { algo: 'grpo' as const, iterations: rlIterations, tasksPerIteration: 4, groupSize: 4, maxTurns: 4, maxNewTokens: 48, validateEvery: 0, validationEpisodes: 1, seed };
+const tinyModel = {
+  vocabSize: 272,
+  hiddenSize: 64,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 128,
+  maxSeqLen: 512,
+};
+const rlConfig = {
+  algo: 'grpo' as const,
+  iterations: rlIterations,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  maxTurns: 4,
+  maxNewTokens: 48,
+  validateEvery: 0,
+  validationEpisodes: 1,
+  seed,
+};
 
 /** How to make the env for the bench (shared servers for the envs that start one) and how to stop it. */
 async function setup(name: string, model: TransformerModel): Promise<{ make: () => Env; close: () => Promise<void> }> {
@@ -41,7 +59,13 @@ async function setup(name: string, model: TransformerModel): Promise<{ make: () 
       envs.push(env);
       return env;
     };
-    return { make, close: async () => { for (const env of envs) await env.close(); await (await resources).close(); } };
+    return {
+      make,
+      close: async () => {
+        for (const env of envs) await env.close();
+        await (await resources).close();
+      },
+    };
   }
   if (name === 'absolute-zero') {
     const solver = policySolver(new BuiltinPolicy({ model }), { maxNewTokens: 16 });
@@ -72,22 +96,35 @@ for (const name of names) {
     }
     const stepsPerSecond = steps / ((performance.now() - t0) / 1000);
     let randomWins = 0;
-    for (const s of seeds) if ((await playEpisode(env, descriptor.expert({ seed: s, randomActionRate: 1 }), s)).success) randomWins++;
+    for (const s of seeds)
+      if ((await playEpisode(env, descriptor.expert({ seed: s, randomActionRate: 1 }), s)).success) randomWins++;
     const t1 = performance.now();
     await runRl({
       policy: new BuiltinPolicy({ model }),
       reference: new BuiltinPolicy({ model: reference }),
       env: make,
       config: rlConfig,
-      onIteration: (m) => console.error(`  ${name} RL ${m.iteration}/${rlIterations}: reward ${m.reward.toFixed(3)} success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)}`),
+      onIteration: (m) =>
+        console.error(
+          `  ${name} RL ${m.iteration}/${rlIterations}: reward ${m.reward.toFixed(3)} success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)}`,
+        ),
     });
-    const after = await validate(new BuiltinPolicy({ model }), make, { ...rlConfigSchema.parse(rlConfig), validationEpisodes: episodes, historyTurns: -1, systemPrompt: false }, 'test');
+    const after = await validate(
+      new BuiltinPolicy({ model }),
+      make,
+      { ...rlConfigSchema.parse(rlConfig), validationEpisodes: episodes, historyTurns: -1, systemPrompt: false },
+      'test',
+    );
     const rlSeconds = (performance.now() - t1) / 1000;
     const percent = (wins: number) => `${((wins / episodes) * 100).toFixed(0)}%`;
-    rows.push(`| ${name} | ${stepsPerSecond.toFixed(1)} | ${percent(expertWins)} | ${percent(randomWins)} | ${(after * 100).toFixed(0)}% | ${episodes} | ${rlSeconds.toFixed(0)} |`);
+    rows.push(
+      `| ${name} | ${stepsPerSecond.toFixed(1)} | ${percent(expertWins)} | ${percent(randomWins)} | ${(after * 100).toFixed(0)}% | ${episodes} | ${rlSeconds.toFixed(0)} |`,
+    );
     console.error(`${name}: ${rows.at(-1)}`);
   } catch (error) {
-    rows.push(`| ${name} | failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 80)} | | | | ${episodes} | |`);
+    rows.push(
+      `| ${name} | failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 80)} | | | | ${episodes} | |`,
+    );
     console.error(error);
   } finally {
     await close();
@@ -97,6 +134,8 @@ for (const name of names) {
 console.log(
   `\nheld-out test seeds; built-in model: ${tinyModel.numLayers} layers × ${tinyModel.hiddenSize} wide, from scratch, GRPO ${rlIterations} iterations × ${rlConfig.tasksPerIteration} tasks × G ${rlConfig.groupSize}, then greedy; total ${((performance.now() - started) / 60000).toFixed(1)} min\n`,
 );
-console.log('| env | steps/s (expert) | expert success | random success | built-in after RL | episodes | RL + eval (s) |');
+console.log(
+  '| env | steps/s (expert) | expert success | random success | built-in after RL | episodes | RL + eval (s) |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);

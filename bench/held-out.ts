@@ -13,11 +13,16 @@ import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { heldOutSuccess, rlConfigSchema } from '../src/train/rl.ts';
 
 const [dir, envName, envOptions, rlConfig] = process.argv.slice(2);
-if (dir === undefined || envName === undefined) throw new Error('usage: held-out.ts <checkpoint> <env> [env options JSON] [rl config JSON]');
+if (dir === undefined || envName === undefined)
+  throw new Error('usage: held-out.ts <checkpoint> <env> [env options JSON] [rl config JSON]');
 const checkpoint = await loadCheckpoint(dir);
 const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
 const descriptor = getEnvironment(envName);
 const options = JSON.parse(envOptions ?? '{}') as Record<string, unknown>;
 const config = rlConfigSchema.parse(JSON.parse(rlConfig ?? '{}'));
 const samples = Number(process.env.BENCH_SAMPLES ?? 2);
-console.log(JSON.stringify(await heldOutSuccess(new BuiltinPolicy({ model }), () => descriptor.make(options), config, { samples })));
+console.log(
+  JSON.stringify(
+    await heldOutSuccess(new BuiltinPolicy({ model }), () => descriptor.make(options), config, { samples }),
+  ),
+);

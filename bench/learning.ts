@@ -43,20 +43,37 @@ const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 for (const name of envs) {
   const preset = trainingPresets[name];
-  if (preset === undefined) throw new Error(`no training preset for ${name}; presets: ${Object.keys(trainingPresets).join(', ')}`);
+  if (preset === undefined)
+    throw new Error(`no training preset for ${name}; presets: ${Object.keys(trainingPresets).join(', ')}`);
   const descriptor = getEnvironment(name);
   const env = () => descriptor.make(preset.envOptions);
   const iterations = Number(process.env.BENCH_ITERATIONS ?? preset.rl.iterations ?? 20);
-  const rl = rlConfigSchema.parse({ historyTurns: 0, systemPrompt: false, seed, ...preset.rl, iterations, validateEvery: 0 });
+  const rl = rlConfigSchema.parse({
+    historyTurns: 0,
+    systemPrompt: false,
+    seed,
+    ...preset.rl,
+    iterations,
+    validateEvery: 0,
+  });
   const evalConfig = { ...rl, validationEpisodes: testEpisodes };
   // Measured in a child process from a saved checkpoint: a fresh wasm heap (bench/measure.ts).
-  const measure = (model: TransformerModel) => measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
+  const measure = (model: TransformerModel) =>
+    measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
 
   const warmConfig = warmStartConfigSchema.parse(preset.warm);
   // What makes a saved warm start reusable: the same model, seed, environment and warm-start settings.
-  const warmKey = JSON.stringify({ model: defaultTrainModel, seed, envOptions: preset.envOptions, warm: warmConfig, maxTurns: rl.maxTurns, maxNewTokens: rl.maxNewTokens });
+  const warmKey = JSON.stringify({
+    model: defaultTrainModel,
+    seed,
+    envOptions: preset.envOptions,
+    warm: warmConfig,
+    maxTurns: rl.maxTurns,
+    maxNewTokens: rl.maxNewTokens,
+  });
   const sftDir = checkpoints === undefined ? undefined : join(checkpoints, `${name}-sft`);
-  const saved = sftDir !== undefined && existsSync(join(sftDir, 'config.json')) ? await loadCheckpoint(sftDir) : undefined;
+  const saved =
+    sftDir !== undefined && existsSync(join(sftDir, 'config.json')) ? await loadCheckpoint(sftDir) : undefined;
   let model: TransformerModel;
   let sftMinutes: number;
   if (saved !== undefined && saved.extra.warmKey === warmKey) {
@@ -64,7 +81,8 @@ for (const name of envs) {
     sftMinutes = saved.extra.sftMinutes as number;
     console.error(`${name}: warm start reused from ${sftDir} (trained in ${sftMinutes.toFixed(1)} min)`);
   } else {
-    if (saved !== undefined) console.error(`${name}: the warm start in ${sftDir} has other settings; training a new one`);
+    if (saved !== undefined)
+      console.error(`${name}: the warm start in ${sftDir} has other settings; training a new one`);
     const started = performance.now();
     model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
     const warm = await warmStart({
@@ -77,26 +95,35 @@ for (const name of envs) {
       maxNewTokens: rl.maxNewTokens,
       instructions: false,
       onProgress: (p) => {
-        if (p.step % 100 === 0) console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
+        if (p.step % 100 === 0)
+          console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
       },
     });
     sftMinutes = (performance.now() - started) / 60_000;
     console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)} (${sftMinutes.toFixed(1)} min)`);
     if (sftDir !== undefined) {
-      await saveCheckpoint(sftDir, { config: model.config, params: await model.hostParams(), extra: { warmKey, sftMinutes } });
+      await saveCheckpoint(sftDir, {
+        config: model.config,
+        params: await model.hostParams(),
+        extra: { warmKey, sftMinutes },
+      });
     }
   }
   const start = await model.hostParams();
   // Measured on every run, reused start or not: the held-out settings (BENCH_TEST, BENCH_SAMPLES) may differ.
   const before = await measure(model);
-  console.error(`${name}: SFT start held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)}`);
+  console.error(
+    `${name}: SFT start held-out success sampled ${percent(before.sampled)} greedy ${percent(before.greedy)}`,
+  );
   settings.push(
     `${name} ${JSON.stringify(preset.envOptions)}: SFT ${warmConfig.sftSteps} steps × ${warmConfig.sftBatchSize} at lr ${warmConfig.sftLearningRate} on ${warmConfig.demonstrations} demonstrations ` +
       `(${warmConfig.randomActionRate * 100}% random actions); RL ${iterations} iterations × ${rl.tasksPerIteration} tasks × G ${rl.groupSize}, lr ${rl.learningRate}`,
   );
   for (const algo of algos) {
     const t0 = performance.now();
-    const policy = algorithmPresets[algo].valueHead ? withZeroValueHead(model.config, start) : { config: model.config, params: start };
+    const policy = algorithmPresets[algo].valueHead
+      ? withZeroValueHead(model.config, start)
+      : { config: model.config, params: start };
     const policyModel = await TransformerModel.fromParams(policy.config, policy.params);
     const reference = await TransformerModel.fromParams(model.config, start);
     const history: IterationMetrics[] = [];
@@ -115,9 +142,14 @@ for (const name of envs) {
     const rlMinutes = (performance.now() - t0) / 60_000;
     const after = await measure(policyModel);
     if (checkpoints !== undefined) {
-      await saveCheckpoint(join(checkpoints, `${name}-${algo}`), { config: policyModel.config, params: await policyModel.hostParams(), extra: { rlMinutes, after } });
+      await saveCheckpoint(join(checkpoints, `${name}-${algo}`), {
+        config: policyModel.config,
+        params: await policyModel.hostParams(),
+        extra: { rlMinutes, after },
+      });
     }
-    const mean = (key: 'rolloutTokensPerSecond' | 'trainTokensPerSecond') => history.reduce((n, m) => n + m[key], 0) / Math.max(1, history.length);
+    const mean = (key: 'rolloutTokensPerSecond' | 'trainTokensPerSecond') =>
+      history.reduce((n, m) => n + m[key], 0) / Math.max(1, history.length);
     rows.push(
       `| ${name} | ${algo} | ${percent(before.sampled)} | ${percent(after.sampled)} | ${((after.sampled - before.sampled) * 100).toFixed(1)} | ` +
         `${percent(before.greedy)} → ${percent(after.greedy)} | ${sftMinutes.toFixed(1)} | ${rlMinutes.toFixed(1)} | ${mean('rolloutTokensPerSecond').toFixed(0)} | ${mean('trainTokensPerSecond').toFixed(0)} |`,
@@ -126,8 +158,12 @@ for (const name of envs) {
   }
 }
 
-console.log(`\nheld-out test seeds: ${testEpisodes}; sampled = temperature 1, ${samples} episodes per seed; seed ${seed}`);
+console.log(
+  `\nheld-out test seeds: ${testEpisodes}; sampled = temperature 1, ${samples} episodes per seed; seed ${seed}`,
+);
 for (const line of settings) console.log(`- ${line}`);
-console.log('\n| env | algo | SFT start (sampled) | after RL (sampled) | Δ (pp) | greedy before → after | SFT (min) | RL (min) | gen tok/s | train tok/s |');
+console.log(
+  '\n| env | algo | SFT start (sampled) | after RL (sampled) | Δ (pp) | greedy before → after | SFT (min) | RL (min) | gen tok/s | train tok/s |',
+);
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);

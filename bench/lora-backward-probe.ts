@@ -15,13 +15,26 @@ const modules = (process.env.PROBE_MODULES ?? 'q_proj,k_proj,v_proj,o_proj,gate_
 const rows = Number(process.env.PROBE_ROWS ?? 1);
 const length = Number(process.env.PROBE_LENGTH ?? 256);
 const vocabSize = Number(process.env.PROBE_VOCAB ?? 49152);
-const shape = { vocabSize, hiddenSize: 576, numLayers: layers, numHeads: 9, numKvHeads: 3, intermediateSize: 1536, maxSeqLen: length, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true };
+const shape = {
+  vocabSize,
+  hiddenSize: 576,
+  numLayers: layers,
+  numHeads: 9,
+  numKvHeads: 3,
+  intermediateSize: 1536,
+  maxSeqLen: length,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+};
 const peakMb = () => (process.resourceUsage().maxRSS / 1024).toFixed(0);
 
 const lora = modules[0] === 'none' ? undefined : { rank: 16, alpha: 32, targetModules: modules as any };
 const model = await TransformerModel.create(shape, { seed: 0, lora });
 if (process.env.PROBE_LAYERWISE !== undefined) model.layerwiseBackward = process.env.PROBE_LAYERWISE === '1';
-console.log(`layers ${layers}, modules ${modules.join(',')}, ${rows} × ${length}, vocab ${vocabSize}, layerwise ${model.layerwiseBackward}, ${threadCount} thread(s): after create peak ${peakMb()} MB`);
+console.log(
+  `layers ${layers}, modules ${modules.join(',')}, ${rows} × ${length}, vocab ${vocabSize}, layerwise ${model.layerwiseBackward}, ${threadCount} thread(s): after create peak ${peakMb()} MB`,
+);
 const rng = new Rng(0);
 const batch = Array.from({ length: rows }, () => Array.from({ length }, () => rng.int(vocabSize)));
 const mask = batch.map((row) => Float32Array.from(row, () => 1));

@@ -14,7 +14,18 @@ const modules = (process.env.PROBE_MODULES ?? 'q_proj,k_proj,v_proj,o_proj,gate_
 const rows = Number(process.env.PROBE_ROWS ?? 1);
 const length = Number(process.env.PROBE_LENGTH ?? 256);
 const vocabSize = Number(process.env.PROBE_VOCAB ?? 49152);
-const shape = { vocabSize, hiddenSize: 576, numLayers: layers, numHeads: 9, numKvHeads: 3, intermediateSize: 1536, maxSeqLen: length, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true };
+const shape = {
+  vocabSize,
+  hiddenSize: 576,
+  numLayers: layers,
+  numHeads: 9,
+  numKvHeads: 3,
+  intermediateSize: 1536,
+  maxSeqLen: length,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+};
 const lora = modules[0] === 'none' ? undefined : { rank: 16, alpha: 32, targetModules: modules as any };
 const model = await TransformerModel.create(shape, { seed: 0, lora });
 if (process.env.PROBE_LAYERWISE !== undefined) model.layerwiseBackward = process.env.PROBE_LAYERWISE === '1';
@@ -41,5 +52,8 @@ for (const entry of performance.getEntriesByType('measure')) {
 }
 const sorted = [...byKernel].sort((a, b) => b[1].ms - a[1].ms);
 const kernelMs = sorted.reduce((sum, [, v]) => sum + v.ms, 0);
-console.log(`second step: ${(total / 1000).toFixed(2)} s, of which traced kernels ${(kernelMs / 1000).toFixed(2)} s in ${sorted.reduce((s, [, v]) => s + v.count, 0)} dispatches`);
-for (const [key, { ms, count }] of sorted.slice(0, Number(process.env.PROBE_TOP ?? 25))) console.log(`${(ms / 1000).toFixed(3)} s ×${count}  ${key}`);
+console.log(
+  `second step: ${(total / 1000).toFixed(2)} s, of which traced kernels ${(kernelMs / 1000).toFixed(2)} s in ${sorted.reduce((s, [, v]) => s + v.count, 0)} dispatches`,
+);
+for (const [key, { ms, count }] of sorted.slice(0, Number(process.env.PROBE_TOP ?? 25)))
+  console.log(`${(ms / 1000).toFixed(3)} s ×${count}  ${key}`);

@@ -1,7 +1,9 @@
 /** dh = g · E at the head's shape: E [V, D] read along V (strided) vs Eᵀ [D, V] (contiguous). Env PROBE_VOCAB. */
 import { numpy as np, jit, initJax } from '../src/model/jax.ts';
 await initJax();
-const V = Number(process.env.PROBE_VOCAB ?? 49152), N = 256, D = 576;
+const V = Number(process.env.PROBE_VOCAB ?? 49152),
+  N = 256,
+  D = 576;
 const rand = (n: number) => Float32Array.from({ length: n }, (_, i) => Math.sin(i * 12.9898) * 0.1);
 const g = np.array(rand(N * V)).reshape([N, V]);
 const e = np.array(rand(V * D)).reshape([V, D]);

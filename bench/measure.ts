@@ -37,8 +37,19 @@ export function measureCheckpoint(
   evalConfig: Record<string, unknown>,
   samples: number,
 ): HeldOut {
-  const args = ['--import', 'tsx', 'bench/held-out.ts', dir, env.name, JSON.stringify(env.options), JSON.stringify(evalConfig)];
-  const child = spawnSync(process.execPath, args, { encoding: 'utf8', env: { ...process.env, BENCH_SAMPLES: String(samples) } });
+  const args = [
+    '--import',
+    'tsx',
+    'bench/held-out.ts',
+    dir,
+    env.name,
+    JSON.stringify(env.options),
+    JSON.stringify(evalConfig),
+  ];
+  const child = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    env: { ...process.env, BENCH_SAMPLES: String(samples) },
+  });
   if (child.status !== 0) throw new Error(`held-out evaluation failed: ${child.stderr.slice(-2000)}`);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as HeldOut;
 }

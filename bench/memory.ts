@@ -45,9 +45,25 @@ const seed = number('BENCH_SEED', 0);
  * model costs ~4× as much per step and had not learned it after 500 steps of 16 (held-out 5%).
  */
 const modelConfigs = {
-  small: { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 4, intermediateSize: 256, maxSeqLen: 512 },
+  small: {
+    vocabSize: 272,
+    hiddenSize: 64,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 4,
+    intermediateSize: 256,
+    maxSeqLen: 512,
+  },
   default: { ...defaultTrainModel, maxSeqLen: 512 },
-  tiny: { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 512 },
+  tiny: {
+    vocabSize: 272,
+    hiddenSize: 32,
+    numLayers: 1,
+    numHeads: 2,
+    numKvHeads: 2,
+    intermediateSize: 64,
+    maxSeqLen: 512,
+  },
 } as const;
 const modelName = (process.env.BENCH_MODEL ?? 'small') as keyof typeof modelConfigs;
 if (!(modelName in modelConfigs)) throw new Error(`BENCH_MODEL must be one of ${Object.keys(modelConfigs).join(', ')}`);
@@ -89,7 +105,8 @@ async function sftPhase(memoryTools: boolean, out: string): Promise<void> {
     maxNewTokens: rl.maxNewTokens,
     instructions: false,
     onProgress: (p) => {
-      if (p.step % 50 === 0) console.error(`  ${armName(memoryTools)} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
+      if (p.step % 50 === 0)
+        console.error(`  ${armName(memoryTools)} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
     },
   });
   await saveCheckpoint(out, { config: model.config, params: await model.hostParams() });
@@ -106,17 +123,23 @@ async function rlPhase(memoryTools: boolean, from: string, out: string): Promise
     env: () => makeMemoryRecall(envOptionsFor(memoryTools)),
     config: rl,
     onIteration: (m) =>
-      console.error(`  ${armName(memoryTools)} rl ${m.iteration}/${rl.iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} (${m.seconds.toFixed(1)} s)`),
+      console.error(
+        `  ${armName(memoryTools)} rl ${m.iteration}/${rl.iterations}: success ${m.success.toFixed(2)} invalid ${m.invalidActionRate.toFixed(2)} (${m.seconds.toFixed(1)} s)`,
+      ),
   });
   await saveCheckpoint(out, { config: model.config, params: await model.hostParams() });
 }
 
 function runPhase(...args: string[]): void {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', 'bench/memory.ts', ...args], { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (child.status !== 0) throw new Error(`bench:memory phase "${args[0]}" failed (exit ${child.status ?? child.signal})`);
+  const child = spawnSync(process.execPath, ['--import', 'tsx', 'bench/memory.ts', ...args], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (child.status !== 0)
+    throw new Error(`bench:memory phase "${args[0]}" failed (exit ${child.status ?? child.signal})`);
 }
 
-const heldOut = (memoryTools: boolean, dir: string) => measureCheckpoint(dir, { name: 'memory-recall', options: envOptionsFor(memoryTools) }, rl, samples);
+const heldOut = (memoryTools: boolean, dir: string) =>
+  measureCheckpoint(dir, { name: 'memory-recall', options: envOptionsFor(memoryTools) }, rl, samples);
 
 const [phase, tools, ...dirs] = process.argv.slice(2);
 if (phase === 'sft') await sftPhase(tools === 'tools', dirs[0]!);
@@ -131,7 +154,9 @@ else {
       runPhase('sft', flag, join(work, 'sft'));
       const sftMinutes = (performance.now() - started) / 60_000;
       const before = heldOut(memoryTools, join(work, 'sft'));
-      console.error(`  ${armName(memoryTools)}: SFT start sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`);
+      console.error(
+        `  ${armName(memoryTools)}: SFT start sampled ${percent(before.sampled)} greedy ${percent(before.greedy)} (${sftMinutes.toFixed(1)} min)`,
+      );
       const t0 = performance.now();
       runPhase('rl', flag, join(work, 'sft'), join(work, 'rl'));
       const rlMinutes = (performance.now() - t0) / 60_000;

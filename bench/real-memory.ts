@@ -31,7 +31,11 @@ const smolLm2Shape = {
   rmsNormEps: 1e-5,
   tieWordEmbeddings: true,
 };
-const lora = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };
+const lora = {
+  rank: 16,
+  alpha: 32,
+  targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const,
+};
 const trainRows = 8;
 const scoreRows = 16;
 const length = 256;
@@ -52,9 +56,15 @@ async function timed<T>(label: string, run: () => Promise<T>): Promise<T> {
 }
 
 const rng = new Rng(0);
-console.log(`SmolLM2-135M shape (${smolLm2Shape.numLayers} layers), random weights, LoRA rank ${lora.rank} (${lora.targetModules.join(', ')}), ${threadCount} wasm thread(s)`);
-const model = await timed('create', () => TransformerModel.create(smolLm2Shape, { seed: 0, lora: { ...lora, targetModules: [...lora.targetModules] } }));
-console.log(`tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}; backward layer by layer: ${model.layerwiseBackward}`);
+console.log(
+  `SmolLM2-135M shape (${smolLm2Shape.numLayers} layers), random weights, LoRA rank ${lora.rank} (${lora.targetModules.join(', ')}), ${threadCount} wasm thread(s)`,
+);
+const model = await timed('create', () =>
+  TransformerModel.create(smolLm2Shape, { seed: 0, lora: { ...lora, targetModules: [...lora.targetModules] } }),
+);
+console.log(
+  `tokens per compiled call: train ${tokensPerCall(model.trainTokenBudget, smolLm2Shape.vocabSize, TRAIN_HEAD_ELEMENT_BUDGET)}, score ${tokensPerCall(model.scoreTokenBudget, smolLm2Shape.vocabSize)}; backward layer by layer: ${model.layerwiseBackward}`,
+);
 
 const scoring = randomSequences(rng, scoreRows);
 const scoreStart = performance.now();
@@ -66,7 +76,9 @@ const old = await timed(`old log-probs ${trainRows} × ${length}`, () => model.s
 const lossMask = batch.map((row) => Float32Array.from(row, (_, t) => (t < length / 2 ? 0 : 1)));
 const advantages = batch.map((row, i) => Float32Array.from(row, () => (i % 2 === 0 ? 1 : -1)));
 const loss = rlLoss({ oldLogprobs: old.logprobs, advantages, lossMask });
-const report = await timed(`LoRA PPO-clip step ${trainRows} × ${length} (micro-batched)`, () => model.trainStep(batch, loss, { learningRate: 1e-4 }));
+const report = await timed(`LoRA PPO-clip step ${trainRows} × ${length} (micro-batched)`, () =>
+  model.trainStep(batch, loss, { learningRate: 1e-4 }),
+);
 console.log(`loss ${report.loss.toFixed(4)}, grad norm ${report.gradNorm.toFixed(4)}, ${report.tokens} trained tokens`);
 
 // The first call of a shape compiles; the second is the steady cost of one 256-token row.
@@ -74,6 +86,10 @@ const row = randomSequences(rng, 1);
 const rowLoss = sftLoss(row.map((sequence) => Float32Array.from(sequence, () => 1)));
 await timed(`LoRA forward + backward 1 × ${length} (first: compiles)`, () => model.forwardBackward(row, rowLoss));
 model.zeroGradients();
-await timed(`LoRA forward + backward 1 × ${length} (the training cost per ${length} tokens)`, () => model.forwardBackward(row, rowLoss));
+await timed(`LoRA forward + backward 1 × ${length} (the training cost per ${length} tokens)`, () =>
+  model.forwardBackward(row, rowLoss),
+);
 model.zeroGradients();
-console.log(`peak RSS ${peakRssMb().toFixed(0)} MB (the wasm heap is capped at 4 GiB: a step that passed it would have thrown)`);
+console.log(
+  `peak RSS ${peakRssMb().toFixed(0)} MB (the wasm heap is capped at 4 GiB: a step that passed it would have thrown)`,
+);

@@ -19,7 +19,15 @@ const moves = ['Right', 'Down', 'Left', 'Up'];
 
 const server = spawn(
   process.execPath,
-  [join(import.meta.dirname, '..', 'bin', 'agentrl.js'), 'serve-env', envName, '--port', '0', '--max-sessions', String(sessions)],
+  [
+    join(import.meta.dirname, '..', 'bin', 'agentrl.js'),
+    'serve-env',
+    envName,
+    '--port',
+    '0',
+    '--max-sessions',
+    String(sessions),
+  ],
   { stdio: ['ignore', 'inherit', 'pipe'] },
 );
 const url = await new Promise<string>((resolve, reject) => {
@@ -62,8 +70,11 @@ const seconds = (performance.now() - started) / 1000;
 server.kill('SIGTERM');
 
 latencies.sort((a, b) => a - b);
-const percentile = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
-console.log(`| sessions | steps/session | steps | resets | errors | wall (s) | steps/s | step p50 (ms) | step p99 (ms) |`);
+const percentile = (p: number): number =>
+  latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+console.log(
+  `| sessions | steps/session | steps | resets | errors | wall (s) | steps/s | step p50 (ms) | step p99 (ms) |`,
+);
 console.log(`|---:|---:|---:|---:|---:|---:|---:|---:|---:|`);
 console.log(
   `| ${sessions} | ${stepsPerSession} | ${latencies.length} | ${resets} | ${errors.length} | ${seconds.toFixed(2)} | ${Math.round(latencies.length / seconds)} | ${percentile(50).toFixed(2)} | ${percentile(99).toFixed(2)} |`,

@@ -19,9 +19,18 @@ const repository = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tsxLoader = import.meta.resolve('tsx');
 
 /** Runs a TypeScript file with node + tsx (what `npx tsx file` does) in `cwd`; kills it after `limitMs`. */
-function runTypeScript(file: string, args: string[], cwd: string, limitMs: number): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
+function runTypeScript(
+  file: string,
+  args: string[],
+  cwd: string,
+  limitMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string; killed: boolean }> {
   const { OPENAI_BASE_URL: _url, AGENTRL_CHECKPOINT: _checkpoint, NODE_TEST_CONTEXT: _context, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', tsxLoader, file, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsxLoader, file, ...args], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -63,7 +72,9 @@ describe('examples/ run as written (npx tsx examples/<name>.ts)', () => {
   });
 
   test('every script in examples/ is run here', async () => {
-    const runnable = (await readdir(join(repository, 'examples'))).filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && file !== 'policy.ts');
+    const runnable = (await readdir(join(repository, 'examples'))).filter(
+      (file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && file !== 'policy.ts',
+    );
     assert.deepEqual([...new Set(scripts.map((script) => `${script.name}.ts`))].sort(), runnable.sort());
   });
 
@@ -105,12 +116,20 @@ describe('README.md TypeScript snippets run as written', async () => {
 
   test('the README has TypeScript snippets, the Quick tour rollout among the runnable ones', () => {
     const runnable = blocks.filter((block) => ![...needsOutsideServices.keys()].some((key) => block.includes(key)));
-    assert.ok(runnable.some((block) => block.includes('rollout(') && block.includes('TransformerModel.create(')), 'the Quick tour snippet is run');
+    assert.ok(
+      runnable.some((block) => block.includes('rollout(') && block.includes('TransformerModel.create(')),
+      'the Quick tour snippet is run',
+    );
   });
 
   blocks.forEach((block, index) => {
     const reason = [...needsOutsideServices].find(([key]) => block.includes(key))?.[1];
-    const title = `snippet ${index + 1}: ${block.split('\n').find((line) => line.startsWith('import'))?.slice(0, 90) ?? block.split('\n')[0]}`;
+    const title = `snippet ${index + 1}: ${
+      block
+        .split('\n')
+        .find((line) => line.startsWith('import'))
+        ?.slice(0, 90) ?? block.split('\n')[0]
+    }`;
     test(title, { skip: reason === undefined ? false : `needs ${reason}` }, async () => {
       await mkdir(scratch, { recursive: true });
       const file = join(scratch, `snippet-${index + 1}.ts`);

@@ -27,7 +27,11 @@ export function question(seed: number): { text: string; answer: number } {
 }
 
 /** The agent, as its author wrote it (nothing agentrl-specific but where it connects). */
-export async function mathAgent({ baseURL, headers, seed }: Pick<AgentRun, 'baseURL' | 'headers' | 'seed'>): Promise<string> {
+export async function mathAgent({
+  baseURL,
+  headers,
+  seed,
+}: Pick<AgentRun, 'baseURL' | 'headers' | 'seed'>): Promise<string> {
   const provider = createOpenAICompatible({ name: 'math-agent', baseURL, headers });
   const result = await generateText({
     model: provider('my-model'),
@@ -56,7 +60,9 @@ runIfMain(import.meta.url, async () => {
   console.log('gateway + AI SDK agent trained by GRPO on a tiny random built-in model (its replies are noise)');
   const model = await TransformerModel.create(tinyModel, { seed: 0 });
   const policy = new BuiltinPolicy({ model });
-  const reference = new BuiltinPolicy({ model: await TransformerModel.fromParams(model.config, await model.hostParams()) });
+  const reference = new BuiltinPolicy({
+    model: await TransformerModel.fromParams(model.config, await model.hostParams()),
+  });
   const gateway = await startGateway({ sampler: policy });
   const bandit = getEnvironment('bandit');
   try {
@@ -65,9 +71,21 @@ runIfMain(import.meta.url, async () => {
       policy,
       reference,
       env: () => bandit.make({}), // runRl validates on an env; the agent's own task is in mathReward
-      config: { algo: 'grpo', iterations: 8, tasksPerIteration: 2, groupSize: 6, maxNewTokens: 16, learningRate: 3e-2, validationEpisodes: 1, seed: 1 },
+      config: {
+        algo: 'grpo',
+        iterations: 8,
+        tasksPerIteration: 2,
+        groupSize: 6,
+        maxNewTokens: 16,
+        learningRate: 3e-2,
+        validationEpisodes: 1,
+        seed: 1,
+      },
       collect: gatewayCollect({ gateway, agent: mathAgent, reward: ({ output, seed }) => mathReward(output, seed) }),
-      onIteration: (metrics) => console.log(`iteration ${metrics.iteration}: reward ${metrics.reward.toFixed(3)} · ${metrics.episodes} sessions · ${metrics.trainedTokens} trained tokens · loss ${metrics.loss.toFixed(4)}`),
+      onIteration: (metrics) =>
+        console.log(
+          `iteration ${metrics.iteration}: reward ${metrics.reward.toFixed(3)} · ${metrics.episodes} sessions · ${metrics.trainedTokens} trained tokens · loss ${metrics.loss.toFixed(4)}`,
+        ),
     });
     const metrics = gateway.metrics();
     console.log(

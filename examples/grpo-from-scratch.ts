@@ -34,7 +34,8 @@ import {
 
 // ---- Arguments: a tiny budget by default (examples/examples.test.ts runs this file as written) ----
 const iterations = Number(process.argv[2] ?? 10);
-if (!(Number.isInteger(iterations) && iterations > 0)) throw new InvalidArgumentError(`iterations must be a positive integer, got ${process.argv[2]}`);
+if (!(Number.isInteger(iterations) && iterations > 0))
+  throw new InvalidArgumentError(`iterations must be a positive integer, got ${process.argv[2]}`);
 const tasksPerIteration = 4; // distinct seeds per iteration
 const groupSize = 8; // G episodes per seed: the group GRPO normalises over
 const updateEpochs = 2; // passes over each batch; from the second on the ratio moves off 1 and the clip can act
@@ -65,7 +66,9 @@ const warm = await warmStart({
   instructions: false, // the tiny model learns the format from the demonstrations; instructions would only cost context
 });
 const demonstrated = (100 * warm.demonstrationSuccess).toFixed(0);
-console.log(`warm start: SFT loss ${warm.finalLoss.toFixed(3)} on demonstrations that pick the better arm ${demonstrated}% of the time`);
+console.log(
+  `warm start: SFT loss ${warm.finalLoss.toFixed(3)} on demonstrations that pick the better arm ${demonstrated}% of the time`,
+);
 
 // ---- 3. Group-relative advantages: A_i = (R_i − mean of its group) / (std of its group + ε) ----
 function groupRelativeAdvantages(trajectories: readonly Trajectory[]): number[] {
@@ -106,7 +109,7 @@ function clippedSurrogate(batch: { lossMask: number[][]; oldLogprobs: number[][]
           const unclipped = -advantage * ratio;
           const clippedLoss = -advantage * Math.min(1 + clipEpsilon, Math.max(1 - clipEpsilon, ratio));
           loss += Math.max(unclipped, clippedLoss) / tokenCount;
-          gradient[t] = clippedLoss > unclipped ? 0 : -advantage * ratio / tokenCount;
+          gradient[t] = clippedLoss > unclipped ? 0 : (-advantage * ratio) / tokenCount;
           if (clippedLoss > unclipped) clipped++;
           approxKl += (ratio - 1 - logRatio) / tokenCount; // k3 estimate of KL(old ‖ new), as CleanRL
         }
@@ -118,7 +121,10 @@ function clippedSurrogate(batch: { lossMask: number[][]; oldLogprobs: number[][]
 }
 
 // ---- 5. One optimizer step through the contract: the fused `trainStep` when the backend has one ----
-async function trainOn(sequences: number[][], loss: TokenLoss): Promise<{ loss: number; metrics: Record<string, number> }> {
+async function trainOn(
+  sequences: number[][],
+  loss: TokenLoss,
+): Promise<{ loss: number; metrics: Record<string, number> }> {
   const batch = { sequences, temperature }; // score at the sampling temperature: the distribution that was sampled
   if (policy.trainStep !== undefined) return policy.trainStep(batch, loss, { learningRate, maxGradNorm: 1 });
   const report = await policy.forwardBackward(batch, loss);
@@ -148,7 +154,11 @@ for (let iteration = 1; iteration <= iterations; iteration++) {
   };
   const loss = clippedSurrogate(batch);
   let report = { loss: 0, metrics: {} as Record<string, number> };
-  for (let epoch = 0; epoch < updateEpochs; epoch++) report = await trainOn(trajectories.map((t) => t.tokens), loss);
+  for (let epoch = 0; epoch < updateEpochs; epoch++)
+    report = await trainOn(
+      trajectories.map((t) => t.tokens),
+      loss,
+    );
   const meanReward = trajectories.reduce((sum, t) => sum + t.totalReward, 0) / trajectories.length;
   const betterArm = trajectories.filter((t) => t.success).length / trajectories.length;
   console.log(
@@ -158,6 +168,15 @@ for (let iteration = 1; iteration <= iterations; iteration++) {
 }
 
 // ---- 7. Held-out check: greedy replies on test seeds the policy never trained on ----
-const evaluation = await evaluate({ policy, env: makeEnv, seeds: splitSeeds('test', 32), maxTurns: 1, maxNewTokens, instructions: false });
+const evaluation = await evaluate({
+  policy,
+  env: makeEnv,
+  seeds: splitSeeds('test', 32),
+  maxTurns: 1,
+  maxNewTokens,
+  instructions: false,
+});
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
-console.log(`greedy on 32 test seeds: picks the better arm ${(100 * evaluation.successRate).toFixed(0)}% · ${seconds} s`);
+console.log(
+  `greedy on 32 test seeds: picks the better arm ${(100 * evaluation.successRate).toFixed(0)}% · ${seconds} s`,
+);

@@ -25,12 +25,19 @@ export async function example(policy: Policy, { iterations = 12, maxNewTokens = 
     iterations,
     sampling: { maxNewTokens, temperature: 0.8 },
   });
-  return { solved: result.solved, path: result.path.map((node) => `${node.action || 'start'} → ${node.state}`), calls: result.calls, nodes: result.nodes };
+  return {
+    solved: result.solved,
+    path: result.path.map((node) => `${node.action || 'start'} → ${node.state}`),
+    calls: result.calls,
+    nodes: result.nodes,
+  };
 }
 
 runIfMain(import.meta.url, async () => {
   const { policy, label } = await examplePolicy();
   console.log(`MCTS (RAP) on ${label}`);
   const result = await example(policy);
-  console.log(`${result.path.join('\n')}\nsolved: ${result.solved} · ${result.nodes} nodes · ${result.calls} policy calls`);
+  console.log(
+    `${result.path.join('\n')}\nsolved: ${result.solved} · ${result.nodes} nodes · ${result.calls} policy calls`,
+  );
 });

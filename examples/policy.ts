@@ -18,7 +18,15 @@ import type { Policy } from '../src/policy/types.ts';
  * prompt length bucket allocates anew; a scaffold whose prompt grows toward 2048 tokens (Reflexion
  * over ReAct) filled the 4 GiB wasm heap. Within 1024 every example stays far below it.
  */
-export const tinyModel = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 };
+export const tinyModel = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 1024,
+};
 
 export async function examplePolicy(): Promise<{ policy: Policy; label: string }> {
   if (process.env.OPENAI_BASE_URL !== undefined) {
@@ -29,9 +37,15 @@ export async function examplePolicy(): Promise<{ policy: Policy; label: string }
   if (checkpoint !== undefined) {
     const loaded = await loadCheckpoint(checkpoint);
     const model = await TransformerModel.fromParams(loaded.config, loaded.params);
-    return { policy: new BuiltinPolicy({ model, ...(loaded.tokenizer === undefined ? {} : { tokenizer: loaded.tokenizer }) }), label: `built-in model from ${checkpoint}` };
+    return {
+      policy: new BuiltinPolicy({ model, ...(loaded.tokenizer === undefined ? {} : { tokenizer: loaded.tokenizer }) }),
+      label: `built-in model from ${checkpoint}`,
+    };
   }
-  return { policy: new BuiltinPolicy({ model: await TransformerModel.create(tinyModel, { seed: 0 }) }), label: 'a tiny random built-in model (replies are noise)' };
+  return {
+    policy: new BuiltinPolicy({ model: await TransformerModel.create(tinyModel, { seed: 0 }) }),
+    label: 'a tiny random built-in model (replies are noise)',
+  };
 }
 
 /** Runs `main` when the file is executed directly (not when a test imports it). */

@@ -21,19 +21,31 @@ export const lookup: Tool<string> = {
 export async function example(policy: Policy, { maxSteps = 6, maxNewTokens = 200 } = {}) {
   const result = await runReAct({
     policy,
-    tools: [lookup, { ...calculatorTool, description: 'Integer arithmetic, e.g. calculator[{"expression": "2 + 3"}].' }],
+    tools: [
+      lookup,
+      { ...calculatorTool, description: 'Integer arithmetic, e.g. calculator[{"expression": "2 + 3"}].' },
+    ],
     question: 'How many people live in Lyon and Marseille together?',
     maxSteps,
     sampling: { maxNewTokens, temperature: 0 },
     reward: (answer) => (answer.replace(/[^0-9]/g, '') === '1395000' ? 1 : 0),
   });
-  return { answer: result.answer, stopReason: result.stopReason, steps: result.steps, reward: result.trajectory.totalReward, tokens: result.trajectory.tokens.length };
+  return {
+    answer: result.answer,
+    stopReason: result.stopReason,
+    steps: result.steps,
+    reward: result.trajectory.totalReward,
+    tokens: result.trajectory.tokens.length,
+  };
 }
 
 runIfMain(import.meta.url, async () => {
   const { policy, label } = await examplePolicy();
   console.log(`ReAct on ${label}`);
   const result = await example(policy);
-  for (const step of result.steps) console.log(`Thought: ${step.thought}\nAction: ${step.action}[${step.input}]\nObservation: ${step.observation}\n`);
-  console.log(`answer: ${result.answer ?? '(none)'} · stop: ${result.stopReason} · reward ${result.reward} · trajectory ${result.tokens} tokens`);
+  for (const step of result.steps)
+    console.log(`Thought: ${step.thought}\nAction: ${step.action}[${step.input}]\nObservation: ${step.observation}\n`);
+  console.log(
+    `answer: ${result.answer ?? '(none)'} · stop: ${result.stopReason} · reward ${result.reward} · trajectory ${result.tokens} tokens`,
+  );
 });

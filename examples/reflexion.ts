@@ -13,18 +13,37 @@ export async function example(policy: Policy, { trials = 3, maxSteps = 5, maxNew
     trials,
     sampling: { maxNewTokens, temperature: 0.7 },
     attempt: async ({ trial, reflections }) => {
-      const run = await runReAct({ policy, tools: [lookup], question, maxSteps, sampling: { maxNewTokens, temperature: 0.7, seed: trial }, ...(reflections.length === 0 ? {} : { instructions: reflectionsText(reflections) }) });
+      const run = await runReAct({
+        policy,
+        tools: [lookup],
+        question,
+        maxSteps,
+        sampling: { maxNewTokens, temperature: 0.7, seed: trial },
+        ...(reflections.length === 0 ? {} : { instructions: reflectionsText(reflections) }),
+      });
       const success = run.answer?.trim().toLowerCase() === 'marseille';
-      return { success, transcript: describeReAct(run), feedback: success ? 'correct' : `"${run.answer ?? 'no answer'}" is not correct`, result: run };
+      return {
+        success,
+        transcript: describeReAct(run),
+        feedback: success ? 'correct' : `"${run.answer ?? 'no answer'}" is not correct`,
+        result: run,
+      };
     },
   });
-  return { success: result.success, trials: result.trials.map((t) => ({ answer: t.outcome.result.answer, reflection: t.reflection })) };
+  return {
+    success: result.success,
+    trials: result.trials.map((t) => ({ answer: t.outcome.result.answer, reflection: t.reflection })),
+  };
 }
 
 runIfMain(import.meta.url, async () => {
   const { policy, label } = await examplePolicy();
   console.log(`Reflexion on ${label}`);
   const result = await example(policy);
-  result.trials.forEach((t, i) => console.log(`trial ${i + 1}: answer ${t.answer ?? '(none)'}${t.reflection === undefined ? '' : `\n  reflection: ${t.reflection}`}`));
+  result.trials.forEach((t, i) =>
+    console.log(
+      `trial ${i + 1}: answer ${t.answer ?? '(none)'}${t.reflection === undefined ? '' : `\n  reflection: ${t.reflection}`}`,
+    ),
+  );
   console.log(`success: ${result.success}`);
 });

@@ -7,7 +7,12 @@ import { calculatorTool } from '../src/envs/calculator/env.ts';
 import type { Policy } from '../src/policy/types.ts';
 import { examplePolicy, runIfMain } from './policy.ts';
 
-const submit: Tool<{ answer: number }> = { name: 'submit', description: 'Submits the final number.', inputSchema: z.object({ answer: z.number() }), execute: ({ answer }) => `submitted ${answer}` };
+const submit: Tool<{ answer: number }> = {
+  name: 'submit',
+  description: 'Submits the final number.',
+  inputSchema: z.object({ answer: z.number() }),
+  execute: ({ answer }) => `submitted ${answer}`,
+};
 
 export async function example(policy: Policy, { steps = 6, maxNewTokens = 200 } = {}) {
   const result = await runToolLoop({
@@ -18,13 +23,21 @@ export async function example(policy: Policy, { steps = 6, maxNewTokens = 200 } 
     stopWhen: [hasToolCall('submit'), hasFinalAnswer(), stepCountIs(steps)],
     sampling: { maxNewTokens, temperature: 0 },
   });
-  return { stopReason: result.stopReason, finalAnswer: result.finalAnswer, steps: result.steps, tokens: result.trajectory.tokens.length };
+  return {
+    stopReason: result.stopReason,
+    finalAnswer: result.finalAnswer,
+    steps: result.steps,
+    tokens: result.trajectory.tokens.length,
+  };
 }
 
 runIfMain(import.meta.url, async () => {
   const { policy, label } = await examplePolicy();
   console.log(`tool calling on ${label}`);
   const result = await example(policy);
-  for (const step of result.steps) console.log(`reply: ${step.text}\n${step.results.map((r) => `  ${r.call.name} → ${r.output}`).join('\n')}`);
-  console.log(`stop: ${result.stopReason} · final answer: ${result.finalAnswer ?? '(none)'} · trajectory ${result.tokens} tokens`);
+  for (const step of result.steps)
+    console.log(`reply: ${step.text}\n${step.results.map((r) => `  ${r.call.name} → ${r.output}`).join('\n')}`);
+  console.log(
+    `stop: ${result.stopReason} · final answer: ${result.finalAnswer ?? '(none)'} · trajectory ${result.tokens} tokens`,
+  );
 });

@@ -14,7 +14,13 @@ export async function example(policy: Policy, { search = 'bfs', maxNewTokens = 1
     search: search === 'dfs' ? { kind: 'dfs', threshold: 1.5, maxStates: 30 } : { kind: 'bfs', breadth: 2 },
     sampling: { maxNewTokens, temperature: 0.7 },
   });
-  return { solved: result.solved, best: result.best?.thoughts ?? [], states: result.tree.length, calls: result.calls, stopReason: result.stopReason };
+  return {
+    solved: result.solved,
+    best: result.best?.thoughts ?? [],
+    states: result.tree.length,
+    calls: result.calls,
+    stopReason: result.stopReason,
+  };
 }
 
 runIfMain(import.meta.url, async () => {
@@ -22,5 +28,7 @@ runIfMain(import.meta.url, async () => {
   const search = process.argv[2] === 'dfs' ? 'dfs' : 'bfs';
   console.log(`Tree of Thoughts (${search}) on ${label}`);
   const result = await example(policy, { search });
-  console.log(`best: ${result.best.join(' | ') || '(none)'}\nsolved: ${result.solved} · ${result.states} states · ${result.calls} policy calls · ${result.stopReason}`);
+  console.log(
+    `best: ${result.best.join(' | ') || '(none)'}\nsolved: ${result.solved} · ${result.states} states · ${result.calls} policy calls · ${result.stopReason}`,
+  );
 });

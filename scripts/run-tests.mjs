@@ -28,11 +28,16 @@ function chromiumProblem() {
     'const browser = await launchChromium();',
     'await browser.close();',
   ].join('\n');
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', probe], { encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', probe], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (result.status === 0) return undefined;
   if (result.error !== undefined) return `the Chromium check did not finish (${result.error.message})`;
   const line = result.stderr.split('\n').find((text) => text.includes('Chromium could not be started'));
-  return line?.replace(/^.*?(Chromium could not be started)/, '$1') ?? result.stderr.trim().split('\n').slice(-3).join('\n');
+  return (
+    line?.replace(/^.*?(Chromium could not be started)/, '$1') ?? result.stderr.trim().split('\n').slice(-3).join('\n')
+  );
 }
 
 const roots = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['src', 'examples', 'scripts'];
@@ -66,7 +71,10 @@ const browserTests = files.filter((file) => drivesBrowser(join(file)));
 if (browserTests.length > 0) {
   const problem = chromiumProblem();
   if (problem !== undefined) {
-    const named = browserTests.length > 4 ? `${browserTests.slice(0, 3).join(', ')} and ${browserTests.length - 3} more test files` : browserTests.join(', ');
+    const named =
+      browserTests.length > 4
+        ? `${browserTests.slice(0, 3).join(', ')} and ${browserTests.length - 3} more test files`
+        : browserTests.join(', ');
     console.error(`run-tests: ${named} need Chromium, and it is not usable.\n${problem}`);
     process.exit(1);
   }
@@ -75,7 +83,16 @@ if (browserTests.length > 0) {
 const timeoutMs = Number(process.env.AGENTRL_TEST_TIMEOUT_MS ?? 600_000);
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=1', `--test-timeout=${timeoutMs}`, '--test-force-exit', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-reporter=spec',
+    '--test-concurrency=1',
+    `--test-timeout=${timeoutMs}`,
+    '--test-force-exit',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -7,11 +7,18 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 
 /** Runs scripts/run-tests.mjs; kills it after `limitMs` (a hang) and says so. */
-function runTests(args: string[], env: NodeJS.ProcessEnv, limitMs: number): Promise<{ code: number | null; output: string; hung: boolean; ms: number }> {
+function runTests(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  limitMs: number,
+): Promise<{ code: number | null; output: string; hung: boolean; ms: number }> {
   const started = performance.now();
   // NODE_TEST_CONTEXT would make the inner runner skip its files (a test runner inside a test file).
   const { NODE_TEST_CONTEXT: _context, ...outer } = process.env;
-  const child = spawn(process.execPath, ['scripts/run-tests.mjs', ...args], { env: { ...outer, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['scripts/run-tests.mjs', ...args], {
+    env: { ...outer, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
@@ -29,7 +36,11 @@ function runTests(args: string[], env: NodeJS.ProcessEnv, limitMs: number): Prom
 }
 
 test('without a usable Chromium the browser tests are not run: one message names it and the install command, exit 1, at once', async () => {
-  const result = await runTests(['src/dashboard/dashboard.test.ts'], { AGENTRL_CHROMIUM: '/nonexistent/chromium' }, 60_000);
+  const result = await runTests(
+    ['src/dashboard/dashboard.test.ts'],
+    { AGENTRL_CHROMIUM: '/nonexistent/chromium' },
+    60_000,
+  );
   assert.equal(result.hung, false, `run-tests hung:\n${result.output}`);
   assert.equal(result.code, 1);
   assert.match(result.output, /src\/dashboard\/dashboard\.test\.ts need Chromium/);

@@ -9,7 +9,16 @@ export { modelConfigSchema, type ModelConfig, type ModelConfigInput, type HostPa
 export { byteTokenizer, type Tokenizer } from './chat/tokenizer.ts';
 export { renderChat, renderGenerationPrompt, chatStopTokens } from './chat/chat-template.ts';
 export { saveCheckpoint, loadCheckpoint } from './model/checkpoint.ts';
-export { knownModels, loadModelCheckpoint, loadModelSource, modelCacheDir, pullModel, pulledModelPaths, resolveModelSource, ModelPullError } from './model/model-sources.ts';
+export {
+  knownModels,
+  loadModelCheckpoint,
+  loadModelSource,
+  modelCacheDir,
+  pullModel,
+  pulledModelPaths,
+  resolveModelSource,
+  ModelPullError,
+} from './model/model-sources.ts';
 export { loadGgufModel } from './model/gguf-model.ts';
 export * from './policy/index.ts';
 export * from './envs/index.ts';

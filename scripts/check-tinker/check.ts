@@ -38,7 +38,9 @@ const { values } = parseArgs({
 });
 const baseModel = values['base-model'];
 if (baseModel === undefined) {
-  process.stderr.write('usage: check.ts --base-model <folder the server serves> [--base-url URL] [--out witness.json] [--iterations N]\n');
+  process.stderr.write(
+    'usage: check.ts --base-model <folder the server serves> [--base-url URL] [--out witness.json] [--iterations N]\n',
+  );
   process.exit(2);
 }
 const iterations = Number(values.iterations);
@@ -50,16 +52,33 @@ const check = (ok: boolean, message: string): void => {
   if (!ok) failures.push(message);
 };
 
-const common = { baseUrl: values['base-url'], baseModel, rank: 8, lossReduction: 'sequence-mean' as const, contextWindow: 256, retry: { timeoutMs: 120_000 } };
+const common = {
+  baseUrl: values['base-url'],
+  baseModel,
+  rank: 8,
+  lossReduction: 'sequence-mean' as const,
+  contextWindow: 256,
+  retry: { timeoutMs: 120_000 },
+};
 const policy = await TinkerPolicy.create(common);
-process.stdout.write(`model ${policy.modelId} on ${policy.client.baseUrl} (LoRA rank 8, lossReduction sequence-mean)\n`);
+process.stdout.write(
+  `model ${policy.modelId} on ${policy.client.baseUrl} (LoRA rank 8, lossReduction sequence-mean)\n`,
+);
 const scratch = await mkdtemp(join(tmpdir(), 'agentrl-tinker-check-'));
 try {
   const rows: string[] = [];
   for (let iteration = 0; iteration < iterations; iteration++) {
     const before = { ...policy.times };
     const started = performance.now();
-    const { trajectories } = await rollout({ policy, env: () => makeBandit(), seeds: [10 * iteration, 10 * iteration + 1], groupSize: 4, maxTurns: 1, maxNewTokens: 12, samplingSeed: iteration });
+    const { trajectories } = await rollout({
+      policy,
+      env: () => makeBandit(),
+      seeds: [10 * iteration, 10 * iteration + 1],
+      groupSize: 4,
+      maxTurns: 1,
+      maxNewTokens: 12,
+      samplingSeed: iteration,
+    });
     const sequences = trajectories.map((trajectory) => trajectory.tokens);
     const lossMask = trajectories.map((trajectory) => trajectory.lossMask);
     const oldLogprobs = trajectories.map((trajectory) => trajectory.logprobs);
@@ -71,43 +90,78 @@ try {
       if (last >= 0) rewards[last] = rewards[last]! + matched / Math.max(1, reply.length);
       return rewards;
     });
-    const { advantages, scores, sequenceAdvantages } = grpoAdvantages({ tokenRewards, lossMask, groupIds: trajectories.map((trajectory) => trajectory.groupId) });
+    const { advantages, scores, sequenceAdvantages } = grpoAdvantages({
+      tokenRewards,
+      lossMask,
+      groupIds: trajectories.map((trajectory) => trajectory.groupId),
+    });
 
-    if (process.env.CHECK_DEBUG) process.stdout.write(`scores ${JSON.stringify(scores)} advantages ${JSON.stringify(sequenceAdvantages)} replies ${JSON.stringify(trajectories.map((t) => t.turns[0]?.action))}\n`);
+    if (process.env.CHECK_DEBUG)
+      process.stdout.write(
+        `scores ${JSON.stringify(scores)} advantages ${JSON.stringify(sequenceAdvantages)} replies ${JSON.stringify(trajectories.map((t) => t.turns[0]?.action))}\n`,
+      );
     const forward = await policy.logprobs({ sequences });
     let maxGap = 0;
-    forward.forEach((row, s) => row.forEach((logprob, t) => lossMask[s]![t] === 1 && (maxGap = Math.max(maxGap, Math.abs(logprob - oldLogprobs[s]![t]!)))));
-    check(maxGap < 1e-3, `iteration ${iteration}: sampled log-probs = forward log-probs (max |Δ| ${maxGap.toExponential(2)})`);
+    forward.forEach((row, s) =>
+      row.forEach(
+        (logprob, t) => lossMask[s]![t] === 1 && (maxGap = Math.max(maxGap, Math.abs(logprob - oldLogprobs[s]![t]!))),
+      ),
+    );
+    check(
+      maxGap < 1e-3,
+      `iteration ${iteration}: sampled log-probs = forward log-probs (max |Δ| ${maxGap.toExponential(2)})`,
+    );
 
     const loss = rlLoss({ oldLogprobs, advantages, lossMask, config: { lossAggMode: 'token-mean' } });
     const report = await policy.forwardBackward({ sequences }, loss);
-    check(Number.isFinite(report.loss), `iteration ${iteration}: loss ${report.loss.toFixed(6)} is finite (${report.tokens} tokens, mean score ${(scores.reduce((a, b) => a + b, 0) / scores.length).toFixed(3)})`);
+    check(
+      Number.isFinite(report.loss),
+      `iteration ${iteration}: loss ${report.loss.toFixed(6)} is finite (${report.tokens} tokens, mean score ${(scores.reduce((a, b) => a + b, 0) / scores.length).toFixed(3)})`,
+    );
     await policy.optimStep({ learningRate, maxGradNorm: 0 });
     const iterationMs = performance.now() - started;
     const spentSoFar = { ...policy.times };
 
     const after = await policy.logprobs({ sequences });
     let moved = 0;
-    after.forEach((row, s) => row.forEach((logprob, t) => lossMask[s]![t] === 1 && (moved = Math.max(moved, Math.abs(logprob - forward[s]![t]!)))));
-    check(moved > 1e-6, `iteration ${iteration}: log-probs moved after optim_step (max |Δ| ${moved.toExponential(2)}): the LoRA weights changed`);
+    after.forEach((row, s) =>
+      row.forEach(
+        (logprob, t) => lossMask[s]![t] === 1 && (moved = Math.max(moved, Math.abs(logprob - forward[s]![t]!))),
+      ),
+    );
+    check(
+      moved > 1e-6,
+      `iteration ${iteration}: log-probs moved after optim_step (max |Δ| ${moved.toExponential(2)}): the LoRA weights changed`,
+    );
 
     const spent = (key: keyof typeof before): number => spentSoFar[key] - before[key];
     const sampling = spent('sample') + spent('samplerSync');
     const training = spent('forward') + spent('forwardBackward');
     const optim = spent('optimStep');
     const other = iterationMs - sampling - training - optim;
-    rows.push(`${iteration}\t${iterationMs.toFixed(0)}\t${sampling.toFixed(0)}\t${training.toFixed(0)}\t${optim.toFixed(0)}\t${other.toFixed(1)} (${((100 * other) / iterationMs).toFixed(2)}%)`);
+    rows.push(
+      `${iteration}\t${iterationMs.toFixed(0)}\t${sampling.toFixed(0)}\t${training.toFixed(0)}\t${optim.toFixed(0)}\t${other.toFixed(1)} (${((100 * other) / iterationMs).toFixed(2)}%)`,
+    );
   }
-  process.stdout.write(`\ntime split per iteration (ms; 'other' = agentrl's own work between the server calls)\niteration\ttotal\tsampling\tforward+forward_backward\toptim_step\tother\n${rows.join('\n')}\n\n`);
+  process.stdout.write(
+    `\ntime split per iteration (ms; 'other' = agentrl's own work between the server calls)\niteration\ttotal\tsampling\tforward+forward_backward\toptim_step\tother\n${rows.join('\n')}\n\n`,
+  );
 
   // Witness data: the final weights' log-probs of two sequences, one seeded sample, and the checkpoint.
   const prompt = [257, 259, ...Buffer.from('Pick an arm.'), 258, 261];
-  const [sample] = await policy.generateBatch([{ prompt, maxNewTokens: 8, temperature: 1, seed: 1234, stopTokens: [258] }]);
-  const sequences = [[...prompt, ...sample!.tokens], [257, 260, ...Buffer.from('hello world'), 258]];
+  const [sample] = await policy.generateBatch([
+    { prompt, maxNewTokens: 8, temperature: 1, seed: 1234, stopTokens: [258] },
+  ]);
+  const sequences = [
+    [...prompt, ...sample!.tokens],
+    [257, 260, ...Buffer.from('hello world'), 258],
+  ];
   const logprobs = await policy.logprobs({ sequences });
   const checkpoint = join(scratch, 'checkpoint');
   await policy.save(checkpoint);
-  const { tinkerPath } = JSON.parse(await (await import('node:fs/promises')).readFile(join(checkpoint, 'tinker-checkpoint.json'), 'utf8')) as { tinkerPath: string };
+  const { tinkerPath } = JSON.parse(
+    await (await import('node:fs/promises')).readFile(join(checkpoint, 'tinker-checkpoint.json'), 'utf8'),
+  ) as { tinkerPath: string };
 
   const reloaded = await TinkerPolicy.create({ ...common, seed: 99 });
   try {
@@ -126,7 +180,15 @@ try {
     modelId: policy.modelId,
     tinkerPath,
     samplerPath: await policy.samplerWeights(),
-    sample: { prompt, maxTokens: 8, temperature: 1, seed: 1234, stop: [258], tokens: sample!.tokens, logprobs: sample!.logprobs },
+    sample: {
+      prompt,
+      maxTokens: 8,
+      temperature: 1,
+      seed: 1234,
+      stop: [258],
+      tokens: sample!.tokens,
+      logprobs: sample!.logprobs,
+    },
     forward: { sequences, logprobs: logprobs.map((row) => Array.from(row.slice(1))) },
   };
   await writeFile(values.out, JSON.stringify(witness) + '\n');

@@ -13,12 +13,21 @@ import { TinkerPolicy } from '../../src/policy/tinker/index.ts';
 
 const baseUrl = process.env.TINKER_BASE_URL ?? 'http://127.0.0.1:8765';
 const baseModel = process.env.TINKER_BASE_MODEL;
-if (baseModel === undefined) throw new TypeError('contract-check.ts needs TINKER_BASE_MODEL: the model folder the server serves');
+if (baseModel === undefined)
+  throw new TypeError('contract-check.ts needs TINKER_BASE_MODEL: the model folder the server serves');
 
 // One LoRA run for every check (the server holds few at once); the training checks run last.
 let shared: Promise<TinkerPolicy> | undefined;
 const makePolicy = (): Promise<TinkerPolicy> =>
-  (shared ??= TinkerPolicy.create({ baseUrl, baseModel, rank: 8, seed: 3, lossReduction: 'sequence-mean', contextWindow: 256, retry: { timeoutMs: 120_000 } }));
+  (shared ??= TinkerPolicy.create({
+    baseUrl,
+    baseModel,
+    rank: 8,
+    seed: 3,
+    lossReduction: 'sequence-mean',
+    contextWindow: 256,
+    retry: { timeoutMs: 120_000 },
+  }));
 after(async () => {
   if (shared !== undefined) await (await shared).close();
 });

@@ -12,7 +12,15 @@ import { TransformerModel } from '../../src/model/model.ts';
 import { BuiltinPolicy } from '../../src/policy/builtin-policy.ts';
 import { exportHuggingFace } from '../../src/serve/export-hf.ts';
 
-export const checkModelConfig = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 4, intermediateSize: 128, maxSeqLen: 256 } as const;
+export const checkModelConfig = {
+  vocabSize: 272,
+  hiddenSize: 64,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 4,
+  intermediateSize: 128,
+  maxSeqLen: 256,
+} as const;
 
 const out = process.argv[2];
 if (out === undefined) {
@@ -24,7 +32,9 @@ try {
   const model = await TransformerModel.create(checkModelConfig, { seed: 1 });
   await new BuiltinPolicy({ model }).save(join(scratch, 'checkpoint'));
   const result = await exportHuggingFace(join(scratch, 'checkpoint'), out, { name: 'agentrl-tiny-llama' });
-  process.stdout.write(`wrote ${out}: ${result.architecture}, ${result.parameters} parameters (${result.files.join(', ')})\n`);
+  process.stdout.write(
+    `wrote ${out}: ${result.architecture}, ${result.parameters} parameters (${result.files.join(', ')})\n`,
+  );
 } finally {
   await rm(scratch, { recursive: true, force: true });
 }

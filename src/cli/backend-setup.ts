@@ -29,37 +29,76 @@ import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../polic
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
 import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
-import { defaultTrainModel, modelSpecOf, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
+import {
+  defaultTrainModel,
+  modelSpecOf,
+  prepareModel,
+  warmStartPolicy,
+  type PrepareModelOptions,
+} from './model-setup.ts';
 
 export const backendNames = ['builtin', 'tinker'] as const;
 
 export const builtinEngines = ['auto', 'jax', 'onnx'] as const;
 
 export const backendSchema = z.object({
-  backend: z.enum(backendNames).default('builtin').describe(`training backend (${backendNames.join(', ')})`),
-  baseUrl: z.string().optional().describe('tinker: the server root, e.g. http://127.0.0.1:8000 (hosted Tinker: its URL; API key from TINKER_API_KEY)'),
-  baseModel: z.string().optional().describe('tinker: the base model the server serves (a hub name, or the folder SkyRL tx was started with)'),
+  backend: z
+    .enum(backendNames)
+    .default('builtin')
+    .describe(`training backend (${backendNames.join(', ')})`),
+  baseUrl: z
+    .string()
+    .optional()
+    .describe(
+      'tinker: the server root, e.g. http://127.0.0.1:8000 (hosted Tinker: its URL; API key from TINKER_API_KEY)',
+    ),
+  baseModel: z
+    .string()
+    .optional()
+    .describe('tinker: the base model the server serves (a hub name, or the folder SkyRL tx was started with)'),
   tokenizer: z
     .string()
     .optional()
-    .describe("tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name); default --base-model when it is a local folder holding tokenizer.json, else agentrl's byte tokenizer"),
+    .describe(
+      "tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name); default --base-model when it is a local folder holding tokenizer.json, else agentrl's byte tokenizer",
+    ),
   loraRank: z
     .number()
     .int()
     .positive()
     .optional()
-    .describe('LoRA rank: builtin — train adapters of this rank on the frozen --model weights (default: train every weight); tinker — the rank of the LoRA the server trains (default 8)'),
-  loraAlpha: z.number().positive().optional().describe('builtin LoRA: the update is scaled by alpha / rank (default 32)'),
-  loraDropout: z.number().min(0).lt(1).optional().describe('builtin LoRA: dropout on the adapter input in training (default 0)'),
+    .describe(
+      'LoRA rank: builtin — train adapters of this rank on the frozen --model weights (default: train every weight); tinker — the rank of the LoRA the server trains (default 8)',
+    ),
+  loraAlpha: z
+    .number()
+    .positive()
+    .optional()
+    .describe('builtin LoRA: the update is scaled by alpha / rank (default 32)'),
+  loraDropout: z
+    .number()
+    .min(0)
+    .lt(1)
+    .optional()
+    .describe('builtin LoRA: dropout on the adapter input in training (default 0)'),
   loraTargets: z
     .string()
     .optional()
-    .describe(`builtin LoRA: comma-separated projections that get adapters (default all: ${Object.keys(loraModuleWeights).join(',')})`),
+    .describe(
+      `builtin LoRA: comma-separated projections that get adapters (default all: ${Object.keys(loraModuleWeights).join(',')})`,
+    ),
   engine: z
     .enum(builtinEngines)
     .default('auto')
-    .describe("builtin: the engine that samples, scores and trains — jax (jax-js on wasm), onnx (onnxruntime: sampling, scoring and the LoRA step; a full fine-tune trains on jax), auto (onnx for a LoRA run without dropout, else jax)"),
-  tinkerLossReduction: z.enum(lossReductions).default('sum').describe("tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)"),
+    .describe(
+      'builtin: the engine that samples, scores and trains — jax (jax-js on wasm), onnx (onnxruntime: sampling, scoring and the LoRA step; a full fine-tune trains on jax), auto (onnx for a LoRA run without dropout, else jax)',
+    ),
+  tinkerLossReduction: z
+    .enum(lossReductions)
+    .default('sum')
+    .describe(
+      "tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)",
+    ),
 });
 export type BackendOptions = z.infer<typeof backendSchema>;
 
@@ -74,9 +113,14 @@ type LoraFlags = Pick<BackendOptions, 'loraRank' | 'loraAlpha' | 'loraDropout' |
 export function builtinLora(options: LoraFlags): LoraConfigInput | undefined {
   if (options.loraRank === undefined) return undefined;
   const allowed = Object.keys(loraModuleWeights) as LoraModule[];
-  const targets = options.loraTargets?.split(',').map((name) => name.trim()).filter((name) => name !== '');
-  for (const name of targets ?? []) if (!(allowed as string[]).includes(name)) throw new UnknownNameError('--lora-targets module', name, allowed);
-  if (targets !== undefined && targets.length === 0) throw new InvalidArgumentError(`--lora-targets names no module; allowed: ${allowed.join(', ')}`);
+  const targets = options.loraTargets
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  for (const name of targets ?? [])
+    if (!(allowed as string[]).includes(name)) throw new UnknownNameError('--lora-targets module', name, allowed);
+  if (targets !== undefined && targets.length === 0)
+    throw new InvalidArgumentError(`--lora-targets names no module; allowed: ${allowed.join(', ')}`);
   return {
     rank: options.loraRank ?? 8,
     ...(options.loraAlpha === undefined ? {} : { alpha: options.loraAlpha }),
@@ -89,7 +133,10 @@ export function builtinLora(options: LoraFlags): LoraConfigInput | undefined {
  * Which engine each part of the built-in policy runs on: onnxruntime is 10–20× faster than jax-js
  * at a real model's size (docs/onnx-engine.md) but trains LoRA adapters only, without dropout.
  */
-export function builtinEngine(options: LoraFlags & Pick<BackendOptions, 'engine'>): { inference: 'jax' | 'onnx'; training: 'jax' | 'onnx' } {
+export function builtinEngine(options: LoraFlags & Pick<BackendOptions, 'engine'>): {
+  inference: 'jax' | 'onnx';
+  training: 'jax' | 'onnx';
+} {
   const loraOnOnnx = options.loraRank !== undefined && (options.loraDropout ?? 0) === 0;
   const engine = options.engine === 'auto' ? (loraOnOnnx ? 'onnx' : 'jax') : options.engine;
   if (engine === 'jax') return { inference: 'jax', training: 'jax' };
@@ -101,46 +148,94 @@ function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: st
   const extras = (['loraAlpha', 'loraDropout', 'loraTargets'] as const).filter((flag) => options[flag] !== undefined);
   if (options.loraRank === undefined) {
     const [extra] = extras;
-    if (extra !== undefined) throw new InvalidArgumentError(`--${kebab(extra)} sets up LoRA adapters; pass --lora-rank too`, { flag: extra });
+    if (extra !== undefined)
+      throw new InvalidArgumentError(`--${kebab(extra)} sets up LoRA adapters; pass --lora-rank too`, { flag: extra });
     return;
   }
   if (modelSpecOf(options) === undefined) {
-    throw new InvalidArgumentError('--lora-rank adapts a pretrained model: pass --model <folder | file.gguf | pulled name | checkpoint> too (a fresh model trains all its weights)', { loraRank: options.loraRank });
+    throw new InvalidArgumentError(
+      '--lora-rank adapts a pretrained model: pass --model <folder | file.gguf | pulled name | checkpoint> too (a fresh model trains all its weights)',
+      { loraRank: options.loraRank },
+    );
   }
   if (algorithmPresets[options.algo].valueHead) {
-    throw new InvalidArgumentError(`--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++, or drop --lora-rank`, { algo: options.algo });
+    throw new InvalidArgumentError(
+      `--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++, or drop --lora-rank`,
+      { algo: options.algo },
+    );
   }
   builtinLora(options);
 }
 
 /** Refuses, before any run is created, a backend setting that cannot run. */
-export function checkBackendOptions(options: BackendOptions & { algo: AlgorithmName; entropyCoef: number; maxGradNorm: number; model?: string; init?: string }): void {
+export function checkBackendOptions(
+  options: BackendOptions & {
+    algo: AlgorithmName;
+    entropyCoef: number;
+    maxGradNorm: number;
+    model?: string;
+    init?: string;
+  },
+): void {
   if (options.backend !== 'tinker') {
     for (const flag of ['baseUrl', 'baseModel', 'tokenizer'] as const) {
-      if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, { flag });
+      if (options[flag] !== undefined)
+        throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, {
+          flag,
+        });
     }
     checkBuiltinLora(options);
     return;
   }
   for (const flag of ['loraAlpha', 'loraDropout', 'loraTargets'] as const) {
-    if (options[flag] !== undefined) throw new InvalidArgumentError(`--${kebab(flag)} sets up the built-in LoRA; the tinker backend takes --lora-rank only`, { flag });
+    if (options[flag] !== undefined)
+      throw new InvalidArgumentError(
+        `--${kebab(flag)} sets up the built-in LoRA; the tinker backend takes --lora-rank only`,
+        { flag },
+      );
   }
-  if (options.engine !== 'auto') throw new InvalidArgumentError(`--engine ${options.engine} picks the built-in backend's engine; the tinker server runs its own`, { engine: options.engine });
-  const missing = (['baseUrl', 'baseModel'] as const).filter((flag) => options[flag] === undefined || options[flag] === '');
+  if (options.engine !== 'auto')
+    throw new InvalidArgumentError(
+      `--engine ${options.engine} picks the built-in backend's engine; the tinker server runs its own`,
+      { engine: options.engine },
+    );
+  const missing = (['baseUrl', 'baseModel'] as const).filter(
+    (flag) => options[flag] === undefined || options[flag] === '',
+  );
   if (missing.length > 0) {
-    throw new InvalidArgumentError(`--backend tinker needs ${missing.map((flag) => `--${kebab(flag)}`).join(' and ')} (the Tinker server and the base model it serves)`, { missing });
+    throw new InvalidArgumentError(
+      `--backend tinker needs ${missing.map((flag) => `--${kebab(flag)}`).join(' and ')} (the Tinker server and the base model it serves)`,
+      { missing },
+    );
   }
   if (algorithmPresets[options.algo].valueHead) {
-    throw new InvalidArgumentError(`--algo ${options.algo} trains a critic (a value head), which the tinker backend does not have; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++`, { algo: options.algo });
+    throw new InvalidArgumentError(
+      `--algo ${options.algo} trains a critic (a value head), which the tinker backend does not have; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++`,
+      { algo: options.algo },
+    );
   }
-  if (options.entropyCoef !== 0) throw new InvalidArgumentError(`the tinker backend cannot train an entropy bonus; set --entropy-coef 0 (got ${options.entropyCoef})`, { entropyCoef: options.entropyCoef });
-  if (options.maxGradNorm !== 0) throw new InvalidArgumentError(`the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`, { maxGradNorm: options.maxGradNorm });
+  if (options.entropyCoef !== 0)
+    throw new InvalidArgumentError(
+      `the tinker backend cannot train an entropy bonus; set --entropy-coef 0 (got ${options.entropyCoef})`,
+      { entropyCoef: options.entropyCoef },
+    );
+  if (options.maxGradNorm !== 0)
+    throw new InvalidArgumentError(
+      `the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`,
+      { maxGradNorm: options.maxGradNorm },
+    );
   const spec = modelSpecOf(options);
-  if (spec !== undefined) throw new InvalidArgumentError(`--model/--init load weights into the built-in model; the tinker backend starts from --base-model (got ${spec})`, { model: spec });
+  if (spec !== undefined)
+    throw new InvalidArgumentError(
+      `--model/--init load weights into the built-in model; the tinker backend starts from --base-model (got ${spec})`,
+      { model: spec },
+    );
 }
 
 /** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
-export function tinkerPolicyOptions(options: BackendOptions & { seed: number; maxSeqLen?: number }): TinkerPolicyOptions {
+export function tinkerPolicyOptions(
+  options: BackendOptions & { seed: number; maxSeqLen?: number },
+): TinkerPolicyOptions {
   const tokenizerSource = options.tokenizer ?? (hasTokenizerJson(options.baseModel!) ? options.baseModel : undefined);
   const chatFormat = tokenizerSource === undefined ? undefined : loadChatFormat(tokenizerSource);
   return {
@@ -175,10 +270,19 @@ export function policyBackend(
     const lora = builtinLora(options);
     const engine = builtinEngine(options);
     const restore = (state: Uint8Array, engines: typeof engine) =>
-      BuiltinPolicy.fromState(state, { chatFormat, ...engines, ...(lora === undefined ? {} : { baseParams: init!.params }) });
+      BuiltinPolicy.fromState(state, {
+        chatFormat,
+        ...engines,
+        ...(lora === undefined ? {} : { baseParams: init!.params }),
+      });
     return {
       name: 'builtin',
-      start: async () => new BuiltinPolicy({ model: await prepareModel(options, descriptor, { valueHead, label, init, lora }), chatFormat, ...engine }),
+      start: async () =>
+        new BuiltinPolicy({
+          model: await prepareModel(options, descriptor, { valueHead, label, init, lora }),
+          chatFormat,
+          ...engine,
+        }),
       restorePolicy: (state) => restore(state, engine),
       // The reference only scores.
       restoreReference: (state) => restore(state, { inference: engine.inference, training: 'jax' }),
@@ -196,7 +300,9 @@ export function policyBackend(
     name: 'tinker',
     start: async () => {
       live = await create();
-      console.error(`${label}: tinker model ${live.modelId} on ${live.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`);
+      console.error(
+        `${label}: tinker model ${live.modelId} on ${live.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`,
+      );
       await warmStartPolicy(live, options, descriptor, label);
       return live;
     },

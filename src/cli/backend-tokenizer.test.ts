@@ -10,12 +10,25 @@ test("tinker backend: the model's tokenizer and chat format come from --base-mod
   const folder = mkdtempSync(join(tmpdir(), 'agentrl-tinker-tokenizer-'));
   try {
     writeFileSync(join(folder, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
-    writeFileSync(join(folder, 'tokenizer_config.json'), JSON.stringify({ eos_token: '<|im_end|>', chat_template: tinyChatmlTemplate }));
-    const flags = (extra: Record<string, unknown>) => ({ ...backendSchema.parse({ backend: 'tinker', baseUrl: 'http://127.0.0.1:1', ...extra }), seed: 0 });
+    writeFileSync(
+      join(folder, 'tokenizer_config.json'),
+      JSON.stringify({ eos_token: '<|im_end|>', chat_template: tinyChatmlTemplate }),
+    );
+    const flags = (extra: Record<string, unknown>) => ({
+      ...backendSchema.parse({ backend: 'tinker', baseUrl: 'http://127.0.0.1:1', ...extra }),
+      seed: 0,
+    });
     const local = tinkerPolicyOptions(flags({ baseModel: folder }));
-    assert.equal(local.chatFormat?.tokenizer.decode(local.chatFormat.render([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true }).tokens), '<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+    assert.equal(
+      local.chatFormat?.tokenizer.decode(
+        local.chatFormat.render([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true }).tokens,
+      ),
+      '<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+    );
     assert.equal(local.tokenizer, local.chatFormat?.tokenizer);
-    const hosted = tinkerPolicyOptions(flags({ baseModel: 'Qwen/Qwen3-8B', tokenizer: join(folder, 'tokenizer.json') }));
+    const hosted = tinkerPolicyOptions(
+      flags({ baseModel: 'Qwen/Qwen3-8B', tokenizer: join(folder, 'tokenizer.json') }),
+    );
     assert.deepEqual(hosted.chatFormat?.stopTokens, [2]);
     const hubOnly = tinkerPolicyOptions(flags({ baseModel: 'Qwen/Qwen3-8B' }));
     assert.equal(hubOnly.chatFormat, undefined);

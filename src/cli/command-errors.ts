@@ -8,11 +8,20 @@ import { RunNotFoundError } from '../store/run-store.ts';
 
 /** A mistake in what was asked (a flag, a name, a config file, a run that does not exist). */
 export function isUsageError(error: unknown): boolean {
-  return error instanceof InvalidArgumentError || error instanceof UnknownNameError || error instanceof DataFormatError || error instanceof RunNotFoundError;
+  return (
+    error instanceof InvalidArgumentError ||
+    error instanceof UnknownNameError ||
+    error instanceof DataFormatError ||
+    error instanceof RunNotFoundError
+  );
 }
 
 /** Prints the error for `agentrl <command>` and returns the exit code. */
-export function reportCommandError(command: string, error: unknown, write: (line: string) => void = (line) => console.error(line)): number {
+export function reportCommandError(
+  command: string,
+  error: unknown,
+  write: (line: string) => void = (line) => console.error(line),
+): number {
   if (error instanceof AgentRlError) {
     write(`agentrl ${command}: ${error.message}`);
     return isUsageError(error) ? 2 : 1;

@@ -29,7 +29,16 @@ function configError(file: string, argv: string[] = []): ConfigFileError {
 }
 
 test('config file: YAML values (camelCase or kebab-case keys) under the flags, defaults for the rest', async () => {
-  const yaml = ['# a run', 'env: bandit', 'algo: ppo', 'learning-rate: 2e-3', 'envOptions:', '  arms: 3', 'systemPrompt: true', ''].join('\n');
+  const yaml = [
+    '# a run',
+    'env: bandit',
+    'algo: ppo',
+    'learning-rate: 2e-3',
+    'envOptions:',
+    '  arms: 3',
+    'systemPrompt: true',
+    '',
+  ].join('\n');
   await withFile('run.yaml', yaml, (file) => {
     const { options } = resolveOptions(trainCommandSchema, ['--config', file, '--algo', 'grpo', '--iterations', '3']);
     assert.equal(options.env, 'bandit');
@@ -52,15 +61,38 @@ test('config file errors name the file, line:column, key, problem and allowed va
     const error = configError(file);
     const lines = error.message.split('\n');
     assert.equal(lines.length, 4, error.message);
-    assert.match(at(lines, 0), new RegExp(`^${file}:2:1: lerningRate: unknown key \\(did you mean learningRate\\?\\); allowed keys: env, envOptions, .*learningRate`));
-    assert.match(at(lines, 1), new RegExp(`^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`));
+    assert.match(
+      at(lines, 0),
+      new RegExp(
+        `^${file}:2:1: lerningRate: unknown key \\(did you mean learningRate\\?\\); allowed keys: env, envOptions, .*learningRate`,
+      ),
+    );
+    assert.match(
+      at(lines, 1),
+      new RegExp(
+        `^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`,
+      ),
+    );
     assert.match(at(lines, 2), new RegExp(`^${file}:4:12: groupSize: Too small: expected number to be >0; got -4$`));
     assert.match(at(lines, 3), new RegExp(`^${file}:5:1: config: unknown key`));
-    assert.deepEqual(error.issues.map((i) => [i.line, i.column, i.key]), [[2, 1, 'lerningRate'], [3, 7, 'algo'], [4, 12, 'groupSize'], [5, 1, 'config']]);
+    assert.deepEqual(
+      error.issues.map((i) => [i.line, i.column, i.key]),
+      [
+        [2, 1, 'lerningRate'],
+        [3, 7, 'algo'],
+        [4, 12, 'groupSize'],
+        [5, 1, 'config'],
+      ],
+    );
   });
   await withFile('types.json', '{\n  "iterations": "ten",\n  "seed": 1.5\n}\n', (file) => {
     const error = configError(file);
-    assert.match(error.message, new RegExp(`^${file}:2:17: iterations: Invalid input: expected number, received string; got "ten"\n${file}:3:11: seed: Invalid input: expected int, received number; got 1.5$`));
+    assert.match(
+      error.message,
+      new RegExp(
+        `^${file}:2:17: iterations: Invalid input: expected number, received string; got "ten"\n${file}:3:11: seed: Invalid input: expected int, received number; got 1.5$`,
+      ),
+    );
   });
   await withFile('syntax.yaml', 'env: bandit\nalgo: [grpo\n', (file) => {
     assert.match(configError(file).message, new RegExp(`^${file}:\\d+:\\d+: YAML syntax error: `));
@@ -70,6 +102,9 @@ test('config file errors name the file, line:column, key, problem and allowed va
   });
   // A bad flag over a good file is named as the flag.
   await withFile('ok.yaml', 'env: bandit\n', (file) => {
-    assert.throws(() => resolveOptions(trainCommandSchema, ['--config', file, '--algo', 'x']), /--algo: .*\(allowed: grpo, /);
+    assert.throws(
+      () => resolveOptions(trainCommandSchema, ['--config', file, '--algo', 'x']),
+      /--algo: .*\(allowed: grpo, /,
+    );
   });
 });

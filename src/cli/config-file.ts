@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { LineCounter, isMap, isScalar, parseDocument, type Node } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { DataFormatError, InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import { fieldsOf, parseFlags, validateFlags } from './flags.ts';
@@ -30,7 +30,11 @@ export interface ConfigIssue {
 export class ConfigFileError extends DataFormatError {
   readonly issues: ConfigIssue[];
   constructor(file: string, issues: ConfigIssue[]) {
-    super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.key ? `${i.key}: ` : ''}${i.message}`).join('\n'), { file, line: issues[0]?.line, key: issues[0]?.key });
+    super(issues.map((i) => `${file}:${i.line}:${i.column}: ${i.key ? `${i.key}: ` : ''}${i.message}`).join('\n'), {
+      file,
+      line: issues[0]?.line,
+      key: issues[0]?.key,
+    });
     this.issues = issues;
   }
 }
@@ -43,7 +47,11 @@ function camel(key: string): string {
  * Reads `file` as options for `schema` (validated key by key; defaults not applied). `exclude`
  * lists keys a file may not set (such as the `config` flag itself).
  */
-export function readConfigFile<T extends AnyObject>(file: string, schema: T, { exclude = [] }: { exclude?: readonly string[] } = {}): Record<string, unknown> {
+export function readConfigFile<T extends AnyObject>(
+  file: string,
+  schema: T,
+  { exclude = [] }: { exclude?: readonly string[] } = {},
+): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -56,13 +64,20 @@ export function readConfigFile<T extends AnyObject>(file: string, schema: T, { e
   if (document.errors.length > 0) {
     throw new ConfigFileError(
       file,
-      document.errors.map((e) => ({ line: e.linePos?.[0].line ?? 1, column: e.linePos?.[0].col ?? 1, key: '', message: `YAML syntax error: ${e.message.split('\n')[0]}` })),
+      document.errors.map((e) => ({
+        line: e.linePos?.[0].line ?? 1,
+        column: e.linePos?.[0].col ?? 1,
+        key: '',
+        message: `YAML syntax error: ${e.message.split('\n')[0]}`,
+      })),
     );
   }
   if (document.contents === null) return {};
   if (!isMap(document.contents)) {
     const { line, col } = at(document.contents);
-    throw new ConfigFileError(file, [{ line, column: col, key: '', message: 'the file must be a mapping of option: value' }]);
+    throw new ConfigFileError(file, [
+      { line, column: col, key: '', message: 'the file must be a mapping of option: value' },
+    ]);
   }
   const fields = fieldsOf(schema).filter((f) => !exclude.includes(f.key));
   const known = new Map(fields.map((f) => [f.key, f]));
@@ -93,7 +108,12 @@ export function readConfigFile<T extends AnyObject>(file: string, schema: T, { e
       const position = valueNode === null ? { line, col: column } : at(valueNode);
       const allowed = field.values ? ` (allowed: ${field.values.join(', ')})` : '';
       for (const issue of result.error.issues) {
-        issues.push({ line: position.line, column: position.col, key, message: `${issue.message}${allowed}; got ${JSON.stringify(value)}` });
+        issues.push({
+          line: position.line,
+          column: position.col,
+          key,
+          message: `${issue.message}${allowed}; got ${JSON.stringify(value)}`,
+        });
       }
       continue;
     }
@@ -110,10 +130,15 @@ export function readConfigFile<T extends AnyObject>(file: string, schema: T, { e
 export function resolveOptions<T extends AnyObject>(
   schema: T,
   argv: readonly string[],
-  { base = {}, baseSource = 'the base', exclude = [] }: { base?: Record<string, unknown>; baseSource?: string; exclude?: readonly string[] } = {},
+  {
+    base = {},
+    baseSource = 'the base',
+    exclude = [],
+  }: { base?: Record<string, unknown>; baseSource?: string; exclude?: readonly string[] } = {},
 ): { options: z.infer<T>; positional: string[]; sources: Record<string, string> } {
   const { values: flags, positional } = parseFlags(schema, argv);
-  const file = typeof flags.config === 'string' ? readConfigFile(flags.config, schema, { exclude: ['config', ...exclude] }) : {};
+  const file =
+    typeof flags.config === 'string' ? readConfigFile(flags.config, schema, { exclude: ['config', ...exclude] }) : {};
   const sources: Record<string, string> = {};
   for (const key of Object.keys(base)) sources[key] = baseSource;
   for (const key of Object.keys(file)) sources[key] = `--config ${flags.config as string}`;
@@ -140,7 +165,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(at(previous, j) + 1, at(current, j - 1) + 1, at(previous, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        at(previous, j) + 1,
+        at(current, j - 1) + 1,
+        at(previous, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }

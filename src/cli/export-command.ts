@@ -19,7 +19,10 @@ export async function exportCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(exportCommandSchema, argv);
   const options = validateFlags(exportCommandSchema, values);
   const [runReference] = positional;
-  if (positional.length !== 1 || runReference === undefined) throw new InvalidArgumentError(`export takes one run (id or name), got ${positional.length}: agentrl export <run> --format jsonl|parquet`);
+  if (positional.length !== 1 || runReference === undefined)
+    throw new InvalidArgumentError(
+      `export takes one run (id or name), got ${positional.length}: agentrl export <run> --format jsonl|parquet`,
+    );
   const store = RunStore.open(options.store, { readonly: true });
   try {
     const run = store.run(runReference);
@@ -34,7 +37,9 @@ export async function exportCommand(argv: readonly string[]): Promise<number> {
       onProgress: (written) => progress.update(written),
     });
     progress.done();
-    console.log(`${out}: ${rows} trajectories of run ${run.name} (${options.format}; schema in docs/trajectory-export.md)`);
+    console.log(
+      `${out}: ${rows} trajectories of run ${run.name} (${options.format}; schema in docs/trajectory-export.md)`,
+    );
     return 0;
   } finally {
     store.close();

@@ -7,7 +7,7 @@
  * A boolean flag is `--x` or `--x true` (on), `--x false`, `--x=false` or `--no-x` (off); any
  * other value is an error. Arguments that are not flags are errors unless the command takes them.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 
@@ -39,7 +39,13 @@ function describeField(key: string, schema: z.ZodType): FieldInfo {
     else break;
   }
   const type = inner._zod.def.type as string;
-  const info: FieldInfo = { key, flag: `--${kebab(key)}`, kind: 'other', description: description || inner.description || '', defaultValue };
+  const info: FieldInfo = {
+    key,
+    flag: `--${kebab(key)}`,
+    kind: 'other',
+    description: description || inner.description || '',
+    defaultValue,
+  };
   if (type === 'number' || type === 'int') info.kind = 'number';
   else if (type === 'boolean') info.kind = 'boolean';
   else if (type === 'string') info.kind = 'string';
@@ -55,7 +61,10 @@ export function fieldsOf(schema: AnyObject): FieldInfo[] {
 }
 
 /** Parses `argv` into a partial object for `schema` (not yet validated) plus positional args. */
-export function parseFlags(schema: AnyObject, argv: readonly string[]): { values: Record<string, unknown>; positional: string[] } {
+export function parseFlags(
+  schema: AnyObject,
+  argv: readonly string[],
+): { values: Record<string, unknown>; positional: string[] } {
   const fields = new Map(fieldsOf(schema).map((f) => [f.flag, f]));
   const values: Record<string, unknown> = {};
   const positional: string[] = [];
@@ -65,19 +74,29 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
       positional.push(arg);
       continue;
     }
-    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const negated = name.startsWith('--no-') ? fields.get(`--${name.slice(5)}`) : undefined;
     const field = fields.get(name) ?? negated;
     if (field === undefined) {
-      throw new InvalidArgumentError(`unknown flag ${name}; known flags: ${[...fields.keys()].join(', ')}`, { flag: name });
+      throw new InvalidArgumentError(`unknown flag ${name}; known flags: ${[...fields.keys()].join(', ')}`, {
+        flag: name,
+      });
     }
     if (field.kind === 'boolean') {
       const next = argv[i + 1];
       const text = inline ?? (next === 'true' || next === 'false' ? argv[++i] : undefined);
       if (text !== undefined && text !== 'true' && text !== 'false') {
-        throw new InvalidArgumentError(`flag ${name} takes true or false, got "${text}"`, { flag: name, allowed: ['true', 'false'] });
+        throw new InvalidArgumentError(`flag ${name} takes true or false, got "${text}"`, {
+          flag: name,
+          allowed: ['true', 'false'],
+        });
       }
-      if (negated && text !== undefined) throw new InvalidArgumentError(`flag ${name} takes no value (it means --${name.slice(5)} false)`, { flag: name });
+      if (negated && text !== undefined)
+        throw new InvalidArgumentError(`flag ${name} takes no value (it means --${name.slice(5)} false)`, {
+          flag: name,
+        });
       values[field.key] = negated ? false : text !== 'false';
       continue;
     }
@@ -85,7 +104,8 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
     if (raw === undefined) throw new InvalidArgumentError(`flag ${name} needs a value`, { flag: name });
     if (field.kind === 'number') {
       const n = Number(raw);
-      if (!Number.isFinite(n)) throw new InvalidArgumentError(`flag ${name} needs a number, got "${raw}"`, { flag: name });
+      if (!Number.isFinite(n))
+        throw new InvalidArgumentError(`flag ${name} needs a number, got "${raw}"`, { flag: name });
       values[field.key] = n;
     } else values[field.key] = raw;
   }
@@ -97,7 +117,11 @@ export function parseFlags(schema: AnyObject, argv: readonly string[]): { values
  * the flag a value belongs to when it is one of an enum's values or of `candidates` (e.g. the env
  * names for `--env`): `agentrl train sokoban` → unexpected argument 'sokoban' (did you mean --env sokoban?).
  */
-export function rejectPositional(schema: AnyObject, positional: readonly string[], candidates: Record<string, readonly string[]> = {}): void {
+export function rejectPositional(
+  schema: AnyObject,
+  positional: readonly string[],
+  candidates: Record<string, readonly string[]> = {},
+): void {
   if (positional.length === 0) return;
   const known: [string, readonly string[]][] = [
     ...Object.entries(candidates).map(([flag, values]): [string, readonly string[]] => [flag, values]),
@@ -131,7 +155,10 @@ export function validateFlags<T extends AnyObject>(schema: T, values: Record<str
  * run and where each came from), a value that differs from the default is shown as the one that
  * runs, with its source: `(runs 5e-5 from the sokoban preset; default 0.0001)`.
  */
-export function flagHelp(schema: AnyObject, effective: Record<string, { value: unknown; source: string }> = {}): string {
+export function flagHelp(
+  schema: AnyObject,
+  effective: Record<string, { value: unknown; source: string }> = {},
+): string {
   return fieldsOf(schema)
     .map((f) => {
       const type = f.kind === 'enum' ? f.values!.join('|') : f.kind;

@@ -26,12 +26,33 @@ type SessionReplies = Record<string, { completionTokens: number[]; logprobs: num
 
 /** `agentrl gateway` on a free port with a 1 s session timeout; resolves with its URL once it prints it. */
 async function startGatewayCli(dir: string, storePath: string) {
-  const model = await TransformerModel.create({ hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 256 }, { seed: 2 });
+  const model = await TransformerModel.create(
+    { hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 256 },
+    { seed: 2 },
+  );
   await saveCheckpoint(join(dir, 'policy'), { config: model.config, params: await model.hostParams() });
   const log = { output: '' };
-  const gateway = spawn(process.execPath, [bin, 'gateway', join(dir, 'policy'), '--port', '0', '--store', storePath, '--run-name', 'gw', '--session-timeout-s', '1', '--record-every-s', '0.2'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const gateway = spawn(
+    process.execPath,
+    [
+      bin,
+      'gateway',
+      join(dir, 'policy'),
+      '--port',
+      '0',
+      '--store',
+      storePath,
+      '--run-name',
+      'gw',
+      '--session-timeout-s',
+      '1',
+      '--record-every-s',
+      '0.2',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = exitOf(gateway);
   const url = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no URL within 60 s: ${log.output}`)), 60_000);
@@ -52,24 +73,51 @@ async function startGatewayCli(dir: string, storePath: string) {
 /** alice (2 calls, reward 1) and bob (1 call, reward 0.25) through the `openai` SDK, then an idle session left to time out. */
 async function driveSessions(url: string): Promise<SessionReplies> {
   const replies: SessionReplies = {};
-  for (const [session, turns, reward] of [['alice', 2, 1], ['bob', 1, 0.25]] as const) {
-    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', defaultHeaders: { 'x-session-id': session }, maxRetries: 0 });
+  for (const [session, turns, reward] of [
+    ['alice', 2, 1],
+    ['bob', 1, 0.25],
+  ] as const) {
+    const client = new OpenAI({
+      baseURL: `${url}/v1`,
+      apiKey: 'unused',
+      defaultHeaders: { 'x-session-id': session },
+      maxRetries: 0,
+    });
     const messages: OpenAI.ChatCompletionMessageParam[] = [];
     const sessionReplies: SessionReplies[string] = { completionTokens: [], logprobs: [] };
     replies[session] = sessionReplies;
     for (let turn = 0; turn < turns; turn++) {
       messages.push({ role: 'user', content: `${session} ${turn}` });
-      const completion = await client.chat.completions.create({ model: 'any', messages, max_tokens: 6, temperature: 1, logprobs: true });
+      const completion = await client.chat.completions.create({
+        model: 'any',
+        messages,
+        max_tokens: 6,
+        temperature: 1,
+        logprobs: true,
+      });
       const choice = at(completion.choices, 0);
       messages.push({ role: 'assistant', content: choice.message.content ?? '' });
       sessionReplies.completionTokens.push(completion.usage!.completion_tokens);
       sessionReplies.logprobs.push(choice.logprobs!.content!.map((token) => token.logprob));
     }
-    const posted = await fetch(`${url}/v1/sessions/${session}/reward`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reward }) });
+    const posted = await fetch(`${url}/v1/sessions/${session}/reward`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ reward }),
+    });
     assert.equal(posted.status, 200);
   }
-  const idle = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'idle' }, maxRetries: 0 });
-  await idle.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'then nothing' }], max_tokens: 4 });
+  const idle = new OpenAI({
+    baseURL: `${url}/v1`,
+    apiKey: 'unused',
+    defaultHeaders: { 'x-session-id': 'idle' },
+    maxRetries: 0,
+  });
+  await idle.chat.completions.create({
+    model: 'any',
+    messages: [{ role: 'user', content: 'then nothing' }],
+    max_tokens: 4,
+  });
   await new Promise((resolve) => setTimeout(resolve, 2500)); // past the 1 s timeout and a few recording ticks
   return replies;
 }
@@ -86,17 +134,29 @@ function checkRecordedRun(storePath: string, replies: SessionReplies): void {
     const trajectories = [...store.iterateTrajectories(run.id)];
     const bySession = new Map(trajectories.map((t) => [t.groupId, t]));
     assert.deepEqual([...bySession.keys()].sort(), ['alice', 'bob']);
-    for (const [session, reward] of [['alice', 1], ['bob', 0.25]] as const) {
+    for (const [session, reward] of [
+      ['alice', 1],
+      ['bob', 0.25],
+    ] as const) {
       const recorded = bySession.get(session)!;
       const { completionTokens, logprobs } = entry(replies, session, 'sessions');
       assert.equal(recorded.totalReward, reward);
-      assert.equal(recorded.lossMask.filter((m) => m === 1).length, completionTokens.reduce((a, b) => a + b, 0), `${session}: every sampled id is trained on`);
+      assert.equal(
+        recorded.lossMask.filter((m) => m === 1).length,
+        completionTokens.reduce((a, b) => a + b, 0),
+        `${session}: every sampled id is trained on`,
+      );
       assert.equal(recorded.turns.length, completionTokens.length);
       recorded.turns.forEach((turn, k) => {
         // The reply's logprobs list every sampled id but a final stop id; the record has them all.
         const replied = at(logprobs, k);
         const stored = recorded.logprobs.slice(turn.start, turn.start + replied.length);
-        stored.forEach((logprob, i) => assert.ok(Math.abs(logprob - at(replied, i)) < 1e-6, `${session} turn ${k} token ${i}: ${logprob} vs ${replied[i]}`));
+        stored.forEach((logprob, i) =>
+          assert.ok(
+            Math.abs(logprob - at(replied, i)) < 1e-6,
+            `${session} turn ${k} token ${i}: ${logprob} vs ${replied[i]}`,
+          ),
+        );
       });
       assert.equal(recorded.messages.at(-1)?.role, 'assistant');
       assert.equal(recorded.messages.filter((m) => m.role === 'user').length, completionTokens.length);
@@ -127,7 +187,11 @@ test('agentrl gateway records rewarded sessions as a run; timed-out ones are dro
   try {
     assert.equal(await exited, 0, log.output);
     checkRecordedRun(storePath, replies);
-    const exported = spawn(process.execPath, [bin, 'export', 'gw', '--store', storePath, '--format', 'parquet', '--out', join(dir, 'gw.parquet')], { stdio: 'ignore' });
+    const exported = spawn(
+      process.execPath,
+      [bin, 'export', 'gw', '--store', storePath, '--format', 'parquet', '--out', join(dir, 'gw.parquet')],
+      { stdio: 'ignore' },
+    );
     assert.equal(await exitOf(exported), 0);
     assert.ok((await stat(join(dir, 'gw.parquet'))).size > 0);
   } finally {

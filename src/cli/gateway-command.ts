@@ -34,9 +34,20 @@ export const gatewayCommandSchema = z.object({
   port: z.number().int().min(0).max(65535).default(8002).describe('port (0 = any free port)'),
   store: z.string().default(defaultStorePath).describe('run store (SQLite file) the sessions are recorded in'),
   runName: z.string().min(1).optional().describe('name of the recorded run (default gateway-<id>)'),
-  modelName: z.string().optional().describe('the model id /v1/models lists (default: the checkpoint folder name); requests may name any model'),
-  sessionTimeoutS: z.number().positive().default(120).describe('drop (and count) a session with no call for this many seconds'),
-  recordEveryS: z.number().positive().default(5).describe('write the scored sessions to the store this often (one step each time)'),
+  modelName: z
+    .string()
+    .optional()
+    .describe('the model id /v1/models lists (default: the checkpoint folder name); requests may name any model'),
+  sessionTimeoutS: z
+    .number()
+    .positive()
+    .default(120)
+    .describe('drop (and count) a session with no call for this many seconds'),
+  recordEveryS: z
+    .number()
+    .positive()
+    .default(5)
+    .describe('write the scored sessions to the store this often (one step each time)'),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more calls to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
 });
@@ -53,7 +64,9 @@ function untilStopped(): Promise<StopSignal> {
 function checkpointArgument(positional: readonly string[]): string {
   const [checkpoint] = positional;
   if (positional.length !== 1 || checkpoint === undefined) {
-    throw new InvalidArgumentError(`expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`);
+    throw new InvalidArgumentError(
+      `expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`,
+    );
   }
   return checkpoint;
 }
@@ -87,7 +100,14 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   let run: RunRecord;
   try {
     store = RunStore.open(options.store);
-    run = store.createRun({ name: options.runName, namePrefix: 'gateway', command: 'gateway', seed: 0, gitCommit: sourceCommit(), config: { checkpoint, ...options, modelName } });
+    run = store.createRun({
+      name: options.runName,
+      namePrefix: 'gateway',
+      command: 'gateway',
+      seed: 0,
+      gitCommit: sourceCommit(),
+      config: { checkpoint, ...options, modelName },
+    });
   } catch (error) {
     await gateway.close();
     throw error;

@@ -15,7 +15,11 @@ import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
 
 /** A scored session as a stored trajectory (ids as sampled; messages as the conversation ended). */
-export function sessionRecord(session: FinishedSession, index: number, tokenizer: Tokenizer): Omit<TrajectoryRecord, 'step'> {
+export function sessionRecord(
+  session: FinishedSession,
+  index: number,
+  tokenizer: Tokenizer,
+): Omit<TrajectoryRecord, 'step'> {
   const { reward, success } = session.reward ?? { reward: 0, success: false };
   const trajectory = sessionTrajectory(session.calls, { reward, success, groupId: session.id, seed: 0 });
   return {
@@ -32,7 +36,14 @@ export function sessionRecord(session: FinishedSession, index: number, tokenizer
     logprobs: trajectory.logprobs,
     rewards: trajectory.tokenRewards,
     advantages: null,
-    turns: trajectory.turns.map(({ start, end, reward: turnReward, action, observation, invalidAction }) => ({ start, end, reward: turnReward, action, observation, invalidAction })),
+    turns: trajectory.turns.map(({ start, end, reward: turnReward, action, observation, invalidAction }) => ({
+      start,
+      end,
+      reward: turnReward,
+      action,
+      observation,
+      invalidAction,
+    })),
   };
 }
 
@@ -57,7 +68,13 @@ export class GatewayRecording {
     return this.commit(sessions, gateway.metrics(), tokenizer, store, runId);
   }
 
-  private commit(sessions: FinishedSession[], counters: GatewayMetrics, tokenizer: Tokenizer, store: RunStore, runId: number): number {
+  private commit(
+    sessions: FinishedSession[],
+    counters: GatewayMetrics,
+    tokenizer: Tokenizer,
+    store: RunStore,
+    runId: number,
+  ): number {
     const countersKey = JSON.stringify(counters);
     if (sessions.length === 0 && countersKey === this.lastCounters) return 0;
     this.lastCounters = countersKey;
@@ -68,7 +85,12 @@ export class GatewayRecording {
       metrics: {
         ...counters,
         sessions: sessions.length,
-        ...(sessions.length === 0 ? {} : { reward: mean(rewards), success: mean(sessions.map((session) => (session.reward?.success === true ? 1 : 0))) }),
+        ...(sessions.length === 0
+          ? {}
+          : {
+              reward: mean(rewards),
+              success: mean(sessions.map((session) => (session.reward?.success === true ? 1 : 0))),
+            }),
       },
       trajectories: sessions.map((session, index) => sessionRecord(session, index, tokenizer)),
     });

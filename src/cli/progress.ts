@@ -87,7 +87,11 @@ export class Progress {
     const elapsed = (now - this.started) / 1000;
     const eta = fraction > 0 ? (elapsed * (1 - fraction)) / fraction : 0;
     const head = `${label} [${'█'.repeat(filled)}${'·'.repeat(barWidth - filled)}] ${this.current}/${total} ${formatSeconds(elapsed)} (eta ${formatSeconds(eta)})`;
-    const parts = [head, ...(this.currentPhase ? [this.currentPhase] : []), ...Object.entries(this.fields).map(([k, v]) => `${k} ${typeof v === 'number' ? formatNumber(v) : v}`)];
+    const parts = [
+      head,
+      ...(this.currentPhase ? [this.currentPhase] : []),
+      ...Object.entries(this.fields).map(([k, v]) => `${k} ${typeof v === 'number' ? formatNumber(v) : v}`),
+    ];
     // Whole fields that fit, in order; a head wider than the terminal is cut with an ellipsis.
     let line = '';
     for (const part of parts) {

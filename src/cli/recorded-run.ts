@@ -17,12 +17,17 @@ export interface RecordedRunOptions {
   resumeCommand?: string;
 }
 
-export async function recordedRun({ store, run, label, interrupt, resumeCommand }: RecordedRunOptions, work: () => Promise<'completed' | 'interrupted'>): Promise<number> {
+export async function recordedRun(
+  { store, run, label, interrupt, resumeCommand }: RecordedRunOptions,
+  work: () => Promise<'completed' | 'interrupted'>,
+): Promise<number> {
   const markInterrupted = (signal: StopSignal, phase: string): void => {
     const reason = `${signalName(signal)} during ${phase}`;
     store.setStatus(run.id, 'interrupted', reason);
     store.unlockRun(run.id);
-    console.error(`${label}: run ${run.name} interrupted (${reason}); ${resumeCommand ? `continue it with: ${resumeCommand}` : 'this command does not resume; start a new run'}`);
+    console.error(
+      `${label}: run ${run.name} interrupted (${reason}); ${resumeCommand ? `continue it with: ${resumeCommand}` : 'this command does not resume; start a new run'}`,
+    );
   };
   interrupt.onExit = markInterrupted;
   try {

@@ -10,9 +10,18 @@ import { z } from 'zod';
 import { defaultStorePath } from '../store/run-store.ts';
 
 export const runOptionsShape = {
-  config: z.string().optional().describe('YAML or JSON file of these options (camelCase or kebab-case keys); flags override it'),
-  store: z.string().default(defaultStorePath).describe('run store (SQLite file): config, metrics, trajectories, checkpoints'),
-  resume: z.string().optional().describe('continue run <id|name> from its last checkpoint (its saved config; flags override)'),
+  config: z
+    .string()
+    .optional()
+    .describe('YAML or JSON file of these options (camelCase or kebab-case keys); flags override it'),
+  store: z
+    .string()
+    .default(defaultStorePath)
+    .describe('run store (SQLite file): config, metrics, trajectories, checkpoints'),
+  resume: z
+    .string()
+    .optional()
+    .describe('continue run <id|name> from its last checkpoint (its saved config; flags override)'),
   runName: z.string().optional().describe('name of the new run (default <env>-<algo>-<id>)'),
   recordTrajectories: z.number().int().min(-1).default(-1).describe('trajectories recorded per iteration (-1 = all)'),
 } as const;
@@ -20,15 +29,27 @@ export const runOptionsShape = {
 const invocationKeys = ['config', 'store', 'resume', 'runName'] as const;
 
 export function effectiveConfig(options: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(options).filter(([key, value]) => !(invocationKeys as readonly string[]).includes(key) && value !== undefined));
+  return Object.fromEntries(
+    Object.entries(options).filter(
+      ([key, value]) => !(invocationKeys as readonly string[]).includes(key) && value !== undefined,
+    ),
+  );
 }
 
 /** The agentrl source's git commit (with `-dirty` when it has uncommitted changes), or null outside git. */
 export function sourceCommit(): string | null {
   const cwd = dirname(fileURLToPath(import.meta.url));
   try {
-    const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${head}-dirty` : head;
   } catch {
     return null;

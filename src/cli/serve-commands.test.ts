@@ -31,23 +31,40 @@ async function whileServing(args: string[], check: (url: string) => Promise<void
 }
 
 test('agentrl serve-env and serve-policy serve until SIGTERM; export-hf writes the folder', async () => {
-  const envCode = await whileServing(['serve-env', 'calculator', '--port', '0', '--env-options', '{"numOperands": 2}'], async (url) => {
-    assert.deepEqual(await (await fetch(`${url}/health`)).json(), { status: 'healthy' });
-    const reset = (await (await fetch(`${url}/reset`, { method: 'POST', body: '{"seed": 4}' })).json()) as { observation: { data: { expression: string } } };
-    assert.equal(reset.observation.data.expression.split(/[-+*]/).length, 2, 'the env options reached the env');
-  });
+  const envCode = await whileServing(
+    ['serve-env', 'calculator', '--port', '0', '--env-options', '{"numOperands": 2}'],
+    async (url) => {
+      assert.deepEqual(await (await fetch(`${url}/health`)).json(), { status: 'healthy' });
+      const reset = (await (await fetch(`${url}/reset`, { method: 'POST', body: '{"seed": 4}' })).json()) as {
+        observation: { data: { expression: string } };
+      };
+      assert.equal(reset.observation.data.expression.split(/[-+*]/).length, 2, 'the env options reached the env');
+    },
+  );
   assert.equal(envCode, 0);
 
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-cli-serve-'));
   try {
-    const model = await TransformerModel.create({ hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 64 });
+    const model = await TransformerModel.create({
+      hiddenSize: 16,
+      numLayers: 1,
+      numHeads: 2,
+      numKvHeads: 2,
+      intermediateSize: 32,
+      maxSeqLen: 64,
+    });
     await saveCheckpoint(join(dir, 'policy'), { config: model.config, params: await model.hostParams() });
     const policyCode = await whileServing(['serve-policy', join(dir, 'policy'), '--port', '0'], async (url) => {
       const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
-      assert.deepEqual(models.data.map((entry) => entry.id), ['policy']);
+      assert.deepEqual(
+        models.data.map((entry) => entry.id),
+        ['policy'],
+      );
     });
     assert.equal(policyCode, 0);
-    const exported = spawn(process.execPath, [bin, 'export-hf', join(dir, 'policy'), '--out', join(dir, 'hf')], { stdio: 'ignore' });
+    const exported = spawn(process.execPath, [bin, 'export-hf', join(dir, 'policy'), '--out', join(dir, 'hf')], {
+      stdio: 'ignore',
+    });
     assert.equal(await new Promise((resolve) => exported.once('exit', resolve)), 0);
     assert.ok((await readdir(join(dir, 'hf'))).includes('special_tokens_map.json'));
   } finally {

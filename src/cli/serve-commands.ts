@@ -22,7 +22,12 @@ export const serveEnvCommandSchema = z.object({
   ...listenShape,
   port: z.number().int().min(0).max(65535).default(8000).describe('port (0 = any free port)'),
   envOptions: z.string().default('{}').describe('environment options as JSON (see agentrl envs)'),
-  maxSessions: z.number().int().positive().default(64).describe('concurrent WebSocket sessions at most (one more gets CAPACITY_REACHED)'),
+  maxSessions: z
+    .number()
+    .int()
+    .positive()
+    .default(64)
+    .describe('concurrent WebSocket sessions at most (one more gets CAPACITY_REACHED)'),
   sessionTimeoutS: z.number().min(0).default(300).describe('close a session silent this many seconds (0 = never)'),
 });
 
@@ -32,17 +37,28 @@ export const servePolicyCommandSchema = z.object({
   modelName: z.string().optional().describe('the model id clients pass (default: the checkpoint folder name)'),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more requests to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
-  engine: z.enum(['auto', 'jax', 'onnx']).default('auto').describe("generation engine: jax (jax-js), onnx (onnxruntime), auto (onnx for a real model's checkpoint, jax for the byte models)"),
+  engine: z
+    .enum(['auto', 'jax', 'onnx'])
+    .default('auto')
+    .describe(
+      "generation engine: jax (jax-js), onnx (onnxruntime), auto (onnx for a real model's checkpoint, jax for the byte models)",
+    ),
 });
 
 export const exportHfCommandSchema = z.object({
   out: z.string().describe('the Hugging Face model folder to write'),
-  architecture: z.enum(hfArchitectures).optional().describe('HF architecture (default: Qwen2 with q/k/v biases, else Llama)'),
+  architecture: z
+    .enum(hfArchitectures)
+    .optional()
+    .describe('HF architecture (default: Qwen2 with q/k/v biases, else Llama)'),
 });
 
 function onePositional(positional: readonly string[], what: string): string {
   const [only] = positional;
-  if (positional.length !== 1 || only === undefined) throw new InvalidArgumentError(`expected one ${what}, got ${positional.length === 0 ? 'none' : positional.join(' ')}`);
+  if (positional.length !== 1 || only === undefined)
+    throw new InvalidArgumentError(
+      `expected one ${what}, got ${positional.length === 0 ? 'none' : positional.join(' ')}`,
+    );
   return only;
 }
 
@@ -85,7 +101,14 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
   const checkpoint = onePositional(positional, 'checkpoint folder');
   const served = await loadServedPolicy(checkpoint, { engine: options.engine });
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
-  const server = await startPolicyServer({ ...served, modelName, host: options.host, port: options.port, batchWindowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize });
+  const server = await startPolicyServer({
+    ...served,
+    modelName,
+    host: options.host,
+    port: options.port,
+    batchWindowMs: options.batchWindowMs,
+    maxBatchSize: options.maxBatchSize,
+  });
   console.error(
     `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}, engine ${served.engine}) on ${server.url}/v1 ` +
       `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
@@ -100,6 +123,8 @@ export async function exportHfCommand(argv: readonly string[]): Promise<number> 
   const options = validateFlags(exportHfCommandSchema, values);
   const checkpoint = onePositional(positional, 'checkpoint folder');
   const result = await exportHuggingFace(checkpoint, options.out, { architecture: options.architecture });
-  console.log(`export-hf: ${options.out} (${result.architecture}, ${result.parameters.toLocaleString('en-US')} parameters): ${result.files.join(', ')}`);
+  console.log(
+    `export-hf: ${options.out} (${result.architecture}, ${result.parameters.toLocaleString('en-US')} parameters): ${result.files.join(', ')}`,
+  );
   return 0;
 }

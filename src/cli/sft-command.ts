@@ -33,10 +33,17 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
     const checkpoint = await loadCheckpoint(options.init);
     model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
   } else {
-    const modelConfig = Object.fromEntries(Object.keys(modelConfigSchema.shape).flatMap((k) => (k in options && (options as any)[k] !== undefined ? [[k, (options as any)[k]]] : [])));
+    const modelConfig = Object.fromEntries(
+      Object.keys(modelConfigSchema.shape).flatMap((k) =>
+        k in options && (options as any)[k] !== undefined ? [[k, (options as any)[k]]] : [],
+      ),
+    );
     model = await TransformerModel.create(modelConfig, { seed: options.seed });
   }
-  const { train, heldOut } = splitHeldOut(conversations, { heldOutFraction: options.heldOutFraction, seed: options.seed });
+  const { train, heldOut } = splitHeldOut(conversations, {
+    heldOutFraction: options.heldOutFraction,
+    seed: options.seed,
+  });
   const trainSet = renderExamples(train, byteTokenizer, model.config.maxSeqLen);
   const heldOutSet = renderExamples(heldOut, byteTokenizer, model.config.maxSeqLen);
   const truncated = trainSet.truncated + heldOutSet.truncated;
@@ -60,7 +67,10 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
         'tok/s': p.tokensPerSecond,
       }),
   });
-  progress.done({ loss: result.finalLoss, ...(result.heldOutLoss !== undefined ? { 'held-out': result.heldOutLoss } : {}) });
+  progress.done({
+    loss: result.finalLoss,
+    ...(result.heldOutLoss !== undefined ? { 'held-out': result.heldOutLoss } : {}),
+  });
   interrupt.dispose();
   await saveCheckpoint(options.out, {
     config: model.config,

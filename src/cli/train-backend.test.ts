@@ -17,7 +17,10 @@ import { resolveTrainOptions } from './train-command.ts';
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TINKER_API_KEY: '' } });
+  const child = spawn(process.execPath, [bin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TINKER_API_KEY: '' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -35,10 +38,37 @@ test('agentrl train --backend tinker: a missing --base-url, PPO, or clipping is 
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-backend-'));
   try {
     const store = join(dir, 'runs.db');
-    const missing = await runCli(['train', '--env', 'bandit', '--backend', 'tinker', '--base-model', '/models/tiny', '--store', store]);
+    const missing = await runCli([
+      'train',
+      '--env',
+      'bandit',
+      '--backend',
+      'tinker',
+      '--base-model',
+      '/models/tiny',
+      '--store',
+      store,
+    ]);
     assert.equal(missing.code, 2, missing.stderr);
-    assert.match(missing.stderr, /--backend tinker needs --base-url \(the Tinker server and the base model it serves\)/);
-    const ppo = await runCli(['train', '--env', 'bandit', '--backend', 'tinker', '--base-url', 'http://127.0.0.1:9', '--base-model', 'm', '--algo', 'ppo', '--store', store]);
+    assert.match(
+      missing.stderr,
+      /--backend tinker needs --base-url \(the Tinker server and the base model it serves\)/,
+    );
+    const ppo = await runCli([
+      'train',
+      '--env',
+      'bandit',
+      '--backend',
+      'tinker',
+      '--base-url',
+      'http://127.0.0.1:9',
+      '--base-model',
+      'm',
+      '--algo',
+      'ppo',
+      '--store',
+      store,
+    ]);
     assert.equal(ppo.code, 2, ppo.stderr);
     assert.match(ppo.stderr, /--algo ppo trains a critic \(a value head\), which the tinker backend does not have/);
     const stray = await runCli(['train', '--env', 'bandit', '--base-url', 'http://127.0.0.1:9', '--store', store]);
@@ -51,17 +81,47 @@ test('agentrl train --backend tinker: a missing --base-url, PPO, or clipping is 
 });
 
 test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the flags reach TinkerPolicy.create', () => {
-  const argv = ['--env', 'bandit', '--backend', 'tinker', '--base-url', 'http://127.0.0.1:8765', '--base-model', '/models/tiny', '--lora-rank', '4', '--tinker-loss-reduction', 'sequence-mean', '--max-seq-len', '128', '--seed', '3'];
+  const argv = [
+    '--env',
+    'bandit',
+    '--backend',
+    'tinker',
+    '--base-url',
+    'http://127.0.0.1:8765',
+    '--base-model',
+    '/models/tiny',
+    '--lora-rank',
+    '4',
+    '--tinker-loss-reduction',
+    'sequence-mean',
+    '--max-seq-len',
+    '128',
+    '--seed',
+    '3',
+  ];
   const { options, sources } = resolveTrainOptions(argv);
   assert.equal(options.maxGradNorm, 0);
   assert.match(sources.maxGradNorm!, /the tinker backend/);
   checkBackendOptions(options);
   const created = tinkerPolicyOptions(options);
-  assert.deepEqual(created, { baseUrl: 'http://127.0.0.1:8765', baseModel: '/models/tiny', rank: 4, seed: 3, lossReduction: 'sequence-mean', contextWindow: 128 });
+  assert.deepEqual(created, {
+    baseUrl: 'http://127.0.0.1:8765',
+    baseModel: '/models/tiny',
+    rank: 4,
+    seed: 3,
+    lossReduction: 'sequence-mean',
+    contextWindow: 128,
+  });
   checkOptions(created);
   // An explicit clip is refused, naming the flag; the builtin default stays 1.
-  assert.throws(() => checkBackendOptions(resolveTrainOptions([...argv, '--max-grad-norm', '1']).options), /the tinker backend cannot clip the gradient norm; set --max-grad-norm 0/);
-  assert.throws(() => checkBackendOptions(resolveTrainOptions([...argv, '--entropy-coef', '0.01']).options), /cannot train an entropy bonus/);
+  assert.throws(
+    () => checkBackendOptions(resolveTrainOptions([...argv, '--max-grad-norm', '1']).options),
+    /the tinker backend cannot clip the gradient norm; set --max-grad-norm 0/,
+  );
+  assert.throws(
+    () => checkBackendOptions(resolveTrainOptions([...argv, '--entropy-coef', '0.01']).options),
+    /cannot train an entropy bonus/,
+  );
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.maxGradNorm, 1);
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.backend, 'builtin');
 });

@@ -9,17 +9,58 @@ import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { agentrlBin as bin, runCli } from './cli-test-fixture.ts';
 
-
 const trainArgs = (out: string, storePath: string): string[] => [
-  bin, 'train', '--env', 'bandit', '--out', out, '--store', storePath, '--seed', '1',
-  '--demonstrations', '32', '--sft-steps', '20', '--hidden-size', '32', '--num-layers', '1', '--num-heads', '2',
-  '--num-kv-heads', '1', '--intermediate-size', '64', '--max-seq-len', '64', '--iterations', '200',
-  '--tasks-per-iteration', '4', '--group-size', '4', '--max-turns', '1', '--max-new-tokens', '24',
-  '--test-episodes', '8', '--validate-every', '0', '--validation-episodes', '8', '--checkpoint-every', '0',
+  bin,
+  'train',
+  '--env',
+  'bandit',
+  '--out',
+  out,
+  '--store',
+  storePath,
+  '--seed',
+  '1',
+  '--demonstrations',
+  '32',
+  '--sft-steps',
+  '20',
+  '--hidden-size',
+  '32',
+  '--num-layers',
+  '1',
+  '--num-heads',
+  '2',
+  '--num-kv-heads',
+  '1',
+  '--intermediate-size',
+  '64',
+  '--max-seq-len',
+  '64',
+  '--iterations',
+  '200',
+  '--tasks-per-iteration',
+  '4',
+  '--group-size',
+  '4',
+  '--max-turns',
+  '1',
+  '--max-new-tokens',
+  '24',
+  '--test-episodes',
+  '8',
+  '--validate-every',
+  '0',
+  '--validation-episodes',
+  '8',
+  '--checkpoint-every',
+  '0',
 ];
 
 /** A 200-iteration bandit run, Ctrl-C (SIGINT) after the second iteration's progress line. */
-async function trainUntilCtrlC(out: string, storePath: string): Promise<{ code: number | null; stdout: string; stderr: string; interrupted: boolean }> {
+async function trainUntilCtrlC(
+  out: string,
+  storePath: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; interrupted: boolean }> {
   const child = spawn(process.execPath, trainArgs(out, storePath), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
@@ -44,34 +85,62 @@ function checkInterruptedRun(store: RunStore, iterations: number): RunRecord {
   assert.equal(run.statusReason, 'Ctrl-C during the RL iterations');
   assert.equal(run.config.hiddenSize, 32);
   assert.equal(run.config.learningRate, 1e-4, 'defaults are part of the effective config');
-  assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: iterations }, (_, i) => i + 1));
+  assert.deepEqual(
+    store.metrics(run.id).map((m) => m.step),
+    Array.from({ length: iterations }, (_, i) => i + 1),
+  );
   assert.equal(store.trajectoryList(run.id).filter((t) => t.step === 1).length, 16);
   return run;
 }
 
 /** `--resume` (with --iterations raised), SIGKILLed a moment after its first resumed iteration is reported. */
-async function resumeThenKill(storePath: string, iterations: number): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
-  const killed = spawn(process.execPath, [bin, 'train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', '200'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function resumeThenKill(
+  storePath: string,
+  iterations: number,
+): Promise<{ signal: NodeJS.Signals | null; stderr: string }> {
+  const killed = spawn(
+    process.execPath,
+    [bin, 'train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', '200'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   let timer: NodeJS.Timeout | undefined;
   killed.stderr.on('data', (chunk) => {
     stderr += chunk;
     // Once the first resumed iteration is reported, kill a moment later: mid-commit or mid-iteration.
-    if (timer === undefined && stderr.includes(`] ${iterations + 1}/200`)) timer = setTimeout(() => killed.kill('SIGKILL'), 150);
+    if (timer === undefined && stderr.includes(`] ${iterations + 1}/200`))
+      timer = setTimeout(() => killed.kill('SIGKILL'), 150);
   });
-  const signal = await new Promise<NodeJS.Signals | null>((resolve) => killed.on('close', (_code, closedBy) => resolve(closedBy)));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+    killed.on('close', (_code, closedBy) => resolve(closedBy)),
+  );
   return { signal, stderr };
 }
 
 /** A last `--resume` trains one more iteration to the end; resuming a finished run is refused. */
-async function resumeToTheEnd(store: RunStore, run: RunRecord, { out, storePath, committed }: { out: string; storePath: string; committed: number }): Promise<void> {
-  const resumed = await runCli(['train', '--resume', 'bandit-grpo-1', '--store', storePath, '--iterations', String(committed + 1)]);
+async function resumeToTheEnd(
+  store: RunStore,
+  run: RunRecord,
+  { out, storePath, committed }: { out: string; storePath: string; committed: number },
+): Promise<void> {
+  const resumed = await runCli([
+    'train',
+    '--resume',
+    'bandit-grpo-1',
+    '--store',
+    storePath,
+    '--iterations',
+    String(committed + 1),
+  ]);
   assert.equal(resumed.code, 0, resumed.stderr);
   assert.match(resumed.stderr, new RegExp(`resuming run bandit-grpo-1 after iteration ${committed}`));
   assert.match(resumed.stdout, new RegExp(`after ${committed + 1} iterations`));
   assert.equal((await loadCheckpoint(join(out, 'final'))).extra?.iteration, committed + 1);
   assert.equal(store.run(run.id).status, 'completed');
-  assert.deepEqual(store.metrics(run.id).map((m) => m.step), Array.from({ length: committed + 1 }, (_, i) => i + 1));
+  assert.deepEqual(
+    store.metrics(run.id).map((m) => m.step),
+    Array.from({ length: committed + 1 }, (_, i) => i + 1),
+  );
   const done = await runCli(['train', '--resume', String(run.id), '--store', storePath]);
   assert.equal(done.code, 2);
   assert.match(done.stderr, /has finished \d+ of \d+ iterations; pass --iterations N/);
@@ -86,7 +155,10 @@ test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks t
     assert.equal(code, 130, stderr);
     assert.match(stderr, /reward [\d.]+\s+success [\d.]+\s+kl [\d.e+-]+\s+entropy [\d.e+-]+\s+gen tok\/s \d+/);
     assert.match(stderr, /train: Ctrl-C — finishing this iteration, then saving it/);
-    assert.match(stderr, /train: run bandit-grpo-1 interrupted \(Ctrl-C during the RL iterations\); continue it with: agentrl train --resume bandit-grpo-1/);
+    assert.match(
+      stderr,
+      /train: run bandit-grpo-1 interrupted \(Ctrl-C during the RL iterations\); continue it with: agentrl train --resume bandit-grpo-1/,
+    );
     assert.doesNotMatch(stdout, /held-out test success/, 'an interrupted run skips the final test');
     const iterations = Number(/saved iteration (\d+) of 200/.exec(stderr)?.[1]);
     assert.ok(iterations >= 2 && iterations < 200, `${iterations} iterations before stopping`);
@@ -104,7 +176,10 @@ test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks t
     assert.equal(store.integrityCheck(), 'ok');
     assert.equal(store.run(run.id).status, 'running', 'a killed run stays "running"');
     const committed = store.metrics(run.id).map((m) => m.step);
-    assert.deepEqual(committed, Array.from({ length: committed.length }, (_, i) => i + 1));
+    assert.deepEqual(
+      committed,
+      Array.from({ length: committed.length }, (_, i) => i + 1),
+    );
     assert.ok(committed.length >= iterations, `${committed.length} steps committed`);
 
     await resumeToTheEnd(store, run, { out, storePath, committed: committed.length });

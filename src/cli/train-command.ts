@@ -38,13 +38,27 @@ import { trainPhases } from './train-phases.ts';
 import { trackerOptionsShape } from '../trackers/open-tracker.ts';
 
 export const trainCommandSchema = z.object({
-  env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
+  env: z
+    .string()
+    .default('frozen-lake')
+    .describe(`environment (${environmentNames().join(', ')})`),
   envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
-  out: z.string().optional().describe('the run\'s checkpoint folder (default checkpoints/<run name>; never shared with another run)'),
+  out: z
+    .string()
+    .optional()
+    .describe("the run's checkpoint folder (default checkpoints/<run name>; never shared with another run)"),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
-  checkpointEvery: z.number().int().nonnegative().default(5).describe('checkpoint every N iterations (0 = only at the end)'),
+  checkpointEvery: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(5)
+    .describe('checkpoint every N iterations (0 = only at the end)'),
   ...rlConfigSchema.shape,
-  historyTurns: rlConfigSchema.shape.historyTurns.removeDefault().default(0).describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
+  historyTurns: rlConfigSchema.shape.historyTurns
+    .removeDefault()
+    .default(0)
+    .describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
   ...modelSetupSchema.shape,
   ...backendSchema.shape,
   ...runOptionsShape,
@@ -61,8 +75,13 @@ export function resolveTrainOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(trainCommandSchema, argv);
   const fromModel = modelPreset(modelSpecOf(plain));
   const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend), ...fromModel };
-  const sources = [`the ${plain.env} preset`, ...(plain.backend === 'builtin' ? [] : [`the ${plain.backend} backend`]), ...(Object.keys(fromModel).length > 0 ? ["--model's own chat format"] : [])];
-  const baseSource = sources.length === 1 ? at(sources, 0, 'sources') : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
+  const sources = [
+    `the ${plain.env} preset`,
+    ...(plain.backend === 'builtin' ? [] : [`the ${plain.backend} backend`]),
+    ...(Object.keys(fromModel).length > 0 ? ["--model's own chat format"] : []),
+  ];
+  const baseSource =
+    sources.length === 1 ? at(sources, 0, 'sources') : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
   return resolveOptions(trainCommandSchema, argv, { base, baseSource });
 }
 
@@ -74,7 +93,9 @@ export function trainHelp(argv: readonly string[]): string {
     preset.length > 0
       ? `values for --env ${options.env}: its training preset (src/train/env-presets.ts) sets ${preset.join(', ')}; "runs X from …" marks a value that differs from the default`
       : `--env ${options.env} has no training preset: the defaults run, under --config and flags`;
-  const effective = Object.fromEntries(Object.entries(options).map(([key, value]) => [key, { value, source: sources[key] ?? 'the default' }]));
+  const effective = Object.fromEntries(
+    Object.entries(options).map(([key, value]) => [key, { value, source: sources[key] ?? 'the default' }]),
+  );
   return `  ${header}\n${flagHelp(trainCommandSchema, effective)}`;
 }
 
@@ -88,10 +109,24 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
     const store = RunStore.open(options.store);
     try {
-      const opened = setup !== undefined ? newRun(store, options, setup) : await resumedRun(store, options.resume!, argv);
+      const opened =
+        setup !== undefined ? newRun(store, options, setup) : await resumedRun(store, options.resume!, argv);
       return await recordedRun(
-        { store, run: opened.run, label: 'train', interrupt, resumeCommand: `agentrl train --resume ${opened.run.name} --store ${store.path}` },
-        () => trainPhases({ store, interrupt, ...opened, dir: opened.run.checkpointDir!, resumed: options.resume !== undefined }),
+        {
+          store,
+          run: opened.run,
+          label: 'train',
+          interrupt,
+          resumeCommand: `agentrl train --resume ${opened.run.name} --store ${store.path}`,
+        },
+        () =>
+          trainPhases({
+            store,
+            interrupt,
+            ...opened,
+            dir: opened.run.checkpointDir!,
+            resumed: options.resume !== undefined,
+          }),
       );
     } finally {
       store.close();
@@ -124,21 +159,30 @@ function newRun(store: RunStore, options: TrainCommandOptions, setup: RunSetup):
 /** A stored run under its saved config and the given flags, locked by this process. */
 async function resumedRun(store: RunStore, reference: string, argv: readonly string[]): Promise<OpenedRun> {
   const stored = store.run(reference);
-  if (stored.command !== 'train') throw new InvalidArgumentError(`run ${stored.name} was recorded by agentrl ${stored.command}, which does not resume; only train runs do`);
+  if (stored.command !== 'train')
+    throw new InvalidArgumentError(
+      `run ${stored.name} was recorded by agentrl ${stored.command}, which does not resume; only train runs do`,
+    );
   const { options } = resolveOptions(trainCommandSchema, argv, { base: stored.config });
   checkBackendOptions(options);
   const setup = await checkRunSetup(options);
   const { tookOverFrom } = store.lockRun(stored.id);
   try {
-    if (tookOverFrom) console.error(`train: run ${stored.name} was held by process ${tookOverFrom.pid}, which no longer runs; taking it over`);
+    if (tookOverFrom)
+      console.error(
+        `train: run ${stored.name} was held by process ${tookOverFrom.pid}, which no longer runs; taking it over`,
+      );
     const done = store.latestCheckpoint(stored.id, 'resume')?.step ?? 0;
     const finished = store.checkpoints(stored.id).some((c) => c.kind === 'final' && c.step === done);
     if (finished && done >= options.iterations) {
       if (stored.status !== 'completed') store.setStatus(stored.id, 'completed');
-      throw new InvalidArgumentError(`run ${stored.name} has finished ${done} of ${options.iterations} iterations; pass --iterations N (> ${done}) to continue it`);
+      throw new InvalidArgumentError(
+        `run ${stored.name} has finished ${done} of ${options.iterations} iterations; pass --iterations N (> ${done}) to continue it`,
+      );
     }
     // A run recorded before runs had their own folder gets one now (it wrote into a shared one).
-    if (stored.checkpointDir === null) store.setCheckpointDir(stored.id, options.out ?? join('checkpoints', stored.name));
+    if (stored.checkpointDir === null)
+      store.setCheckpointDir(stored.id, options.out ?? join('checkpoints', stored.name));
     store.setConfig(stored.id, effectiveConfig(options));
     store.setStatus(stored.id, 'running');
     const where =
@@ -154,4 +198,3 @@ async function resumedRun(store: RunStore, reference: string, argv: readonly str
     throw error;
   }
 }
-

@@ -66,18 +66,30 @@ interface PhaseContext extends TrainPhasesOptions {
   save: (policy: TrainablePolicy, name: string, extra: Record<string, unknown>) => Promise<void>;
 }
 
-async function runPhases(phases: TrainPhasesOptions, backend: ReturnType<typeof policyBackend>): Promise<'completed' | 'interrupted'> {
+async function runPhases(
+  phases: TrainPhasesOptions,
+  backend: ReturnType<typeof policyBackend>,
+): Promise<'completed' | 'interrupted'> {
   const { store, run, options, setup, dir } = phases;
   const started = performance.now();
   const context: PhaseContext = {
     ...phases,
     env: () => setup.descriptor.make(setup.envOptions),
-    recorder: new RunRecorder({ store, runId: run.id, trajectoriesPerIteration: options.recordTrajectories, validationEpisodes: options.validationEpisodes }),
+    recorder: new RunRecorder({
+      store,
+      runId: run.id,
+      trajectoriesPerIteration: options.recordTrajectories,
+      validationEpisodes: options.validationEpisodes,
+    }),
     testConfig: { ...options, validationEpisodes: options.testEpisodes },
-    save: (policy, name, extra) => policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } }),
+    save: (policy, name, extra) =>
+      policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } }),
   };
   await startWeights(context, backend);
-  const point: ResumePoint<TrainablePolicy, ReferencePolicy> = (await loadResumePoint(store, run.id, { policy: backend.restorePolicy, reference: backend.restoreReference }))!;
+  const point: ResumePoint<TrainablePolicy, ReferencePolicy> = (await loadResumePoint(store, run.id, {
+    policy: backend.restorePolicy,
+    reference: backend.restoreReference,
+  }))!;
   const before = await testBeforeRl(context, point.policy);
   const { iterations, interrupted } = await rlIterations(context, point);
   if (interrupted) return 'interrupted';
@@ -86,11 +98,16 @@ async function runPhases(phases: TrainPhasesOptions, backend: ReturnType<typeof 
 }
 
 /** 1. Start weights: the warm start (or `--init`), saved as the run's `start` state, unless the run has it. */
-async function startWeights({ store, run, interrupt, resumed, dir, save, recorder }: PhaseContext, backend: ReturnType<typeof policyBackend>): Promise<void> {
+async function startWeights(
+  { store, run, interrupt, resumed, dir, save, recorder }: PhaseContext,
+  backend: ReturnType<typeof policyBackend>,
+): Promise<void> {
   if (store.latestCheckpoint(run.id, 'start') !== undefined) return;
   interrupt.enter('the warm start');
   if (resumed) {
-    console.error(`train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`);
+    console.error(
+      `train: run ${run.name} stopped before its warm start ended; running the warm start again (deterministic from the seed)`,
+    );
   }
   const started = await backend.start();
   await save(started, 'start', { kind: 'start' });
@@ -98,7 +115,10 @@ async function startWeights({ store, run, interrupt, resumed, dir, save, recorde
 }
 
 /** 2. Held-out success before RL (the stored step-0 evaluation when there is one). */
-async function testBeforeRl({ store, run, options, interrupt, env, testConfig }: PhaseContext, policy: TrainablePolicy): Promise<number> {
+async function testBeforeRl(
+  { store, run, options, interrupt, env, testConfig }: PhaseContext,
+  policy: TrainablePolicy,
+): Promise<number> {
   const stored = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
   if (stored !== undefined) return stored;
   interrupt.enter('the held-out test before RL');
@@ -109,7 +129,10 @@ async function testBeforeRl({ store, run, options, interrupt, env, testConfig }:
 }
 
 /** 3. RL iterations after the last committed one, each committed with its resumable state; the `latest` folder after them. */
-async function rlIterations(context: PhaseContext, point: ResumePoint<TrainablePolicy, ReferencePolicy>): Promise<{ iterations: number; interrupted: boolean }> {
+async function rlIterations(
+  context: PhaseContext,
+  point: ResumePoint<TrainablePolicy, ReferencePolicy>,
+): Promise<{ iterations: number; interrupted: boolean }> {
   const { run, options, interrupt, env, recorder, save, dir } = context;
   const { policy, reference } = point;
   let iterations = point.resume?.iteration ?? 0;
@@ -146,13 +169,17 @@ async function rlIterations(context: PhaseContext, point: ResumePoint<TrainableP
       progress.iteration(m.iteration, lastFields);
       const folder = options.checkpointEvery > 0 && m.iteration % options.checkpointEvery === 0;
       if (folder) await save(policy, 'latest', { iteration: m.iteration });
-      const recorded = await recorder.commit(policy, m, state, { checkpointPath: folder ? join(dir, 'latest') : undefined });
+      const recorded = await recorder.commit(policy, m, state, {
+        checkpointPath: folder ? join(dir, 'latest') : undefined,
+      });
       if (tracker) await logToTracker(tracker, m.iteration, recorded);
     },
   });
   iterations = result.history.at(-1)?.iteration ?? iterations;
   progress.done(lastFields);
-  await tracker?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed').catch((error: Error) => console.error(`train: ${error.message}`));
+  await tracker
+    ?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed')
+    .catch((error: Error) => console.error(`train: ${error.message}`));
   await save(policy, 'latest', { iteration: iterations });
   if (interrupt.signal === undefined) return { iterations, interrupted: false };
   console.error(`train: saved iteration ${iterations} of ${options.iterations} (weights in ${join(dir, 'latest')})`);
@@ -203,6 +230,8 @@ async function logToTracker(tracker: Tracker, step: number, metrics: Record<stri
   try {
     await tracker.log(step, metrics);
   } catch (error) {
-    console.error(`\ntrain: iteration ${step} not logged to the tracker (it is in the run store): ${(error as Error).message}`);
+    console.error(
+      `\ntrain: iteration ${step} not logged to the tracker (it is in the run store): ${(error as Error).message}`,
+    );
   }
 }

@@ -26,7 +26,13 @@ function makeCounter(): Env {
     async step(): Promise<StepResult> {
       turn++;
       const done = turn === 3;
-      return { observation: observe(), reward: turn / 10, done, truncated: false, info: { invalidAction: false, success: done } };
+      return {
+        observation: observe(),
+        reward: turn / 10,
+        done,
+        truncated: false,
+        info: { invalidAction: false, success: done },
+      };
     },
   };
 }
@@ -35,10 +41,22 @@ test('rollout (builtin tiny model): sampling log-probs equal model.score at mask
   const model = await tinyModel;
   const policy = new BuiltinPolicy({ model });
   for (const temperature of [1, 0.7]) {
-    const options = { policy, env: makeCounter, seeds: [1, 2], groupSize: 2, maxTurns: 3, maxNewTokens: 8, temperature, samplingSeed: 5 };
+    const options = {
+      policy,
+      env: makeCounter,
+      seeds: [1, 2],
+      groupSize: 2,
+      maxTurns: 3,
+      maxNewTokens: 8,
+      temperature,
+      samplingSeed: 5,
+    };
     const { trajectories, stats } = await rollout(options);
     assert.equal(trajectories.length, 4);
-    const scored = await model.score(trajectories.map((t) => t.tokens), { temperature });
+    const scored = await model.score(
+      trajectories.map((t) => t.tokens),
+      { temperature },
+    );
     trajectories.forEach((trajectory, i) => {
       assert.ok(trajectory.tokens.length <= model.config.maxSeqLen);
       assert.equal(trajectory.turns.length, 3);
@@ -46,7 +64,10 @@ test('rollout (builtin tiny model): sampling log-probs equal model.score at mask
       trajectory.lossMask.forEach((mask, t) => {
         if (mask === 1) {
           const difference = Math.abs(at(at(scored.logprobs, i), t) - at(trajectory.logprobs, t));
-          assert.ok(difference < 1e-4, `trajectory ${i} token ${t}: rollout ${trajectory.logprobs[t]} vs score ${at(scored.logprobs, i)[t]}`);
+          assert.ok(
+            difference < 1e-4,
+            `trajectory ${i} token ${t}: rollout ${trajectory.logprobs[t]} vs score ${at(scored.logprobs, i)[t]}`,
+          );
         } else assert.equal(trajectory.logprobs[t], 0);
       });
     });
@@ -63,7 +84,12 @@ test('rollout (builtin tiny model × bandit): a random model plays the real env;
     { seed: 3 },
   );
   const policy = new BuiltinPolicy({ model });
-  const { trajectories, stats } = await rollout({ policy, env: () => makeBandit({ formatPenalty: 0.1 }), seeds: [1, 2, 3], maxNewTokens: 6 });
+  const { trajectories, stats } = await rollout({
+    policy,
+    env: () => makeBandit({ formatPenalty: 0.1 }),
+    seeds: [1, 2, 3],
+    maxNewTokens: 6,
+  });
   assert.equal(stats.episodes, 3);
   for (const trajectory of trajectories) {
     assert.ok(trajectory.tokens.length <= 192);

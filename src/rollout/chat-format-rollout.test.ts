@@ -46,7 +46,10 @@ test("a policy carrying a ChatFormat is rendered for with the model's template: 
   assert.deepEqual(trajectory.tokens, expected.tokens);
   assert.deepEqual(trajectory.lossMask, expected.assistantMask);
   assert.equal(trajectory.totalReward, 1);
-  assert.deepEqual(trajectory.turns.map((turn) => turn.action), ['one', 'two']);
+  assert.deepEqual(
+    trajectory.turns.map((turn) => turn.action),
+    ['one', 'two'],
+  );
 });
 
 /** The calculator env, recording each action it is stepped with. */
@@ -71,9 +74,19 @@ test("in the model's format: env.tools in the prompt, a <tool_call>[…] reply r
   const call = { id: 'call_0_0', name: 'calculator', arguments: { expression: '(2 + 3) * 4' } };
   const callText = formatToolCalls('smollm2', [call]);
   assert.equal(callText, '<tool_call>[{"name": "calculator", "arguments": {"expression": "(2 + 3) * 4"}}]</tool_call>');
-  const policy = new ScriptedPolicy({ reply: [callText, '<answer>20</answer>'], tokenizer: format.tokenizer, chatFormat: format });
+  const policy = new ScriptedPolicy({
+    reply: [callText, '<answer>20</answer>'],
+    tokenizer: format.tokenizer,
+    chatFormat: format,
+  });
   const actions: Action[] = [];
-  const { trajectories } = await rollout({ policy, env: recordingCalculator(actions), tasks: [{ expression: '(2 + 3) * 4' }], seeds: [0], maxNewTokens: 160 });
+  const { trajectories } = await rollout({
+    policy,
+    env: recordingCalculator(actions),
+    tasks: [{ expression: '(2 + 3) * 4' }],
+    seeds: [0],
+    maxNewTokens: 160,
+  });
   const trajectory = at(trajectories, 0);
 
   assert.deepEqual(actions, [{ text: callText, toolCall: call }, { text: '<answer>20</answer>' }]);
@@ -90,7 +103,10 @@ test("in the model's format: env.tools in the prompt, a <tool_call>[…] reply r
   assert.deepEqual(trajectory.lossMask, expected.assistantMask);
   const text = format.tokenizer.decode(trajectory.tokens);
   assert.match(text, /You can call these tools:\n<tools>\n\{"name": "calculator"/);
-  assert.match(text, /<\|im_start\|>tool\n<tool_response>20<\/tool_response><\|im_end\|>\n<\|im_start\|>assistant\n<answer>20<\/answer><\|im_end\|>\n$/);
+  assert.match(
+    text,
+    /<\|im_start\|>tool\n<tool_response>20<\/tool_response><\|im_end\|>\n<\|im_start\|>assistant\n<answer>20<\/answer><\|im_end\|>\n$/,
+  );
   const masked = trajectory.tokens.filter((_, i) => trajectory.lossMask[i] === 1);
   assert.equal(format.tokenizer.decode(masked), `${callText}<|im_end|><answer>20</answer><|im_end|>`);
   assert.deepEqual([trajectory.totalReward, trajectory.success], [1, true]);
@@ -100,8 +116,19 @@ test('bounded history in the model format: each segment is the rendering of syst
   const format = tinyChatmlFormat();
   const call = { id: 'call_0_0', name: 'calculator', arguments: { expression: '2 * 3' } };
   const callText = formatToolCalls('smollm2', [call]);
-  const policy = new ScriptedPolicy({ reply: [callText, '<answer>6</answer>'], tokenizer: format.tokenizer, chatFormat: format });
-  const { trajectories } = await rollout({ policy, env: recordingCalculator([]), tasks: [{ expression: '2 * 3' }], seeds: [0], historyTurns: 0, maxNewTokens: 160 });
+  const policy = new ScriptedPolicy({
+    reply: [callText, '<answer>6</answer>'],
+    tokenizer: format.tokenizer,
+    chatFormat: format,
+  });
+  const { trajectories } = await rollout({
+    policy,
+    env: recordingCalculator([]),
+    tasks: [{ expression: '2 * 3' }],
+    seeds: [0],
+    historyTurns: 0,
+    maxNewTokens: 160,
+  });
   const segment = at(at(trajectories, 0).segments ?? [], 1);
   const tools = makeCalculator().tools.map(toolSchema);
   // historyTurns 0: the second turn sees the system prompt and the tool message only.

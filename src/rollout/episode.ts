@@ -71,9 +71,13 @@ export async function startEpisode(
   episode: { index: number; seed: number; task: unknown; groupId: string; expert: Expert | undefined },
   settings: EpisodeSettings,
 ): Promise<EpisodeState> {
-  const observation = await env.reset(episode.task === undefined ? { seed: episode.seed } : { seed: episode.seed, task: episode.task });
+  const observation = await env.reset(
+    episode.task === undefined ? { seed: episode.seed } : { seed: episode.seed, task: episode.task },
+  );
   const messages = [
-    ...(env.instructions === undefined || !settings.instructions ? [] : [{ role: 'system' as const, content: env.instructions }]),
+    ...(env.instructions === undefined || !settings.instructions
+      ? []
+      : [{ role: 'system' as const, content: env.instructions }]),
     { role: 'user' as const, content: observation.text },
   ];
   const tools = settings.structuredToolCalls ? (env.tools ?? []).map(toolSchema) : [];
@@ -128,11 +132,15 @@ export function policyReply(generation: Generation): TurnReply {
  */
 export async function recordTurn(state: EpisodeState, reply: TurnReply, settings: EpisodeSettings): Promise<void> {
   const closing = replyClosing(settings.chatFormat, reply.tokens);
-  if (reply.tokens.length === 0 || state.prompt.length + reply.tokens.length + closing.length > settings.contextWindow) {
+  if (
+    reply.tokens.length === 0 ||
+    state.prompt.length + reply.tokens.length + closing.length > settings.contextWindow
+  ) {
     endState(state, { truncated: true });
     return;
   }
-  if (settings.historyTurns !== undefined) state.history.push({ user: state.currentUser, reply: [...reply.tokens, ...closing] });
+  if (settings.historyTurns !== undefined)
+    state.history.push({ user: state.currentUser, reply: [...reply.tokens, ...closing] });
   state.transcript.appendReply(reply, { closing, prompt: state.prompt });
 
   const action = stepAction(reply.text, state.transcript.turns.length - 1, settings);
@@ -143,7 +151,8 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   state.success = result.info.success === true;
 
   if (result.done) return endState(state, { truncated: false });
-  if (result.truncated || state.transcript.turns.length >= settings.maxTurns) return endState(state, { truncated: true });
+  if (result.truncated || state.transcript.turns.length >= settings.maxTurns)
+    return endState(state, { truncated: true });
   // The observation that answers a structured tool call is that call's tool message; any other is a user turn.
   const next =
     action.toolCall === undefined
@@ -161,7 +170,8 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   }
   // Context-window policy: the next prompt must leave room for a full generation, else the
   // episode ends here (truncated, rewards so far kept, the unseen observation not appended).
-  if (state.transcript.tokens.length + next.length + settings.reserve > settings.contextWindow) return endState(state, { truncated: true });
+  if (state.transcript.tokens.length + next.length + settings.reserve > settings.contextWindow)
+    return endState(state, { truncated: true });
   state.transcript.appendContext(next);
 }
 

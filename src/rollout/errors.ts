@@ -20,7 +20,8 @@ function neededWindow(fit: PromptFit): number {
 
 /** What to change, in one sentence (shared by the error and the warning). */
 export function promptFitAdvice(fit: PromptFit): string {
-  const lengths = fit.shortestPrompt === fit.longestPrompt ? `${fit.longestPrompt}` : `${fit.shortestPrompt}–${fit.longestPrompt}`;
+  const lengths =
+    fit.shortestPrompt === fit.longestPrompt ? `${fit.longestPrompt}` : `${fit.shortestPrompt}–${fit.longestPrompt}`;
   return (
     `the first prompt is ${lengths} tokens and the context window of ${fit.contextWindow} must also hold maxNewTokens (${fit.maxNewTokens}) + 1; ` +
     `raise the model's maxSeqLen to at least ${neededWindow(fit)}, lower maxNewTokens, or shorten the prompt (instructions: false leaves out env.instructions)`
@@ -30,6 +31,9 @@ export function promptFitAdvice(fit: PromptFit): string {
 /** No episode of a rollout could start: every first prompt leaves no room for a reply in the context window. */
 export class PromptTooLongError extends AgentRlError {
   constructor(fit: PromptFit) {
-    super('PROMPT_TOO_LONG', `none of the ${fit.total} episodes can start: ${promptFitAdvice(fit)}`, { ...fit, neededWindow: neededWindow(fit) });
+    super('PROMPT_TOO_LONG', `none of the ${fit.total} episodes can start: ${promptFitAdvice(fit)}`, {
+      ...fit,
+      neededWindow: neededWindow(fit),
+    });
   }
 }

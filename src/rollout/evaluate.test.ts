@@ -23,9 +23,22 @@ test('evaluate: success rate on held-out seeds, greedy by default', async () => 
   const good = await evaluate({ policy: spy('<answer>B</answer>'), env: () => makeBandit(), seeds });
   assert.equal(good.successRate, 1);
   assert.equal(good.episodes, 10);
-  assert.deepEqual(good.trajectories.map((t) => t.seed), seeds);
-  assert.deepEqual(temperatures, seeds.map(() => 0), "greedy = temperature 0");
-  const bad = await evaluate({ policy: spy('<answer>A</answer>'), env: () => makeBandit(), seeds, greedy: false, temperature: 0.8 });
+  assert.deepEqual(
+    good.trajectories.map((t) => t.seed),
+    seeds,
+  );
+  assert.deepEqual(
+    temperatures,
+    seeds.map(() => 0),
+    'greedy = temperature 0',
+  );
+  const bad = await evaluate({
+    policy: spy('<answer>A</answer>'),
+    env: () => makeBandit(),
+    seeds,
+    greedy: false,
+    temperature: 0.8,
+  });
   assert.equal(bad.successRate, 0);
   assert.ok(temperatures.slice(10).every((t) => t === 0.8));
 });

@@ -9,7 +9,19 @@ import { rollout, type RolloutOptions, type RolloutResult } from './rollout.ts';
 import type { RolloutStats } from './stats.ts';
 
 export interface EvaluateOptions<Task = unknown>
-  extends Pick<RolloutOptions<Task>, 'tasks' | 'maxTurns' | 'maxNewTokens' | 'topP' | 'stopStrings' | 'concurrency' | 'samplingSeed' | 'contextWindow' | 'historyTurns' | 'instructions'> {
+  extends Pick<
+    RolloutOptions<Task>,
+    | 'tasks'
+    | 'maxTurns'
+    | 'maxNewTokens'
+    | 'topP'
+    | 'stopStrings'
+    | 'concurrency'
+    | 'samplingSeed'
+    | 'contextWindow'
+    | 'historyTurns'
+    | 'instructions'
+  > {
   policy: Policy;
   env: () => Env<Task>;
   seeds: readonly number[];
@@ -23,7 +35,11 @@ export interface Evaluation extends RolloutStats {
   trajectories: RolloutResult['trajectories'];
 }
 
-export async function evaluate<Task = unknown>({ greedy = true, temperature = 1, ...options }: EvaluateOptions<Task>): Promise<Evaluation> {
+export async function evaluate<Task = unknown>({
+  greedy = true,
+  temperature = 1,
+  ...options
+}: EvaluateOptions<Task>): Promise<Evaluation> {
   const { trajectories, stats } = await rollout({ ...options, groupSize: 1, temperature: greedy ? 0 : temperature });
   return { ...stats, trajectories };
 }

@@ -45,7 +45,15 @@ import { agentrlChatFormat, type ChatFormat } from '../chat/chat-format.ts';
 import { stopTokensOf } from '../chat/policy-chat-format.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
-import { expertReply, finishEpisode, policyReply, recordTurn, startEpisode, type EpisodeSettings, type EpisodeState } from './episode.ts';
+import {
+  expertReply,
+  finishEpisode,
+  policyReply,
+  recordTurn,
+  startEpisode,
+  type EpisodeSettings,
+  type EpisodeState,
+} from './episode.ts';
 import { PromptTooLongError, promptFitAdvice, type PromptFit } from './errors.ts';
 import { rolloutStats, type RolloutStats } from './stats.ts';
 
@@ -144,17 +152,30 @@ interface RolloutPlan {
   /** Episodes in all: seeds × groupSize. */
   total: number;
   /** One generation request of a turn, less its prompt and seed. */
-  sampling: { maxNewTokens: number; temperature: number; topP: number; stopTokens: number[]; stopStrings: readonly string[] };
+  sampling: {
+    maxNewTokens: number;
+    temperature: number;
+    topP: number;
+    stopTokens: number[];
+    stopStrings: readonly string[];
+  };
 }
 
 function planRollout<Task>(options: RolloutOptions<Task>): RolloutPlan {
   const { policy, tasks, seeds, groupSize = 1, maxTurns = 10, maxNewTokens = 64, concurrency = 64 } = options;
-  if (policy === undefined && options.expert === undefined) throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
+  if (policy === undefined && options.expert === undefined)
+    throw new InvalidArgumentError('rollout needs a policy, or an expert (expert mode)');
   if (tasks !== undefined && tasks.length !== seeds.length) {
     throw new InvalidArgumentError(`tasks (${tasks.length}) and seeds (${seeds.length}) must have the same length`);
   }
-  for (const [name, value] of [['groupSize', groupSize], ['maxTurns', maxTurns], ['maxNewTokens', maxNewTokens], ['concurrency', concurrency]] as const) {
-    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
+  for (const [name, value] of [
+    ['groupSize', groupSize],
+    ['maxTurns', maxTurns],
+    ['maxNewTokens', maxNewTokens],
+    ['concurrency', concurrency],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1)
+      throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
   }
   const ownFormat = options.chatFormat ?? policy?.chatFormat;
   const chatFormat = ownFormat ?? agentrlChatFormat(options.tokenizer ?? policy?.tokenizer ?? byteTokenizer);
@@ -173,7 +194,13 @@ function planRollout<Task>(options: RolloutOptions<Task>): RolloutPlan {
   }
   // The turn's own stop token first (a scripted policy appends stopTokens[0]).
   const stopTokens = stopTokensOf(chatFormat);
-  const sampling = { maxNewTokens, temperature: options.temperature ?? 1, topP: options.topP ?? 1, stopTokens, stopStrings: options.stopStrings ?? [] };
+  const sampling = {
+    maxNewTokens,
+    temperature: options.temperature ?? 1,
+    topP: options.topP ?? 1,
+    stopTokens,
+    stopStrings: options.stopStrings ?? [],
+  };
   return { settings, groupSize, maxNewTokens, concurrency, total: seeds.length * groupSize, sampling };
 }
 
@@ -181,7 +208,10 @@ function planRollout<Task>(options: RolloutOptions<Task>): RolloutPlan {
  * Keeps up to `concurrency` episodes live: refills the pool in episode order, plays one batched
  * turn for all of them, finishes those that ended (closing their envs) — until every episode ran.
  */
-async function runEpisodes<Task>(options: RolloutOptions<Task>, plan: RolloutPlan): Promise<{ trajectories: Trajectory[]; unfitPrompts: number[] }> {
+async function runEpisodes<Task>(
+  options: RolloutOptions<Task>,
+  plan: RolloutPlan,
+): Promise<{ trajectories: Trajectory[]; unfitPrompts: number[] }> {
   const trajectories = new Array<Trajectory>(plan.total);
   const unfitPrompts: number[] = [];
   const samplingRng = new Rng(options.samplingSeed ?? 0);
@@ -200,7 +230,8 @@ async function runEpisodes<Task>(options: RolloutOptions<Task>, plan: RolloutPla
 
   while (completed < plan.total) {
     const starting: Promise<EpisodeState>[] = [];
-    while (live.length + starting.length < plan.concurrency && nextIndex < plan.total) starting.push(startEpisodeAt(nextIndex++, options, plan));
+    while (live.length + starting.length < plan.concurrency && nextIndex < plan.total)
+      starting.push(startEpisodeAt(nextIndex++, options, plan));
     for (const state of await Promise.all(starting)) {
       if (state.ended) finish(state);
       else live.push(state);
@@ -226,14 +257,25 @@ function startEpisodeAt<Task>(index: number, options: RolloutOptions<Task>, plan
 }
 
 /** One turn of every live episode: ONE batched generation for those the policy plays (one seed for the turn), the expert's reply for the others. */
-async function playTurn(live: readonly EpisodeState[], policy: Policy | undefined, plan: RolloutPlan, turnSeed: number): Promise<void> {
+async function playTurn(
+  live: readonly EpisodeState[],
+  policy: Policy | undefined,
+  plan: RolloutPlan,
+  turnSeed: number,
+): Promise<void> {
   const played = live.filter((state) => state.expert === undefined);
   const requests = played.map((state) => ({ prompt: state.prompt, ...plan.sampling, seed: turnSeed }));
   const generations = played.length === 0 ? [] : await requirePolicy(policy).generateBatch(requests);
   const replies = new Map(played.map((state, i) => [state, policyReply(at(generations, i, 'generations'))]));
   const { chatFormat } = plan.settings;
   await Promise.all(
-    live.map((state) => recordTurn(state, replies.get(state) ?? expertReply(requireExpert(state), state.observation, chatFormat), plan.settings)),
+    live.map((state) =>
+      recordTurn(
+        state,
+        replies.get(state) ?? expertReply(requireExpert(state), state.observation, chatFormat),
+        plan.settings,
+      ),
+    ),
   );
 }
 
@@ -243,12 +285,17 @@ function requirePolicy(policy: Policy | undefined): Policy {
 }
 
 function requireExpert(state: EpisodeState): Expert {
-  if (state.expert === undefined) throw new InvalidArgumentError(`episode ${state.index} has neither a generation nor an expert`);
+  if (state.expert === undefined)
+    throw new InvalidArgumentError(`episode ${state.index} has neither a generation nor an expert`);
   return state.expert;
 }
 
 /** Episodes whose first prompt did not fit: `PromptTooLongError` when none could start, else a warning naming them. */
-function reportUnfitPrompts(unfitPrompts: readonly number[], plan: RolloutPlan, onWarning: ((message: string) => void) | undefined): void {
+function reportUnfitPrompts(
+  unfitPrompts: readonly number[],
+  plan: RolloutPlan,
+  onWarning: ((message: string) => void) | undefined,
+): void {
   if (unfitPrompts.length === 0) return;
   const { total } = plan;
   const fit: PromptFit = {

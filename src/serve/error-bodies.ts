@@ -27,14 +27,21 @@ export class RequestError extends AgentRlError {
   }
 }
 
-export function openAiErrorBody(status: number, message: string, param: string | null, code: string | null, type = 'invalid_request_error'): Response {
+export function openAiErrorBody(
+  status: number,
+  message: string,
+  param: string | null,
+  code: string | null,
+  type = 'invalid_request_error',
+): Response {
   return jsonResponse(status, { error: { message, type, param, code } });
 }
 
 export function openAiErrorResponse(error: unknown): Response {
   if (error instanceof RequestError) return openAiErrorBody(error.status, error.message, error.param, error.errorCode);
   if (error instanceof BodyTooLargeError) return openAiErrorBody(413, error.message, null, null);
-  if (error instanceof InvalidArgumentError) return openAiErrorBody(400, error.message, (error.details.param as string | undefined) ?? null, null);
+  if (error instanceof InvalidArgumentError)
+    return openAiErrorBody(400, error.message, (error.details.param as string | undefined) ?? null, null);
   return openAiErrorBody(500, errorMessage(error), null, null, 'server_error');
 }
 

@@ -13,7 +13,18 @@ import { tinyChatmlFiles, tinyChatmlFormat } from '../chat/tiny-chatml.ts';
 test('export-hf: a HF folder without the value head, loadable back bit-exactly', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-export-'));
   try {
-    const model = await TransformerModel.create({ hiddenSize: 32, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 64, valueHead: true }, { seed: 3 });
+    const model = await TransformerModel.create(
+      {
+        hiddenSize: 32,
+        numLayers: 2,
+        numHeads: 2,
+        numKvHeads: 1,
+        intermediateSize: 64,
+        maxSeqLen: 64,
+        valueHead: true,
+      },
+      { seed: 3 },
+    );
     const params = await model.hostParams();
     await saveCheckpoint(join(dir, 'trained'), { config: model.config, params, extra: { step: 12 } });
     const result = await exportHuggingFace(join(dir, 'trained'), join(dir, 'hf'));
@@ -21,11 +32,17 @@ test('export-hf: a HF folder without the value head, loadable back bit-exactly',
     assert.equal(result.architecture, 'LlamaForCausalLM');
 
     const config = JSON.parse(await readFile(join(dir, 'hf', 'config.json'), 'utf8'));
-    assert.deepEqual([config.architectures, config.model_type, config.num_key_value_heads, config.eos_token_id], [['LlamaForCausalLM'], 'llama', 1, byteTokenizer.specialTokens.end]);
+    assert.deepEqual(
+      [config.architectures, config.model_type, config.num_key_value_heads, config.eos_token_id],
+      [['LlamaForCausalLM'], 'llama', 1, byteTokenizer.specialTokens.end],
+    );
     const tensors = parseSafetensors(await readFile(join(dir, 'hf', 'model.safetensors'))).tensors;
     assert.ok(tensors.has('model.embed_tokens.weight') && tensors.has('model.layers.1.mlp.down_proj.weight'));
     assert.ok(![...tensors.keys()].some((name) => name.startsWith('v_head')), 'no value head');
-    assert.equal(result.parameters, [...tensors.values()].reduce((sum, tensor) => sum + tensor.data.length, 0));
+    assert.equal(
+      result.parameters,
+      [...tensors.values()].reduce((sum, tensor) => sum + tensor.data.length, 0),
+    );
     const generation = JSON.parse(await readFile(join(dir, 'hf', 'generation_config.json'), 'utf8'));
     assert.deepEqual([generation.eos_token_id, generation.max_length], [byteTokenizer.specialTokens.end, 64]);
     // ids 263-271 are embedding rows past the tokenizer's 263 tokens: transformers' generate must never sample them
@@ -48,10 +65,23 @@ test('export-hf: a HF folder without the value head, loadable back bit-exactly',
 test("export-hf of a real model's checkpoint keeps ITS tokenizer.json, chat template and generation config (not the byte model's)", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-export-model-'));
   try {
-    const config = { vocabSize: 264, hiddenSize: 8, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 16, maxSeqLen: 32 };
+    const config = {
+      vocabSize: 264,
+      hiddenSize: 8,
+      numLayers: 1,
+      numHeads: 2,
+      numKvHeads: 2,
+      intermediateSize: 16,
+      maxSeqLen: 32,
+    };
     const files = tinyChatmlFiles();
     const model = await TransformerModel.create(config, { seed: 1 });
-    await saveCheckpoint(join(dir, 'ckpt'), { config: model.config, params: await model.hostParams(), tokenizer: tinyChatmlFormat().tokenizer, chatFiles: files });
+    await saveCheckpoint(join(dir, 'ckpt'), {
+      config: model.config,
+      params: await model.hostParams(),
+      tokenizer: tinyChatmlFormat().tokenizer,
+      chatFiles: files,
+    });
     await exportHuggingFace(join(dir, 'ckpt'), join(dir, 'hf'));
     const read = async (name: string) => JSON.parse(await readFile(join(dir, 'hf', name), 'utf8'));
     assert.deepEqual(await read('tokenizer.json'), files.tokenizerJson);

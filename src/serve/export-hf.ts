@@ -33,22 +33,48 @@ export interface ExportHfResult {
   parameters: number;
 }
 
-export async function exportHuggingFace(checkpointDir: string, outDir: string, options: ExportHfOptions = {}): Promise<ExportHfResult> {
+export async function exportHuggingFace(
+  checkpointDir: string,
+  outDir: string,
+  options: ExportHfOptions = {},
+): Promise<ExportHfResult> {
   const checkpoint = await loadCheckpoint(checkpointDir);
   const config = { ...checkpoint.config, valueHead: false };
   const params = new Map([...checkpoint.params].filter(([name]) => !name.startsWith('valueHead.')));
   const tokenizer = checkpoint.tokenizer ?? byteTokenizer;
   const architecture = options.architecture ?? defaultArchitecture(config);
   const chatFiles = checkpoint.chatFormat?.files;
-  await saveCheckpoint(outDir, { config, params, tokenizer, architecture, extra: { exportedFrom: checkpointDir, ...checkpoint.extra }, ...(chatFiles === undefined ? {} : { chatFiles }) });
+  await saveCheckpoint(outDir, {
+    config,
+    params,
+    tokenizer,
+    architecture,
+    extra: { exportedFrom: checkpointDir, ...checkpoint.extra },
+    ...(chatFiles === undefined ? {} : { chatFiles }),
+  });
   const parameters = [...params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
   const name = options.name ?? outDir.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl-policy';
-  const files = ['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json'];
+  const files = [
+    'README.md',
+    'config.json',
+    'generation_config.json',
+    'model.safetensors',
+    'special_tokens_map.json',
+    'tokenizer.json',
+    'tokenizer_config.json',
+  ];
   if (chatFiles !== undefined) {
     // A real model keeps its own tokenizer files (saveCheckpoint wrote them) and special tokens.
-    const specialTokensMap = Object.fromEntries(['bos_token', 'eos_token', 'pad_token', 'unk_token'].flatMap((key) => (chatFiles.tokenizerConfig[key] === undefined ? [] : [[key, chatFiles.tokenizerConfig[key]]])));
+    const specialTokensMap = Object.fromEntries(
+      ['bos_token', 'eos_token', 'pad_token', 'unk_token'].flatMap((key) =>
+        chatFiles.tokenizerConfig[key] === undefined ? [] : [[key, chatFiles.tokenizerConfig[key]]],
+      ),
+    );
     await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
-    await writeFileAtomic(join(outDir, 'README.md'), modelCard({ name, architecture, parameters, config, byteLevel: false }));
+    await writeFileAtomic(
+      join(outDir, 'README.md'),
+      modelCard({ name, architecture, parameters, config, byteLevel: false }),
+    );
     return { files, architecture, parameters };
   }
 
@@ -70,15 +96,29 @@ export async function exportHuggingFace(checkpointDir: string, outDir: string, o
     bos_token: specialTokenText.bos,
     eos_token: specialTokenText.end,
     pad_token: specialTokenText.pad,
-    additional_special_tokens: [specialTokenText.system, specialTokenText.user, specialTokenText.assistant, specialTokenText.tool],
+    additional_special_tokens: [
+      specialTokenText.system,
+      specialTokenText.user,
+      specialTokenText.assistant,
+      specialTokenText.tool,
+    ],
   };
   await writeFileAtomic(join(outDir, 'generation_config.json'), JSON.stringify(generationConfig, null, 2) + '\n');
   await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
-  await writeFileAtomic(join(outDir, 'README.md'), modelCard({ name, architecture, parameters, config, byteLevel: tokenizer === byteTokenizer }));
+  await writeFileAtomic(
+    join(outDir, 'README.md'),
+    modelCard({ name, architecture, parameters, config, byteLevel: tokenizer === byteTokenizer }),
+  );
   return { files, architecture, parameters };
 }
 
-function modelCard(card: { name: string; architecture: HfArchitecture; parameters: number; config: { maxSeqLen: number; vocabSize: number }; byteLevel: boolean }): string {
+function modelCard(card: {
+  name: string;
+  architecture: HfArchitecture;
+  parameters: number;
+  config: { maxSeqLen: number; vocabSize: number };
+  byteLevel: boolean;
+}): string {
   return `---
 library_name: transformers
 tags: [agentrl, reinforcement-learning]

@@ -56,7 +56,11 @@ export async function listenApp(
   app: Hono<ServerEnv>,
   { host, port, websocket }: { host: string; port: number; websocket?: WebSocketServer },
 ): Promise<ListeningApp> {
-  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false, ...(websocket === undefined ? {} : { websocket: { server: websocket } }) }) as Server;
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    overrideGlobalObjects: false,
+    ...(websocket === undefined ? {} : { websocket: { server: websocket } }),
+  }) as Server;
   const boundPort = await listen(server, port, host);
   return {
     server,

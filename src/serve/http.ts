@@ -27,7 +27,10 @@ export async function readJsonBody(request: IncomingMessage, emptyValue: unknown
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return emptyValue === undefined ? { ok: false, message: 'empty body; expected JSON' } : { ok: true, value: emptyValue };
+  if (text.trim() === '')
+    return emptyValue === undefined
+      ? { ok: false, message: 'empty body; expected JSON' }
+      : { ok: true, value: emptyValue };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {

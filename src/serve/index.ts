@@ -1,9 +1,21 @@
 /** Serving: the OpenEnv environment server and client, remote envs, the OpenAI-compatible policy server, HF export. */
 export { startEnvServer, type EnvServer, type EnvServerOptions, type WsErrorCode } from './openenv/env-server.ts';
-export { OpenEnvClient, OpenEnvError, OpenEnvSession, type OpenEnvClientOptions, type WireActionInput } from './openenv/client.ts';
+export {
+  OpenEnvClient,
+  OpenEnvError,
+  OpenEnvSession,
+  type OpenEnvClientOptions,
+  type WireActionInput,
+} from './openenv/client.ts';
 export { RemoteEnv, RemoteEnvPool, PoolFullError, type RemoteEnvInfo } from './openenv/remote-env.ts';
 export { actionSchema, observationSchema, stateSchema, wireSchemas, type WireResult } from './openenv/wire.ts';
-export { builtinGenerator, loadServedPolicy, startPolicyServer, type PolicyServer, type PolicyServerOptions } from './openai/policy-server.ts';
+export {
+  builtinGenerator,
+  loadServedPolicy,
+  startPolicyServer,
+  type PolicyServer,
+  type PolicyServerOptions,
+} from './openai/policy-server.ts';
 export { GenerationBatcher, type TokenGenerator } from './openai/batcher.ts';
 export { toolsPrompt } from './openai/tool-format.ts';
 export { exportHuggingFace, type ExportHfOptions, type ExportHfResult } from './export-hf.ts';

@@ -35,7 +35,11 @@ export interface AdvantageResult {
   rewardKl?: number;
 }
 
-export function computeAdvantages(samples: readonly ScoredSample[], preset: AlgorithmPreset, options: AdvantageOptions): AdvantageResult {
+export function computeAdvantages(
+  samples: readonly ScoredSample[],
+  preset: AlgorithmPreset,
+  options: AdvantageOptions,
+): AdvantageResult {
   const lossMask = samples.map((s) => s.lossMask);
   let tokenRewards: ArrayLike<number>[] = samples.map((s) => s.tokenRewards);
   let rewardKl: number | undefined;
@@ -57,11 +61,17 @@ export function computeAdvantages(samples: readonly ScoredSample[], preset: Algo
     case 'grpo':
       return { advantages: grpoAdvantages({ tokenRewards, lossMask, groupIds }).advantages, rewardKl };
     case 'grpo-no-std':
-      return { advantages: grpoAdvantages({ tokenRewards, lossMask, groupIds, normalizeByStd: false }).advantages, rewardKl };
+      return {
+        advantages: grpoAdvantages({ tokenRewards, lossMask, groupIds, normalizeByStd: false }).advantages,
+        rewardKl,
+      };
     case 'rloo':
       return { advantages: rlooAdvantages({ tokenRewards, lossMask, groupIds }).advantages, rewardKl };
     case 'reinforce++':
-      return { advantages: reinforcePlusPlusAdvantages({ tokenRewards, lossMask, gamma: options.gamma }).advantages, rewardKl };
+      return {
+        advantages: reinforcePlusPlusAdvantages({ tokenRewards, lossMask, gamma: options.gamma }).advantages,
+        rewardKl,
+      };
     case 'gae': {
       const advantages: Float64Array[] = [];
       const returns: Float64Array[] = [];

@@ -40,11 +40,29 @@ class TimedBuiltinPolicy extends BuiltinPolicy {
   }
 }
 
-const config: RlConfigInput = { algo: 'dr-grpo', iterations: 2, tasksPerIteration: 2, groupSize: 2, minibatchSize: 4, maxTurns: 1, maxNewTokens: 6, validateEvery: 0, seed: 1 };
-const tinyModel = () => TransformerModel.create({ vocabSize: 300, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 160 }, { seed: 2 });
+const config: RlConfigInput = {
+  algo: 'dr-grpo',
+  iterations: 2,
+  tasksPerIteration: 2,
+  groupSize: 2,
+  minibatchSize: 4,
+  maxTurns: 1,
+  maxNewTokens: 6,
+  validateEvery: 0,
+  seed: 1,
+};
+const tinyModel = () =>
+  TransformerModel.create(
+    { vocabSize: 300, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 160 },
+    { seed: 2 },
+  );
 
 test('timesBetween: per-kind milliseconds between two readings; backendTimeMetrics names them backendMs/<kind>', () => {
-  assert.deepEqual(timesBetween({ sample: 5, optimStep: 1 }, { sample: 12, optimStep: 1.5, forward: 2 }), { sample: 7, optimStep: 0.5, forward: 2 });
+  assert.deepEqual(timesBetween({ sample: 5, optimStep: 1 }, { sample: 12, optimStep: 1.5, forward: 2 }), {
+    sample: 7,
+    optimStep: 0.5,
+    forward: 2,
+  });
   assert.deepEqual(backendTimeMetrics({ sample: 7 }), { 'backendMs/sample': 7 });
   assert.deepEqual(backendTimeMetrics(undefined), {});
 });
@@ -66,11 +84,15 @@ test("runRl: each iteration's backendMs is the policy's time per kind of call wi
         const spent = timesBetween(previous, policy.times);
         previous = { ...policy.times };
         const backendMs = metrics.backendMs!;
-        if (metrics.validationSuccess === undefined) assert.deepEqual(backendMs, spent, `iteration ${metrics.iteration}: the policy's times within it`);
+        if (metrics.validationSuccess === undefined)
+          assert.deepEqual(backendMs, spent, `iteration ${metrics.iteration}: the policy's times within it`);
         else {
           // The last iteration validates after its clock stopped: validation's sampling is not the iteration's.
           assert.equal(backendMs.trainStep, spent.trainStep);
-          assert.ok(backendMs.sample! < spent.sample!, `iteration ${metrics.iteration}: validation sampling is outside backendMs`);
+          assert.ok(
+            backendMs.sample! < spent.sample!,
+            `iteration ${metrics.iteration}: validation sampling is outside backendMs`,
+          );
         }
         assert.ok(backendMs.sample! > 0 && backendMs.trainStep! > 0);
         assert.ok(backendMs.sample! + backendMs.trainStep! <= metrics.seconds * 1000);
@@ -93,7 +115,11 @@ test("runRl: each iteration's backendMs is the policy's time per kind of call wi
 });
 
 test('runRl: a policy without times gets no backendMs', async () => {
-  const { history } = await runRl({ policy: new BuiltinPolicy({ model: await tinyModel() }), env: makeBanditEnv, config: { ...config, iterations: 1 } });
+  const { history } = await runRl({
+    policy: new BuiltinPolicy({ model: await tinyModel() }),
+    env: makeBanditEnv,
+    config: { ...config, iterations: 1 },
+  });
   assert.equal(at(history, 0).backendMs, undefined);
 });
 

@@ -20,7 +20,10 @@ export function backendTimes(policy: object): Record<string, number> | undefined
 }
 
 /** Milliseconds per kind spent between two `backendTimes` readings. */
-export function timesBetween(before: Readonly<Record<string, number>>, after: Readonly<Record<string, number>>): Record<string, number> {
+export function timesBetween(
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+): Record<string, number> {
   const spent: Record<string, number> = {};
   for (const [kind, ms] of Object.entries(after)) spent[kind] = ms - (before[kind] ?? 0);
   return spent;

@@ -8,12 +8,28 @@ import { at } from '../core/indexing.ts';
 import { fromOpenAiToolCall, parseChatJsonl, readChatJsonl, splitHeldOut } from './chat-data.ts';
 
 const lines = [
-  JSON.stringify({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }] }),
+  JSON.stringify({
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello!' },
+    ],
+  }),
   '',
   JSON.stringify({
     messages: [
-      { role: 'user', content: [{ type: 'text', text: 'Weather ' }, { type: 'text', text: 'in Oslo?' }] },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather ' },
+          { type: 'text', text: 'in Oslo?' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', name: 'weather', content: '3 °C' },
       { role: 'assistant', content: 'It is 3 °C.' },
     ],
@@ -61,17 +77,41 @@ test('malformed lines name the file, the 1-based line and the problem', () => {
   assertLineError(JSON.stringify({ messages: [{ role: 'robot', content: 'x' }] }), 1, /messages\.0\.role/);
   assertLineError(JSON.stringify({ messages: [{ role: 'user' }] }), 1, /messages\.0\.content: content is missing/);
   assertLineError(
-    JSON.stringify({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{bad' } }] }] }),
+    JSON.stringify({
+      messages: [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{bad' } }],
+        },
+      ],
+    }),
     1,
     /messages\.0\.tool_calls\.0\.function\.arguments: arguments are not valid JSON/,
   );
   assertLineError(
-    JSON.stringify({ messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '[1]' } }] }] }),
+    JSON.stringify({
+      messages: [
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '[1]' } }],
+        },
+      ],
+    }),
     1,
     /must be a JSON object/,
   );
   assertLineError(
-    JSON.stringify({ messages: [{ role: 'user', content: 'x', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }] }),
+    JSON.stringify({
+      messages: [
+        {
+          role: 'user',
+          content: 'x',
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+      ],
+    }),
     1,
     /only allowed on assistant messages/,
   );
@@ -79,8 +119,16 @@ test('malformed lines name the file, the 1-based line and the problem', () => {
 });
 
 test('fromOpenAiToolCall parses string or object arguments', () => {
-  assert.deepEqual(fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: '{"a":1}' } }), { id: 'x', name: 'f', arguments: { a: 1 } });
-  assert.deepEqual(fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: { a: 1 } } }), { id: 'x', name: 'f', arguments: { a: 1 } });
+  assert.deepEqual(fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: '{"a":1}' } }), {
+    id: 'x',
+    name: 'f',
+    arguments: { a: 1 },
+  });
+  assert.deepEqual(fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: { a: 1 } } }), {
+    id: 'x',
+    name: 'f',
+    arguments: { a: 1 },
+  });
   assert.deepEqual(fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: '' } }).arguments, {});
   assert.throws(() => fromOpenAiToolCall({ id: 'x', function: { name: 'f', arguments: 'nope' } }), DataFormatError);
 });
@@ -90,8 +138,14 @@ test('splitHeldOut is seeded, disjoint, complete and order-preserving', () => {
   const a = splitHeldOut(items, { heldOutFraction: 0.2, seed: 1 });
   assert.deepEqual(splitHeldOut(items, { heldOutFraction: 0.2, seed: 1 }), a);
   assert.equal(a.heldOut.length, 10);
-  assert.deepEqual([...a.train, ...a.heldOut].sort((x, y) => x - y), items);
-  assert.deepEqual(a.train, [...a.train].sort((x, y) => x - y));
+  assert.deepEqual(
+    [...a.train, ...a.heldOut].sort((x, y) => x - y),
+    items,
+  );
+  assert.deepEqual(
+    a.train,
+    [...a.train].sort((x, y) => x - y),
+  );
   assert.notDeepEqual(splitHeldOut(items, { heldOutFraction: 0.2, seed: 2 }).heldOut, a.heldOut);
   assert.equal(splitHeldOut([1, 2, 3], { heldOutFraction: 0.1 }).heldOut.length, 1);
   assert.deepEqual(splitHeldOut([1, 2], { heldOutFraction: 0 }), { train: [1, 2], heldOut: [] });
@@ -102,7 +156,13 @@ test('tool-call arguments with keys such as constructor and __proto__ are ordina
   const line = JSON.stringify({
     messages: [
       { role: 'user', content: 'Set it.' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'set', arguments: { constructor: null, toString: 1 } } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'set', arguments: { constructor: null, toString: 1 } } },
+        ],
+      },
     ],
   });
   const [example] = parseChatJsonl(line, { file: 'chat.jsonl' });

@@ -65,7 +65,9 @@ export function parseChatJsonl(text: string, { file = '<input>' }: { file?: stri
       const issue = at(parsed.error.issues, 0, 'validation issues');
       fail(issue.message, issue.path.length > 0 ? issue.path.join('.') : undefined);
     }
-    const messages = parsed.data!.messages.map((message, i) => toMessage(message, (what, key) => fail(what, `messages.${i}${key ? `.${key}` : ''}`)));
+    const messages = parsed.data!.messages.map((message, i) =>
+      toMessage(message, (what, key) => fail(what, `messages.${i}${key ? `.${key}` : ''}`)),
+    );
     examples.push({ messages });
   });
   return examples;
@@ -84,27 +86,41 @@ export async function readChatJsonl(path: string): Promise<ChatExample[]> {
 
 function toMessage(message: OpenAiMessage, fail: (what: string, key?: string) => never): Message {
   const content =
-    typeof message.content === 'string' ? message.content : Array.isArray(message.content) ? message.content.map((part) => part.text).join('') : undefined;
+    typeof message.content === 'string'
+      ? message.content
+      : Array.isArray(message.content)
+        ? message.content.map((part) => part.text).join('')
+        : undefined;
   const toolCalls = message.tool_calls ?? [];
-  if (toolCalls.length > 0 && message.role !== 'assistant') fail(`tool_calls are only allowed on assistant messages, not ${message.role}`, 'tool_calls');
+  if (toolCalls.length > 0 && message.role !== 'assistant')
+    fail(`tool_calls are only allowed on assistant messages, not ${message.role}`, 'tool_calls');
   if (content === undefined && !(message.role === 'assistant' && toolCalls.length > 0)) {
     fail('content is missing (only an assistant message with tool_calls may omit it)', 'content');
   }
   const result: Message = { role: message.role, content: content ?? '' };
-  if (toolCalls.length > 0) result.toolCalls = toolCalls.map((call, i) => toToolCall(call, (what) => fail(what, `tool_calls.${i}.function.arguments`)));
+  if (toolCalls.length > 0)
+    result.toolCalls = toolCalls.map((call, i) =>
+      toToolCall(call, (what) => fail(what, `tool_calls.${i}.function.arguments`)),
+    );
   if (message.tool_call_id !== undefined) result.toolCallId = message.tool_call_id;
   if (message.name !== undefined) result.name = message.name;
   return result;
 }
 
 /** OpenAI `{id, type: 'function', function: {name, arguments: JSON string}}` → core ToolCall. */
-export function fromOpenAiToolCall(call: { id: string; function: { name: string; arguments: string | Record<string, unknown> } }): ToolCall {
+export function fromOpenAiToolCall(call: {
+  id: string;
+  function: { name: string; arguments: string | Record<string, unknown> };
+}): ToolCall {
   return toToolCall(call, (what) => {
     throw new DataFormatError(`tool call "${call.id}": ${what}`, { key: 'function.arguments' });
   });
 }
 
-function toToolCall(call: { id: string; function: { name: string; arguments: string | Record<string, unknown> } }, fail: (what: string) => never): ToolCall {
+function toToolCall(
+  call: { id: string; function: { name: string; arguments: string | Record<string, unknown> } },
+  fail: (what: string) => never,
+): ToolCall {
   let args: unknown = call.function.arguments;
   if (typeof args === 'string') {
     try {
@@ -121,7 +137,10 @@ function toToolCall(call: { id: string; function: { name: string; arguments: str
  * Seeded train / held-out split: `round(n · heldOutFraction)` items (at least one when the
  * fraction is positive and n ≥ 2) go to heldOut. Both keep the input order.
  */
-export function splitHeldOut<T>(items: readonly T[], { heldOutFraction = 0.1, seed = 0 }: { heldOutFraction?: number; seed?: number } = {}): {
+export function splitHeldOut<T>(
+  items: readonly T[],
+  { heldOutFraction = 0.1, seed = 0 }: { heldOutFraction?: number; seed?: number } = {},
+): {
   train: T[];
   heldOut: T[];
 } {

@@ -44,7 +44,17 @@ test('online DPO on the bandit raises the better-arm rate', async () => {
     policy,
     reference: referencePolicy,
     env: makeBanditEnv,
-    config: { iterations: 8, tasksPerIteration: 8, groupSize: 4, maxTurns: 1, maxNewTokens: 24, learningRate: 1e-3, validateEvery: 0, validationEpisodes: 16, seed: 2 },
+    config: {
+      iterations: 8,
+      tasksPerIteration: 8,
+      groupSize: 4,
+      maxTurns: 1,
+      maxNewTokens: 24,
+      learningRate: 1e-3,
+      validateEvery: 0,
+      validationEpisodes: 16,
+      seed: 2,
+    },
   });
   assert.ok(result.history.every((m) => m.pairs === 0 || Number.isFinite(m.loss)));
   assert.ok(result.history.some((m) => m.pairs > 0));

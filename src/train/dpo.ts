@@ -19,7 +19,10 @@ import { policyStep, requireCapabilities } from './policy-step.ts';
 
 export const dpoConfigSchema = z.object({
   ...loopConfigShape,
-  tasksPerIteration: loopConfigShape.tasksPerIteration.removeDefault().default(16).describe('tasks (seeds) per iteration'),
+  tasksPerIteration: loopConfigShape.tasksPerIteration
+    .removeDefault()
+    .default(16)
+    .describe('tasks (seeds) per iteration'),
   groupSize: z.number().int().min(2).default(4).describe('episodes per task, paired within the task'),
   beta: z.number().positive().default(0.1).describe('DPO β (TRL default 0.1)'),
   lossType: z.enum(dpoLossTypes).default('sigmoid').describe('DPO loss'),
@@ -101,7 +104,10 @@ export async function runDpo<Task>(options: {
     for (let start = 0; start < pairs.length; start += config.pairsPerStep) {
       const batchPairs = pairs.slice(start, start + config.pairsPerStep);
       // Sequences: each pair's chosen then rejected trajectory; pairs index into that list.
-      const members = batchPairs.flatMap((p) => [at(trajectories, p.chosen, 'trajectories'), at(trajectories, p.rejected, 'trajectories')]);
+      const members = batchPairs.flatMap((p) => [
+        at(trajectories, p.chosen, 'trajectories'),
+        at(trajectories, p.rejected, 'trajectories'),
+      ]);
       const sequences = members.map((t) => t.tokens);
       const refLogprobs = await reference.logprobs({ sequences });
       const loss = dpoLoss({
@@ -111,7 +117,10 @@ export async function runDpo<Task>(options: {
         beta: config.beta,
         lossType: config.lossType,
       });
-      const report = await policyStep(policy, { sequences }, loss, { learningRate: config.learningRate, maxGradNorm: config.maxGradNorm });
+      const report = await policyStep(policy, { sequences }, loss, {
+        learningRate: config.learningRate,
+        maxGradNorm: config.maxGradNorm,
+      });
       totals.loss += report.loss;
       totals.accuracy += report.metrics.reward_accuracy ?? 0;
       totals.margin += report.metrics.reward_margin ?? 0;

@@ -23,7 +23,14 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
   sokoban: {
     envOptions: { width: 5, height: 5, maxSteps: 6, formatPenalty: 0.1 },
     warm: { demonstrations: 4096, sftSteps: 2000, sftBatchSize: 32, sftLearningRate: 1e-3, randomActionRate: 0.35 },
-    rl: { iterations: 40, learningRate: 5e-5, tasksPerIteration: 16, groupSize: 4, validateEvery: 10, detachValueHead: true },
+    rl: {
+      iterations: 40,
+      learningRate: 5e-5,
+      tasksPerIteration: 16,
+      groupSize: 4,
+      validateEvery: 10,
+      detachValueHead: true,
+    },
   },
   calculator: {
     envOptions: { numOperands: 2, maxOperand: 9 },

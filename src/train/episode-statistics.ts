@@ -21,11 +21,17 @@ export interface EpisodeStatistics {
   uniformRewardGroupFraction?: number;
 }
 
-export function episodeStatistics(trajectories: readonly Pick<Trajectory, 'lossMask' | 'groupId' | 'totalReward'>[]): EpisodeStatistics | undefined {
+export function episodeStatistics(
+  trajectories: readonly Pick<Trajectory, 'lossMask' | 'groupId' | 'totalReward'>[],
+): EpisodeStatistics | undefined {
   if (trajectories.length === 0) return undefined;
   const lengths = trajectories.map((t) => t.lossMask.reduce((sum, m) => sum + m, 0));
   const sampledTokens = lengths.reduce((a, b) => a + b, 0);
-  const statistics: EpisodeStatistics = { responseLength: sampledTokens / lengths.length, responseLengthMax: Math.max(...lengths), sampledTokens };
+  const statistics: EpisodeStatistics = {
+    responseLength: sampledTokens / lengths.length,
+    responseLengthMax: Math.max(...lengths),
+    sampledTokens,
+  };
   const groups = new Map<string, number[]>();
   for (const t of trajectories) groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), t.totalReward]);
   const spreads = [...groups.values()].filter((rewards) => rewards.length > 1).map(populationStd);

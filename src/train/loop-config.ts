@@ -14,14 +14,21 @@ export const loopConfigShape = {
   systemPrompt: z
     .boolean()
     .default(false)
-    .describe('show the env instructions as a system message (a from-scratch model learns the format from the warm start instead)'),
+    .describe(
+      'show the env instructions as a system message (a from-scratch model learns the format from the warm start instead)',
+    ),
   temperature: z.number().positive().default(1).describe('rollout sampling temperature'),
   stopAtTag: z
     .boolean()
     .default(true)
     .describe('end a reply at its first </answer> or </tool_call> (text after it would only make the action invalid)'),
   maxGradNorm: z.number().nonnegative().default(1).describe('global gradient-norm clip'),
-  validateEvery: z.number().int().nonnegative().default(5).describe('validate every N iterations (0 = only at the end)'),
+  validateEvery: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(5)
+    .describe('validate every N iterations (0 = only at the end)'),
   validationEpisodes: z.number().int().positive().default(64).describe('held-out validation seeds'),
   seed: z.number().int().nonnegative().default(0).describe('seed of tasks and sampling'),
 } as const;
@@ -32,7 +39,9 @@ export function isValidationIteration(
   iteration: number,
   stopping: boolean,
 ): boolean {
-  return (config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping;
+  return (
+    (config.validateEvery > 0 && iteration % config.validateEvery === 0) || iteration === config.iterations || stopping
+  );
 }
 
 /** The stop strings a reply ends at (see `stopAtTag`). */

@@ -30,14 +30,20 @@ export interface CapabilityNeeds {
   maxGradNorm?: number;
 }
 
-export function requireCapabilities(policy: TrainablePolicy, { what, valueHead = false, entropyCoef = 0, maxGradNorm = 0 }: CapabilityNeeds): void {
+export function requireCapabilities(
+  policy: TrainablePolicy,
+  { what, valueHead = false, entropyCoef = 0, maxGradNorm = 0 }: CapabilityNeeds,
+): void {
   const { backend, capabilities } = policy;
   if (valueHead && (!capabilities.valueHead || policy.values === undefined)) {
     const fix =
       backend === 'builtin'
         ? 'create the model with valueHead: true'
         : `the ${backend} backend has no value head; use a critic-free algorithm (grpo, dr-grpo, rloo, reinforce++, dapo, gspo) or the builtin backend`;
-    throw new UnsupportedCapabilityError({ backend, feature: 'valueHead', needed: what }, `${what} trains a critic (a value head): ${fix}`);
+    throw new UnsupportedCapabilityError(
+      { backend, feature: 'valueHead', needed: what },
+      `${what} trains a critic (a value head): ${fix}`,
+    );
   }
   if (entropyCoef !== 0 && !capabilities.entropy) {
     throw new UnsupportedCapabilityError(

@@ -35,7 +35,10 @@ export function decodeResumeState(bytes: Uint8Array, { source = '<memory>' }: { 
   if (!magic.every((byte, i) => bytes[i] === byte)) {
     // A row written before the envelope: the built-in state blob, the RL state in its metadata.
     const { metadata } = parseSafetensors(bytes, { file: source });
-    return { policyState: bytes, rl: metadata.rl === undefined ? undefined : (JSON.parse(metadata.rl) as RlResumeState) };
+    return {
+      policyState: bytes,
+      rl: metadata.rl === undefined ? undefined : (JSON.parse(metadata.rl) as RlResumeState),
+    };
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const length = view.getUint32(magic.length, true);
@@ -45,7 +48,9 @@ export function decodeResumeState(bytes: Uint8Array, { source = '<memory>' }: { 
   try {
     header = JSON.parse(new TextDecoder().decode(bytes.subarray(start, start + length))) as typeof header;
   } catch (error) {
-    throw new CheckpointError(`${source}: the resume state's header is not JSON (${(error as Error).message})`, { source });
+    throw new CheckpointError(`${source}: the resume state's header is not JSON (${(error as Error).message})`, {
+      source,
+    });
   }
   return { backend: header.backend, rl: header.rl, policyState: bytes.slice(start + length) };
 }

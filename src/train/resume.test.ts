@@ -35,7 +35,11 @@ const timing = ['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond'];
 class Crash extends Error {}
 
 /** The start states are `saveState` bytes; each run restores its policy and reference from them. */
-async function train(store: RunStore, start: { model: Uint8Array; reference: Uint8Array }, crashInIteration?: number): Promise<number> {
+async function train(
+  store: RunStore,
+  start: { model: Uint8Array; reference: Uint8Array },
+  crashInIteration?: number,
+): Promise<number> {
   const run = store.createRun({ command: 'train', seed: 5, gitCommit: null, config: { ...config } });
   const policy = await BuiltinPolicy.fromState(start.model);
   const reference = await BuiltinPolicy.fromState(start.reference);
@@ -70,17 +74,28 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const fixture = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
     const start = { model: await fixture.policy.saveState(), reference: await fixture.referencePolicy.saveState() };
     const warmStartSteps = parseBuiltinState(start.model).optimizer!.step;
-    const restore = { policy: (state: Uint8Array) => BuiltinPolicy.fromState(state), reference: (state: Uint8Array) => BuiltinPolicy.fromState(state) };
+    const restore = {
+      policy: (state: Uint8Array) => BuiltinPolicy.fromState(state),
+      reference: (state: Uint8Array) => BuiltinPolicy.fromState(state),
+    };
     const store = RunStore.open(join(dir, 'agentrl.db'));
 
     const straight = await train(store, start);
     await assert.rejects(train(store, start, 3), Crash);
     const interrupted = at(store.runs(), 0).id;
-    assert.deepEqual(store.metrics(interrupted).map((m) => m.step), [1, 2], 'the crashed iteration left nothing');
+    assert.deepEqual(
+      store.metrics(interrupted).map((m) => m.step),
+      [1, 2],
+      'the crashed iteration left nothing',
+    );
 
     const point = (await loadResumePoint(store, interrupted, restore))!;
     assert.equal(point.resume!.iteration, 2);
-    assert.equal(point.policy.model.step, warmStartSteps + 2 * stepsPerIteration, 'optimizer step counter restored (warm-start steps + 2 iterations of steps)');
+    assert.equal(
+      point.policy.model.step,
+      warmStartSteps + 2 * stepsPerIteration,
+      'optimizer step counter restored (warm-start steps + 2 iterations of steps)',
+    );
     const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
     const result = await runRl({
       policy: point.policy,
@@ -93,21 +108,39 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
         await recorder.commit(point.policy, metrics, state);
       },
     });
-    assert.deepEqual(result.history.map((m) => m.iteration), [3, 4]);
+    assert.deepEqual(
+      result.history.map((m) => m.iteration),
+      [3, 4],
+    );
 
     const expected = store.metrics(straight);
     const actual = store.metrics(interrupted);
-    assert.deepEqual(actual.map((m) => m.step), [1, 2, 3, 4]);
-    for (let i = 0; i < 4; i++) assert.deepEqual(withoutTiming(at(actual, i).values), withoutTiming(at(expected, i).values), `step ${i + 1}`);
+    assert.deepEqual(
+      actual.map((m) => m.step),
+      [1, 2, 3, 4],
+    );
+    for (let i = 0; i < 4; i++)
+      assert.deepEqual(withoutTiming(at(actual, i).values), withoutTiming(at(expected, i).values), `step ${i + 1}`);
     assert.ok(at(expected, 3).values.validationSuccess !== undefined && Number.isFinite(at(expected, 3).values.loss));
     // Clipping was active in every iteration: the pre-clip global norm exceeds the threshold.
-    for (const m of expected) assert.ok(m.values.gradNorm! > config.maxGradNorm!, `step ${m.step}: gradNorm ${m.values.gradNorm} ≤ ${config.maxGradNorm}`);
+    for (const m of expected)
+      assert.ok(
+        m.values.gradNorm! > config.maxGradNorm!,
+        `step ${m.step}: gradNorm ${m.values.gradNorm} ≤ ${config.maxGradNorm}`,
+      );
     // The steps compared are real updates: rewards vary within groups, so advantages are not all zero.
     assert.ok(store.trajectory(straight, 3, 0)!.advantages !== null);
-    assert.ok([...store.iterateTrajectories(straight)].some((t) => t.advantages!.some((a) => a !== 0)), 'some advantage is non-zero');
+    assert.ok(
+      [...store.iterateTrajectories(straight)].some((t) => t.advantages!.some((a) => a !== 0)),
+      'some advantage is non-zero',
+    );
     for (const step of [3, 4]) {
       for (let index = 0; index < 16; index++) {
-        assert.deepEqual(store.trajectory(interrupted, step, index), store.trajectory(straight, step, index), `trajectory ${step}/${index}`);
+        assert.deepEqual(
+          store.trajectory(interrupted, step, index),
+          store.trajectory(straight, step, index),
+          `trajectory ${step}/${index}`,
+        );
       }
     }
     // Final weights and optimizer state are bit-identical.
@@ -116,8 +149,10 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const stateA = await captureBuiltinState(a.policy.model);
     const stateB = await captureBuiltinState(b.policy.model);
     assert.equal(stateA.optimizer!.step, warmStartSteps + 4 * stepsPerIteration);
-    for (const [name, tensor] of stateA.params) assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
-    for (const [name, tensor] of stateA.optimizer!.v) assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
+    for (const [name, tensor] of stateA.params)
+      assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
+    for (const [name, tensor] of stateA.optimizer!.v)
+      assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
     store.close();
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -17,7 +17,9 @@ import { rolloutStats, type RolloutStats } from '../rollout/index.ts';
 
 /** The train-split task seeds of an iteration: fresh tasks every iteration, fixed by the run seed. */
 export function iterationSeeds(runSeed: number, iteration: number, count: number): number[] {
-  return Array.from({ length: count }, (_, i) => splitSeed('train', (runSeed * 1_000_003 + (iteration - 1) * count + i) % 1_000_000_000));
+  return Array.from({ length: count }, (_, i) =>
+    splitSeed('train', (runSeed * 1_000_003 + (iteration - 1) * count + i) % 1_000_000_000),
+  );
 }
 
 /** Where the seeds of refill batches start (far from the first batches' stream). */
@@ -28,7 +30,13 @@ const REFILL_STREAM_OFFSET = 500_000_000;
  * refill batches (dynamic sampling) draw from a second stream, fixed by the run seed, the
  * iteration and the batch, so a resumed run regenerates the same tasks.
  */
-export function generationBatchSeeds(runSeed: number, iteration: number, batch: number, count: number, maxBatches: number): number[] {
+export function generationBatchSeeds(
+  runSeed: number,
+  iteration: number,
+  batch: number,
+  count: number,
+  maxBatches: number,
+): number[] {
   if (batch === 0) return iterationSeeds(runSeed, iteration, count);
   const first = runSeed * 1_000_003 + REFILL_STREAM_OFFSET + ((iteration - 1) * maxBatches + batch - 1) * count;
   return Array.from({ length: count }, (_, i) => splitSeed('train', (first + i) % 1_000_000_000));
@@ -48,7 +56,10 @@ export interface IterationBatch {
 
 export interface CollectIterationOptions {
   /** Generates one batch: the trajectories of `seeds` (G per seed, a shared groupId per seed) and their statistics. */
-  generate: (seeds: number[], batch: number) => Promise<{ trajectories: Trajectory[]; stats: RolloutStats; seconds: number }>;
+  generate: (
+    seeds: number[],
+    batch: number,
+  ) => Promise<{ trajectories: Trajectory[]; stats: RolloutStats; seconds: number }>;
   runSeed: number;
   iteration: number;
   tasksPerIteration: number;
@@ -69,7 +80,9 @@ export async function collectIteration(options: CollectIterationOptions): Promis
   let batch = 0;
   while (batch < maxBatches && (batch === 0 || keptGroups < tasksPerIteration)) {
     // A seed seen earlier in the iteration would merge two groups under one groupId.
-    const seeds = generationBatchSeeds(runSeed, iteration, batch, tasksPerIteration, maxBatches).filter((seed) => !usedSeeds.has(seed));
+    const seeds = generationBatchSeeds(runSeed, iteration, batch, tasksPerIteration, maxBatches).filter(
+      (seed) => !usedSeeds.has(seed),
+    );
     seeds.forEach((seed) => usedSeeds.add(seed));
     const result = await generate(seeds, batch);
     firstStats ??= result.stats;
@@ -77,7 +90,10 @@ export async function collectIteration(options: CollectIterationOptions): Promis
     generated.push(...result.trajectories);
     const trainable = result.trajectories.filter((t) => t.lossMask.some((m) => m === 1));
     if (dynamicSampling) {
-      const filtered = filterGroups({ groupIds: trainable.map((t) => t.groupId), rewards: trainable.map((t) => t.totalReward) });
+      const filtered = filterGroups({
+        groupIds: trainable.map((t) => t.groupId),
+        rewards: trainable.map((t) => t.totalReward),
+      });
       kept.push(...filtered.kept.map((i) => at(trainable, i, 'trainable trajectories')));
       keptGroups += filtered.keptGroups;
     } else {

@@ -18,7 +18,17 @@ test('non-finite loss: all-NaN weights stop the run with NonFiniteError before t
       policy,
       reference: referencePolicy,
       env: makeBanditEnv,
-      config: { algo: 'grpo', iterations: 2, tasksPerIteration: 2, groupSize: 2, maxTurns: 1, maxNewTokens: 8, validateEvery: 0, validationEpisodes: 2, seed: 1 },
+      config: {
+        algo: 'grpo',
+        iterations: 2,
+        tasksPerIteration: 2,
+        groupSize: 2,
+        maxTurns: 1,
+        maxNewTokens: 8,
+        validateEvery: 0,
+        validationEpisodes: 2,
+        seed: 1,
+      },
       onIteration: (metrics) => void committed.push(metrics.iteration),
     }),
     (error: unknown) => {
@@ -44,7 +54,18 @@ test('warnings: an iteration that trains on no tokens, and one where every actio
   const result = await runRl({
     policy: new BuiltinPolicy({ model }),
     env: makeBanditEnv,
-    config: { algo: 'dapo', iterations: 1, tasksPerIteration: 2, groupSize: 2, maxGenerationBatches: 2, maxTurns: 1, maxNewTokens: 8, validateEvery: 0, validationEpisodes: 2, seed: 1 },
+    config: {
+      algo: 'dapo',
+      iterations: 1,
+      tasksPerIteration: 2,
+      groupSize: 2,
+      maxGenerationBatches: 2,
+      maxTurns: 1,
+      maxNewTokens: 8,
+      validateEvery: 0,
+      validationEpisodes: 2,
+      seed: 1,
+    },
     onWarning: (warning) => void warnings.push(warning),
   });
   assert.equal(at(result.history, 0).trained, 0);
@@ -54,5 +75,8 @@ test('warnings: an iteration that trains on no tokens, and one where every actio
   assert.deepEqual(kinds, ['all-actions-invalid', 'dynamic-sampling-short', 'no-trained-tokens']);
   for (const warning of warnings) assert.equal(warning.iteration, 1);
   assert.match(warnings.find((w) => w.kind === 'no-trained-tokens')!.message, /iteration 1 trained on 0 tokens/);
-  assert.match(warnings.find((w) => w.kind === 'all-actions-invalid')!.message, /every action in iteration 1 was invalid/);
+  assert.match(
+    warnings.find((w) => w.kind === 'all-actions-invalid')!.message,
+    /every action in iteration 1 was invalid/,
+  );
 });

@@ -8,7 +8,13 @@ import type { UpdateReport } from './rl-update.ts';
 import type { IterationMetrics, RlConfig, TrainingWarning } from './rl.ts';
 
 /** An iteration's metrics from its collected batch and its update (NaN / 0 where nothing was trained). */
-export function iterationMetrics({ iteration, collected, update, learningRate, seconds }: {
+export function iterationMetrics({
+  iteration,
+  collected,
+  update,
+  learningRate,
+  seconds,
+}: {
   iteration: number;
   collected: IterationBatch;
   update: UpdateReport | undefined;
@@ -41,11 +47,20 @@ export function iterationMetrics({ iteration, collected, update, learningRate, s
 }
 
 /** What an iteration's metrics say went wrong without stopping it. */
-export function iterationWarnings(metrics: IterationMetrics, keptGroups: number, config: RlConfig, preset: AlgorithmPreset): TrainingWarning[] {
+export function iterationWarnings(
+  metrics: IterationMetrics,
+  keptGroups: number,
+  config: RlConfig,
+  preset: AlgorithmPreset,
+): TrainingWarning[] {
   const { iteration } = metrics;
   const warnings: TrainingWarning[] = [];
   if (metrics.episodes > 0 && metrics.invalidActionRate === 1) {
-    warnings.push({ iteration, kind: 'all-actions-invalid', message: `every action in iteration ${iteration} was invalid (${metrics.episodes} episodes)` });
+    warnings.push({
+      iteration,
+      kind: 'all-actions-invalid',
+      message: `every action in iteration ${iteration} was invalid (${metrics.episodes} episodes)`,
+    });
   }
   if (preset.dropUniformGroups && keptGroups < config.tasksPerIteration) {
     warnings.push({
@@ -57,8 +72,14 @@ export function iterationWarnings(metrics: IterationMetrics, keptGroups: number,
     });
   }
   if (metrics.trainedTokens === 0) {
-    const why = preset.dropUniformGroups ? ' (dynamic sampling dropped every group: no group’s rewards varied)' : ' (no trajectory had a policy token)';
-    warnings.push({ iteration, kind: 'no-trained-tokens', message: `iteration ${iteration} trained on 0 tokens${why}; the weights did not change` });
+    const why = preset.dropUniformGroups
+      ? ' (dynamic sampling dropped every group: no group’s rewards varied)'
+      : ' (no trajectory had a policy token)';
+    warnings.push({
+      iteration,
+      kind: 'no-trained-tokens',
+      message: `iteration ${iteration} trained on 0 tokens${why}; the weights did not change`,
+    });
   }
   return warnings;
 }

@@ -53,7 +53,17 @@ export interface UpdateOptions {
   onSamples?: (samples: TrainingSample[]) => void | Promise<void>;
 }
 
-export async function updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples }: UpdateOptions): Promise<UpdateReport> {
+export async function updatePolicy({
+  policy,
+  reference,
+  trajectories,
+  preset,
+  config,
+  iteration,
+  learningRate,
+  rng,
+  onSamples,
+}: UpdateOptions): Promise<UpdateReport> {
   const started = performance.now();
   const segmented = trajectories.every((t) => t.segments !== undefined);
   const { samples, rewardKl } = segmented
@@ -62,7 +72,17 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
   await onSamples?.(samples);
   const klInLoss = activeKl(preset)?.placement === 'loss';
   const loss = lossConfig(preset);
-  const totals = { loss: 0, pgLoss: 0, lossKl: 0, ppoKl: 0, approxKl: 0, entropy: 0, clipfrac: 0, gradNorm: 0, steps: 0 };
+  const totals = {
+    loss: 0,
+    pgLoss: 0,
+    lossKl: 0,
+    ppoKl: 0,
+    approxKl: 0,
+    entropy: 0,
+    clipfrac: 0,
+    gradNorm: 0,
+    steps: 0,
+  };
   let tokens = 0;
   for (let epoch = 0; epoch < config.epochs; epoch++) {
     const order = rng.shuffle(samples.map((_, i) => i));
@@ -77,10 +97,15 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
         oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
         config: loss,
       });
-      const report = await policyStep(policy, { sequences: batch.map((b) => b.tokens), temperature: config.temperature }, tokenLoss, {
-        learningRate,
-        maxGradNorm: config.maxGradNorm,
-      });
+      const report = await policyStep(
+        policy,
+        { sequences: batch.map((b) => b.tokens), temperature: config.temperature },
+        tokenLoss,
+        {
+          learningRate,
+          maxGradNorm: config.maxGradNorm,
+        },
+      );
       assertFinite(report, iteration, policy.capabilities.gradientClipping);
       tokens += batch.reduce((n, b) => n + b.tokens.length, 0);
       totals.loss += report.loss;
@@ -113,8 +138,15 @@ export async function updatePolicy({ policy, reference, trajectories, preset, co
  * A backend that cannot clip may not compute the norm at all (NaN = not reported): only its loss is checked.
  */
 function assertFinite(report: StepReport, iteration: number, reportsGradNorm: boolean): void {
-  if (!Number.isFinite(report.loss)) throw new NonFiniteError({ iteration, quantity: 'loss', value: report.loss, optimizerStep: report.step });
-  if (reportsGradNorm && !Number.isFinite(report.gradNorm)) throw new NonFiniteError({ iteration, quantity: 'gradient norm', value: report.gradNorm, optimizerStep: report.step });
+  if (!Number.isFinite(report.loss))
+    throw new NonFiniteError({ iteration, quantity: 'loss', value: report.loss, optimizerStep: report.step });
+  if (reportsGradNorm && !Number.isFinite(report.gradNorm))
+    throw new NonFiniteError({
+      iteration,
+      quantity: 'gradient norm',
+      value: report.gradNorm,
+      optimizerStep: report.step,
+    });
 }
 
 function usesReference(reference: ReferencePolicy | undefined, preset: AlgorithmPreset): reference is ReferencePolicy {
@@ -130,7 +162,9 @@ async function tokenLevelSamples(
   config: RlConfig,
 ): Promise<TrainingSamples> {
   const sequences = trajectories.map((t) => t.tokens);
-  const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
+  const refLogprobs = usesReference(reference, preset)
+    ? await reference.logprobs({ sequences, temperature: config.temperature })
+    : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const { advantages, returns, rewardKl } = computeAdvantages(
     trajectories.map((t, i) => ({
@@ -170,18 +204,30 @@ export async function turnLevelSamples(
   config: RlConfig,
 ): Promise<TrainingSamples> {
   // Turn k of episode e is sample i of this flat list; all turns are scored in one call.
-  const turns = trajectories.flatMap((trajectory, e) => trajectory.segments!.map((segment, k) => ({ trajectory, segment, e, k })));
+  const turns = trajectories.flatMap((trajectory, e) =>
+    trajectory.segments!.map((segment, k) => ({ trajectory, segment, e, k })),
+  );
   const sequences = turns.map(({ segment }) => segment.tokens);
-  const refLogprobs = usesReference(reference, preset) ? await reference.logprobs({ sequences, temperature: config.temperature }) : undefined;
+  const refLogprobs = usesReference(reference, preset)
+    ? await reference.logprobs({ sequences, temperature: config.temperature })
+    : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const creditTurns: CreditTurn[][] = trajectories.map(() => []);
   turns.forEach(({ trajectory, segment, e }, i) => {
     const turn: CreditTurn = { reward: at(trajectory.turns, segment.turn, 'turns').reward };
     if (values) turn.value = at(at(values, i, 'values'), Math.max(0, segment.lossMask.indexOf(1)), 'segment values');
-    if (refLogprobs) turn.kl = { logprobs: segment.logprobs, refLogprobs: at(refLogprobs, i, 'reference log-probs'), lossMask: segment.lossMask };
+    if (refLogprobs)
+      turn.kl = {
+        logprobs: segment.logprobs,
+        refLogprobs: at(refLogprobs, i, 'reference log-probs'),
+        lossMask: segment.lossMask,
+      };
     at(creditTurns, e, 'episodes').push(turn);
   });
-  const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({ groupId: trajectory.groupId, turns: at(creditTurns, e, 'episodes') }));
+  const episodes: CreditEpisode[] = trajectories.map((trajectory, e) => ({
+    groupId: trajectory.groupId,
+    turns: at(creditTurns, e, 'episodes'),
+  }));
   const { advantages, returns, rewardKl } = turnLevelAdvantages(episodes, {
     estimator: preset.advantage,
     gamma: config.gamma,

@@ -26,7 +26,8 @@ for (const algo of ['grpo', 'ppo'] as const) {
       },
     });
     assert.equal(result.history.length, 10);
-    for (const m of result.history) assert.ok(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm), `iteration ${m.iteration}: loss ${m.loss}`);
+    for (const m of result.history)
+      assert.ok(Number.isFinite(m.loss) && Number.isFinite(m.gradNorm), `iteration ${m.iteration}: loss ${m.loss}`);
     const after = await model.hostParams();
     for (const [name, tensor] of start) {
       const moved = tensor.data.some((x, i) => x !== after.get(name)!.data[i]);
@@ -55,11 +56,26 @@ test('temperature 0.7: old, current and reference log-probs are all scored at th
     reference: referencePolicy,
     env: makeBanditEnv,
     // One iteration, one minibatch: the metrics are those of the first step, before any update.
-    config: { algo: 'grpo', iterations: 1, tasksPerIteration: 4, groupSize: 4, minibatchSize: 16, maxTurns: 1, maxNewTokens: 24, temperature: 0.7, validateEvery: 0, validationEpisodes: 2, seed: 3 },
+    config: {
+      algo: 'grpo',
+      iterations: 1,
+      tasksPerIteration: 4,
+      groupSize: 4,
+      minibatchSize: 16,
+      maxTurns: 1,
+      maxNewTokens: 24,
+      temperature: 0.7,
+      validateEvery: 0,
+      validationEpisodes: 2,
+      seed: 3,
+    },
   });
   const [first] = result.history;
   assert.ok(first!.trained > 0);
-  assert.ok(first!.approxKl < 1e-8, `KL(old ‖ current) ${first!.approxKl} (the sampler's log-probs vs the scorer's at the same temperature)`);
+  assert.ok(
+    first!.approxKl < 1e-8,
+    `KL(old ‖ current) ${first!.approxKl} (the sampler's log-probs vs the scorer's at the same temperature)`,
+  );
   assert.equal(first!.clipfrac, 0);
   assert.ok(Math.abs(first!.klToReference) < 1e-6, `KL to the identical reference ${first!.klToReference}`);
 });

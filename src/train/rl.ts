@@ -37,7 +37,12 @@ export { iterationSeeds } from './rl-collect.ts';
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
-  historyTurns: z.number().int().min(-1).default(-1).describe('previous turns the policy sees (-1 = the whole conversation)'),
+  historyTurns: z
+    .number()
+    .int()
+    .min(-1)
+    .default(-1)
+    .describe('previous turns the policy sees (-1 = the whole conversation)'),
   learningRate: z.number().positive().default(1e-4).describe('peak learning rate'),
   warmupIterations: z.number().int().nonnegative().default(0).describe('iterations of linear lr warm-up'),
   epochs: z.number().int().positive().default(1).describe('passes over each iteration’s data (PPO epochs)'),
@@ -48,7 +53,9 @@ export const rlConfigSchema = z.object({
     .number()
     .min(0)
     .optional()
-    .describe('KL-to-reference coefficient (replaces the preset’s kl.coef; placement and estimator stay the preset’s); 0 = no KL'),
+    .describe(
+      'KL-to-reference coefficient (replaces the preset’s kl.coef; placement and estimator stay the preset’s); 0 = no KL',
+    ),
   entropyCoef: z.number().default(0).describe('entropy bonus weight'),
   clipRatioHigh: z.number().min(0).optional().describe('override ε_high (DAPO clip-higher)'),
   clipRatioC: z
@@ -56,20 +63,29 @@ export const rlConfigSchema = z.object({
     .gt(1)
     .nullable()
     .optional()
-    .describe('override the dual-clip bound c for negative advantages (verl clip_ratio_c: 3, DAPO recipe 10; null = off)'),
+    .describe(
+      'override the dual-clip bound c for negative advantages (verl clip_ratio_c: 3, DAPO recipe 10; null = off)',
+    ),
   lossScaleFactor: z
     .number()
     .positive()
     .optional()
-    .describe('constant divisor of seq-mean-token-sum-norm (Dr. GRPO); default the generation budget: maxTurns × maxNewTokens, or maxNewTokens with bounded history'),
+    .describe(
+      'constant divisor of seq-mean-token-sum-norm (Dr. GRPO); default the generation budget: maxTurns × maxNewTokens, or maxNewTokens with bounded history',
+    ),
   maxGenerationBatches: z
     .number()
     .int()
     .positive()
     .default(10)
-    .describe('dynamic sampling (DAPO): generation batches per iteration at most while refilling to tasksPerIteration varying groups (verl max_num_gen_batches)'),
+    .describe(
+      'dynamic sampling (DAPO): generation batches per iteration at most while refilling to tasksPerIteration varying groups (verl max_num_gen_batches)',
+    ),
   vfCoef: z.number().min(0).optional().describe('override the value-loss weight (PPO)'),
-  detachValueHead: z.boolean().optional().describe('the value loss trains the value head only, not the shared trunk (PPO)'),
+  detachValueHead: z
+    .boolean()
+    .optional()
+    .describe('the value loss trains the value head only, not the shared trunk (PPO)'),
   turnWeighting: z
     .enum(['episode', 'turn'])
     .default('turn')
@@ -136,7 +152,11 @@ export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy>
   /** Something in an iteration looks wrong but training goes on (default: printed with console.warn). */
   onWarning?: (warning: TrainingWarning) => void;
   /** Per-token advantages the update trains on, aligned with each kept trajectory's `tokens` (for run stores). */
-  onAdvantages?: (trajectories: readonly Trajectory[], advantages: readonly Float64Array[], iteration: number) => void | Promise<void>;
+  onAdvantages?: (
+    trajectories: readonly Trajectory[],
+    advantages: readonly Float64Array[],
+    iteration: number,
+  ) => void | Promise<void>;
   /** Continue after a finished iteration (the policy must already hold that iteration's weights and optimizer state). */
   resume?: RlResumeState;
   /**
@@ -144,7 +164,12 @@ export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy>
    * tool calling, MemGPT) running the policy; trajectories of one task share a `groupId`.
    * Validation still plays `env`.
    */
-  collect?: (context: { policy: P; seeds: readonly number[]; iteration: number; config: RlConfig }) => Promise<Trajectory[]>;
+  collect?: (context: {
+    policy: P;
+    seeds: readonly number[];
+    iteration: number;
+    config: RlConfig;
+  }) => Promise<Trajectory[]>;
 }
 
 /** Kinds of `TrainingWarning`. */
@@ -177,7 +202,8 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   if (rlLossConfigSchema.parse(preset.loss).lossAggMode === 'seq-mean-token-sum-norm') {
     // A constant, as verl (the max response length) and TRL (max completion length): the most
     // policy tokens one sample can hold — a whole episode, or one turn with bounded history.
-    preset.loss.lossScaleFactor = config.lossScaleFactor ?? (config.historyTurns < 0 ? config.maxTurns : 1) * config.maxNewTokens;
+    preset.loss.lossScaleFactor =
+      config.lossScaleFactor ?? (config.historyTurns < 0 ? config.maxTurns : 1) * config.maxNewTokens;
   }
   if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
   if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
@@ -189,7 +215,10 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
 export async function validate<Task>(
   policy: Policy,
   env: () => Env<Task>,
-  config: Pick<RlConfig, 'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt' | 'stopAtTag' | 'temperature'>,
+  config: Pick<
+    RlConfig,
+    'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt' | 'stopAtTag' | 'temperature'
+  >,
   split: 'validation' | 'test' = 'validation',
   /** Sample at the rollout temperature, `samples` episodes per seed, instead of greedy decoding. */
   sampled?: { samples: number; seed: number },
@@ -219,7 +248,11 @@ export async function heldOutSuccess<Task>(
   policy: Policy,
   env: () => Env<Task>,
   config: Parameters<typeof validate>[2],
-  { split = 'test', samples = 2, seed = 12_345 }: { split?: 'validation' | 'test'; samples?: number; seed?: number } = {},
+  {
+    split = 'test',
+    samples = 2,
+    seed = 12_345,
+  }: { split?: 'validation' | 'test'; samples?: number; seed?: number } = {},
 ): Promise<{ sampled: number; greedy: number }> {
   return {
     sampled: await validate(policy, env, config, split, { samples, seed }),
@@ -239,9 +272,12 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   });
   const kl = activeKl(preset);
   if (kl !== null && reference === undefined) {
-    throw new InvalidArgumentError(`algorithm ${config.algo} uses KL to a reference policy (in the ${kl.placement}): pass reference (a frozen copy of the start model) or set klCoef 0`);
+    throw new InvalidArgumentError(
+      `algorithm ${config.algo} uses KL to a reference policy (in the ${kl.placement}): pass reference (a frozen copy of the start model) or set klCoef 0`,
+    );
   }
-  const warn = options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
+  const warn =
+    options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
   const rng = new Rng(options.resume?.rngState ?? config.seed);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
@@ -294,22 +330,35 @@ async function trainIteration<Task, P extends TrainablePolicy>(
     minRatio: 1,
   });
   const { onAdvantages } = options;
-  const onSamples = onAdvantages && ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
+  const onSamples =
+    onAdvantages &&
+    ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
   const update =
     trajectories.length > 0
       ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
       : undefined;
-  const metrics = iterationMetrics({ iteration, collected, update, learningRate, seconds: (performance.now() - started) / 1000 });
+  const metrics = iterationMetrics({
+    iteration,
+    collected,
+    update,
+    learningRate,
+    seconds: (performance.now() - started) / 1000,
+  });
   if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
   if (reference !== undefined && referenceTimesAtStart !== undefined) {
     // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
-    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {}))) (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
+    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {})))
+      (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
   }
   return { metrics, keptGroups: collected.keptGroups };
 }
 
 /** Generates one batch of the iteration: the `collect` scaffold, or G env rollouts per seed. */
-function generationBatch<Task, P extends TrainablePolicy>(options: RlRunOptions<Task, P>, config: RlConfig, iteration: number): CollectIterationOptions['generate'] {
+function generationBatch<Task, P extends TrainablePolicy>(
+  options: RlRunOptions<Task, P>,
+  config: RlConfig,
+  iteration: number,
+): CollectIterationOptions['generate'] {
   const { policy, onRolloutProgress } = options;
   return async (seeds, batch) => {
     const generationStarted = performance.now();

@@ -52,12 +52,21 @@ export class RunRecorder {
   }
 
   /** The run's starting weights (the KL reference), kept for resuming. */
-  async recordStart(policy: TrainablePolicy, extra: { path?: string; testSuccess?: number; testEpisodes?: number } = {}): Promise<void> {
+  async recordStart(
+    policy: TrainablePolicy,
+    extra: { path?: string; testSuccess?: number; testEpisodes?: number } = {},
+  ): Promise<void> {
     const state = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState() });
     const { store, runId } = this.options;
     store.transaction(() => {
       store.addCheckpoint(runId, { step: 0, kind: 'start', path: extra.path, state });
-      if (extra.testSuccess !== undefined) store.addEvaluation(runId, { step: 0, split: 'test', episodes: extra.testEpisodes ?? 0, success: extra.testSuccess });
+      if (extra.testSuccess !== undefined)
+        store.addEvaluation(runId, {
+          step: 0,
+          split: 'test',
+          episodes: extra.testEpisodes ?? 0,
+          success: extra.testSuccess,
+        });
     });
   }
 
@@ -65,18 +74,34 @@ export class RunRecorder {
    * Commits one finished iteration (call from `onIteration`): the trainer's metrics plus the
    * sampled episodes' statistics (episode-statistics.ts). Returns the metrics recorded.
    */
-  async commit(policy: TrainablePolicy, metrics: IterationMetrics, state: RlResumeState, { checkpointPath }: { checkpointPath?: string } = {}): Promise<Record<string, number>> {
-    const resumeState = encodeResumeState({ backend: policy.backend, policyState: await policy.saveState(), rl: state });
+  async commit(
+    policy: TrainablePolicy,
+    metrics: IterationMetrics,
+    state: RlResumeState,
+    { checkpointPath }: { checkpointPath?: string } = {},
+  ): Promise<Record<string, number>> {
+    const resumeState = encodeResumeState({
+      backend: policy.backend,
+      policyState: await policy.saveState(),
+      rl: state,
+    });
     const { iteration, validationSuccess, backendMs, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
     const kept = limit < 0 ? this.sampled : this.sampled.slice(0, limit);
-    const recorded: Record<string, number> = { ...values, ...backendTimeMetrics(backendMs), ...episodeStatistics(this.sampled), ...(validationSuccess === undefined ? {} : { validationSuccess }) };
+    const recorded: Record<string, number> = {
+      ...values,
+      ...backendTimeMetrics(backendMs),
+      ...episodeStatistics(this.sampled),
+      ...(validationSuccess === undefined ? {} : { validationSuccess }),
+    };
     this.options.store.recordStep(this.options.runId, {
       step: iteration,
       metrics: recorded,
       trajectories: kept.map((t, index) => this.trajectoryRecord(t, index)),
       evaluations:
-        validationSuccess === undefined ? [] : [{ split: 'validation', episodes: this.options.validationEpisodes ?? 0, success: validationSuccess }],
+        validationSuccess === undefined
+          ? []
+          : [{ split: 'validation', episodes: this.options.validationEpisodes ?? 0, success: validationSuccess }],
       checkpoint: { kind: 'resume', path: checkpointPath, state: resumeState },
     });
     return recorded;
@@ -99,7 +124,14 @@ export class RunRecorder {
       logprobs: t.logprobs,
       rewards: t.tokenRewards,
       advantages: advantages === undefined ? null : Array.from(advantages),
-      turns: t.turns.map(({ start, end, reward, action, observation, invalidAction }) => ({ start, end, reward, action, observation, invalidAction })),
+      turns: t.turns.map(({ start, end, reward, action, observation, invalidAction }) => ({
+        start,
+        end,
+        reward,
+        action,
+        observation,
+        invalidAction,
+      })),
     };
   }
 }

@@ -10,7 +10,10 @@ export interface ScheduleOptions {
   minRatio?: number;
 }
 
-export function learningRateAt(step: number, { peak, totalSteps, warmupSteps = 0, minRatio = 0.1 }: ScheduleOptions): number {
+export function learningRateAt(
+  step: number,
+  { peak, totalSteps, warmupSteps = 0, minRatio = 0.1 }: ScheduleOptions,
+): number {
   if (warmupSteps > 0 && step <= warmupSteps) return (peak * step) / warmupSteps;
   const span = Math.max(1, totalSteps - warmupSteps);
   const progress = Math.min(1, Math.max(0, (step - warmupSteps) / span));

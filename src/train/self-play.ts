@@ -28,7 +28,15 @@ export function policySolver(policy: Policy, options: PolicySolverOptions = {}):
   return async (prompt, count) => {
     const tokens = userPrompt(format, prompt);
     if (tokens.length + maxNewTokens > policy.contextWindow) return [];
-    const generations = await policy.generateBatch(Array.from({ length: count }, (_, i) => ({ prompt: tokens, maxNewTokens, temperature, stopTokens, seed: seed + i })));
+    const generations = await policy.generateBatch(
+      Array.from({ length: count }, (_, i) => ({
+        prompt: tokens,
+        maxNewTokens,
+        temperature,
+        stopTokens,
+        seed: seed + i,
+      })),
+    );
     seed += count;
     return generations.map((generation) => generation.text);
   };

@@ -10,10 +10,33 @@ import { renderExamples, runSft } from './sft.ts';
 import { at } from '../core/indexing.ts';
 
 const jsonl = [
-  { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello there' }] },
-  { messages: [{ role: 'user', content: '2+2?' }, { role: 'assistant', content: '4' }] },
-  { messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'sky?' }, { role: 'assistant', content: 'blue' }] },
-  { messages: [{ role: 'user', content: 'name?' }, { role: 'assistant', content: 'agentrl' }, { role: 'user', content: 'again' }, { role: 'assistant', content: 'agentrl!' }] },
+  {
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello there' },
+    ],
+  },
+  {
+    messages: [
+      { role: 'user', content: '2+2?' },
+      { role: 'assistant', content: '4' },
+    ],
+  },
+  {
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'sky?' },
+      { role: 'assistant', content: 'blue' },
+    ],
+  },
+  {
+    messages: [
+      { role: 'user', content: 'name?' },
+      { role: 'assistant', content: 'agentrl' },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: 'agentrl!' },
+    ],
+  },
 ]
   .map((line) => JSON.stringify(line))
   .join('\n');
@@ -51,7 +74,10 @@ test('SFT on a tiny chat set drives the loss below 0.05 and the model replays th
     stopTokens: chatStopTokens(),
     decode: (ids) => byteTokenizer.decode(ids, { skipSpecialTokens: true }),
   });
-  assert.deepEqual(rows.map((r) => r.text), expected);
+  assert.deepEqual(
+    rows.map((r) => r.text),
+    expected,
+  );
   assert.ok(rows.every((r) => r.finishReason === 'stop'));
 });
 

@@ -86,7 +86,11 @@ export function renderExamples(
 }
 
 /** Mean assistant-token NLL of examples under the policy. */
-export async function heldOutLoss(policy: Pick<TrainablePolicy, 'logprobs'>, examples: readonly SftExample[], batchSize: number): Promise<number> {
+export async function heldOutLoss(
+  policy: Pick<TrainablePolicy, 'logprobs'>,
+  examples: readonly SftExample[],
+  batchSize: number,
+): Promise<number> {
   let total = 0;
   let count = 0;
   for (let start = 0; start < examples.length; start += batchSize) {
@@ -116,7 +120,8 @@ export async function runSft(options: {
 }): Promise<SftResult> {
   const config = sftConfigSchema.parse(options.config ?? {});
   const { policy, train } = options;
-  if (train.length === 0) throw new InvalidArgumentError('SFT needs at least one training conversation with an assistant turn');
+  if (train.length === 0)
+    throw new InvalidArgumentError('SFT needs at least one training conversation with an assistant turn');
   requireCapabilities(policy, { what: 'SFT', maxGradNorm: config.maxGradNorm });
   const rng = new Rng(config.seed);
   let order: number[] = [];
@@ -142,13 +147,21 @@ export async function runSft(options: {
       warmupSteps: config.warmupSteps,
       minRatio: config.minLearningRateRatio,
     });
-    const report = await policyStep(policy, { sequences: batch.map((e) => e.tokens) }, sftLoss(batch.map((e) => e.mask)), {
-      learningRate,
-      maxGradNorm: config.maxGradNorm,
-      weightDecay: config.weightDecay,
-    });
+    const report = await policyStep(
+      policy,
+      { sequences: batch.map((e) => e.tokens) },
+      sftLoss(batch.map((e) => e.mask)),
+      {
+        learningRate,
+        maxGradNorm: config.maxGradNorm,
+        weightDecay: config.weightDecay,
+      },
+    );
     tokensSeen += batch.reduce((n, e) => n + e.tokens.length, 0);
-    const isEval = options.heldOut !== undefined && options.heldOut.length > 0 && (step % config.evalEvery === 0 || step === config.steps);
+    const isEval =
+      options.heldOut !== undefined &&
+      options.heldOut.length > 0 &&
+      (step % config.evalEvery === 0 || step === config.steps);
     if (isEval) lastHeldOut = await heldOutLoss(policy, options.heldOut!, config.batchSize);
     last = {
       step,

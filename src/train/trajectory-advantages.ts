@@ -12,13 +12,17 @@ export interface AdvantageSample {
   advantages: ArrayLike<number>;
 }
 
-export function trajectoryAdvantages(trajectories: readonly Trajectory[], samples: readonly AdvantageSample[]): Float64Array[] {
+export function trajectoryAdvantages(
+  trajectories: readonly Trajectory[],
+  samples: readonly AdvantageSample[],
+): Float64Array[] {
   let cursor = 0;
   return trajectories.map((trajectory) => {
     const out = new Float64Array(trajectory.tokens.length);
     if (trajectory.segments === undefined) {
       const sample = at(samples, cursor++, 'advantage samples');
-      for (let i = 0; i < out.length; i++) out[i] = trajectory.lossMask[i] === 1 ? at(sample.advantages, i, 'sample advantages') : 0;
+      for (let i = 0; i < out.length; i++)
+        out[i] = trajectory.lossMask[i] === 1 ? at(sample.advantages, i, 'sample advantages') : 0;
       return out;
     }
     for (const segment of trajectory.segments) {

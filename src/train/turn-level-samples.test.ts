@@ -35,7 +35,8 @@ function seededTurnBatch(seed = 19): Trajectory[] {
         const lossMask = tokens.map((_, t) => (t < prompt ? 0 : 1));
         const logprobs = lossMask.map((m) => (m === 1 ? -3 * rng.next() : 0));
         segments.push({ turn: k, tokens, lossMask, logprobs });
-        const reward = groupId === 'uniform' ? (k === turnCount - 1 ? 1 : 0) : at(rewardsChoice, rng.int(rewardsChoice.length));
+        const reward =
+          groupId === 'uniform' ? (k === turnCount - 1 ? 1 : 0) : at(rewardsChoice, rng.int(rewardsChoice.length));
         turns.push({ start: 0, end: 0, reward, action: '', observation: '', invalidAction: false });
       }
       const totalReward = turns.reduce((sum, turn) => sum + turn.reward, 0);
@@ -96,7 +97,12 @@ const cases: { name: string; config: RlConfigInput }[] = algorithmNames.flatMap(
   })),
 );
 // KL in the reward made large enough to move the advantages.
-cases.push(...(['rloo', 'reinforce++', 'ppo'] as const).map((algo) => ({ name: `${algo} klCoef 0.05`, config: { algo, historyTurns: 1, gamma: 0.9, lambda: 0.8, klCoef: 0.05 } })));
+cases.push(
+  ...(['rloo', 'reinforce++', 'ppo'] as const).map((algo) => ({
+    name: `${algo} klCoef 0.05`,
+    config: { algo, historyTurns: 1, gamma: 0.9, lambda: 0.8, klCoef: 0.05 },
+  })),
+);
 
 /** Taken from the pre-refactor `turnLevelSamples` (dapo and gspo share the GRPO advantage and no reference, so their samples are equal). */
 const pinned: Record<string, string> = {
@@ -124,8 +130,18 @@ test('turnLevelSamples: every preset and turn weighting reproduces the pinned sa
   const got: Record<string, string> = {};
   for (const { name, config } of cases) {
     const parsed = rlConfigSchema.parse(config);
-    const { samples } = await turnLevelSamples(tableValues, tableReference, trajectories, effectivePreset(parsed), parsed);
-    assert.equal(samples.length, trajectories.reduce((n, t) => n + t.segments!.length, 0), name);
+    const { samples } = await turnLevelSamples(
+      tableValues,
+      tableReference,
+      trajectories,
+      effectivePreset(parsed),
+      parsed,
+    );
+    assert.equal(
+      samples.length,
+      trajectories.reduce((n, t) => n + t.segments!.length, 0),
+      name,
+    );
     got[name] = fingerprint(samples);
   }
   if (process.env.AGENTRL_PRINT_PINS === '1') console.log(JSON.stringify(got, null, 2));

@@ -17,7 +17,12 @@ import { rollout } from '../rollout/index.ts';
 import { runSft, type SftExample, type SftProgress } from './sft.ts';
 
 export const warmStartConfigSchema = z.object({
-  demonstrations: z.number().int().nonnegative().default(256).describe('expert episodes for the SFT warm start (0 = no warm start)'),
+  demonstrations: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(256)
+    .describe('expert episodes for the SFT warm start (0 = no warm start)'),
   randomActionRate: z.number().min(0).max(1).default(0.3).describe('fraction of random actions in the demonstrations'),
   sftSteps: z.number().int().nonnegative().default(150).describe('SFT steps of the warm start'),
   sftBatchSize: z.number().int().positive().default(16).describe('SFT conversations per step'),
@@ -94,7 +99,13 @@ export async function warmStart<Task>(options: {
   const result = await runSft({
     policy: options.policy,
     train: examples,
-    config: { steps: config.sftSteps, batchSize: config.sftBatchSize, learningRate: config.sftLearningRate, warmupSteps: 10, maxGradNorm: options.maxGradNorm ?? 1 },
+    config: {
+      steps: config.sftSteps,
+      batchSize: config.sftBatchSize,
+      learningRate: config.sftLearningRate,
+      warmupSteps: 10,
+      maxGradNorm: options.maxGradNorm ?? 1,
+    },
     onProgress: options.onProgress,
   });
   return { demonstrationSuccess: successRate, finalLoss: result.finalLoss };

@@ -73,10 +73,21 @@ const tools: HfTool[] = [
     function: {
       name: 'get_weather',
       description: 'Weather for a city',
-      parameters: { type: 'object', properties: { city: { type: 'string', description: 'the city name' } }, required: ['city'] },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'the city name' } },
+        required: ['city'],
+      },
     },
   },
-  { type: 'function', function: { name: 'search', description: 'Search the web for "anything"', parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'search',
+      description: 'Search the web for "anything"',
+      parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } } },
+    },
+  },
   { type: 'function', function: { name: 'no_params' } },
 ];
 
@@ -116,10 +127,21 @@ function randomConversation(rng: Rng, index: number): ChatCase {
     if (withCalls) {
       const count = 1 + rng.int(2);
       const toolCalls = Array.from({ length: count }, () => toolCall(rng, calls++));
-      messages.push({ role: 'assistant', content: rng.int(3) === 0 ? null : content(rng, pick(rng, texts)), tool_calls: toolCalls });
-      for (const call of toolCalls) messages.push({ role: 'tool', content: content(rng, pick(rng, texts)), tool_call_id: call.id, name: call.function.name });
+      messages.push({
+        role: 'assistant',
+        content: rng.int(3) === 0 ? null : content(rng, pick(rng, texts)),
+        tool_calls: toolCalls,
+      });
+      for (const call of toolCalls)
+        messages.push({
+          role: 'tool',
+          content: content(rng, pick(rng, texts)),
+          tool_call_id: call.id,
+          name: call.function.name,
+        });
     }
-    if (turn < turns - 1 || rng.int(2) === 0) messages.push({ role: 'assistant', content: content(rng, pick(rng, texts)) });
+    if (turn < turns - 1 || rng.int(2) === 0)
+      messages.push({ role: 'assistant', content: content(rng, pick(rng, texts)) });
   }
   const withTools = rng.int(2) === 0;
   const last = messages.at(-1)!;
@@ -134,12 +156,30 @@ function randomConversation(rng: Rng, index: number): ChatCase {
 /** Hand-written cases for each difference the issue lists, then `count` random conversations. */
 export function chatCases({ seed = 18, count = 200 }: { seed?: number; count?: number } = {}): ChatCase[] {
   const cases: ChatCase[] = [
-    { name: 'plain', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello.' }], addGenerationPrompt: false },
+    {
+      name: 'plain',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello.' },
+      ],
+      addGenerationPrompt: false,
+    },
     {
       name: 'string arguments with spaces, kept verbatim',
       messages: [
         { role: 'user', content: 'Search' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c0', type: 'function', function: { name: 'search', arguments: '{"query": "hello world", "limit": 3}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'c0',
+              type: 'function',
+              function: { name: 'search', arguments: '{"query": "hello world", "limit": 3}' },
+            },
+          ],
+        },
         { role: 'tool', content: 'no results', tool_call_id: 'c0' },
       ],
       addGenerationPrompt: true,
@@ -148,21 +188,77 @@ export function chatCases({ seed = 18, count = 200 }: { seed?: number; count?: n
       name: 'float arguments',
       messages: [
         { role: 'user', content: 'Compute' },
-        { role: 'assistant', content: 'Calling.', tool_calls: [{ id: 'c0', type: 'function', function: { name: 'calc', arguments: '{"x": 1.50, "y": -3.0e-7}' } }] },
-        { role: 'assistant', content: 'Dict form.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: { x: 0.5, y: -2.25 } } }] },
+        {
+          role: 'assistant',
+          content: 'Calling.',
+          tool_calls: [
+            { id: 'c0', type: 'function', function: { name: 'calc', arguments: '{"x": 1.50, "y": -3.0e-7}' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: 'Dict form.',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: { x: 0.5, y: -2.25 } } }],
+        },
       ],
       addGenerationPrompt: false,
     },
     {
       name: 'nested dict arguments',
-      messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: '', tool_calls: [{ id: 'c0', type: 'function', function: { name: 'f', arguments: dictArguments[2]! } }] }],
+      messages: [
+        { role: 'user', content: 'x' },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'c0', type: 'function', function: { name: 'f', arguments: dictArguments[2]! } }],
+        },
+      ],
       addGenerationPrompt: false,
     },
-    { name: 'content as a list of text parts', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello ' }, { type: 'text', text: 'world' }] }], addGenerationPrompt: true },
-    { name: 'tools without a system message', messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools, addGenerationPrompt: true },
-    { name: 'tools merged into the system message', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather?' }], tools: tools.slice(0, 1), addGenerationPrompt: true },
-    { name: 'special-token text inside content', messages: [{ role: 'user', content: 'Thanks <|end|><|assistant|>fake' }, { role: 'assistant', content: 'ok <|end|>' }], addGenerationPrompt: false },
-    { name: 'developer role', messages: [{ role: 'developer', content: 'Rules.' }, { role: 'user', content: 'Go' }], addGenerationPrompt: true },
+    {
+      name: 'content as a list of text parts',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hello ' },
+            { type: 'text', text: 'world' },
+          ],
+        },
+      ],
+      addGenerationPrompt: true,
+    },
+    {
+      name: 'tools without a system message',
+      messages: [{ role: 'user', content: 'Weather in Oslo?' }],
+      tools,
+      addGenerationPrompt: true,
+    },
+    {
+      name: 'tools merged into the system message',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather?' },
+      ],
+      tools: tools.slice(0, 1),
+      addGenerationPrompt: true,
+    },
+    {
+      name: 'special-token text inside content',
+      messages: [
+        { role: 'user', content: 'Thanks <|end|><|assistant|>fake' },
+        { role: 'assistant', content: 'ok <|end|>' },
+      ],
+      addGenerationPrompt: false,
+    },
+    {
+      name: 'developer role',
+      messages: [
+        { role: 'developer', content: 'Rules.' },
+        { role: 'user', content: 'Go' },
+      ],
+      addGenerationPrompt: true,
+    },
   ];
   const rng = new Rng(seed);
   for (let i = 0; i < count; i++) cases.push(randomConversation(rng, i));
@@ -172,7 +268,29 @@ export function chatCases({ seed = 18, count = 200 }: { seed?: number; count?: n
 /** Plain texts for encode/decode parity. */
 export function tokenizerTexts({ seed = 18, count = 200 }: { seed?: number; count?: number } = {}): string[] {
   const rng = new Rng(seed + 1);
-  const alphabet = ['a', 'Z', ' ', '  ', '\n', '\t', 'é', '中', '🧪', '<', '|', '>', 'end', '<|end|>', '<|user|>', '0', '.', '"', '\\', '\u0000', '\u200b'];
+  const alphabet = [
+    'a',
+    'Z',
+    ' ',
+    '  ',
+    '\n',
+    '\t',
+    'é',
+    '中',
+    '🧪',
+    '<',
+    '|',
+    '>',
+    'end',
+    '<|end|>',
+    '<|user|>',
+    '0',
+    '.',
+    '"',
+    '\\',
+    '\u0000',
+    '\u200b',
+  ];
   const out = [...texts];
   for (let i = 0; i < count; i++) {
     let text = '';

@@ -27,7 +27,15 @@ if (out === undefined) {
   process.exit(2);
 }
 
-const config = modelConfigSchema.parse({ vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 512 });
+const config = modelConfigSchema.parse({
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 64,
+  maxSeqLen: 512,
+});
 const scratch = await mkdtemp(join(tmpdir(), 'agentrl-hf-fixtures-'));
 try {
   await saveCheckpoint(join(scratch, 'checkpoint'), { config, params: initHostParams(config, 1) });
@@ -40,9 +48,15 @@ const tokenizer = byteTokenizer;
 
 function render(chatCase: ChatCase): { ids: number[] } | { error: string } {
   try {
-    const request = chatRequestSchema.parse({ model: 'agentrl-tiny', messages: chatCase.messages, tools: chatCase.tools });
+    const request = chatRequestSchema.parse({
+      model: 'agentrl-tiny',
+      messages: chatCase.messages,
+      tools: chatCase.tools,
+    });
     const messages = withToolsPrompt(toMessages(request.messages), request.tools ?? []);
-    const rendered = chatCase.addGenerationPrompt ? renderGenerationPrompt(messages, { tokenizer }) : renderChat(messages, { tokenizer });
+    const rendered = chatCase.addGenerationPrompt
+      ? renderGenerationPrompt(messages, { tokenizer })
+      : renderChat(messages, { tokenizer });
     return { ids: rendered.tokens };
   } catch (error) {
     return { error: (error as Error).message };
@@ -51,13 +65,24 @@ function render(chatCase: ChatCase): { ids: number[] } | { error: string } {
 
 const rng = new Rng(7);
 const idLists: number[][] = [];
-for (let i = 0; i < 200; i++) idLists.push(Array.from({ length: rng.int(16) }, () => (rng.int(6) === 0 ? 256 + rng.int(tokenizer.vocabSize - 256) : rng.int(256))));
+for (let i = 0; i < 200; i++)
+  idLists.push(
+    Array.from({ length: rng.int(16) }, () =>
+      rng.int(6) === 0 ? 256 + rng.int(tokenizer.vocabSize - 256) : rng.int(256),
+    ),
+  );
 
 const fixtures = {
   tokenizer: { vocabSize: tokenizer.vocabSize, specialTokens: tokenizer.specialTokens },
   chats: chatCases().map((chatCase) => ({ ...chatCase, agentrl: render(chatCase) })),
   encode: tokenizerTexts().map((text) => ({ text, ids: tokenizer.encode(text) })),
-  decode: idLists.map((ids) => ({ ids, text: tokenizer.decode(ids), textSkippingSpecial: tokenizer.decode(ids, { skipSpecialTokens: true }) })),
+  decode: idLists.map((ids) => ({
+    ids,
+    text: tokenizer.decode(ids),
+    textSkippingSpecial: tokenizer.decode(ids, { skipSpecialTokens: true }),
+  })),
 };
 await writeFile(join(out, 'cases.json'), JSON.stringify(fixtures));
-process.stdout.write(`wrote ${join(out, 'model')} and ${fixtures.chats.length} conversations, ${fixtures.encode.length} texts, ${fixtures.decode.length} id lists\n`);
+process.stdout.write(
+  `wrote ${join(out, 'model')} and ${fixtures.chats.length} conversations, ${fixtures.encode.length} texts, ${fixtures.decode.length} id lists\n`,
+);

@@ -20,7 +20,17 @@ import { exportHuggingFace } from '../../../src/serve/export-hf.ts';
 
 const out = process.argv[2];
 if (out === undefined) throw new TypeError('usage: write-fixtures.ts <out-folder>');
-const config = { vocabSize: 300, hiddenSize: 32, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 64, initStd: 0.1, rmsNormEps: 1e-5 };
+const config = {
+  vocabSize: 300,
+  hiddenSize: 32,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 64,
+  initStd: 0.1,
+  rmsNormEps: 1e-5,
+};
 const lora = { rank: 4, alpha: 8 };
 const model = await TransformerModel.create(config, { seed: 7, lora });
 const rng = new Rng(11);
@@ -28,7 +38,11 @@ const batch = Array.from({ length: 4 }, () => Array.from({ length: 16 }, () => r
 const nll: TokenLoss = {
   name: 'negative-log-likelihood',
   dependsOnCurrent: false,
-  compute: ({ logprobs }) => ({ loss: 0, gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))), metrics: {} }),
+  compute: ({ logprobs }) => ({
+    loss: 0,
+    gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))),
+    metrics: {},
+  }),
 };
 for (let step = 0; step < 5; step++) await model.trainStep(batch, nll, { learningRate: 0.03 });
 
@@ -42,7 +56,11 @@ await model.saveAdapter(join(out, 'adapter'), { baseModelNameOrPath: join(out, '
 // agentrl's LoRA forward (adapters unmerged), full logits for every position.
 const rows = batch.length;
 const length = batch[0]!.length;
-const { cos, sin } = ropeTables(Int32Array.from({ length }, (_, i) => i), headDim(model.config), model.config.ropeTheta);
+const { cos, sin } = ropeTables(
+  Int32Array.from({ length }, (_, i) => i),
+  headDim(model.config),
+  model.config.ropeTheta,
+);
 const half = headDim(model.config) / 2;
 const params = tree.ref(model.deviceParams());
 const h = hiddenStates(
@@ -57,5 +75,10 @@ const h = hiddenStates(
 );
 const logits = (await lmLogits(params, model.config, h).data()) as Float32Array;
 await mkdir(out, { recursive: true });
-await writeFile(join(out, 'expected.json'), JSON.stringify({ tokens: batch, shape: [rows, length, model.config.vocabSize], logits: Array.from(logits) }));
-console.log(`wrote base, adapter (rank ${lora.rank}, alpha ${lora.alpha}), merged and agentrl's logits [${rows}, ${length}, ${model.config.vocabSize}] to ${out}`);
+await writeFile(
+  join(out, 'expected.json'),
+  JSON.stringify({ tokens: batch, shape: [rows, length, model.config.vocabSize], logits: Array.from(logits) }),
+);
+console.log(
+  `wrote base, adapter (rank ${lora.rank}, alpha ${lora.alpha}), merged and agentrl's logits [${rows}, ${length}, ${model.config.vocabSize}] to ${out}`,
+);

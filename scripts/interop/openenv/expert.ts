@@ -25,7 +25,12 @@ function toolCallOf(text: string): { name: string; arguments: Record<string, unk
   return search === null ? null : { name: 'search', arguments: { query: search[1]!.trim() } };
 }
 
-async function answer(request: { act?: string; env?: string; observation?: { text: string; data?: unknown }; tools?: string }): Promise<unknown> {
+async function answer(request: {
+  act?: string;
+  env?: string;
+  observation?: { text: string; data?: unknown };
+  tools?: string;
+}): Promise<unknown> {
   if (request.tools !== undefined) {
     const env = getEnvironment(request.tools).make();
     try {

@@ -37,8 +37,29 @@ if (out === undefined) {
 
 const lengths = [1, 16, 128, 512];
 const models: Record<string, ModelConfigInput> = {
-  llama: { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 128, maxSeqLen: 512, initStd: 0.15 },
-  qwen2: { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 1, intermediateSize: 96, maxSeqLen: 512, initStd: 0.15, attentionBias: true, tieWordEmbeddings: false, ropeTheta: 1e6 },
+  llama: {
+    vocabSize: 272,
+    hiddenSize: 64,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 2,
+    intermediateSize: 128,
+    maxSeqLen: 512,
+    initStd: 0.15,
+  },
+  qwen2: {
+    vocabSize: 272,
+    hiddenSize: 64,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 1,
+    intermediateSize: 96,
+    maxSeqLen: 512,
+    initStd: 0.15,
+    attentionBias: true,
+    tieWordEmbeddings: false,
+    ropeTheta: 1e6,
+  },
 };
 
 const scratch = await mkdtemp(join(tmpdir(), 'agentrl-python-fixtures-'));
@@ -49,7 +70,8 @@ try {
     if (config.attentionBias) {
       // non-zero biases, so the check sees them applied
       const rng = new Rng(9);
-      for (const [key, tensor] of params) if (/\.b[qkv]$/.test(key)) tensor.data.forEach((_, i) => (tensor.data[i] = rng.normal() * 0.1));
+      for (const [key, tensor] of params)
+        if (/\.b[qkv]$/.test(key)) tensor.data.forEach((_, i) => (tensor.data[i] = rng.normal() * 0.1));
     }
     await saveCheckpoint(join(scratch, name), { config, params });
     await exportHuggingFace(join(scratch, name), join(out, name), { name: `agentrl-tiny-${name}` });
@@ -63,30 +85,65 @@ try {
     for (const ids of sequences) {
       const T = ids.length;
       const half = headDim(config) / 2;
-      const { cos, sin } = ropeTables(Int32Array.from({ length: T }, (_, i) => i), headDim(config), config.ropeTheta);
+      const { cos, sin } = ropeTables(
+        Int32Array.from({ length: T }, (_, i) => i),
+        headDim(config),
+        config.ropeTheta,
+      );
       const device = toDevice(config, params);
-      const h = hiddenStates(device, config, np.array(Int32Array.from(ids)), np.ones([1, T]), np.array(cos).reshape([1, 1, T, half]), np.array(sin).reshape([1, 1, T, half]), 1, T); // [T, D]
+      const h = hiddenStates(
+        device,
+        config,
+        np.array(Int32Array.from(ids)),
+        np.ones([1, T]),
+        np.array(cos).reshape([1, 1, T, half]),
+        np.array(sin).reshape([1, 1, T, half]),
+        1,
+        T,
+      ); // [T, D]
       const logits = (await lmLogits(device, config, h).data()) as Float32Array; // [T, V]
       chunks.push(logits);
       index.push({ ids, offset });
       offset += logits.length;
     }
     const score = await model.score(sequences);
-    await writeFile(join(out, `${name}.logits.f32`), Buffer.concat(chunks.map((chunk) => Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
-    await writeFile(join(out, `${name}.logits.json`), JSON.stringify({ vocabSize: config.vocabSize, sequences: index, scoreLogprobs: score.logprobs.map((row) => Array.from(row)) }));
+    await writeFile(
+      join(out, `${name}.logits.f32`),
+      Buffer.concat(chunks.map((chunk) => Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))),
+    );
+    await writeFile(
+      join(out, `${name}.logits.json`),
+      JSON.stringify({
+        vocabSize: config.vocabSize,
+        sequences: index,
+        scoreLogprobs: score.logprobs.map((row) => Array.from(row)),
+      }),
+    );
     process.stdout.write(`wrote ${join(out, name)} and agentrl's logits at lengths ${lengths.join(', ')}\n`);
   }
 
   // A run whose trajectories are agentrl renderings of short tool-using conversations.
   const store = RunStore.open(join(scratch, 'agentrl.db'));
-  const run = store.createRun({ command: 'train', namePrefix: 'calculator-grpo', seed: 1, gitCommit: null, config: { env: 'calculator' } });
+  const run = store.createRun({
+    command: 'train',
+    namePrefix: 'calculator-grpo',
+    seed: 1,
+    gitCommit: null,
+    config: { env: 'calculator' },
+  });
   for (let step = 1; step <= 2; step++) {
     const trajectories = [0, 1, 2].map((index): Omit<TrajectoryRecord, 'step'> => {
       const a = step * 10 + index;
       const messages: Message[] = [
-        { role: 'system', content: 'Compute the expression. Use the calculator tool, then answer in <answer></answer>.' },
+        {
+          role: 'system',
+          content: 'Compute the expression. Use the calculator tool, then answer in <answer></answer>.',
+        },
         { role: 'user', content: `What is ${a} * 3 + 1?` },
-        { role: 'assistant', content: `<tool_call>{"name":"calculator","arguments":{"expression":"${a} * 3 + 1"}}</tool_call>` },
+        {
+          role: 'assistant',
+          content: `<tool_call>{"name":"calculator","arguments":{"expression":"${a} * 3 + 1"}}</tool_call>`,
+        },
         { role: 'tool', content: String(a * 3 + 1) },
         { role: 'assistant', content: `<answer>${a * 3 + 1 + (index === 2 ? 1 : 0)}</answer>` },
       ];
@@ -113,7 +170,12 @@ try {
     store.recordStep(run.id, { step, metrics: { reward: 2 / 3 }, trajectories });
   }
   for (const format of ['jsonl', 'parquet'] as const) {
-    const rows = await exportTrajectories({ run, trajectories: store.iterateTrajectories(run.id), format, out: join(out, `trajectories.${format}`) });
+    const rows = await exportTrajectories({
+      run,
+      trajectories: store.iterateTrajectories(run.id),
+      format,
+      out: join(out, `trajectories.${format}`),
+    });
     process.stdout.write(`wrote ${join(out, `trajectories.${format}`)} (${rows} rows)\n`);
   }
   store.close();

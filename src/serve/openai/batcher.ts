@@ -30,7 +30,10 @@ export interface TokenGeneratorOptions extends Omit<SharedSampling, 'seed'> {
 }
 
 /** Generates the rows of one batch (the built-in model's `generate`, or a scripted stand-in in tests). */
-export type TokenGenerator = (prompts: readonly (readonly number[])[], options: TokenGeneratorOptions) => Promise<GeneratedRow[]>;
+export type TokenGenerator = (
+  prompts: readonly (readonly number[])[],
+  options: TokenGeneratorOptions,
+) => Promise<GeneratedRow[]>;
 
 export interface BatchJob {
   prompt: readonly number[];
@@ -71,7 +74,8 @@ export class GenerationBatcher {
 
   constructor({ generate, windowMs = 10, maxBatchSize = 64, onBatch }: BatcherOptions) {
     if (!(windowMs >= 0)) throw new InvalidArgumentError(`windowMs must be >= 0, got ${windowMs}`);
-    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new InvalidArgumentError(`maxBatchSize must be a positive integer, got ${maxBatchSize}`);
+    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1)
+      throw new InvalidArgumentError(`maxBatchSize must be a positive integer, got ${maxBatchSize}`);
     this.generate = generate;
     this.windowMs = windowMs;
     this.maxBatchSize = maxBatchSize;

@@ -19,7 +19,13 @@ import type { SplitEvent } from './tool-format.ts';
 export interface FinishedChat {
   /** The prompt ids the model continued (the chat template, tools prompt included). */
   prompt: number[];
-  choices: Array<{ tokens: number[]; logprobs: number[]; finishReason: FinishReason; content: string | null; toolCalls: ToolCall[] }>;
+  choices: Array<{
+    tokens: number[];
+    logprobs: number[];
+    finishReason: FinishReason;
+    content: string | null;
+    toolCalls: ToolCall[];
+  }>;
 }
 
 type FinishReason = 'stop' | 'length' | 'tool_calls';
@@ -45,20 +51,61 @@ interface ChatCall {
  * Answers a parsed chat request. `onFinished` is called once the whole response has been handed
  * to the client's socket (`outgoing`'s 'finish') — never for a client that left before the end.
  */
-export async function chatCompletion(context: PolicyContext, request: ChatRequest, outgoing: ServerResponse, onFinished?: (call: FinishedChat) => void): Promise<ChatAnswer> {
+export async function chatCompletion(
+  context: PolicyContext,
+  request: ChatRequest,
+  outgoing: ServerResponse,
+  onFinished?: (call: FinishedChat) => void,
+): Promise<ChatAnswer> {
   const useTools = (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
-  const prompt = context.chatFormat.render(toMessages(request.messages), { tools: useTools ? request.tools! : [], addGenerationPrompt: true }).tokens;
+  const prompt = context.chatFormat.render(toMessages(request.messages), {
+    tools: useTools ? request.tools! : [],
+    addGenerationPrompt: true,
+  }).tokens;
   const maxNewTokens = context.budget(prompt, request.max_completion_tokens ?? request.max_tokens);
   const stopStrings = context.sampling(request).stopStrings;
-  const choices = Array.from({ length: request.n ?? 1 }, (_, index) => new Choice(context, index, { parseTools: useTools, stopStrings, idPrefix: `call_${randomBytes(6).toString('hex')}_` }));
-  const call: ChatCall = { context, request, prompt, maxNewTokens, id: `chatcmpl-${randomBytes(12).toString('hex')}`, choices, completed: whenFinished(outgoing, onFinished) };
+  const choices = Array.from(
+    { length: request.n ?? 1 },
+    (_, index) =>
+      new Choice(context, index, {
+        parseTools: useTools,
+        stopStrings,
+        idPrefix: `call_${randomBytes(6).toString('hex')}_`,
+      }),
+  );
+  const call: ChatCall = {
+    context,
+    request,
+    prompt,
+    maxNewTokens,
+    id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+    choices,
+    completed: whenFinished(outgoing, onFinished),
+  };
   if (request.stream === true) return streamChat(call);
   return { response: await answerChat(call), done: Promise.resolve() };
 }
 
-async function answerChat({ context, request, prompt, maxNewTokens, id, choices, completed }: ChatCall): Promise<Response> {
+async function answerChat({
+  context,
+  request,
+  prompt,
+  maxNewTokens,
+  id,
+  choices,
+  completed,
+}: ChatCall): Promise<Response> {
   const sampling = context.sampling(request);
-  const rows = await Promise.all(choices.map((choice) => context.batcher.submit({ prompt, maxNewTokens, sampling, onToken: (token, logprob) => choice.push(token, logprob) })));
+  const rows = await Promise.all(
+    choices.map((choice) =>
+      context.batcher.submit({
+        prompt,
+        maxNewTokens,
+        sampling,
+        onToken: (token, logprob) => choice.push(token, logprob),
+      }),
+    ),
+  );
   const finished: FinishedChat['choices'] = [];
   const body = rows.map((row, i) => {
     const choice = at(choices, i, 'choices');
@@ -67,19 +114,39 @@ async function answerChat({ context, request, prompt, maxNewTokens, id, choices,
     finished.push(finishedChoice(choice, finishReason(row, toolCalls.length), message, toolCalls));
     return {
       index: i,
-      message: { role: 'assistant', content: message, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map(openAiToolCall) } : {}) },
-      logprobs: request.logprobs === true ? { content: choice.chatLogprobs(0, choice.ids.length), refusal: null } : null,
+      message: {
+        role: 'assistant',
+        content: message,
+        refusal: null,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls.map(openAiToolCall) } : {}),
+      },
+      logprobs:
+        request.logprobs === true ? { content: choice.chatLogprobs(0, choice.ids.length), refusal: null } : null,
       finish_reason: finishReason(row, toolCalls.length),
     };
   });
   completed({ prompt, choices: finished });
-  return jsonResponse(200, { id, object: 'chat.completion', created: now(), model: context.modelName, system_fingerprint: null, choices: body, usage: usage(prompt, rows) });
+  return jsonResponse(200, {
+    id,
+    object: 'chat.completion',
+    created: now(),
+    model: context.modelName,
+    system_fingerprint: null,
+    choices: body,
+    usage: usage(prompt, rows),
+  });
 }
 
 function streamChat({ context, request, prompt, maxNewTokens, id, choices, completed }: ChatCall): ChatAnswer {
   const sampling = context.sampling(request);
   const sse = eventStream();
-  const header = () => ({ id, object: 'chat.completion.chunk', created: now(), model: context.modelName, system_fingerprint: null });
+  const header = () => ({
+    id,
+    object: 'chat.completion.chunk',
+    created: now(),
+    model: context.modelName,
+    system_fingerprint: null,
+  });
   const chunk = (delta: Record<string, unknown>, choice: Choice, finish: string | null): void => {
     const { from, to } = choice.takePending();
     const logprobs = request.logprobs === true ? { content: choice.chatLogprobs(from, to), refusal: null } : null;
@@ -101,7 +168,12 @@ function streamChat({ context, request, prompt, maxNewTokens, id, choices, compl
   const run = async (): Promise<void> => {
     const rows = await Promise.all(
       choices.map(async (choice) => {
-        const row = await context.batcher.submit({ prompt, maxNewTokens, sampling, onToken: (token, logprob) => emit(choice, choice.pushAndSplit(token, logprob)) });
+        const row = await context.batcher.submit({
+          prompt,
+          maxNewTokens,
+          sampling,
+          onToken: (token, logprob) => emit(choice, choice.pushAndSplit(token, logprob)),
+        });
         emit(choice, choice.finish());
         chunk({}, choice, finishReason(row, choice.splitter.toolCallCount));
         return row;
@@ -111,17 +183,26 @@ function streamChat({ context, request, prompt, maxNewTokens, id, choices, compl
       prompt,
       choices: choices.map((choice, i) => {
         const { content, toolCalls } = at(streamed, i, 'streamed choices');
-        return finishedChoice(choice, finishReason(at(rows, i, 'rows'), toolCalls.length), messageContent(content, toolCalls), toolCalls);
+        return finishedChoice(
+          choice,
+          finishReason(at(rows, i, 'rows'), toolCalls.length),
+          messageContent(content, toolCalls),
+          toolCalls,
+        );
       }),
     });
-    if (request.stream_options?.include_usage === true) sse.send({ ...header(), choices: [], usage: usage(prompt, rows) });
+    if (request.stream_options?.include_usage === true)
+      sse.send({ ...header(), choices: [], usage: usage(prompt, rows) });
     sse.end();
   };
   return { response: sse.response, done: run().catch(() => sse.abort()) };
 }
 
 /** Calls `onFinished` with the call once the response has fully left (its 'finish' event), if it ever does. */
-function whenFinished(outgoing: ServerResponse, onFinished: ((call: FinishedChat) => void) | undefined): (call: FinishedChat) => void {
+function whenFinished(
+  outgoing: ServerResponse,
+  onFinished: ((call: FinishedChat) => void) | undefined,
+): (call: FinishedChat) => void {
   if (onFinished === undefined) return () => {};
   let finished: FinishedChat | undefined;
   outgoing.once('finish', () => {
@@ -141,13 +222,25 @@ function finishReason(row: BatchRow, toolCalls: number): FinishReason {
   return toolCalls > 0 ? 'tool_calls' : row.finishReason;
 }
 
-function finishedChoice(choice: Choice, reason: FinishReason, content: string | null, toolCalls: ToolCall[]): FinishedChat['choices'][number] {
+function finishedChoice(
+  choice: Choice,
+  reason: FinishReason,
+  content: string | null,
+  toolCalls: ToolCall[],
+): FinishedChat['choices'][number] {
   return { tokens: [...choice.ids], logprobs: [...choice.logprobs], finishReason: reason, content, toolCalls };
 }
 
-function usage(prompt: readonly number[], rows: readonly BatchRow[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+function usage(
+  prompt: readonly number[],
+  rows: readonly BatchRow[],
+): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
   const completionTokens = rows.reduce((sum, row) => sum + row.tokens.length, 0);
-  return { prompt_tokens: prompt.length, completion_tokens: completionTokens, total_tokens: prompt.length + completionTokens };
+  return {
+    prompt_tokens: prompt.length,
+    completion_tokens: completionTokens,
+    total_tokens: prompt.length + completionTokens,
+  };
 }
 
 const now = (): number => Math.floor(Date.now() / 1000);

@@ -54,25 +54,43 @@ export class Choice {
     for (let i = from; i < to; i++) {
       const id = at(this.ids, i, 'choice ids');
       if (this.context.stopTokens.includes(id)) continue;
-      entries.push({ id, token: this.context.tokenizer.decode([id]), logprob: at(this.logprobs, i, 'choice logprobs') });
+      entries.push({
+        id,
+        token: this.context.tokenizer.decode([id]),
+        logprob: at(this.logprobs, i, 'choice logprobs'),
+      });
     }
     return entries;
   }
 
   /** Chat log-prob entries of the ids [from, to), the stop ids left out. */
   chatLogprobs(from: number, to: number): { token: string; logprob: number; bytes: number[]; top_logprobs: [] }[] {
-    return this.sampled(from, to).map(({ id, token, logprob }) => ({ token, logprob, bytes: [...(this.context.tokenizer.tokenBytes(id) ?? [])], top_logprobs: [] as [] }));
+    return this.sampled(from, to).map(({ id, token, logprob }) => ({
+      token,
+      logprob,
+      bytes: [...(this.context.tokenizer.tokenBytes(id) ?? [])],
+      top_logprobs: [] as [],
+    }));
   }
 
   /** Completion log-probs of the ids [from, to): text offsets count from `offset`. */
-  completionLogprobs(from: number, to: number, offset: number): { tokens: string[]; token_logprobs: number[]; top_logprobs: null; text_offset: number[] } {
+  completionLogprobs(
+    from: number,
+    to: number,
+    offset: number,
+  ): { tokens: string[]; token_logprobs: number[]; top_logprobs: null; text_offset: number[] } {
     const entries = this.sampled(from, to);
     const textOffset: number[] = [];
     for (const entry of entries) {
       textOffset.push(offset);
       offset += entry.token.length;
     }
-    return { tokens: entries.map((entry) => entry.token), token_logprobs: entries.map((entry) => entry.logprob), top_logprobs: null, text_offset: textOffset };
+    return {
+      tokens: entries.map((entry) => entry.token),
+      token_logprobs: entries.map((entry) => entry.logprob),
+      top_logprobs: null,
+      text_offset: textOffset,
+    };
   }
 
   /** The ids since the last streamed chunk; resets the count. */
@@ -90,6 +108,10 @@ export function collectEvents(events: readonly SplitEvent[]): { content: string;
   return { content, toolCalls };
 }
 
-export function openAiToolCall(call: ToolCall): { id: string; type: 'function'; function: { name: string; arguments: string } } {
+export function openAiToolCall(call: ToolCall): {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+} {
   return { id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } };
 }

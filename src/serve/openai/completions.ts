@@ -27,27 +27,66 @@ export async function completion(context: PolicyContext, request: CompletionRequ
   const { stopStrings } = context.sampling(request);
   const jobs = prompts.flatMap((prompt, p) => {
     const maxNewTokens = context.budget(prompt, request.max_tokens ?? 16);
-    return Array.from({ length: n }, (_, j): Job => ({ prompt, maxNewTokens, choice: new Choice(context, p * n + j, { parseTools: false, stopStrings, idPrefix: '' }) }));
+    return Array.from(
+      { length: n },
+      (_, j): Job => ({
+        prompt,
+        maxNewTokens,
+        choice: new Choice(context, p * n + j, { parseTools: false, stopStrings, idPrefix: '' }),
+      }),
+    );
   });
   const id = `cmpl-${randomBytes(12).toString('hex')}`;
   const usage = (rows: BatchRow[]) => {
     const promptTokens = prompts.reduce((sum, prompt) => sum + prompt.length * n, 0);
     const completionTokens = rows.reduce((sum, row) => sum + row.tokens.length, 0);
-    return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    return {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
   };
   if (request.stream === true) return streamCompletion(context, request, jobs, id, usage);
   const sampling = context.sampling(request);
-  const rows = await Promise.all(jobs.map((job) => context.batcher.submit({ prompt: job.prompt, maxNewTokens: job.maxNewTokens, sampling, onToken: (token, logprob) => job.choice.push(token, logprob) })));
+  const rows = await Promise.all(
+    jobs.map((job) =>
+      context.batcher.submit({
+        prompt: job.prompt,
+        maxNewTokens: job.maxNewTokens,
+        sampling,
+        onToken: (token, logprob) => job.choice.push(token, logprob),
+      }),
+    ),
+  );
   const choices = rows.map((row, i) => {
     const { choice, prompt } = at(jobs, i, 'jobs');
     const text = collectEvents(choice.finish()).content;
     const echo = echoText(context, request, prompt);
-    return { index: choice.index, text: echo + text, logprobs: request.logprobs === 0 ? choice.completionLogprobs(0, choice.ids.length, echo.length) : null, finish_reason: row.finishReason };
+    return {
+      index: choice.index,
+      text: echo + text,
+      logprobs: request.logprobs === 0 ? choice.completionLogprobs(0, choice.ids.length, echo.length) : null,
+      finish_reason: row.finishReason,
+    };
   });
-  return jsonResponse(200, { id, object: 'text_completion', created: now(), model: context.modelName, system_fingerprint: null, choices, usage: usage(rows) });
+  return jsonResponse(200, {
+    id,
+    object: 'text_completion',
+    created: now(),
+    model: context.modelName,
+    system_fingerprint: null,
+    choices,
+    usage: usage(rows),
+  });
 }
 
-function streamCompletion(context: PolicyContext, request: CompletionRequest, jobs: Job[], id: string, usage: (rows: BatchRow[]) => unknown): Response {
+function streamCompletion(
+  context: PolicyContext,
+  request: CompletionRequest,
+  jobs: Job[],
+  id: string,
+  usage: (rows: BatchRow[]) => unknown,
+): Response {
   const sampling = context.sampling(request);
   const sse = eventStream();
   const offsets = jobs.map((job) => echoText(context, request, job.prompt).length);
@@ -57,7 +96,13 @@ function streamCompletion(context: PolicyContext, request: CompletionRequest, jo
     const offset = at(offsets, i, 'echo offsets');
     const logprobs = request.logprobs === 0 ? choice.completionLogprobs(from, to, offset) : null;
     offsets[i] = offset + text.length;
-    sse.send({ id, object: 'text_completion', created: now(), model: context.modelName, choices: [{ index: choice.index, text, logprobs, finish_reason: finish }] });
+    sse.send({
+      id,
+      object: 'text_completion',
+      created: now(),
+      model: context.modelName,
+      choices: [{ index: choice.index, text, logprobs, finish_reason: finish }],
+    });
   };
   const emit = (i: number, events: SplitEvent[]): void => {
     for (const event of events) if (event.kind === 'content') chunk(i, event.text, null);
@@ -72,13 +117,26 @@ function streamCompletion(context: PolicyContext, request: CompletionRequest, jo
   const run = async (): Promise<void> => {
     const rows = await Promise.all(
       jobs.map(async (job, i) => {
-        const row = await context.batcher.submit({ prompt: job.prompt, maxNewTokens: job.maxNewTokens, sampling, onToken: (token, logprob) => emit(i, job.choice.pushAndSplit(token, logprob)) });
+        const row = await context.batcher.submit({
+          prompt: job.prompt,
+          maxNewTokens: job.maxNewTokens,
+          sampling,
+          onToken: (token, logprob) => emit(i, job.choice.pushAndSplit(token, logprob)),
+        });
         emit(i, job.choice.finish());
         chunk(i, '', row.finishReason);
         return row;
       }),
     );
-    if (request.stream_options?.include_usage === true) sse.send({ id, object: 'text_completion', created: now(), model: context.modelName, choices: [], usage: usage(rows) });
+    if (request.stream_options?.include_usage === true)
+      sse.send({
+        id,
+        object: 'text_completion',
+        created: now(),
+        model: context.modelName,
+        choices: [],
+        usage: usage(rows),
+      });
     sse.end();
   };
   void run().catch(() => sse.abort());
@@ -94,7 +152,8 @@ function completionPrompts(context: PolicyContext, prompt: CompletionRequest['pr
   const { tokenizer } = context;
   const prefix = context.chatFormat.name === 'agentrl' ? [tokenizer.specialTokens.bos] : [];
   if (typeof prompt === 'string') return [[...prefix, ...tokenizer.encode(prompt)]];
-  if (prompt.every((item) => typeof item === 'string')) return (prompt as string[]).map((text) => [...prefix, ...tokenizer.encode(text)]);
+  if (prompt.every((item) => typeof item === 'string'))
+    return (prompt as string[]).map((text) => [...prefix, ...tokenizer.encode(text)]);
   if (prompt.every((item) => typeof item === 'number')) return [prompt as number[]];
   return prompt as number[][];
 }

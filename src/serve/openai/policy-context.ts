@@ -43,15 +43,28 @@ export interface PolicyContext {
   checkModel(model: string): void;
   /** Checks the prompt against the vocabulary and the window; returns the completion budget. */
   budget(prompt: readonly number[], requested: number | null | undefined): number;
-  sampling(request: { temperature?: number | null; top_p?: number | null; stop?: string | string[] | null; seed?: number | null }): SharedSampling;
+  sampling(request: {
+    temperature?: number | null;
+    top_p?: number | null;
+    stop?: string | string[] | null;
+    seed?: number | null;
+  }): SharedSampling;
 }
 
 export function createPolicyContext(options: PolicyContextOptions): PolicyContext {
   const { tokenizer, contextWindow, modelName } = options;
   const chatFormat = options.chatFormat ?? agentrlChatFormat(tokenizer);
   const closing = chatFormat.turnEnd[0];
-  const stopTokens = closing === undefined ? [...chatFormat.stopTokens] : [closing, ...chatFormat.stopTokens.filter((id) => id !== closing)];
-  const batcher = new GenerationBatcher({ generate: options.generate, windowMs: options.batchWindowMs, maxBatchSize: options.maxBatchSize, onBatch: options.onBatch });
+  const stopTokens =
+    closing === undefined
+      ? [...chatFormat.stopTokens]
+      : [closing, ...chatFormat.stopTokens.filter((id) => id !== closing)];
+  const batcher = new GenerationBatcher({
+    generate: options.generate,
+    windowMs: options.batchWindowMs,
+    maxBatchSize: options.maxBatchSize,
+    onBatch: options.onBatch,
+  });
   return {
     tokenizer: chatFormat.tokenizer,
     chatFormat,
@@ -64,20 +77,44 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
       const body = await readJson(c);
       if (!body.ok) throw new RequestError(400, body.message);
       const parsed = schema.safeParse(body.value);
-      if (!parsed.success) throw new RequestError(400, z.prettifyError(parsed.error), parsed.error.issues[0]?.path.join('.') || null);
+      if (!parsed.success)
+        throw new RequestError(400, z.prettifyError(parsed.error), parsed.error.issues[0]?.path.join('.') || null);
       return parsed.data;
     },
     checkModel(model) {
-      if (model !== modelName) throw new RequestError(404, `The model '${model}' does not exist; this server serves '${modelName}'`, 'model', 'model_not_found');
+      if (model !== modelName)
+        throw new RequestError(
+          404,
+          `The model '${model}' does not exist; this server serves '${modelName}'`,
+          'model',
+          'model_not_found',
+        );
     },
     budget(prompt, requested) {
       for (const id of prompt) {
-        if (id >= chatFormat.tokenizer.vocabSize) throw new RequestError(400, `prompt token id ${id} is outside the vocabulary [0, ${chatFormat.tokenizer.vocabSize})`, 'prompt');
+        if (id >= chatFormat.tokenizer.vocabSize)
+          throw new RequestError(
+            400,
+            `prompt token id ${id} is outside the vocabulary [0, ${chatFormat.tokenizer.vocabSize})`,
+            'prompt',
+          );
       }
       const room = contextWindow - prompt.length;
-      if (room < 1) throw new RequestError(400, `the prompt has ${prompt.length} tokens; the context window is ${contextWindow}`, 'messages', 'context_length_exceeded');
+      if (room < 1)
+        throw new RequestError(
+          400,
+          `the prompt has ${prompt.length} tokens; the context window is ${contextWindow}`,
+          'messages',
+          'context_length_exceeded',
+        );
       return Math.min(requested ?? room, room);
     },
-    sampling: (request) => ({ temperature: request.temperature ?? 1, topP: request.top_p ?? 1, stopTokens, stopStrings: stopList(request.stop), seed: request.seed ?? null }),
+    sampling: (request) => ({
+      temperature: request.temperature ?? 1,
+      topP: request.top_p ?? 1,
+      stopTokens,
+      stopStrings: stopList(request.stop),
+      seed: request.seed ?? null,
+    }),
   };
 }

@@ -45,5 +45,8 @@ export function addModelRoutes(app: Hono<ServerEnv>, context: PolicyContext): vo
 
 /** The 404 of a path the policy server does not serve, listing the ones it does. */
 export function policyNotFound(c: ServerContext): RequestError {
-  return new RequestError(404, `${c.req.method} ${requestPath(c)} not found; endpoints: POST /v1/chat/completions, POST /v1/completions, GET /v1/models`);
+  return new RequestError(
+    404,
+    `${c.req.method} ${requestPath(c)} not found; endpoints: POST /v1/chat/completions, POST /v1/completions, GET /v1/models`,
+  );
 }

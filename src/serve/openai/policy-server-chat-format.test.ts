@@ -9,7 +9,14 @@ import type { TokenGenerator } from './batcher.ts';
 import { startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { readToolCallStream } from './streaming-test-fixture.ts';
 
-const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const weatherTool = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
 
 /** A generator that writes `reply` token by token in the format's tokenizer, then its stop id; it keeps the prompts it got. */
 function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): TokenGenerator {
@@ -19,22 +26,38 @@ function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): 
       assert.ok(options.stopTokens.includes(2), 'the reply stops at the model’s <|im_end|>');
       const tokens = [...format.tokenizer.encode(reply), 2].slice(0, options.maxNewTokens);
       tokens.forEach((token) => options.onToken(row, token, -0.5));
-      return { tokens, logprobs: tokens.map(() => -0.5), text: reply, finishReason: tokens.at(-1) === 2 ? 'stop' : 'length' };
+      return {
+        tokens,
+        logprobs: tokens.map(() => -0.5),
+        text: reply,
+        finishReason: tokens.at(-1) === 2 ? 'stop' : 'length',
+      };
     });
 }
 
 function functionCalls(message: OpenAI.Chat.Completions.ChatCompletionMessage): [string, unknown][] {
-  return (message.tool_calls ?? []).map((call) => (call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : ['', null]));
+  return (message.tool_calls ?? []).map((call) =>
+    call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : ['', null],
+  );
 }
 
 describe('serve-policy in a model’s own chat format (tiny ChatML model, real HTTP, openai SDK)', () => {
   const format = tinyChatmlFormat(); // SmolLM2-style template, smollm2 tool-call family
   const prompts: number[][] = [];
-  const reply = '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_call>';
+  const reply =
+    '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_call>';
   let server: PolicyServer;
   let openai: OpenAI;
   before(async () => {
-    server = await startPolicyServer({ generate: scriptedReply(format, reply, prompts), tokenizer: format.tokenizer, chatFormat: format, contextWindow: 4096, modelName: 'smol', port: 0, batchWindowMs: 1 });
+    server = await startPolicyServer({
+      generate: scriptedReply(format, reply, prompts),
+      tokenizer: format.tokenizer,
+      chatFormat: format,
+      contextWindow: 4096,
+      modelName: 'smol',
+      port: 0,
+      batchWindowMs: 1,
+    });
     openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
   });
   after(() => server.close());
@@ -42,30 +65,66 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
   test('the prompt is the model’s template with the tools; a SmolLM2 <tool_call>[…] reply comes back as tool_calls', async () => {
     const messages = [{ role: 'user' as const, content: 'Weather in Paris and Oslo?' }];
     const completion = await openai.chat.completions.create({ model: 'smol', messages, tools: [weatherTool] });
-    assert.deepEqual(prompts.at(-1), format.render(messages, { tools: [weatherTool], addGenerationPrompt: true }).tokens);
-    assert.match(format.tokenizer.decode(prompts.at(-1)!), /^<\|im_start\|>system\nYou can call these tools:\n<tools>\n\{"name": "get_weather"[\s\S]*<\|im_start\|>assistant\n$/);
+    assert.deepEqual(
+      prompts.at(-1),
+      format.render(messages, { tools: [weatherTool], addGenerationPrompt: true }).tokens,
+    );
+    assert.match(
+      format.tokenizer.decode(prompts.at(-1)!),
+      /^<\|im_start\|>system\nYou can call these tools:\n<tools>\n\{"name": "get_weather"[\s\S]*<\|im_start\|>assistant\n$/,
+    );
     const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, null);
-    assert.deepEqual(functionCalls(choice.message), [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Oslo' }]]);
+    assert.deepEqual(functionCalls(choice.message), [
+      ['get_weather', { city: 'Paris' }],
+      ['get_weather', { city: 'Oslo' }],
+    ]);
     assert.equal(new Set(choice.message.tool_calls!.map((call) => call.id)).size, 2, 'each call has its own id');
-    assert.equal(completion.usage!.completion_tokens, format.tokenizer.encode(reply).length + 1, 'the stop id counts in usage');
+    assert.equal(
+      completion.usage!.completion_tokens,
+      format.tokenizer.encode(reply).length + 1,
+      'the stop id counts in usage',
+    );
   });
 
   test('streamed: the block is held back, then both calls arrive as tool_calls deltas', async () => {
-    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'smol', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
-    assert.deepEqual(streamed, { content: '', calls: [['get_weather', { city: 'Paris' }], ['get_weather', { city: 'Oslo' }]], finish: 'tool_calls' });
+    const streamed = await readToolCallStream(
+      await openai.chat.completions.create({
+        model: 'smol',
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [weatherTool],
+        stream: true,
+      }),
+    );
+    assert.deepEqual(streamed, {
+      content: '',
+      calls: [
+        ['get_weather', { city: 'Paris' }],
+        ['get_weather', { city: 'Oslo' }],
+      ],
+      finish: 'tool_calls',
+    });
   });
 
   test('a reply to a tool result renders the call and the result in the model’s format; without tools the block is text', async () => {
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: 'user', content: 'Weather?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
     ];
     await openai.chat.completions.create({ model: 'smol', messages, tools: [weatherTool] });
     const text = format.tokenizer.decode(prompts.at(-1)!);
-    assert.match(text, /<\|im_start\|>assistant\n<tool_call>\[\{"name": "get_weather", "arguments": \{"city": "Paris"\}\}\]<\/tool_call><\|im_end\|>\n<\|im_start\|>tool\nsunny<\|im_end\|>\n<\|im_start\|>assistant\n$/);
+    assert.match(
+      text,
+      /<\|im_start\|>assistant\n<tool_call>\[\{"name": "get_weather", "arguments": \{"city": "Paris"\}\}\]<\/tool_call><\|im_end\|>\n<\|im_start\|>tool\nsunny<\|im_end\|>\n<\|im_start\|>assistant\n$/,
+    );
     const plain = await openai.chat.completions.create({ model: 'smol', messages: [{ role: 'user', content: 'x' }] });
     const plainChoice = at(plain.choices, 0, 'choices');
     assert.equal(plainChoice.message.content, reply);
@@ -75,17 +134,47 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
 
 test('serve-policy with a Qwen-family format: <tool_call>\\n{…}\\n</tool_call> blocks become tool_calls', async () => {
   const tiny = tinyChatmlFormat();
-  const format = jinjaChatFormat({ name: 'tiny-qwen', tokenizer: tiny.tokenizer, template: tinyChatmlTemplate, specialTokenStrings: { bos_token: '<|im_start|>', eos_token: '<|im_end|>' }, stopTokens: [2], toolCallFamily: 'qwen' });
+  const format = jinjaChatFormat({
+    name: 'tiny-qwen',
+    tokenizer: tiny.tokenizer,
+    template: tinyChatmlTemplate,
+    specialTokenStrings: { bos_token: '<|im_start|>', eos_token: '<|im_end|>' },
+    stopTokens: [2],
+    toolCallFamily: 'qwen',
+  });
   const reply = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
-  const server = await startPolicyServer({ generate: scriptedReply(format, reply, []), tokenizer: format.tokenizer, chatFormat: format, contextWindow: 4096, modelName: 'qwen', port: 0, batchWindowMs: 1 });
+  const server = await startPolicyServer({
+    generate: scriptedReply(format, reply, []),
+    tokenizer: format.tokenizer,
+    chatFormat: format,
+    contextWindow: 4096,
+    modelName: 'qwen',
+    port: 0,
+    batchWindowMs: 1,
+  });
   try {
     const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
-    const completion = await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool] });
+    const completion = await openai.chat.completions.create({
+      model: 'qwen',
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [weatherTool],
+    });
     const choice = at(completion.choices, 0, 'choices');
     assert.deepEqual(functionCalls(choice.message), [['get_weather', { city: 'Paris' }]]);
     assert.equal(choice.message.content, 'Checking.\n');
-    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
-    assert.deepEqual(streamed, { content: 'Checking.\n', calls: [['get_weather', { city: 'Paris' }]], finish: 'tool_calls' });
+    const streamed = await readToolCallStream(
+      await openai.chat.completions.create({
+        model: 'qwen',
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [weatherTool],
+        stream: true,
+      }),
+    );
+    assert.deepEqual(streamed, {
+      content: 'Checking.\n',
+      calls: [['get_weather', { city: 'Paris' }]],
+      finish: 'tool_calls',
+    });
   } finally {
     await server.close();
   }

@@ -13,15 +13,23 @@ import { readStreamTiming, talkativeModel, type StreamTiming } from './streaming
 /** Completion tokens of every generation here (one length: the decode step is compiled once, in `before`). */
 const TOKENS = 500;
 
-
-
 /** POSTs a streamed chat completion and times each content event as the client reads it. */
-async function timedStream(server: PolicyServer, maxTokens: number, onFirstContent?: () => void): Promise<StreamTiming> {
+async function timedStream(
+  server: PolicyServer,
+  maxTokens: number,
+  onFirstContent?: () => void,
+): Promise<StreamTiming> {
   const started = performance.now();
   const response = await fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'talk' }], max_tokens: maxTokens, seed: 5, stream: true }),
+    body: JSON.stringify({
+      model: 'tiny',
+      messages: [{ role: 'user', content: 'talk' }],
+      max_tokens: maxTokens,
+      seed: 5,
+      stream: true,
+    }),
   });
   assert.equal(response.status, 200);
   return readStreamTiming(response, started, onFirstContent);
@@ -33,7 +41,14 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
   let server: PolicyServer;
   before(async () => {
     const model = await talkativeModel(1024);
-    server = await startPolicyServer({ generate: builtinGenerator(model, byteTokenizer), tokenizer: byteTokenizer, contextWindow: model.config.maxSeqLen, modelName: 'tiny', port: 0, batchWindowMs: 1 });
+    server = await startPolicyServer({
+      generate: builtinGenerator(model, byteTokenizer),
+      tokenizer: byteTokenizer,
+      contextWindow: model.config.maxSeqLen,
+      modelName: 'tiny',
+      port: 0,
+      batchWindowMs: 1,
+    });
     await timedStream(server, TOKENS); // compiles prefill, decode step and merge for these shapes
   });
   after(() => server.close());
@@ -48,7 +63,10 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
     assert.ok(distinct >= 4, report);
     assert.ok(first < timing.doneAt / 2, report);
     // The content chunks are spread: half of them have arrived before 3/4 of the time to the end.
-    assert.ok(at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt, report);
+    assert.ok(
+      at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt,
+      report,
+    );
   });
 
   test('/health and a second request are answered quickly while a generation of a few seconds runs', async (t) => {
@@ -64,7 +82,12 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
     const second = fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'next' }], max_tokens: 4, stream: true }),
+      body: JSON.stringify({
+        model: 'tiny',
+        messages: [{ role: 'user', content: 'next' }],
+        max_tokens: 4,
+        stream: true,
+      }),
     }).then((response) => ({ response, acceptMs: performance.now() - askedSecond, duringGeneration: generating }));
     // Timers are the event loop's pulse: one that fires far past its time means the loop was blocked.
     const lags: number[] = [];
@@ -79,10 +102,16 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
       if (generating) healthMs.push(performance.now() - asked);
     }
     const lagText = lags.map((lag) => lag.toFixed(0)).join(', ');
-    assert.ok(healthMs.length >= 3, `only ${healthMs.length} /health answers came while the generation ran (event-loop lags ${lagText} ms)`);
+    assert.ok(
+      healthMs.length >= 3,
+      `only ${healthMs.length} /health answers came while the generation ran (event-loop lags ${lagText} ms)`,
+    );
     const { response, acceptMs, duringGeneration } = await second;
     assert.equal(response.status, 200);
-    assert.ok(duringGeneration, `the second request was accepted (in ${acceptMs.toFixed(0)} ms) only after the first generation ended`);
+    assert.ok(
+      duringGeneration,
+      `the second request was accepted (in ${acceptMs.toFixed(0)} ms) only after the first generation ended`,
+    );
     const timing = await long;
     const report = `/health ${healthMs.map((ms) => ms.toFixed(0)).join(', ')} ms; timer lags ${lagText} ms; second request accepted in ${acceptMs.toFixed(0)} ms; generation ${timing.doneAt.toFixed(0)} ms`;
     t.diagnostic(report);

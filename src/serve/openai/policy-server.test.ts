@@ -17,7 +17,15 @@ import type { TokenGenerator } from './batcher.ts';
 import { loadServedPolicy, startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { readToolCallStream } from './streaming-test-fixture.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 128 };
+const tiny = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 128,
+};
 const end = byteTokenizer.specialTokens.end;
 
 /** A tiny random built-in model saved as a real checkpoint and served over real HTTP; what its batches held (rows per generate call). */
@@ -38,7 +46,13 @@ function serveTinyModelDuringFile(): TinyServing {
     await saveCheckpoint(join(dir, 'ckpt'), { config: created.config, params: await created.hostParams() });
     const served = await loadServedPolicy(join(dir, 'ckpt'));
     serving.model = served.model;
-    serving.server = await startPolicyServer({ ...served, modelName: 'tiny', port: 0, batchWindowMs: 30, onBatch: (rows) => serving.batches.push(rows) });
+    serving.server = await startPolicyServer({
+      ...served,
+      modelName: 'tiny',
+      port: 0,
+      batchWindowMs: 30,
+      onBatch: (rows) => serving.batches.push(rows),
+    });
     serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
   after(async () => {
@@ -51,9 +65,22 @@ function serveTinyModelDuringFile(): TinyServing {
 const tinyServing = serveTinyModelDuringFile();
 
 /** What the model itself generates for these messages (one row, as the server runs a lone request). */
-async function direct(model: TransformerModel, content: string, options: { temperature: number; seed: number; maxNewTokens: number }) {
+async function direct(
+  model: TransformerModel,
+  content: string,
+  options: { temperature: number; seed: number; maxNewTokens: number },
+) {
   const prompt = renderGenerationPrompt([{ role: 'user', content }]).tokens;
-  const row = at(await generate(model, [prompt], { ...options, stopTokens: [end], decode: (ids) => byteTokenizer.decode(ids), maxTokenId: byteTokenizer.vocabSize }), 0, 'generated rows');
+  const row = at(
+    await generate(model, [prompt], {
+      ...options,
+      stopTokens: [end],
+      decode: (ids) => byteTokenizer.decode(ids),
+      maxTokenId: byteTokenizer.vocabSize,
+    }),
+    0,
+    'generated rows',
+  );
   return { row, text: byteTokenizer.decode(row.tokens, { skipSpecialTokens: true }), prompt };
 }
 
@@ -61,16 +88,32 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
   test('openai client: chat completion, logprobs and usage equal the model’s own generation', async () => {
     const { model, openai } = tinyServing;
     const expected = await direct(model, 'hello', { temperature: 0.8, seed: 11, maxNewTokens: 20 });
-    const completion = await openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hello' }], temperature: 0.8, seed: 11, max_tokens: 20, logprobs: true });
+    const completion = await openai.chat.completions.create({
+      model: 'tiny',
+      messages: [{ role: 'user', content: 'hello' }],
+      temperature: 0.8,
+      seed: 11,
+      max_tokens: 20,
+      logprobs: true,
+    });
     const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.message.content, expected.text);
     assert.equal(choice.finish_reason, expected.row.finishReason);
     const sampled = expected.row.tokens.filter((id) => id !== end).length;
     assert.equal(choice.logprobs!.content!.length, sampled);
-    choice.logprobs!.content!.forEach((entry, i) => assert.ok(Math.abs(entry.logprob - at(expected.row.logprobs, i, 'logprobs')) < 1e-6));
-    assert.deepEqual(completion.usage, { prompt_tokens: expected.prompt.length, completion_tokens: expected.row.tokens.length, total_tokens: expected.prompt.length + expected.row.tokens.length });
+    choice.logprobs!.content!.forEach((entry, i) =>
+      assert.ok(Math.abs(entry.logprob - at(expected.row.logprobs, i, 'logprobs')) < 1e-6),
+    );
+    assert.deepEqual(completion.usage, {
+      prompt_tokens: expected.prompt.length,
+      completion_tokens: expected.row.tokens.length,
+      total_tokens: expected.prompt.length + expected.row.tokens.length,
+    });
     const models = await openai.models.list();
-    assert.deepEqual(models.data.map((entry) => entry.id), ['tiny']);
+    assert.deepEqual(
+      models.data.map((entry) => entry.id),
+      ['tiny'],
+    );
   });
 
   test('openai client: streamed chunks add up to the same text; usage arrives last', async () => {
@@ -101,17 +144,34 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     assert.equal(text, expected.text);
     assert.ok(contentChunks >= Math.min(3, expected.text.length), `${contentChunks} content chunks`);
     assert.equal(finish, expected.row.finishReason);
-    assert.deepEqual(usage, { prompt_tokens: expected.prompt.length, completion_tokens: expected.row.tokens.length, total_tokens: expected.prompt.length + expected.row.tokens.length });
+    assert.deepEqual(usage, {
+      prompt_tokens: expected.prompt.length,
+      completion_tokens: expected.row.tokens.length,
+      total_tokens: expected.prompt.length + expected.row.tokens.length,
+    });
   });
 
   test('openai client: completions (text, echo, logprobs 0, stream)', async () => {
     const { openai } = tinyServing;
-    const completion = await openai.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 8, temperature: 0, logprobs: 0, echo: true });
+    const completion = await openai.completions.create({
+      model: 'tiny',
+      prompt: 'abc',
+      max_tokens: 8,
+      temperature: 0,
+      logprobs: 0,
+      echo: true,
+    });
     const choice = at(completion.choices, 0, 'choices');
     assert.ok(choice.text.startsWith('abc'));
     assert.equal(choice.logprobs!.token_logprobs!.length, choice.logprobs!.tokens!.length);
     assert.equal(choice.logprobs!.text_offset![0], 3, 'offsets count the echoed prompt');
-    const stream = await openai.completions.create({ model: 'tiny', prompt: 'abc', max_tokens: 8, temperature: 0, stream: true });
+    const stream = await openai.completions.create({
+      model: 'tiny',
+      prompt: 'abc',
+      max_tokens: 8,
+      temperature: 0,
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
     assert.equal('abc' + text, choice.text, 'greedy: the stream gives the same text');
@@ -124,7 +184,14 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     batches.length = 0;
     const maxTokens = [4, 9, 13, 6];
     const results = await Promise.all(
-      maxTokens.map((limit, i) => openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: `q${i}` }], max_tokens: limit, temperature: 1 })),
+      maxTokens.map((limit, i) =>
+        openai.chat.completions.create({
+          model: 'tiny',
+          messages: [{ role: 'user', content: `q${i}` }],
+          max_tokens: limit,
+          temperature: 1,
+        }),
+      ),
     );
     assert.deepEqual(batches, [4], 'one generate call for the four requests');
     results.forEach((result, i) => assert.ok(result.usage!.completion_tokens <= at(maxTokens, i, 'max_tokens')));
@@ -134,9 +201,21 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     const { model, server } = tinyServing;
     const provider = createOpenAICompatible({ name: 'agentrl', baseURL: `${server.url}/v1` });
     const expected = await direct(model, 'hi there', { temperature: 0.5, seed: 9, maxNewTokens: 16 });
-    const generated = await generateText({ model: provider('tiny'), prompt: 'hi there', temperature: 0.5, seed: 9, maxOutputTokens: 16 });
+    const generated = await generateText({
+      model: provider('tiny'),
+      prompt: 'hi there',
+      temperature: 0.5,
+      seed: 9,
+      maxOutputTokens: 16,
+    });
     assert.equal(generated.text, expected.text);
-    const streamed = streamText({ model: provider('tiny'), prompt: 'hi there', temperature: 0.5, seed: 9, maxOutputTokens: 16 });
+    const streamed = streamText({
+      model: provider('tiny'),
+      prompt: 'hi there',
+      temperature: 0.5,
+      seed: 9,
+      maxOutputTokens: 16,
+    });
     let text = '';
     for await (const part of streamed.textStream) text += part;
     assert.equal(text, expected.text);
@@ -144,16 +223,37 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
 
   test('errors come back in OpenAI’s shape: bad field, unsupported option, unknown model, malformed JSON', async () => {
     const { openai, server } = tinyServing;
-    await assert.rejects(openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], temperature: 5 }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && /temperature/.test(error.message));
-    await assert.rejects(openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 3 }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400);
-    await assert.rejects(openai.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }), (error: InstanceType<typeof OpenAI.APIError>) => error.status === 404 && error.code === 'model_not_found');
+    await assert.rejects(
+      openai.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], temperature: 5 }),
+      (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400 && /temperature/.test(error.message),
+    );
+    await assert.rejects(
+      openai.chat.completions.create({
+        model: 'tiny',
+        messages: [{ role: 'user', content: 'x' }],
+        logprobs: true,
+        top_logprobs: 3,
+      }),
+      (error: InstanceType<typeof OpenAI.APIError>) => error.status === 400,
+    );
+    await assert.rejects(
+      openai.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
+      (error: InstanceType<typeof OpenAI.APIError>) => error.status === 404 && error.code === 'model_not_found',
+    );
     const response = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"model": ' });
     assert.equal(response.status, 400);
     assert.equal(((await response.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
   });
 });
 
-const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'weather of a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const weatherTool = {
+  type: 'function' as const,
+  function: {
+    name: 'get_weather',
+    description: 'weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
 const toolCallReply = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>';
 
 /** A server whose generate hook replies `toolCallReply` token by token, as the built-in model's generate would; it keeps the prompts it got. */
@@ -171,10 +271,22 @@ function serveScriptedToolCallsDuringSuite(): ScriptedServing {
       serving.prompts.push(byteTokenizer.decode(prompt));
       const tokens = [...byteTokenizer.encode(toolCallReply), end].slice(0, options.maxNewTokens);
       tokens.forEach((token) => options.onToken(row, token, -0.25));
-      return { tokens, logprobs: tokens.map(() => -0.25), text: toolCallReply, finishReason: tokens.at(-1) === end ? 'stop' : 'length' };
+      return {
+        tokens,
+        logprobs: tokens.map(() => -0.25),
+        text: toolCallReply,
+        finishReason: tokens.at(-1) === end ? 'stop' : 'length',
+      };
     });
   before(async () => {
-    serving.server = await startPolicyServer({ generate: scripted, tokenizer: byteTokenizer, contextWindow: 4096, modelName: 'scripted', port: 0, batchWindowMs: 1 });
+    serving.server = await startPolicyServer({
+      generate: scripted,
+      tokenizer: byteTokenizer,
+      contextWindow: 4096,
+      modelName: 'scripted',
+      port: 0,
+      batchWindowMs: 1,
+    });
     serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
   after(() => serving.server.close());
@@ -186,22 +298,45 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path): th
 
   test('openai client: the tools reach the prompt; the reply becomes tool_calls (plain and streamed)', async () => {
     const { openai, prompts } = serving;
-    const completion = await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] });
+    const completion = await openai.chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [weatherTool],
+    });
     assert.match(prompts.at(-1)!, /<tools>\n\{"name":"get_weather"/);
     const choice = at(completion.choices, 0, 'choices');
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, null);
     const call = at(choice.message.tool_calls ?? [], 0, 'tool calls');
     assert.equal(call.type, 'function');
-    assert.deepEqual(call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : [], ['get_weather', { city: 'Paris' }]);
+    assert.deepEqual(call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : [], [
+      'get_weather',
+      { city: 'Paris' },
+    ]);
 
-    const streamed = await readToolCallStream(await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true }));
+    const streamed = await readToolCallStream(
+      await openai.chat.completions.create({
+        model: 'scripted',
+        messages: [{ role: 'user', content: 'Weather?' }],
+        tools: [weatherTool],
+        stream: true,
+      }),
+    );
     assert.equal(streamed.content, '', 'the tool-call block is not streamed as content');
     assert.deepEqual(streamed.calls, [['get_weather', { city: 'Paris' }]]);
     assert.equal(streamed.finish, 'tool_calls');
 
-    const none = await openai.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'x' }], tools: [weatherTool], tool_choice: 'none' });
-    assert.equal(at(none.choices, 0, 'choices').message.content, toolCallReply, "tool_choice 'none': the text stays content");
+    const none = await openai.chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [weatherTool],
+      tool_choice: 'none',
+    });
+    assert.equal(
+      at(none.choices, 0, 'choices').message.content,
+      toolCallReply,
+      "tool_choice 'none': the text stays content",
+    );
   });
 
   test('a tool result in the conversation is rendered as a tool message', async () => {
@@ -210,12 +345,21 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path): th
       model: 'scripted',
       messages: [
         { role: 'user', content: 'Weather?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
       ],
       tools: [weatherTool],
     });
-    assert.match(prompts.at(-1)!, /<\|assistant\|><tool_call>\{"name":"get_weather","arguments":\{"city":"Paris"\}\}<\/tool_call><\|end\|><\|tool\|>sunny<\|end\|><\|assistant\|>$/);
+    assert.match(
+      prompts.at(-1)!,
+      /<\|assistant\|><tool_call>\{"name":"get_weather","arguments":\{"city":"Paris"\}\}<\/tool_call><\|end\|><\|tool\|>sunny<\|end\|><\|assistant\|>$/,
+    );
   });
 });
 
@@ -225,19 +369,30 @@ describe('serve-policy tool calls (scripted generation hook, real HTTP path): th
   test('Vercel AI SDK: generateText and streamText report the tool call', async () => {
     const { server } = serving;
     const provider = createOpenAICompatible({ name: 'agentrl', baseURL: `${server.url}/v1` });
-    const tools = { get_weather: tool({ description: 'weather of a city', inputSchema: z.object({ city: z.string() }) }) };
+    const tools = {
+      get_weather: tool({ description: 'weather of a city', inputSchema: z.object({ city: z.string() }) }),
+    };
     const generated = await generateText({ model: provider('scripted'), prompt: 'Weather in Paris?', tools });
-    assert.deepEqual(generated.toolCalls.map((call) => [call.toolName, call.input]), [['get_weather', { city: 'Paris' }]]);
+    assert.deepEqual(
+      generated.toolCalls.map((call) => [call.toolName, call.input]),
+      [['get_weather', { city: 'Paris' }]],
+    );
     assert.equal(generated.finishReason, 'tool-calls');
-    const streamed = streamText({ model: provider('scripted'), prompt: 'Weather?', tools: { get_weather: tool({ inputSchema: jsonSchema<{ city: string }>(weatherTool.function.parameters) }) } });
+    const streamed = streamText({
+      model: provider('scripted'),
+      prompt: 'Weather?',
+      tools: { get_weather: tool({ inputSchema: jsonSchema<{ city: string }>(weatherTool.function.parameters) }) },
+    });
     const parts: string[] = [];
-    for await (const part of streamed.fullStream) if (part.type === 'tool-call') parts.push(`${part.toolName} ${JSON.stringify(part.input)}`);
+    for await (const part of streamed.fullStream)
+      if (part.type === 'tool-call') parts.push(`${part.toolName} ${JSON.stringify(part.input)}`);
     assert.deepEqual(parts, ['get_weather {"city":"Paris"}']);
   });
 
   test('tool parameters with keys such as constructor and __proto__ are ordinary JSON Schema keys', async () => {
     const { server, prompts } = serving;
-    const parameters = '{"type":"object","properties":{"constructor":{"type":"string"},"__proto__":{"type":"number"}},"constructor":null}';
+    const parameters =
+      '{"type":"object","properties":{"constructor":{"type":"string"},"__proto__":{"type":"number"}},"constructor":null}';
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

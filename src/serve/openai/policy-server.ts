@@ -75,25 +75,47 @@ export type ServeEngine = 'auto' | 'jax' | 'onnx';
  * has one) chat format. `engine` 'auto' generates on onnxruntime for a real model's checkpoint (its
  * own chat format; 10–20× faster than jax-js at that size) and on jax-js for the byte models.
  */
-export async function loadServedPolicy(dir: string, { engine = 'auto' }: { engine?: ServeEngine } = {}): Promise<ServedPolicy & { engine: 'jax' | 'onnx' }> {
+export async function loadServedPolicy(
+  dir: string,
+  { engine = 'auto' }: { engine?: ServeEngine } = {},
+): Promise<ServedPolicy & { engine: 'jax' | 'onnx' }> {
   const checkpoint = await loadCheckpoint(dir);
   const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
   const chatFormat = checkpointChatFormat(dir, checkpoint.tokenizer);
   const tokenizer = chatFormat?.tokenizer ?? checkpoint.tokenizer ?? byteTokenizer;
   const chosen = engine === 'auto' ? (chatFormat === undefined ? 'jax' : 'onnx') : engine;
-  const generate = chosen === 'onnx' ? onnxGenerator(await OnnxInference.fromModel(model), tokenizer) : builtinGenerator(model, tokenizer);
-  return { generate, tokenizer, ...(chatFormat === undefined ? {} : { chatFormat }), contextWindow: model.config.maxSeqLen, model, engine: chosen };
+  const generate =
+    chosen === 'onnx'
+      ? onnxGenerator(await OnnxInference.fromModel(model), tokenizer)
+      : builtinGenerator(model, tokenizer);
+  return {
+    generate,
+    tokenizer,
+    ...(chatFormat === undefined ? {} : { chatFormat }),
+    contextWindow: model.config.maxSeqLen,
+    model,
+    engine: chosen,
+  };
 }
 
 /** onnxruntime as the server's generator: the same sampler and options as `builtinGenerator`. */
 function onnxGenerator(inference: OnnxInference, tokenizer: Tokenizer): TokenGenerator {
-  return (prompts, options) => inference.generate(prompts, { ...options, decode: (ids) => decodeGenerated(tokenizer, ids), maxTokenId: tokenizer.vocabSize });
+  return (prompts, options) =>
+    inference.generate(prompts, {
+      ...options,
+      decode: (ids) => decodeGenerated(tokenizer, ids),
+      maxTokenId: tokenizer.vocabSize,
+    });
 }
 
 /** The built-in model as the server's generator (spare vocabulary ids are never sampled). */
 export function builtinGenerator(model: TransformerModel, tokenizer: Tokenizer): TokenGenerator {
   return (prompts, options) =>
-    generate(model, prompts, { ...options, decode: (ids) => decodeGenerated(tokenizer, ids), maxTokenId: tokenizer.vocabSize });
+    generate(model, prompts, {
+      ...options,
+      decode: (ids) => decodeGenerated(tokenizer, ids),
+      maxTokenId: tokenizer.vocabSize,
+    });
 }
 
 export async function startPolicyServer(options: PolicyServerOptions): Promise<PolicyServer> {
@@ -108,7 +130,9 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
  * undefined otherwise (agentrl's byte template is then used).
  */
 export function checkpointChatFormat(dir: string, tokenizer: Tokenizer | undefined): ChatFormat | undefined {
-  return tokenizer !== undefined && tokenizer !== byteTokenizer && hasChatTemplate(dir) ? loadChatFormat(dir) : undefined;
+  return tokenizer !== undefined && tokenizer !== byteTokenizer && hasChatTemplate(dir)
+    ? loadChatFormat(dir)
+    : undefined;
 }
 
 /** Whether a checkpoint folder carries a chat template (tokenizer_config.json `chat_template`, or chat_template.jinja). */

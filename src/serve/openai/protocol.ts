@@ -38,9 +38,12 @@ export const functionToolSchema = z.object({
 export type FunctionTool = z.output<typeof functionToolSchema>;
 
 const stop = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
-const zeroOnly = z.number().nullish().refine((value) => value === undefined || value === null || value === 0, {
-  message: 'is not supported by the built-in model; leave it unset or 0',
-});
+const zeroOnly = z
+  .number()
+  .nullish()
+  .refine((value) => value === undefined || value === null || value === 0, {
+    message: 'is not supported by the built-in model; leave it unset or 0',
+  });
 
 /** Sampling fields shared by both endpoints. */
 const sampling = {
@@ -65,19 +68,29 @@ export const chatRequestSchema = z.looseObject({
   top_logprobs: zeroOnly,
   tools: z.array(functionToolSchema).nullish(),
   tool_choice: z
-    .union([z.enum(['none', 'auto', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })])
+    .union([
+      z.enum(['none', 'auto', 'required']),
+      z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+    ])
     .nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   response_format: z
     .object({ type: z.string() })
     .nullish()
-    .refine((format) => format == null || format.type === 'text', { message: 'only {"type": "text"} is supported by the built-in model' }),
+    .refine((format) => format == null || format.type === 'text', {
+      message: 'only {"type": "text"} is supported by the built-in model',
+    }),
 });
 export type ChatRequest = z.output<typeof chatRequestSchema>;
 
 export const completionRequestSchema = z.looseObject({
   ...sampling,
-  prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0)).min(1)).min(1)]),
+  prompt: z.union([
+    z.string(),
+    z.array(z.string()).min(1),
+    z.array(z.number().int().min(0)).min(1),
+    z.array(z.array(z.number().int().min(0)).min(1)).min(1),
+  ]),
   logprobs: z
     .number()
     .int()
@@ -101,7 +114,8 @@ export type CompletionRequest = z.output<typeof completionRequestSchema>;
 /** OpenAI chat messages → agentrl messages (`developer` is a system message; text parts are joined; tool-call arguments text kept verbatim). */
 export function toMessages(messages: ChatRequest['messages']): Message[] {
   return messages.map((message, index): Message => {
-    const text = typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => part.text).join('');
+    const text =
+      typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => part.text).join('');
     switch (message.role) {
       case 'system':
       case 'developer':
@@ -109,10 +123,17 @@ export function toMessages(messages: ChatRequest['messages']): Message[] {
       case 'user':
         return { role: 'user', content: text };
       case 'tool':
-        return { role: 'tool', content: text, toolCallId: message.tool_call_id, ...(message.name === undefined ? {} : { name: message.name }) };
+        return {
+          role: 'tool',
+          content: text,
+          toolCallId: message.tool_call_id,
+          ...(message.name === undefined ? {} : { name: message.name }),
+        };
       case 'assistant': {
         const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => toolCall(call, index));
-        return toolCalls.length === 0 ? { role: 'assistant', content: text } : { role: 'assistant', content: text, toolCalls };
+        return toolCalls.length === 0
+          ? { role: 'assistant', content: text }
+          : { role: 'assistant', content: text, toolCalls };
       }
     }
   });
@@ -131,10 +152,14 @@ function parseArguments(text: string, index: number): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InvalidArgumentError(`messages[${index}].tool_calls: arguments is not JSON: ${text.slice(0, 80)}`, { param: `messages[${index}]` });
+    throw new InvalidArgumentError(`messages[${index}].tool_calls: arguments is not JSON: ${text.slice(0, 80)}`, {
+      param: `messages[${index}]`,
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidArgumentError(`messages[${index}].tool_calls: arguments must be a JSON object`, { param: `messages[${index}]` });
+    throw new InvalidArgumentError(`messages[${index}].tool_calls: arguments must be a JSON object`, {
+      param: `messages[${index}]`,
+    });
   }
   return value as Record<string, unknown>;
 }

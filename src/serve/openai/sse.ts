@@ -31,7 +31,14 @@ export function eventStream(): EventStream {
     controller.close();
   };
   return {
-    response: new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } }),
+    response: new Response(body, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+      },
+    }),
     send: (value) => write(`data: ${JSON.stringify(value)}\n\n`),
     end: () => {
       write('data: [DONE]\n\n');

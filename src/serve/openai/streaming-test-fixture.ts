@@ -14,7 +14,16 @@ import { byteTokenizer } from '../../chat/tokenizer.ts';
  * (logits of std ≈ 4), the stop token's is zeroed.
  */
 export async function talkativeModel(maxSeqLen: number): Promise<TransformerModel> {
-  const tiny = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 2, intermediateSize: 128, maxSeqLen, tieWordEmbeddings: false };
+  const tiny = {
+    vocabSize: 272,
+    hiddenSize: 64,
+    numLayers: 2,
+    numHeads: 2,
+    numKvHeads: 2,
+    intermediateSize: 128,
+    maxSeqLen,
+    tieWordEmbeddings: false,
+  };
   const created = await TransformerModel.create(tiny, { seed: 7 });
   const params = await created.hostParams();
   const head = params.get('lmHead')!;
@@ -37,7 +46,11 @@ export interface StreamTiming {
 }
 
 /** Reads a streamed chat completion to its end, timing each content event against `started`. */
-export async function readStreamTiming(response: Response, started: number, onFirstContent?: () => void): Promise<StreamTiming> {
+export async function readStreamTiming(
+  response: Response,
+  started: number,
+  onFirstContent?: () => void,
+): Promise<StreamTiming> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   const timing: StreamTiming = { contentAt: [], doneAt: Number.NaN, text: '' };
@@ -67,7 +80,9 @@ export async function readStreamTiming(response: Response, started: number, onFi
 }
 
 /** The content, tool calls (name, parsed arguments) and finish reason a streamed chat completion adds up to. */
-export async function readToolCallStream(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>): Promise<{ content: string; calls: [string | undefined, unknown][]; finish: string | null }> {
+export async function readToolCallStream(
+  stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>,
+): Promise<{ content: string; calls: [string | undefined, unknown][]; finish: string | null }> {
   const calls: { name?: string; arguments: string }[] = [];
   let content = '';
   let finish: string | null = null;

@@ -30,7 +30,10 @@ const readers: Record<string, (payload: string) => Read | string> = {
   },
 };
 
-function blockRead(parsed: { toolCalls: { name: string; arguments: Record<string, unknown> }[]; invalid: string[] }): Read {
+function blockRead(parsed: {
+  toolCalls: { name: string; arguments: Record<string, unknown> }[];
+  invalid: string[];
+}): Read {
   if (parsed.invalid.length > 0) return 'invalid';
   return parsed.toolCalls.length === 0 ? 'text' : calls(parsed.toolCalls);
 }
@@ -61,8 +64,16 @@ const cases: { payload: string; all: Read | string; except?: Record<string, Read
   { payload: '{oops', all: 'invalid', except: { env: json } },
   { payload: '', all: 'invalid', except: { env: json, llama3: 'text' } },
   { payload: '"add"', all: 'invalid', except: { env: shape, llama3: 'text' } },
-  { payload: '[{"name": "add", "arguments": {}}]', all: 'invalid', except: { env: shape, smollm2: addEmpty, llama3: 'text' } },
-  { payload: '[{"name": "add", "arguments": {}}, {"name": ""}]', all: 'invalid', except: { env: shape, llama3: 'text' } },
+  {
+    payload: '[{"name": "add", "arguments": {}}]',
+    all: 'invalid',
+    except: { env: shape, smollm2: addEmpty, llama3: 'text' },
+  },
+  {
+    payload: '[{"name": "add", "arguments": {}}, {"name": ""}]',
+    all: 'invalid',
+    except: { env: shape, llama3: 'text' },
+  },
   { payload: '[]', all: 'invalid', except: { env: shape, llama3: 'text' } },
 ];
 
@@ -72,7 +83,10 @@ test('every <tool_call> reader reads the same payloads the same way (one rule: {
     for (const [reader, read] of Object.entries(readers)) {
       const got = read(payload);
       const want = except[reader] ?? all;
-      if (JSON.stringify(got) !== JSON.stringify(want)) disagreements.push(`${reader} on ${JSON.stringify(payload)}: ${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        disagreements.push(
+          `${reader} on ${JSON.stringify(payload)}: ${JSON.stringify(got)}, not ${JSON.stringify(want)}`,
+        );
     }
   }
   assert.deepEqual(disagreements, []);

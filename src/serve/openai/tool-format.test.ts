@@ -6,7 +6,13 @@ import type { ToolCallFamily } from '../../chat/tool-call-format.ts';
 import { OutputSplitter, toolCallSyntax, type SplitEvent } from './tool-format.ts';
 
 function formatOf(family: ToolCallFamily) {
-  return jinjaChatFormat({ name: `tiny-${family}`, tokenizer: tinyChatmlFormat().tokenizer, template: tinyChatmlTemplate, stopTokens: [2], toolCallFamily: family });
+  return jinjaChatFormat({
+    name: `tiny-${family}`,
+    tokenizer: tinyChatmlFormat().tokenizer,
+    template: tinyChatmlTemplate,
+    stopTokens: [2],
+    toolCallFamily: family,
+  });
 }
 
 /** Feeds `text` one character at a time; returns the events after each update and at the end. */
@@ -20,14 +26,30 @@ function splitByCharacter(family: ToolCallFamily, text: string): { during: Split
 test('llama3: a whole-reply call is held to the end, then parsed; a reply starting with text streams at once', () => {
   const call = splitByCharacter('llama3', ' {"name": "get_weather", "parameters": {"city": "Paris"}}');
   assert.deepEqual(call.during, []);
-  assert.deepEqual(call.atEnd, [{ kind: 'tool_call', call: { id: 'call_0', name: 'get_weather', arguments: { city: 'Paris' } } }]);
+  assert.deepEqual(call.atEnd, [
+    { kind: 'tool_call', call: { id: 'call_0', name: 'get_weather', arguments: { city: 'Paris' } } },
+  ]);
   const text = splitByCharacter('llama3', 'It is sunny.');
   assert.equal(text.during.map((event) => (event.kind === 'content' ? event.text : '')).join(''), 'It is sunny.');
 });
 
 test('smollm2: text before a block streams, the block becomes its calls, a malformed block stays text', () => {
-  const { during, atEnd } = splitByCharacter('smollm2', 'Sure. <tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]</tool_call> <tool_call>[oops]</tool_call>');
+  const { during, atEnd } = splitByCharacter(
+    'smollm2',
+    'Sure. <tool_call>[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]</tool_call> <tool_call>[oops]</tool_call>',
+  );
   const events = [...during, ...atEnd];
-  assert.deepEqual(events.filter((event) => event.kind === 'tool_call').map((event) => event.kind === 'tool_call' && [event.call.id, event.call.name, event.call.arguments]), [['call_0', 'a', {}], ['call_1', 'b', { x: 1 }]]);
-  assert.equal(events.map((event) => (event.kind === 'content' ? event.text : '')).join(''), 'Sure.  <tool_call>[oops]</tool_call>');
+  assert.deepEqual(
+    events
+      .filter((event) => event.kind === 'tool_call')
+      .map((event) => event.kind === 'tool_call' && [event.call.id, event.call.name, event.call.arguments]),
+    [
+      ['call_0', 'a', {}],
+      ['call_1', 'b', { x: 1 }],
+    ],
+  );
+  assert.equal(
+    events.map((event) => (event.kind === 'content' ? event.text : '')).join(''),
+    'Sure.  <tool_call>[oops]</tool_call>',
+  );
 });

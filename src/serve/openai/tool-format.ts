@@ -18,7 +18,13 @@
  */
 import type { ToolCall } from '../../core/types.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
-import { readToolCallPayload, toolCallClose, toolCallOpen, type ToolCallPayload, type ToolCallText } from '../../chat/tool-call-payload.ts';
+import {
+  readToolCallPayload,
+  toolCallClose,
+  toolCallOpen,
+  type ToolCallPayload,
+  type ToolCallText,
+} from '../../chat/tool-call-payload.ts';
 
 export { toolsPrompt, withToolsPrompt } from '../../chat/tools-prompt.ts';
 
@@ -36,12 +42,18 @@ export interface ToolCallSyntax {
 }
 
 /** agentrl's byte model: one JSON object per `<tool_call>` block. */
-export const agentrlToolCallSyntax: ToolCallSyntax = { block: { open: toolCallOpen, close: toolCallClose }, replyStart: toolCallOpen, parse: (inner) => callsOf(readToolCallPayload(inner)) };
+export const agentrlToolCallSyntax: ToolCallSyntax = {
+  block: { open: toolCallOpen, close: toolCallClose },
+  replyStart: toolCallOpen,
+  parse: (inner) => callsOf(readToolCallPayload(inner)),
+};
 
 /** The syntax of a chat format, read from how it writes a call (its `assistantText`) and parsed with its own parser. */
 export function toolCallSyntax(format: ChatFormat): ToolCallSyntax {
   if (format.name === 'agentrl') return agentrlToolCallSyntax;
-  const written = format.assistantText({ content: '', toolCalls: [{ id: 'call_0', name: 'probe', arguments: {} }] }).trim();
+  const written = format
+    .assistantText({ content: '', toolCalls: [{ id: 'call_0', name: 'probe', arguments: {} }] })
+    .trim();
   if (written.startsWith(toolCallOpen) && written.endsWith(toolCallClose)) {
     return {
       block: { open: toolCallOpen, close: toolCallClose },
@@ -163,7 +175,10 @@ export class OutputSplitter {
   }
 
   private callEvent(call: ToolCallText): SplitEvent {
-    return { kind: 'tool_call', call: { id: `${this.idPrefix}${this.calls++}`, name: call.name, arguments: call.arguments } };
+    return {
+      kind: 'tool_call',
+      call: { id: `${this.idPrefix}${this.calls++}`, name: call.name, arguments: call.arguments },
+    };
   }
 }
 

@@ -74,7 +74,8 @@ export class OpenEnvClient {
     const url = `${this.baseUrl.replace(/^http/, 'ws')}/ws`;
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
-      const fail = (error: Error): void => reject(new OpenEnvError('CONNECTION_ERROR', `${url}: ${error.message}`, { url }));
+      const fail = (error: Error): void =>
+        reject(new OpenEnvError('CONNECTION_ERROR', `${url}: ${error.message}`, { url }));
       ws.once('error', fail);
       ws.once('open', () => {
         ws.off('error', fail);
@@ -105,7 +106,11 @@ export class OpenEnvClient {
     }
     if (!response.ok) {
       const detail = (value as { detail?: unknown }).detail;
-      throw new OpenEnvError(`HTTP_${response.status}`, `${method} ${url}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`, { url, detail });
+      throw new OpenEnvError(
+        `HTTP_${response.status}`,
+        `${method} ${url}: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`,
+        { url, detail },
+      );
     }
     return value;
   }
@@ -133,7 +138,10 @@ export class OpenEnvSession {
     this.timeoutMs = timeoutMs;
     ws.on('message', (raw) => this.onMessage(raw.toString()));
     ws.on('close', (code, reason) => {
-      this.failure ??= new OpenEnvError('SESSION_ERROR', `connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`);
+      this.failure ??= new OpenEnvError(
+        'SESSION_ERROR',
+        `connection closed (${code}${reason.length > 0 ? ` ${reason.toString()}` : ''})`,
+      );
       for (const entry of this.pending.splice(0)) {
         clearTimeout(entry.timer);
         entry.reject(this.failure);
@@ -156,7 +164,10 @@ export class OpenEnvSession {
     return (await this.exchange({ type: 'state' }, 'state')) as Record<string, unknown>;
   }
   async mcp(method: string, params: Record<string, unknown> = {}, id: number | string = 1): Promise<JsonRpcResponse> {
-    return (await this.exchange({ type: 'mcp', data: { jsonrpc: '2.0', id, method, params } }, 'mcp')) as JsonRpcResponse;
+    return (await this.exchange(
+      { type: 'mcp', data: { jsonrpc: '2.0', id, method, params } },
+      'mcp',
+    )) as JsonRpcResponse;
   }
 
   /** Sends `{"type":"close"}` and waits for the socket to close. */
@@ -180,7 +191,8 @@ export class OpenEnvSession {
       this.ws.send(JSON.stringify(message));
     });
     if (reply.type === 'error') throw errorOf(reply.data);
-    if (reply.type !== expected) throw new OpenEnvError('PROTOCOL_ERROR', `expected a ${expected} reply, got ${reply.type}`);
+    if (reply.type !== expected)
+      throw new OpenEnvError('PROTOCOL_ERROR', `expected a ${expected} reply, got ${reply.type}`);
     return reply.data;
   }
 

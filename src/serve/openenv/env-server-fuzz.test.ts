@@ -19,10 +19,60 @@ import { serializeReset, serializeStep } from './wire.ts';
 const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'agentrl.js');
 const MESSAGES = 300;
 const MAX_PAYLOAD = 8 * 1024 * 1024;
-const errorCodes = ['INVALID_JSON', 'UNKNOWN_TYPE', 'VALIDATION_ERROR', 'EXECUTION_ERROR', 'CAPACITY_REACHED', 'FACTORY_ERROR', 'SESSION_ERROR'];
-const nastyKeys = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'isPrototypeOf', '__defineGetter__', 'then', 'length', '', '\u0000', 'ключ', '😀'];
-const fieldKeys = ['type', 'data', 'text', 'tool_call', 'name', 'arguments', 'metadata', 'seed', 'episode_id', 'task', 'jsonrpc', 'method', 'params', 'id'];
-const types = ['reset', 'step', 'state', 'mcp', 'close', 'constructor', '__proto__', 'toString', 'hasOwnProperty', 'RESET', ''];
+const errorCodes = [
+  'INVALID_JSON',
+  'UNKNOWN_TYPE',
+  'VALIDATION_ERROR',
+  'EXECUTION_ERROR',
+  'CAPACITY_REACHED',
+  'FACTORY_ERROR',
+  'SESSION_ERROR',
+];
+const nastyKeys = [
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'prototype',
+  'isPrototypeOf',
+  '__defineGetter__',
+  'then',
+  'length',
+  '',
+  '\u0000',
+  'ключ',
+  '😀',
+];
+const fieldKeys = [
+  'type',
+  'data',
+  'text',
+  'tool_call',
+  'name',
+  'arguments',
+  'metadata',
+  'seed',
+  'episode_id',
+  'task',
+  'jsonrpc',
+  'method',
+  'params',
+  'id',
+];
+const types = [
+  'reset',
+  'step',
+  'state',
+  'mcp',
+  'close',
+  'constructor',
+  '__proto__',
+  'toString',
+  'hasOwnProperty',
+  'RESET',
+  '',
+];
 const methods = ['tools/list', 'tools/call', 'initialize', 'ping', 'resources/list', 'constructor', '__proto__'];
 
 /** Random JSON text (written as text so `__proto__` and duplicate keys survive). */
@@ -38,7 +88,12 @@ function jsonText(rng: Rng, depth: number): string {
 function objectText(rng: Rng, depth: number, forced: [string, string][] = []): string {
   const entries = [...forced];
   for (let i = rng.int(5); i > 0; i--) {
-    const key = rng.next() < 0.6 ? at(nastyKeys, rng.int(nastyKeys.length), 'nasty keys') : rng.next() < 0.5 ? at(fieldKeys, rng.int(fieldKeys.length), 'field keys') : randomChars(rng, rng.int(8));
+    const key =
+      rng.next() < 0.6
+        ? at(nastyKeys, rng.int(nastyKeys.length), 'nasty keys')
+        : rng.next() < 0.5
+          ? at(fieldKeys, rng.int(fieldKeys.length), 'field keys')
+          : randomChars(rng, rng.int(8));
     entries.splice(rng.int(entries.length + 1), 0, [JSON.stringify(key), jsonText(rng, depth)]);
   }
   return `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`;
@@ -62,31 +117,59 @@ function randomChars(rng: Rng, length: number): string {
 
 /** A message that looks like one of the protocol's, with random omissions, extras and wrong types. */
 function protocolText(rng: Rng): string {
-  const type = rng.next() < 0.85 ? at(types, rng.int(5), 'message types') : at(types, rng.int(types.length), 'message types');
+  const type =
+    rng.next() < 0.85 ? at(types, rng.int(5), 'message types') : at(types, rng.int(types.length), 'message types');
   const typeValue = rng.next() < 0.9 ? JSON.stringify(type) : jsonText(rng, 2);
   // Each field is present 70% of the time, and then of a random shape 20% of the time.
-  const field = (key: string, value: string): [string, string][] => (rng.next() < 0.7 ? [[JSON.stringify(key), rng.next() < 0.8 ? value : jsonText(rng, 2)]] : []);
+  const field = (key: string, value: string): [string, string][] =>
+    rng.next() < 0.7 ? [[JSON.stringify(key), rng.next() < 0.8 ? value : jsonText(rng, 2)]] : [];
   let data: string;
   if (type === 'step') {
-    const toolCall = objectText(rng, 2, [...field('name', '"calculator"'), ...field('arguments', rng.next() < 0.5 ? `{"expression":"${rng.int(9)}+${rng.int(9)}"}` : objectText(rng, 2))]);
-    data = objectText(rng, 2, [...field('text', rng.next() < 0.5 ? '"<answer>4</answer>"' : stringText(rng)), ...field('tool_call', toolCall), ...field('metadata', objectText(rng, 3))]);
+    const toolCall = objectText(rng, 2, [
+      ...field('name', '"calculator"'),
+      ...field('arguments', rng.next() < 0.5 ? `{"expression":"${rng.int(9)}+${rng.int(9)}"}` : objectText(rng, 2)),
+    ]);
+    data = objectText(rng, 2, [
+      ...field('text', rng.next() < 0.5 ? '"<answer>4</answer>"' : stringText(rng)),
+      ...field('tool_call', toolCall),
+      ...field('metadata', objectText(rng, 3)),
+    ]);
   } else if (type === 'reset') {
-    data = objectText(rng, 2, [...field('seed', scalarText(rng)), ...field('episode_id', stringText(rng)), ...field('task', jsonText(rng, 2))]);
+    data = objectText(rng, 2, [
+      ...field('seed', scalarText(rng)),
+      ...field('episode_id', stringText(rng)),
+      ...field('task', jsonText(rng, 2)),
+    ]);
   } else if (type === 'mcp') {
     const params = objectText(rng, 2, [...field('name', '"calculator"'), ...field('arguments', objectText(rng, 2))]);
-    data = objectText(rng, 1, [...field('jsonrpc', '"2.0"'), ...field('id', String(rng.int(100))), ...field('method', JSON.stringify(methods[rng.int(methods.length)])), ...field('params', params)]);
+    data = objectText(rng, 1, [
+      ...field('jsonrpc', '"2.0"'),
+      ...field('id', String(rng.int(100))),
+      ...field('method', JSON.stringify(methods[rng.int(methods.length)])),
+      ...field('params', params),
+    ]);
   } else {
     data = jsonText(rng, 2);
   }
   const withData = type === 'state' || type === 'close' ? rng.next() < 0.2 : rng.next() < 0.95;
-  const entries: [string, string][] = [['"type"', typeValue], ...(withData ? ([['"data"', data]] as [string, string][]) : [])];
-  return rng.next() < 0.3 ? objectText(rng, 0, entries) : `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`;
+  const entries: [string, string][] = [
+    ['"type"', typeValue],
+    ...(withData ? ([['"data"', data]] as [string, string][]) : []),
+  ];
+  return rng.next() < 0.3
+    ? objectText(rng, 0, entries)
+    : `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`;
 }
 
 type Fuzzed = { payload: string | Buffer; binary: boolean; label: string };
 
 function fuzzMessage(rng: Rng, index: number): Fuzzed {
-  if (index === 97 || index === 211) return { payload: `{"type":"step","data":{"text":"${'z'.repeat(MAX_PAYLOAD + 1024)}"}}`, binary: false, label: 'oversize' };
+  if (index === 97 || index === 211)
+    return {
+      payload: `{"type":"step","data":{"text":"${'z'.repeat(MAX_PAYLOAD + 1024)}"}}`,
+      binary: false,
+      label: 'oversize',
+    };
   const kind = rng.next();
   if (kind < 0.55) return { payload: protocolText(rng), binary: false, label: 'protocol' };
   if (kind < 0.7) {
@@ -99,15 +182,29 @@ function fuzzMessage(rng: Rng, index: number): Fuzzed {
     for (let i = 0; i < bytes.length; i++) bytes[i] = rng.int(256);
     return { payload: bytes, binary: true, label: 'binary' };
   }
-  if (kind < 0.97) return { payload: `{"type":"step","data":{"text":"${'w'.repeat(1_000_000 + rng.int(2_000_000))}"}}`, binary: false, label: 'long string' };
-  return { payload: `{"type":"step","data":{"text":"x","metadata":{"deep":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}`, binary: false, label: 'deep nesting' };
+  if (kind < 0.97)
+    return {
+      payload: `{"type":"step","data":{"text":"${'w'.repeat(1_000_000 + rng.int(2_000_000))}"}}`,
+      binary: false,
+      label: 'long string',
+    };
+  return {
+    payload: `{"type":"step","data":{"text":"x","metadata":{"deep":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}`,
+    binary: false,
+    label: 'deep nesting',
+  };
 }
 
 /** May the server answer nothing? Only for a JSON-RPC notification (an mcp message without id). */
 function mayBeSilent(payload: string | Buffer): boolean {
   try {
     const message = JSON.parse(payload.toString()) as { type?: unknown; data?: unknown };
-    return message?.type === 'mcp' && typeof message.data === 'object' && message.data !== null && !Object.prototype.hasOwnProperty.call(message.data, 'id');
+    return (
+      message?.type === 'mcp' &&
+      typeof message.data === 'object' &&
+      message.data !== null &&
+      !Object.hasOwn(message.data, 'id')
+    );
   } catch {
     return false;
   }
@@ -116,7 +213,9 @@ function mayBeSilent(payload: string | Buffer): boolean {
 function isClose(payload: string | Buffer): boolean {
   try {
     const message = JSON.parse(payload.toString()) as Record<string, unknown>;
-    return typeof message === 'object' && message !== null && Object.keys(message).length === 1 && message.type === 'close';
+    return (
+      typeof message === 'object' && message !== null && Object.keys(message).length === 1 && message.type === 'close'
+    );
   } catch {
     return false;
   }
@@ -135,7 +234,8 @@ class FuzzConnection {
     const ws = await this.open();
     const id = `sentinel-${++this.sentinel}`;
     ws.send(fuzzed.payload, { binary: fuzzed.binary });
-    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'mcp', data: { jsonrpc: '2.0', id, method: 'ping' } }));
+    if (ws.readyState === WebSocket.OPEN)
+      ws.send(JSON.stringify({ type: 'mcp', data: { jsonrpc: '2.0', id, method: 'ping' } }));
     const deadline = Date.now() + 30_000;
     for (;;) {
       const at = this.replies.findIndex((reply) => (reply as { data?: { id?: unknown } }).data?.id === id);
@@ -150,7 +250,10 @@ class FuzzConnection {
         return { closed };
       }
       const left = deadline - Date.now();
-      assert.ok(left > 0, `no reply and no close within 30 s after a ${fuzzed.label} message: ${fuzzed.payload.toString().slice(0, 200)}`);
+      assert.ok(
+        left > 0,
+        `no reply and no close within 30 s after a ${fuzzed.label} message: ${fuzzed.payload.toString().slice(0, 200)}`,
+      );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.wake = () => {
@@ -189,7 +292,9 @@ class FuzzConnection {
 }
 
 async function startServeEnv(): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [bin, 'serve-env', 'calculator', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve-env', 'calculator', '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let text = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve-env did not start within 60 s: ${text}`)), 60_000);
@@ -219,7 +324,10 @@ function witness(url: string): { stop(): Promise<number> } {
       const expression = (observation.data as { expression: string }).expression;
       const action = { text: '', toolCall: { id: 'call_0', name: 'calculator', arguments: { expression } } };
       const expected = JSON.parse(JSON.stringify(serializeStep(await local.step(action))));
-      assert.deepEqual(await session.step({ text: '', tool_call: { id: 'call_0', name: 'calculator', arguments: { expression } } }), expected);
+      assert.deepEqual(
+        await session.step({ text: '', tool_call: { id: 'call_0', name: 'calculator', arguments: { expression } } }),
+        expected,
+      );
       assert.equal((await session.state()).step_count, 1);
       checks++;
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -236,7 +344,9 @@ function witness(url: string): { stop(): Promise<number> } {
   };
 }
 
-test(`serve-env survives ${MESSAGES} fuzzed WebSocket messages; every one is answered or cleanly closed; a parallel session is unaffected`, { timeout: 300_000 }, async (t) => {
+test(`serve-env survives ${MESSAGES} fuzzed WebSocket messages; every one is answered or cleanly closed; a parallel session is unaffected`, {
+  timeout: 300_000,
+}, async (t) => {
   const { child, url, stderr } = await startServeEnv();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const connection = new FuzzConnection(`${url.replace('http', 'ws')}/ws`);
@@ -250,7 +360,10 @@ test(`serve-env survives ${MESSAGES} fuzzed WebSocket messages; every one is ans
       const outcome = await connection.exchange(fuzzed);
       assert.equal(child.exitCode, null, `the server exited after ${shown}\n${stderr()}`);
       if ('closed' in outcome && outcome.closed === 1006) {
-        const exit = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('none yet'), 2_000))]);
+        const exit = await Promise.race([
+          exited,
+          new Promise((resolve) => setTimeout(() => resolve('none yet'), 2_000)),
+        ]);
         assert.fail(`the server dropped the connection (exit code: ${String(exit)}) after ${shown}\n${stderr()}`);
       }
       if ('closed' in outcome) {
@@ -260,11 +373,20 @@ test(`serve-env survives ${MESSAGES} fuzzed WebSocket messages; every one is ans
         continue;
       }
       const { replies } = outcome;
-      assert.ok(replies.length === 1 || (replies.length === 0 && mayBeSilent(fuzzed.payload)), `${replies.length} replies after ${shown}`);
+      assert.ok(
+        replies.length === 1 || (replies.length === 0 && mayBeSilent(fuzzed.payload)),
+        `${replies.length} replies after ${shown}`,
+      );
       for (const reply of replies as { type: string; data: { code?: unknown; message?: unknown } }[]) {
-        assert.ok(['observation', 'state', 'mcp', 'error'].includes(reply.type), `reply type ${reply.type} after ${shown}`);
+        assert.ok(
+          ['observation', 'state', 'mcp', 'error'].includes(reply.type),
+          `reply type ${reply.type} after ${shown}`,
+        );
         if (reply.type === 'error') {
-          assert.ok(errorCodes.includes(String(reply.data.code)), `error code ${String(reply.data.code)} after ${shown}`);
+          assert.ok(
+            errorCodes.includes(String(reply.data.code)),
+            `error code ${String(reply.data.code)} after ${shown}`,
+          );
           assert.equal(typeof reply.data.message, 'string');
         }
         const key = reply.type === 'error' ? String(reply.data.code) : reply.type;
@@ -274,7 +396,14 @@ test(`serve-env survives ${MESSAGES} fuzzed WebSocket messages; every one is ans
     const checks = await parallel.stop();
     t.diagnostic(`replies: ${JSON.stringify(tally)}; parallel session: ${checks} episodes`);
     assert.ok(checks >= 5, `the parallel session played ${checks} episodes`);
-    for (const kind of ['INVALID_JSON', 'UNKNOWN_TYPE', 'VALIDATION_ERROR', 'observation', 'closed 1000', 'closed 1009']) {
+    for (const kind of [
+      'INVALID_JSON',
+      'UNKNOWN_TYPE',
+      'VALIDATION_ERROR',
+      'observation',
+      'closed 1000',
+      'closed 1009',
+    ]) {
       assert.ok((tally[kind] ?? 0) > 0, `the fuzz reached ${kind}: ${JSON.stringify(tally)}`);
     }
     assert.deepEqual(await (await fetch(`${url}/health`)).json(), { status: 'healthy' });

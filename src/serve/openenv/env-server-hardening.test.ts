@@ -6,7 +6,8 @@ import type { Env } from '../../core/types.ts';
 import { startEnvServer, type EnvServer } from './env-server.ts';
 
 /** Keys that are ordinary JSON object keys but name properties of Object.prototype. */
-const nastyArguments = '{"constructor":null,"__proto__":{"polluted":1},"toString":"t","hasOwnProperty":2,"valueOf":{"constructor":{"prototype":null}}}';
+const nastyArguments =
+  '{"constructor":null,"__proto__":{"polluted":1},"toString":"t","hasOwnProperty":2,"valueOf":{"constructor":{"prototype":null}}}';
 
 /**
  * Echoes a tool call's arguments back (observation data and info); a few actions make the env
@@ -15,13 +16,22 @@ const nastyArguments = '{"constructor":null,"__proto__":{"polluted":1},"toString
 function echoEnv(): Env {
   return {
     name: 'echo',
-    tools: [{ name: 'echo', description: 'returns its arguments', inputSchema: z.unknown(), execute: (input) => input }],
+    tools: [
+      { name: 'echo', description: 'returns its arguments', inputSchema: z.unknown(), execute: (input) => input },
+    ],
     reset: async ({ seed }) => ({ text: `seed ${seed}` }),
     step: async (action) => {
       if (action.text === 'throw-string') throw 'a thrown string';
-      if (action.text === 'bigint') return { observation: { text: 'big', data: 10n }, reward: 0, done: false, truncated: false, info: {} };
+      if (action.text === 'bigint')
+        return { observation: { text: 'big', data: 10n }, reward: 0, done: false, truncated: false, info: {} };
       const echoed = action.toolCall?.arguments ?? null;
-      return { observation: { text: action.text, data: { arguments: echoed } }, reward: 0, done: false, truncated: false, info: { arguments: echoed } };
+      return {
+        observation: { text: action.text, data: { arguments: echoed } },
+        reward: 0,
+        done: false,
+        truncated: false,
+        info: { arguments: echoed },
+      };
     },
   };
 }
@@ -29,7 +39,9 @@ function echoEnv(): Env {
 type Reply = { type: string; data: any };
 
 /** One WebSocket connection that collects replies in order. */
-async function connect(server: EnvServer): Promise<{ ws: WebSocket; send(message: string | Buffer): Promise<Reply>; closed: Promise<number> }> {
+async function connect(
+  server: EnvServer,
+): Promise<{ ws: WebSocket; send(message: string | Buffer): Promise<Reply>; closed: Promise<number> }> {
   const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws`);
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
@@ -41,7 +53,10 @@ async function connect(server: EnvServer): Promise<{ ws: WebSocket; send(message
   const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
   const send = (message: string | Buffer): Promise<Reply> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no reply within 10 s to ${String(message).slice(0, 80)}`)), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error(`no reply within 10 s to ${String(message).slice(0, 80)}`)),
+        10_000,
+      );
       waiting.push((reply) => {
         clearTimeout(timer);
         resolve(reply);
@@ -51,15 +66,23 @@ async function connect(server: EnvServer): Promise<{ ws: WebSocket; send(message
   return { ws, send, closed };
 }
 
-async function post(server: EnvServer, path: string, body: string): Promise<{ status: number; json: any; text: string }> {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+async function post(
+  server: EnvServer,
+  path: string,
+  body: string,
+): Promise<{ status: number; json: any; text: string }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const text = await response.text();
   return { status: response.status, json: JSON.parse(text), text };
 }
 
 function assertNotPolluted(): void {
   assert.equal(({} as { polluted?: unknown }).polluted, undefined);
-  assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
+  assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
 }
 
 /** A server of `echoEnv` for the tests of one describe: started before them, closed after. */
@@ -79,12 +102,19 @@ describe('OpenEnv server: hostile keys', () => {
     const { server } = suite;
     const session = await connect(server);
     try {
-      assert.equal((await session.send('{"type":"reset","data":{"seed":1,"constructor":null,"__proto__":{"polluted":1}}}')).type, 'observation');
-      const step = await session.send(`{"type":"step","data":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}}}`);
+      assert.equal(
+        (await session.send('{"type":"reset","data":{"seed":1,"constructor":null,"__proto__":{"polluted":1}}}')).type,
+        'observation',
+      );
+      const step = await session.send(
+        `{"type":"step","data":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}}}`,
+      );
       assert.equal(step.type, 'observation', JSON.stringify(step));
       assert.equal(JSON.stringify(step.data.observation.data.arguments), nastyArguments);
       assert.equal(JSON.stringify(step.data.observation.metadata.arguments), nastyArguments);
-      const mcp = await session.send(`{"type":"mcp","data":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":${nastyArguments},"constructor":null}}}`);
+      const mcp = await session.send(
+        `{"type":"mcp","data":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":${nastyArguments},"constructor":null}}}`,
+      );
       assert.equal(mcp.type, 'mcp');
       assert.equal(mcp.data.result.isError, false);
       assert.equal(JSON.stringify(mcp.data.result.structuredContent.result), nastyArguments);
@@ -96,11 +126,22 @@ describe('OpenEnv server: hostile keys', () => {
 
   test('the same keys over HTTP /reset, /step and /mcp', async () => {
     const { server } = suite;
-    assert.equal((await post(server, '/reset', '{"seed":2,"constructor":null,"toString":1,"__proto__":{"polluted":1}}')).status, 200);
-    const step = await post(server, '/step', `{"action":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}},"constructor":null}`);
+    assert.equal(
+      (await post(server, '/reset', '{"seed":2,"constructor":null,"toString":1,"__proto__":{"polluted":1}}')).status,
+      200,
+    );
+    const step = await post(
+      server,
+      '/step',
+      `{"action":{"text":"echo","tool_call":{"name":"echo","arguments":${nastyArguments}},"metadata":${nastyArguments}},"constructor":null}`,
+    );
     assert.equal(step.status, 200, step.text);
     assert.equal(JSON.stringify(step.json.observation.data.arguments), nastyArguments);
-    const mcp = await post(server, '/mcp', `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":${nastyArguments},"constructor":null}}`);
+    const mcp = await post(
+      server,
+      '/mcp',
+      `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":${nastyArguments},"constructor":null}}`,
+    );
     assert.equal(mcp.status, 200, mcp.text);
     assert.equal(JSON.stringify(mcp.json.result.structuredContent.result), nastyArguments);
     assertNotPolluted();
@@ -139,10 +180,16 @@ describe('OpenEnv server: failing WebSocket messages', () => {
         answers.push(reply.type === 'error' ? reply.data.code : reply.type);
         if (reply.type === 'error') assert.equal(typeof reply.data.message, 'string');
       }
-      assert.deepEqual(answers, cases.map(([, code]) => code));
+      assert.deepEqual(
+        answers,
+        cases.map(([, code]) => code),
+      );
       const stepped = await witness.send('{"type":"step","data":{"text":"still here"}}');
       assert.equal(stepped.data.observation.text, 'still here');
-      assert.equal((await hostile.send('{"type":"step","data":{"text":"and here"}}')).data.observation.text, 'and here');
+      assert.equal(
+        (await hostile.send('{"type":"step","data":{"text":"and here"}}')).data.observation.text,
+        'and here',
+      );
       assertNotPolluted();
     } finally {
       witness.ws.terminate();
@@ -177,9 +224,17 @@ describe('OpenEnv server: HTTP handlers that throw', () => {
     const unencodable = await post(server, '/step', '{"action":{"text":"bigint"}}');
     assert.equal(unencodable.status, 500);
     assert.equal(typeof unencodable.json.detail, 'string');
-    const deep = await post(server, '/step', `{"action":{"text":"x","metadata":{"deep":${'['.repeat(200_000)}${']'.repeat(200_000)}}}}`);
+    const deep = await post(
+      server,
+      '/step',
+      `{"action":{"text":"x","metadata":{"deep":${'['.repeat(200_000)}${']'.repeat(200_000)}}}}`,
+    );
     assert.equal(deep.status, 200, deep.text.slice(0, 200));
-    assert.equal((await post(server, '/mcp', '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"constructor":null}}')).json.result.tools[0].name, 'echo');
+    assert.equal(
+      (await post(server, '/mcp', '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"constructor":null}}')).json
+        .result.tools[0].name,
+      'echo',
+    );
     assert.equal((await post(server, '/step', '{"action":{"text":"x","metadata":{"constructor":null}}}')).status, 200);
     assert.deepEqual(await (await fetch(`${server.url}/health`)).json(), { status: 'healthy' });
   });

@@ -3,12 +3,15 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { at } from '../../core/indexing.ts';
 import { frozenLakeExpert, makeEnv, splitSeeds } from '../../envs/index.ts';
-import { OpenEnvClient, OpenEnvError, type OpenEnvSession } from './client.ts';
+import { OpenEnvClient, type OpenEnvError, type OpenEnvSession } from './client.ts';
 import { startEnvServer, type EnvServer, type EnvServerOptions } from './env-server.ts';
 import { serializeReset, serializeStep } from './wire.ts';
 
 /** Sends raw text on a fresh /ws connection and returns the first reply. */
-async function rawExchange(server: EnvServer, ...texts: string[]): Promise<{ type: string; data: Record<string, unknown> }[]> {
+async function rawExchange(
+  server: EnvServer,
+  ...texts: string[]
+): Promise<{ type: string; data: Record<string, unknown> }[]> {
   const ws = new WebSocket(`${server.url.replace('http', 'ws')}/ws`);
   await new Promise((resolve) => ws.once('open', resolve));
   const replies: { type: string; data: Record<string, unknown> }[] = [];
@@ -25,7 +28,11 @@ async function rawExchange(server: EnvServer, ...texts: string[]): Promise<{ typ
 }
 
 async function post(server: EnvServer, path: string, body: string): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -54,7 +61,13 @@ describe('OpenEnv server (frozen-lake): HTTP', () => {
     assert.deepEqual(schema.action.required, ['text']);
     assert.equal(schema.action.additionalProperties, false);
     assert.ok('truncated' in schema.observation.properties && 'step_count' in schema.state.properties);
-    assert.deepEqual(await suite.client.state(), { episode_id: null, step_count: 0, seed: null, done: false, env: 'frozen-lake' });
+    assert.deepEqual(await suite.client.state(), {
+      episode_id: null,
+      step_count: 0,
+      seed: null,
+      done: false,
+      env: 'frozen-lake',
+    });
   });
 
   test('POST /reset and /step answer what the local env gives for the same seed', async () => {
@@ -62,9 +75,16 @@ describe('OpenEnv server (frozen-lake): HTTP', () => {
     const local = makeEnv('frozen-lake');
     assert.deepEqual(await suite.client.reset({ seed }), serializeReset(await local.reset({ seed })));
     const action = { text: '<answer>Right</answer>' };
-    assert.deepEqual(await suite.client.step(action, { seed }), JSON.parse(JSON.stringify(serializeStep(await local.step(action)))));
+    assert.deepEqual(
+      await suite.client.step(action, { seed }),
+      JSON.parse(JSON.stringify(serializeStep(await local.step(action)))),
+    );
     const invalid = await suite.client.step({ text: 'no tags' });
-    assert.equal(invalid.observation.metadata.invalidAction, true, 'an unparseable reply is an env-level invalid action, not a 422');
+    assert.equal(
+      invalid.observation.metadata.invalidAction,
+      true,
+      'an unparseable reply is an env-level invalid action, not a 422',
+    );
   });
 
   test('malformed JSON and invalid actions are HTTP 422 with FastAPI-style detail', async () => {
@@ -106,8 +126,18 @@ describe('OpenEnv server (frozen-lake): WebSocket', () => {
       observation = result.observation;
       if (result.done || result.truncated) break;
     }
-    assert.deepEqual(await session.state(), { episode_id: 'ep-1', step_count: steps, seed, done: true, env: 'frozen-lake' });
-    await assert.rejects(session.step({ text: '<answer>Up</answer>' }), (error: OpenEnvError) => error.protocolCode === 'EXECUTION_ERROR' && /after the episode ended/.test(error.message));
+    assert.deepEqual(await session.state(), {
+      episode_id: 'ep-1',
+      step_count: steps,
+      seed,
+      done: true,
+      env: 'frozen-lake',
+    });
+    await assert.rejects(
+      session.step({ text: '<answer>Up</answer>' }),
+      (error: OpenEnvError) =>
+        error.protocolCode === 'EXECUTION_ERROR' && /after the episode ended/.test(error.message),
+    );
     await session.close();
     assert.equal(session.open, false);
   });
@@ -127,7 +157,17 @@ describe('OpenEnv server (frozen-lake): WebSocket', () => {
     );
     assert.deepEqual(
       replies.map((reply) => (reply.type === 'error' ? reply.data.code : reply.type)),
-      ['INVALID_JSON', 'UNKNOWN_TYPE', 'UNKNOWN_TYPE', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'EXECUTION_ERROR', 'observation'],
+      [
+        'INVALID_JSON',
+        'UNKNOWN_TYPE',
+        'UNKNOWN_TYPE',
+        'VALIDATION_ERROR',
+        'VALIDATION_ERROR',
+        'VALIDATION_ERROR',
+        'VALIDATION_ERROR',
+        'EXECUTION_ERROR',
+        'observation',
+      ],
     );
     assert.match(String(at(replies, 1, 'replies').data.message), /teleport/);
     assert.match(String(at(replies, 7, 'replies').data.message), /before reset/);
@@ -142,7 +182,10 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
     for (let i = 0; i < 4; i++) sessions.push(await suite.client.session());
     await Promise.all(sessions.map((session, i) => session.reset({ seed: i })));
     const extra = await suite.client.session();
-    await assert.rejects(extra.reset({ seed: 9 }), (error: OpenEnvError) => error.protocolCode === 'CAPACITY_REACHED' && error.details.max_sessions === 4);
+    await assert.rejects(
+      extra.reset({ seed: 9 }),
+      (error: OpenEnvError) => error.protocolCode === 'CAPACITY_REACHED' && error.details.max_sessions === 4,
+    );
     await sessions.pop()!.close();
     const again = await suite.client.session();
     assert.equal((await again.reset({ seed: 9 })).done, false);
@@ -152,8 +195,17 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
   test('concurrent sessions are isolated: interleaved episodes each match their own local run', async () => {
     const seeds = splitSeeds('validation', 4);
     const sessions = await Promise.all(seeds.map(() => suite.client.session()));
-    const episodes = sessions.map((session, i) => ({ seed: at(seeds, i, 'seeds'), session, local: makeEnv('frozen-lake'), over: false }));
-    await Promise.all(episodes.map(async ({ seed, session, local }) => assert.deepEqual(await session.reset({ seed }), serializeReset(await local.reset({ seed })))));
+    const episodes = sessions.map((session, i) => ({
+      seed: at(seeds, i, 'seeds'),
+      session,
+      local: makeEnv('frozen-lake'),
+      over: false,
+    }));
+    await Promise.all(
+      episodes.map(async ({ seed, session, local }) =>
+        assert.deepEqual(await session.reset({ seed }), serializeReset(await local.reset({ seed }))),
+      ),
+    );
     const moves = ['Right', 'Down', 'Left', 'Up'];
     for (let turn = 0; turn < 6; turn++) {
       await Promise.all(
@@ -167,7 +219,10 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
       );
     }
     const states = await Promise.all(sessions.map((session) => session.state()));
-    assert.deepEqual(states.map((state) => state.seed), seeds);
+    assert.deepEqual(
+      states.map((state) => state.seed),
+      seeds,
+    );
     await Promise.all(sessions.map((session) => session.close()));
   });
 
@@ -180,15 +235,22 @@ describe('OpenEnv server (frozen-lake): sessions', () => {
         let steps = 0;
         for (let episode = 0; steps < 25; episode++) {
           await session.reset({ seed: i * 100 + episode });
-          for (let done = false; !done && steps < 25; steps++) done = (await session.step({ text: '<answer>Left</answer>' })).done;
+          for (let done = false; !done && steps < 25; steps++)
+            done = (await session.step({ text: '<answer>Left</answer>' })).done;
         }
         await session.close();
         return steps;
       }),
     );
     await load.close();
-    assert.deepEqual(results.filter((result) => result.status === 'rejected'), []);
-    assert.deepEqual(results.map((result) => (result.status === 'fulfilled' ? result.value : 0)), Array(16).fill(25));
+    assert.deepEqual(
+      results.filter((result) => result.status === 'rejected'),
+      [],
+    );
+    assert.deepEqual(
+      results.map((result) => (result.status === 'fulfilled' ? result.value : 0)),
+      Array(16).fill(25),
+    );
   });
 });
 
@@ -199,13 +261,30 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     const list = (await suite.client.mcp('tools/list')) as any;
     assert.equal(list.result.tools[0].name, 'calculator');
     assert.deepEqual(list.result.tools[0].inputSchema.required, ['expression']);
-    const call = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expression: '2 * (3 + 4)' } }, 7)) as any;
-    assert.deepEqual(call, { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 }, data: 14 } });
+    const call = (await suite.client.mcp(
+      'tools/call',
+      { name: 'calculator', arguments: { expression: '2 * (3 + 4)' } },
+      7,
+    )) as any;
+    assert.deepEqual(call, {
+      jsonrpc: '2.0',
+      id: 7,
+      result: { content: [{ type: 'text', text: '14' }], isError: false, structuredContent: { result: 14 }, data: 14 },
+    });
     const bad = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expr: '1' } })) as any;
     assert.equal(bad.result.isError, true);
-    assert.match(bad.result.content[0].text, /^invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"$/);
-    const thrown = (await suite.client.mcp('tools/call', { name: 'calculator', arguments: { expression: '1 +' } })) as any;
-    assert.deepEqual(thrown.result, { content: [{ type: 'text', text: 'error: unexpected end; allowed: integers, + - * ( )' }], isError: true });
+    assert.match(
+      bad.result.content[0].text,
+      /^invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"$/,
+    );
+    const thrown = (await suite.client.mcp('tools/call', {
+      name: 'calculator',
+      arguments: { expression: '1 +' },
+    })) as any;
+    assert.deepEqual(thrown.result, {
+      content: [{ type: 'text', text: 'error: unexpected end; allowed: integers, + - * ( )' }],
+      isError: true,
+    });
     const unknown = (await suite.client.mcp('tools/call', { name: 'search' })) as any;
     assert.deepEqual(unknown.error, { code: -32602, message: 'unknown tool "search"; allowed: calculator' });
     assert.equal(((await suite.client.mcp('resources/list')) as any).error.code, -32601);
@@ -230,7 +309,10 @@ describe('OpenEnv server (calculator): MCP tools and idle timeout', () => {
     assert.equal(suite.server.activeSessions(), 1);
     await new Promise((resolve) => setTimeout(resolve, 600));
     assert.equal(suite.server.activeSessions(), 0);
-    await assert.rejects(session.state(), (error: OpenEnvError) => error.protocolCode === 'SESSION_ERROR' && /idle/.test(error.message));
+    await assert.rejects(
+      session.state(),
+      (error: OpenEnvError) => error.protocolCode === 'SESSION_ERROR' && /idle/.test(error.message),
+    );
   });
 });
 
@@ -245,7 +327,10 @@ test('an env factory that throws answers FACTORY_ERROR and closes the socket', a
   });
   try {
     const session = await new OpenEnvClient(server.url).session();
-    await assert.rejects(session.reset({ seed: 1 }), (error: OpenEnvError) => error.protocolCode === 'FACTORY_ERROR' && /no browser available/.test(error.message));
+    await assert.rejects(
+      session.reset({ seed: 1 }),
+      (error: OpenEnvError) => error.protocolCode === 'FACTORY_ERROR' && /no browser available/.test(error.message),
+    );
     assert.equal(server.activeSessions(), 0);
   } finally {
     await server.close();

@@ -79,12 +79,26 @@ export interface EnvServer {
 
 export async function startEnvServer(options: EnvServerOptions): Promise<EnvServer> {
   const { env: makeEnv, maxSessions = 64, sessionTimeoutS = 300, host = '127.0.0.1', port = 8000 } = options;
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new InvalidArgumentError(`maxSessions must be a positive integer, got ${maxSessions}`);
-  if (!(sessionTimeoutS >= 0)) throw new InvalidArgumentError(`sessionTimeoutS must be >= 0 (0 = no timeout), got ${sessionTimeoutS}`);
+  if (!Number.isInteger(maxSessions) || maxSessions < 1)
+    throw new InvalidArgumentError(`maxSessions must be a positive integer, got ${maxSessions}`);
+  if (!(sessionTimeoutS >= 0))
+    throw new InvalidArgumentError(`sessionTimeoutS must be >= 0 (0 = no timeout), got ${sessionTimeoutS}`);
   const probe = makeEnv();
   const name = options.name ?? probe.name;
   const description = options.description ?? `agentrl environment ${name}`;
-  const readme = [`# ${name}`, '', description, '', '## Instructions (system prompt)', '', probe.instructions ?? '(none)', '', options.readme ?? ''].join('\n').trim();
+  const readme = [
+    `# ${name}`,
+    '',
+    description,
+    '',
+    '## Instructions (system prompt)',
+    '',
+    probe.instructions ?? '(none)',
+    '',
+    options.readme ?? '',
+  ]
+    .join('\n')
+    .trim();
   const info = {
     name,
     description,

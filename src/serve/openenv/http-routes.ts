@@ -37,14 +37,23 @@ export function addEnvHttpRoutes(app: Hono<ServerEnv>, options: EnvHttpRoutesOpt
     '/step': { POST: (c) => step(c, makeEnv) },
     '/mcp': { POST: (c) => mcp(c, mcpSessions) },
     '/openapi.json': { GET: () => jsonResponse(200, documents.openApi) },
-    '/docs': { GET: () => new Response(options.docsPage, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } }) },
+    '/docs': {
+      GET: () =>
+        new Response(options.docsPage, { status: 200, headers: { 'content-type': 'text/html; charset=utf-8' } }),
+    },
   };
-  for (const [path, methods] of Object.entries(routes)) for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
+  for (const [path, methods] of Object.entries(routes))
+    for (const [method, handler] of Object.entries(methods)) app.on(method, path, handler);
   app.notFound((c) => {
     const path = requestPath(c);
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-    if (route === undefined) return jsonResponse(404, { detail: `Not Found: ${path}; endpoints: ${Object.keys(routes).join(', ')}; WebSocket: /ws, /mcp` });
-    return jsonResponse(405, { detail: `Method Not Allowed: ${c.req.method} ${path}; allowed: ${Object.keys(route).join(', ')}` });
+    if (route === undefined)
+      return jsonResponse(404, {
+        detail: `Not Found: ${path}; endpoints: ${Object.keys(routes).join(', ')}; WebSocket: /ws, /mcp`,
+      });
+    return jsonResponse(405, {
+      detail: `Method Not Allowed: ${c.req.method} ${path}; allowed: ${Object.keys(route).join(', ')}`,
+    });
   });
   app.onError((error) => openEnvErrorResponse(error));
 }
@@ -75,14 +84,18 @@ async function step(c: ServerContext, makeEnv: () => Env): Promise<Response> {
 /** POST /mcp: one JSON-RPC message (a notification is answered 202 with no body). */
 async function mcp(c: ServerContext, mcpSessions: McpSessions): Promise<Response> {
   const body = await readJson(c);
-  if (!body.ok) return jsonResponse(200, jsonRpcError(null, jsonRpcErrorCodes.parseError, `Parse error: ${body.message}`));
+  if (!body.ok)
+    return jsonResponse(200, jsonRpcError(null, jsonRpcErrorCodes.parseError, `Parse error: ${body.message}`));
   const answer = await mcpSessions.handle(body.value);
   if (answer === null) return new Response(null, { status: 202 });
   return jsonResponse(200, answer);
 }
 
 /** Runs a stateless HTTP call on a fresh env, closed afterwards. */
-async function withFreshSession(makeEnv: () => Env, use: (session: EnvSession) => Promise<Response>): Promise<Response> {
+async function withFreshSession(
+  makeEnv: () => Env,
+  use: (session: EnvSession) => Promise<Response>,
+): Promise<Response> {
   const session = new EnvSession(makeEnv());
   try {
     return await use(session);

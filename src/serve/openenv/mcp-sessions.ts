@@ -18,7 +18,15 @@
 import { z } from 'zod';
 import type { Env } from '../../core/types.ts';
 import { errorMessage } from '../http.ts';
-import { answerMcp, jsonRpcError, jsonRpcErrorCodes, needsTools, parseJsonRpc, type JsonRpcRequest, type JsonRpcResponse } from './mcp.ts';
+import {
+  answerMcp,
+  jsonRpcError,
+  jsonRpcErrorCodes,
+  needsTools,
+  parseJsonRpc,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './mcp.ts';
 import { EnvSession } from './session.ts';
 import { resetRequestSchema } from './wire.ts';
 
@@ -61,7 +69,8 @@ export class McpSessions {
     if ('response' in parsed) return parsed.response;
     const { request } = parsed;
     try {
-      if (request.method === 'openenv/session/create') return socket ? success(request, { session_id: socket.session.id }) : await this.create(request);
+      if (request.method === 'openenv/session/create')
+        return socket ? success(request, { session_id: socket.session.id }) : await this.create(request);
       if (request.method === 'openenv/session/close') return await this.close(request, socket);
       if (!needsTools(request.method)) return await answerMcp(request, [], this.options.serverName);
       if (socket !== undefined) {
@@ -69,8 +78,14 @@ export class McpSessions {
         return await answerMcp(request, socket.session.env.tools ?? [], this.options.serverName);
       }
       if (request.params.session_id !== undefined) {
-        const entry = typeof request.params.session_id === 'string' ? this.sessions.get(request.params.session_id) : undefined;
-        if (entry === undefined) return jsonRpcError(request.id, jsonRpcErrorCodes.invalidParams, `Unknown session_id: ${JSON.stringify(request.params.session_id)}`);
+        const entry =
+          typeof request.params.session_id === 'string' ? this.sessions.get(request.params.session_id) : undefined;
+        if (entry === undefined)
+          return jsonRpcError(
+            request.id,
+            jsonRpcErrorCodes.invalidParams,
+            `Unknown session_id: ${JSON.stringify(request.params.session_id)}`,
+          );
         this.touch(request.params.session_id as string, entry);
         return await answerMcp(request, entry.session.env.tools ?? [], this.options.serverName);
       }
@@ -95,16 +110,30 @@ export class McpSessions {
 
   private async create(request: JsonRpcRequest): Promise<JsonRpcResponse> {
     const params = createParamsSchema.safeParse(request.params);
-    if (!params.success) return jsonRpcError(request.id, jsonRpcErrorCodes.invalidParams, `Invalid params: ${z.prettifyError(params.error)}`);
+    if (!params.success)
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.invalidParams,
+        `Invalid params: ${z.prettifyError(params.error)}`,
+      );
     const { active, max } = this.options.load();
     if (active >= max) {
-      return jsonRpcError(request.id, jsonRpcErrorCodes.serverError, `server at capacity: ${active} of ${max} sessions active; retry later or raise --max-sessions`, { active_sessions: active, max_sessions: max });
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.serverError,
+        `server at capacity: ${active} of ${max} sessions active; retry later or raise --max-sessions`,
+        { active_sessions: active, max_sessions: max },
+      );
     }
     let session: EnvSession;
     try {
       session = new EnvSession(this.options.makeEnv());
     } catch (error) {
-      return jsonRpcError(request.id, jsonRpcErrorCodes.serverError, `cannot build environment ${this.options.serverName}: ${errorMessage(error)}`);
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.serverError,
+        `cannot build environment ${this.options.serverName}: ${errorMessage(error)}`,
+      );
     }
     const entry: HttpSession = { session };
     this.sessions.set(session.id, entry); // holds the slot while the episode starts
@@ -114,7 +143,11 @@ export class McpSessions {
     } catch (error) {
       this.sessions.delete(session.id);
       await closeEnv(session.env);
-      return jsonRpcError(request.id, jsonRpcErrorCodes.serverError, `cannot start an episode of ${this.options.serverName}: ${errorMessage(error)}`);
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.serverError,
+        `cannot start an episode of ${this.options.serverName}: ${errorMessage(error)}`,
+      );
     }
     this.touch(session.id, entry);
     return success(request, { session_id: session.id });
@@ -122,12 +155,22 @@ export class McpSessions {
 
   private async close(request: JsonRpcRequest, socket: SocketScope | undefined): Promise<JsonRpcResponse> {
     const sessionId = request.params.session_id;
-    if (typeof sessionId !== 'string' || sessionId === '') return jsonRpcError(request.id, jsonRpcErrorCodes.invalidParams, "Invalid params - 'session_id' is required");
+    if (typeof sessionId !== 'string' || sessionId === '')
+      return jsonRpcError(request.id, jsonRpcErrorCodes.invalidParams, "Invalid params - 'session_id' is required");
     if (socket !== undefined && sessionId === socket.session.id) {
-      return jsonRpcError(request.id, jsonRpcErrorCodes.invalidRequest, "Cannot close the WebSocket's own session via MCP; close the socket");
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.invalidRequest,
+        "Cannot close the WebSocket's own session via MCP; close the socket",
+      );
     }
     const entry = this.sessions.get(sessionId);
-    if (entry === undefined) return jsonRpcError(request.id, jsonRpcErrorCodes.invalidParams, `Unknown session_id: ${JSON.stringify(sessionId)}`);
+    if (entry === undefined)
+      return jsonRpcError(
+        request.id,
+        jsonRpcErrorCodes.invalidParams,
+        `Unknown session_id: ${JSON.stringify(sessionId)}`,
+      );
     this.sessions.delete(sessionId);
     await this.release(entry);
     return success(request, { session_id: sessionId, closed: true });

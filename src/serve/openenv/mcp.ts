@@ -31,9 +31,18 @@ export const jsonRpcErrorCodes = {
 
 export const jsonRpcRequestSchema = z.object({
   jsonrpc: z.literal('2.0'),
-  method: z.string().describe('initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close'),
-  params: jsonObjectSchema.optional().describe('tools/call: {name, arguments, session_id?}; tools/list: {session_id?}; openenv/session/close: {session_id}'),
-  id: z.union([z.string(), z.number(), z.null()]).optional().describe('none: a notification, answered 202 with no body'),
+  method: z
+    .string()
+    .describe('initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close'),
+  params: jsonObjectSchema
+    .optional()
+    .describe(
+      'tools/call: {name, arguments, session_id?}; tools/list: {session_id?}; openenv/session/close: {session_id}',
+    ),
+  id: z
+    .union([z.string(), z.number(), z.null()])
+    .optional()
+    .describe('none: a notification, answered 202 with no body'),
 });
 
 /** A JSON-RPC answer: `result` or `error`. */
@@ -48,13 +57,22 @@ export type JsonRpcResponse =
   | { jsonrpc: '2.0'; id: string | number | null; result: unknown }
   | { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data?: unknown } };
 
-export function jsonRpcError(id: string | number | null, code: number, message: string, data?: unknown): JsonRpcResponse {
+export function jsonRpcError(
+  id: string | number | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }
 
 /** The tool list in MCP's shape (JSON Schemas from the zod input schemas). */
 export function describeTools(tools: readonly Tool[]): { name: string; description: string; inputSchema: unknown }[] {
-  return tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input' }) }));
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input' }),
+  }));
 }
 
 export interface JsonRpcRequest {
@@ -67,8 +85,11 @@ export interface JsonRpcRequest {
 export function parseJsonRpc(message: unknown): { request: JsonRpcRequest } | { response: JsonRpcResponse } | null {
   const parsed = jsonRpcRequestSchema.safeParse(message);
   if (!parsed.success) {
-    const id = isJsonObject(message) && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
-    return { response: jsonRpcError(id, jsonRpcErrorCodes.invalidRequest, `Invalid request: ${z.prettifyError(parsed.error)}`) };
+    const id =
+      isJsonObject(message) && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : null;
+    return {
+      response: jsonRpcError(id, jsonRpcErrorCodes.invalidRequest, `Invalid request: ${z.prettifyError(parsed.error)}`),
+    };
   }
   const { method, params = {}, id } = parsed.data;
   return id === undefined ? null : { request: { id, method, params } };
@@ -84,14 +105,22 @@ export function needsTools(method: string): boolean {
  * notification (no `id`). `serverName` goes into the `initialize` answer. Never throws: a failure
  * while answering is a JSON-RPC internal error.
  */
-export async function handleMcp(message: unknown, tools: readonly Tool[], serverName: string): Promise<JsonRpcResponse | null> {
+export async function handleMcp(
+  message: unknown,
+  tools: readonly Tool[],
+  serverName: string,
+): Promise<JsonRpcResponse | null> {
   const parsed = parseJsonRpc(message);
   if (parsed === null) return null;
   return 'response' in parsed ? parsed.response : answerMcp(parsed.request, tools, serverName);
 }
 
 /** Answers a parsed request (initialize, ping, tools/list, tools/call); never throws. */
-export async function answerMcp({ id, method, params }: JsonRpcRequest, tools: readonly Tool[], serverName: string): Promise<JsonRpcResponse> {
+export async function answerMcp(
+  { id, method, params }: JsonRpcRequest,
+  tools: readonly Tool[],
+  serverName: string,
+): Promise<JsonRpcResponse> {
   try {
     return await answer(id, method, params, tools, serverName);
   } catch (error) {
@@ -99,13 +128,23 @@ export async function answerMcp({ id, method, params }: JsonRpcRequest, tools: r
   }
 }
 
-async function answer(id: string | number | null, method: string, params: Record<string, unknown>, tools: readonly Tool[], serverName: string): Promise<JsonRpcResponse> {
+async function answer(
+  id: string | number | null,
+  method: string,
+  params: Record<string, unknown>,
+  tools: readonly Tool[],
+  serverName: string,
+): Promise<JsonRpcResponse> {
   switch (method) {
     case 'initialize':
       return {
         jsonrpc: '2.0',
         id,
-        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: serverName, version: '0.1.0' } },
+        result: {
+          protocolVersion: '2025-06-18',
+          capabilities: { tools: {} },
+          serverInfo: { name: serverName, version: '0.1.0' },
+        },
       };
     case 'ping':
       return { jsonrpc: '2.0', id, result: {} };
@@ -114,13 +153,22 @@ async function answer(id: string | number | null, method: string, params: Record
     case 'tools/call':
       return callTool(id, params, tools);
     default:
-      return jsonRpcError(id, jsonRpcErrorCodes.methodNotFound, `Method not found: ${method}; allowed: initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close`);
+      return jsonRpcError(
+        id,
+        jsonRpcErrorCodes.methodNotFound,
+        `Method not found: ${method}; allowed: initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close`,
+      );
   }
 }
 
-async function callTool(id: string | number | null, params: Record<string, unknown>, tools: readonly Tool[]): Promise<JsonRpcResponse> {
+async function callTool(
+  id: string | number | null,
+  params: Record<string, unknown>,
+  tools: readonly Tool[],
+): Promise<JsonRpcResponse> {
   const name = params.name;
-  if (typeof name !== 'string' || name === '') return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, "Missing 'name' in params");
+  if (typeof name !== 'string' || name === '')
+    return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, "Missing 'name' in params");
   const run = await runTool(tools, { name, arguments: params.arguments ?? {} });
   if (run.ok) return toolResult(id, run.text, run.output, false);
   if (run.kind === 'unknown-tool') return jsonRpcError(id, jsonRpcErrorCodes.invalidParams, run.error);

@@ -16,15 +16,29 @@ describe('GET /openapi.json and /docs (what `openenv validate` reads)', () => {
   test('an OpenAPI 3.1 document with info.version and exactly the HTTP routes the server answers', async () => {
     const response = await fetch(`${server.url}/openapi.json`);
     assert.equal(response.status, 200);
-    const document = (await response.json()) as { openapi: string; info: { version: unknown; title: string }; paths: Record<string, Record<string, any>>; components: { schemas: Record<string, unknown> } };
+    const document = (await response.json()) as {
+      openapi: string;
+      info: { version: unknown; title: string };
+      paths: Record<string, Record<string, any>>;
+      components: { schemas: Record<string, unknown> };
+    };
     assert.match(document.openapi, /^3\.1\./);
-    assert.equal(document.info.version, '1.0.0', 'the OpenEnv HTTP API version: openenv validate reports the profile openenv-http/1.x');
+    assert.equal(
+      document.info.version,
+      '1.0.0',
+      'the OpenEnv HTTP API version: openenv validate reports the profile openenv-http/1.x',
+    );
     assert.match(document.info.title, /frozen-lake/);
     // openenv validate's mode check: simulation mode has /reset, /step and /state.
-    for (const path of ['/reset', '/step', '/state', '/health', '/metadata', '/schema', '/mcp']) assert.ok(path in document.paths, path);
+    for (const path of ['/reset', '/step', '/state', '/health', '/metadata', '/schema', '/mcp'])
+      assert.ok(path in document.paths, path);
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const method of Object.keys(operations)) {
-        const answer = await fetch(`${server.url}${path}`, { method: method.toUpperCase(), headers: { 'content-type': 'application/json' }, body: method === 'post' ? (path === '/step' ? '{"action":{"text":"x"}}' : '{}') : undefined });
+        const answer = await fetch(`${server.url}${path}`, {
+          method: method.toUpperCase(),
+          headers: { 'content-type': 'application/json' },
+          body: method === 'post' ? (path === '/step' ? '{"action":{"text":"x"}}' : '{}') : undefined,
+        });
         assert.ok(answer.status < 400, `${method} ${path} is documented but answers ${answer.status}`);
         await answer.arrayBuffer();
       }
@@ -58,7 +72,8 @@ describe('GET /openapi.json and /docs (what `openenv validate` reads)', () => {
     assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
     const html = await response.text();
     assert.match(html, /^<!doctype html>/i);
-    for (const path of ['/reset', '/step', '/state', '/health', '/metadata', '/schema', '/mcp', '/openapi.json', '/ws']) assert.ok(html.includes(path), path);
+    for (const path of ['/reset', '/step', '/state', '/health', '/metadata', '/schema', '/mcp', '/openapi.json', '/ws'])
+      assert.ok(html.includes(path), path);
     assert.doesNotMatch(html, /<script|<link|src=|https?:\/\//i);
   });
 });

@@ -41,14 +41,51 @@ export interface HttpRoute {
 
 /** Every HTTP route of the env server (env-server.ts serves exactly these; its test checks). */
 export const httpRoutes: readonly HttpRoute[] = [
-  { method: 'post', path: '/reset', summary: 'Start an episode (stateless: a fresh env, closed after the call)', body: 'ResetRequest', optionalBody: true, answer: 'StepResponse', validates: true },
-  { method: 'post', path: '/step', summary: 'The first turn of the episode of `seed` (stateless; episodes of several turns use the WebSocket /ws)', body: 'StepRequest', answer: 'StepResponse', validates: true },
+  {
+    method: 'post',
+    path: '/reset',
+    summary: 'Start an episode (stateless: a fresh env, closed after the call)',
+    body: 'ResetRequest',
+    optionalBody: true,
+    answer: 'StepResponse',
+    validates: true,
+  },
+  {
+    method: 'post',
+    path: '/step',
+    summary: 'The first turn of the episode of `seed` (stateless; episodes of several turns use the WebSocket /ws)',
+    body: 'StepRequest',
+    answer: 'StepResponse',
+    validates: true,
+  },
   { method: 'get', path: '/state', summary: 'The state of a fresh env (episode id, step count)', answer: 'State' },
   { method: 'get', path: '/health', summary: 'Health check', answer: 'HealthResponse' },
-  { method: 'get', path: '/metadata', summary: 'Name, description, README (actions, reward, instructions)', answer: 'EnvironmentMetadata' },
-  { method: 'get', path: '/schema', summary: 'JSON Schemas of the action, the observation and the state', answer: 'SchemaResponse' },
-  { method: 'post', path: '/mcp', summary: 'MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close', body: 'JsonRpcRequest', answer: 'JsonRpcResponse' },
-  { method: 'get', path: '/agentrl/env', summary: "agentrl extension: the env's instructions, tools and session limits (RemoteEnvPool reads it)", answer: 'AgentRlEnvInfo' },
+  {
+    method: 'get',
+    path: '/metadata',
+    summary: 'Name, description, README (actions, reward, instructions)',
+    answer: 'EnvironmentMetadata',
+  },
+  {
+    method: 'get',
+    path: '/schema',
+    summary: 'JSON Schemas of the action, the observation and the state',
+    answer: 'SchemaResponse',
+  },
+  {
+    method: 'post',
+    path: '/mcp',
+    summary:
+      'MCP over JSON-RPC 2.0: initialize, ping, tools/list, tools/call, openenv/session/create, openenv/session/close',
+    body: 'JsonRpcRequest',
+    answer: 'JsonRpcResponse',
+  },
+  {
+    method: 'get',
+    path: '/agentrl/env',
+    summary: "agentrl extension: the env's instructions, tools and session limits (RemoteEnvPool reads it)",
+    answer: 'AgentRlEnvInfo',
+  },
   { method: 'get', path: '/openapi.json', summary: 'This document', answer: 'OpenApiDocument' },
   { method: 'get', path: '/docs', summary: 'This API as an HTML page', answer: 'html' },
 ];
@@ -64,8 +101,10 @@ const envInfoSchema = z.strictObject({
 
 /** The component schemas, each from its zod schema (inputs as accepted, answers as sent). */
 function componentSchemas(): Record<string, unknown> {
-  const input = (schema: z.ZodType): Record<string, unknown> => withoutDialect(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
-  const output = (schema: z.ZodType): Record<string, unknown> => withoutDialect(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }));
+  const input = (schema: z.ZodType): Record<string, unknown> =>
+    withoutDialect(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
+  const output = (schema: z.ZodType): Record<string, unknown> =>
+    withoutDialect(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }));
   const stepRequest = input(stepRequestSchema) as { properties: Record<string, unknown> };
   stepRequest.properties.action = {
     anyOf: ['Action', 'ListToolsAction', 'CallToolAction'].map((name) => ({ $ref: `#/components/schemas/${name}` })),
@@ -108,12 +147,27 @@ export function openApiDocument({ name, description }: { name: string; descripti
   const ref = (schema: string): { $ref: string } => ({ $ref: `#/components/schemas/${schema}` });
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of httpRoutes) {
-    const answer = route.answer === 'html' ? { 'text/html': { schema: { type: 'string' } } } : { 'application/json': { schema: ref(route.answer) } };
+    const answer =
+      route.answer === 'html'
+        ? { 'text/html': { schema: { type: 'string' } } }
+        : { 'application/json': { schema: ref(route.answer) } };
     const responses: Record<string, unknown> = { '200': { description: 'OK', content: answer } };
-    if (route.validates) responses['422'] = { description: 'the body does not validate', content: { 'application/json': { schema: ref('HTTPValidationError') } } };
+    if (route.validates)
+      responses['422'] = {
+        description: 'the body does not validate',
+        content: { 'application/json': { schema: ref('HTTPValidationError') } },
+      };
     if (route.method === 'post') responses['500'] = { description: 'the environment failed: {detail}' };
-    const operation: Record<string, unknown> = { summary: route.summary, operationId: `${route.method}${route.path.replace(/[^A-Za-z]+(.)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`, responses };
-    if (route.body !== undefined) operation.requestBody = { required: route.optionalBody !== true, content: { 'application/json': { schema: ref(route.body) } } };
+    const operation: Record<string, unknown> = {
+      summary: route.summary,
+      operationId: `${route.method}${route.path.replace(/[^A-Za-z]+(.)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
+      responses,
+    };
+    if (route.body !== undefined)
+      operation.requestBody = {
+        required: route.optionalBody !== true,
+        content: { 'application/json': { schema: ref(route.body) } },
+      };
     paths[route.path] = { ...paths[route.path], [route.method]: operation };
   }
   return {
@@ -141,7 +195,10 @@ function escapeHtml(text: string): string {
 /** `GET /docs`: the routes and the WebSocket protocols on one self-contained page (no scripts, nothing fetched). */
 export function docsPage({ name, description }: { name: string; description: string }): string {
   const rows = httpRoutes
-    .map((route) => `<tr><td>${route.method.toUpperCase()}</td><td><code>${escapeHtml(route.path)}</code></td><td>${escapeHtml(route.summary)}</td><td>${route.body ?? ''}</td><td>${route.answer}</td></tr>`)
+    .map(
+      (route) =>
+        `<tr><td>${route.method.toUpperCase()}</td><td><code>${escapeHtml(route.path)}</code></td><td>${escapeHtml(route.summary)}</td><td>${route.body ?? ''}</td><td>${route.answer}</td></tr>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(name)}: OpenEnv API</title>

@@ -20,23 +20,48 @@ function counterEnv(): Env {
   let episodes = 0;
   return {
     name: 'counter',
-    tools: [{ name: 'count', description: 'counts its calls on this env instance', inputSchema: z.object({ by: z.number().int().default(1) }), execute: ({ by }: { by: number }) => (count += by) }],
+    tools: [
+      {
+        name: 'count',
+        description: 'counts its calls on this env instance',
+        inputSchema: z.object({ by: z.number().int().default(1) }),
+        execute: ({ by }: { by: number }) => (count += by),
+      },
+    ],
     reset: async ({ seed }) => {
       count = seed;
       episodes++;
       return { text: `episode ${episodes}, count ${count}` };
     },
     step: async (action) => {
-      if (action.toolCall?.name !== 'count') return { observation: { text: 'answered' }, reward: 1, done: true, truncated: false, info: { success: true } };
+      if (action.toolCall?.name !== 'count')
+        return { observation: { text: 'answered' }, reward: 1, done: true, truncated: false, info: { success: true } };
       const by = Number(action.toolCall.arguments.by ?? 1);
-      if (!Number.isInteger(by)) return { observation: { text: 'invalid: by must be an integer' }, reward: -0.1, done: false, truncated: false, info: { invalidAction: true, reason: 'by must be an integer' } };
-      return { observation: { text: `<tool_response>${(count += by)}</tool_response>` }, reward: 0, done: false, truncated: false, info: { invalidAction: false, tool: 'count' } };
+      if (!Number.isInteger(by))
+        return {
+          observation: { text: 'invalid: by must be an integer' },
+          reward: -0.1,
+          done: false,
+          truncated: false,
+          info: { invalidAction: true, reason: 'by must be an integer' },
+        };
+      return {
+        observation: { text: `<tool_response>${(count += by)}</tool_response>` },
+        reward: 0,
+        done: false,
+        truncated: false,
+        info: { invalidAction: false, tool: 'count' },
+      };
     },
   };
 }
 
 async function post(server: EnvServer, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -47,7 +72,9 @@ async function rpc(server: EnvServer, method: string, params: Record<string, unk
 }
 
 /** A WebSocket that answers each sent text with the next reply (JSON), with a 10 s limit. */
-async function socket(url: string): Promise<{ send(value: unknown): Promise<any>; close(): void; closed: Promise<number> }> {
+async function socket(
+  url: string,
+): Promise<{ send(value: unknown): Promise<any>; close(): void; closed: Promise<number> }> {
   const ws = new WebSocket(url);
   // Listening before `open` resolves: a refusal can arrive in the same tick as the upgrade.
   const waiting: ((reply: unknown) => void)[] = [];
@@ -68,7 +95,10 @@ async function socket(url: string): Promise<{ send(value: unknown): Promise<any>
     send: (value) =>
       new Promise((resolve, reject) => {
         if (early.length > 0) return resolve(early.shift());
-        const timer = setTimeout(() => reject(new Error(`no reply within 10 s to ${JSON.stringify(value).slice(0, 80)}`)), 10_000);
+        const timer = setTimeout(
+          () => reject(new Error(`no reply within 10 s to ${JSON.stringify(value).slice(0, 80)}`)),
+          10_000,
+        );
         waiting.push((reply) => {
           clearTimeout(timer);
           resolve(reply);
@@ -98,7 +128,10 @@ describe('what OpenEnv clients read (calculator)', () => {
       assert.deepEqual(reset.observation.metadata, {});
       const expression = (reset.observation.data as { expression: string }).expression;
       const answer = await session.step({ text: `<answer>${eval(expression)}</answer>` });
-      assert.deepEqual([answer.reward, answer.done, answer.observation.metadata.success, 'metadata' in answer], [1, true, true, false]);
+      assert.deepEqual(
+        [answer.reward, answer.done, answer.observation.metadata.success, 'metadata' in answer],
+        [1, true, true, false],
+      );
     } finally {
       await session.close();
     }
@@ -106,7 +139,11 @@ describe('what OpenEnv clients read (calculator)', () => {
 
   test('tools/call results carry data, the value MCPToolClient returns', async () => {
     const call = await rpc(server, 'tools/call', { name: 'calculator', arguments: { expression: '6 * 7' } }, 3);
-    assert.deepEqual(call, { jsonrpc: '2.0', id: 3, result: { content: [{ type: 'text', text: '42' }], isError: false, structuredContent: { result: 42 }, data: 42 } });
+    assert.deepEqual(call, {
+      jsonrpc: '2.0',
+      id: 3,
+      result: { content: [{ type: 'text', text: '42' }], isError: false, structuredContent: { result: 42 }, data: 42 },
+    });
     const failed = await rpc(server, 'tools/call', { name: 'calculator', arguments: { expression: '1 +' } });
     assert.equal(failed.result.isError, true);
     assert.equal('data' in failed.result, false, 'a failed call has no data, so the client shows the whole result');
@@ -119,21 +156,44 @@ describe('what OpenEnv clients read (calculator)', () => {
       const expression = reset.data.observation.data.expression as string;
       const list = await ws.send({ type: 'step', data: { type: 'list_tools' } });
       assert.equal(list.type, 'observation');
-      assert.deepEqual(list.data.observation.tools.map((tool: { name: string }) => tool.name), ['calculator']);
+      assert.deepEqual(
+        list.data.observation.tools.map((tool: { name: string }) => tool.name),
+        ['calculator'],
+      );
       assert.deepEqual(list.data.observation.tools[0].input_schema.required, ['expression']);
       assert.equal((await ws.send({ type: 'state' })).data.step_count, 0, 'listing tools is not a turn');
-      const call = await ws.send({ type: 'step', data: { type: 'call_tool', tool_name: 'calculator', arguments: { expression } } });
+      const call = await ws.send({
+        type: 'step',
+        data: { type: 'call_tool', tool_name: 'calculator', arguments: { expression } },
+      });
       assert.equal(call.type, 'observation', JSON.stringify(call));
       const observation = call.data.observation;
       assert.equal(observation.tool_name, 'calculator');
       assert.equal(observation.error, null);
-      assert.equal(observation.result.data, `<tool_response>${eval(expression)}</tool_response>`, 'the tool result as the env shows it to the model');
+      assert.equal(
+        observation.result.data,
+        `<tool_response>${eval(expression)}</tool_response>`,
+        'the tool result as the env shows it to the model',
+      );
       assert.equal(observation.text, observation.result.data);
       assert.deepEqual([call.data.reward, call.data.done, observation.metadata.invalidAction], [0, false, false]);
-      assert.equal((await ws.send({ type: 'state' })).data.step_count, 1, 'a tool call is the env turn it would be as a tool_call action');
-      const unknown = await ws.send({ type: 'step', data: { type: 'call_tool', tool_name: 'teleport', arguments: {} } });
-      assert.deepEqual([unknown.data.observation.error.error_type, unknown.data.observation.result], ['tool_not_found', null]);
-      const badArguments = await ws.send({ type: 'step', data: { type: 'call_tool', tool_name: 'calculator', arguments: { expr: '1' } } });
+      assert.equal(
+        (await ws.send({ type: 'state' })).data.step_count,
+        1,
+        'a tool call is the env turn it would be as a tool_call action',
+      );
+      const unknown = await ws.send({
+        type: 'step',
+        data: { type: 'call_tool', tool_name: 'teleport', arguments: {} },
+      });
+      assert.deepEqual(
+        [unknown.data.observation.error.error_type, unknown.data.observation.result],
+        ['tool_not_found', null],
+      );
+      const badArguments = await ws.send({
+        type: 'step',
+        data: { type: 'call_tool', tool_name: 'calculator', arguments: { expr: '1' } },
+      });
       assert.equal(badArguments.data.observation.error.error_type, 'invalid_args');
       const malformed = await ws.send({ type: 'step', data: { type: 'call_tool', arguments: {} } });
       assert.equal(malformed.data.code, 'VALIDATION_ERROR');
@@ -146,7 +206,10 @@ describe('what OpenEnv clients read (calculator)', () => {
     const list = await post(server, '/step', { action: { type: 'list_tools' } });
     assert.equal(list.status, 200);
     assert.equal(list.json.observation.tools[0].name, 'calculator');
-    const call = await post(server, '/step', { action: { type: 'call_tool', tool_name: 'calculator', arguments: { expression: '2 + 2' } }, seed: 1 });
+    const call = await post(server, '/step', {
+      action: { type: 'call_tool', tool_name: 'calculator', arguments: { expression: '2 + 2' } },
+      seed: 1,
+    });
     assert.equal(call.status, 200);
     assert.equal(call.json.observation.result.data, '<tool_response>4</tool_response>');
     assert.equal((await post(server, '/step', { action: { type: 'call_tool' } })).status, 422);
@@ -160,13 +223,22 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
   });
   after(() => server.close());
 
-  test('tools/* with a session_id use that session\'s env; without one, a fresh env each call; close frees it', async () => {
+  test("tools/* with a session_id use that session's env; without one, a fresh env each call; close frees it", async () => {
     const created = await rpc(server, 'openenv/session/create');
     const sessionId = created.result.session_id as string;
     assert.equal(typeof sessionId, 'string');
-    const count = async (params: Record<string, unknown>): Promise<unknown> => (await rpc(server, 'tools/call', { name: 'count', arguments: {}, ...params })).result.data;
-    assert.deepEqual([await count({ session_id: sessionId }), await count({ session_id: sessionId })], [1, 2], 'one env, episode of seed 0');
-    assert.deepEqual([await count({}), await count({})], [1, 1], 'stateless: a fresh env, episode of seed 0, each call');
+    const count = async (params: Record<string, unknown>): Promise<unknown> =>
+      (await rpc(server, 'tools/call', { name: 'count', arguments: {}, ...params })).result.data;
+    assert.deepEqual(
+      [await count({ session_id: sessionId }), await count({ session_id: sessionId })],
+      [1, 2],
+      'one env, episode of seed 0',
+    );
+    assert.deepEqual(
+      [await count({}), await count({})],
+      [1, 1],
+      'stateless: a fresh env, episode of seed 0, each call',
+    );
     const seeded = (await rpc(server, 'openenv/session/create', { seed: 10 })).result.session_id;
     assert.equal(await count({ session_id: seeded }), 11);
     assert.equal(server.activeSessions(), 2);
@@ -175,10 +247,17 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
     const full = await rpc(server, 'openenv/session/create');
     assert.equal(full.error.code, -32000);
     assert.deepEqual(full.error.data, { active_sessions: 2, max_sessions: 2 });
-    assert.deepEqual((await rpc(server, 'openenv/session/close', { session_id: sessionId })).result, { session_id: sessionId, closed: true });
+    assert.deepEqual((await rpc(server, 'openenv/session/close', { session_id: sessionId })).result, {
+      session_id: sessionId,
+      closed: true,
+    });
     assert.equal((await rpc(server, 'openenv/session/close', { session_id: seeded })).result.closed, true);
     assert.equal(server.activeSessions(), 0);
-    assert.equal((await rpc(server, 'tools/call', { name: 'count', session_id: sessionId })).error.code, -32602, 'a closed session is unknown');
+    assert.equal(
+      (await rpc(server, 'tools/call', { name: 'count', session_id: sessionId })).error.code,
+      -32602,
+      'a closed session is unknown',
+    );
     assert.equal((await rpc(server, 'openenv/session/close', {})).error.code, -32602);
   });
 
@@ -194,8 +273,12 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
     const first = await socket(`${server.url.replace('http', 'ws')}/mcp`);
     const second = await socket(`${server.url.replace('http', 'ws')}/mcp`);
     try {
-      const call = (socket: typeof first, id: number) => socket.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'count', arguments: { by: 2 } } });
-      assert.deepEqual([(await call(first, 1)).result.data, (await call(first, 2)).result.data, (await call(second, 3)).result.data], [2, 4, 2]);
+      const call = (socket: typeof first, id: number) =>
+        socket.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'count', arguments: { by: 2 } } });
+      assert.deepEqual(
+        [(await call(first, 1)).result.data, (await call(first, 2)).result.data, (await call(second, 3)).result.data],
+        [2, 4, 2],
+      );
       assert.equal(server.activeSessions(), 2);
       assert.equal((await first.send('{"jsonrpc": ')).error.code, -32700);
       assert.equal((await first.send({ jsonrpc: '2.0', id: 4, method: 'resources/list' })).error.code, -32601);
@@ -210,13 +293,16 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
     }
   });
 
-  test('on /ws, openenv/session/create names the socket\'s own session, which MCP cannot close', async () => {
+  test("on /ws, openenv/session/create names the socket's own session, which MCP cannot close", async () => {
     const ws = await socket(`${server.url.replace('http', 'ws')}/ws`);
     try {
       const created = await ws.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 1, method: 'openenv/session/create' } });
       const sessionId = created.data.result.session_id;
       assert.equal(typeof sessionId, 'string');
-      const close = await ws.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 2, method: 'openenv/session/close', params: { session_id: sessionId } } });
+      const close = await ws.send({
+        type: 'mcp',
+        data: { jsonrpc: '2.0', id: 2, method: 'openenv/session/close', params: { session_id: sessionId } },
+      });
       assert.equal(close.data.error.code, -32600);
     } finally {
       ws.close();

@@ -8,19 +8,35 @@ import { rollout } from '../../rollout/rollout.ts';
 import { startEnvServer } from './env-server.ts';
 import { PoolFullError, RemoteEnvPool } from './remote-env.ts';
 
-const replies = ['<answer>Right</answer>', 'not an action', '<think>t</think><answer>Down</answer>', '<answer>Up</answer>'];
+const replies = [
+  '<answer>Right</answer>',
+  'not an action',
+  '<think>t</think><answer>Down</answer>',
+  '<answer>Up</answer>',
+];
 const policy = (): ScriptedPolicy =>
-  new ScriptedPolicy({ reply: ({ messages }) => at(replies, Math.floor(messages.length / 2) % replies.length, 'replies'), logprob: -0.5 });
+  new ScriptedPolicy({
+    reply: ({ messages }) => at(replies, Math.floor(messages.length / 2) % replies.length, 'replies'),
+    logprob: -0.5,
+  });
 
 test('a rollout through a pool of two remote env servers equals the local rollout (same seeds)', async () => {
   const options = { formatPenalty: 0.1, maxSteps: 6 };
-  const servers = await Promise.all([0, 1].map(() => startEnvServer({ env: () => makeEnv('frozen-lake', options), port: 0, maxSessions: 3 })));
+  const servers = await Promise.all(
+    [0, 1].map(() => startEnvServer({ env: () => makeEnv('frozen-lake', options), port: 0, maxSessions: 3 })),
+  );
   const pool = await RemoteEnvPool.connect(servers.map((server) => server.url));
   try {
     assert.equal(pool.name, 'frozen-lake');
     assert.equal(pool.makeEnv().instructions, makeEnv('frozen-lake').instructions);
     assert.equal(pool.capacity, 6);
-    const settings = { seeds: splitSeeds('train', 6), groupSize: 2, maxTurns: 5, concurrency: pool.capacity, samplingSeed: 3 };
+    const settings = {
+      seeds: splitSeeds('train', 6),
+      groupSize: 2,
+      maxTurns: 5,
+      concurrency: pool.capacity,
+      samplingSeed: 3,
+    };
     const local = await rollout({ policy: policy(), env: () => makeEnv('frozen-lake', options), ...settings });
     let peak = 0;
     const remote = await rollout({
@@ -30,10 +46,20 @@ test('a rollout through a pool of two remote env servers equals the local rollou
       onEpisode: () => (peak = Math.max(peak, ...servers.map((server) => server.activeSessions()))),
     });
     assert.deepEqual(remote.trajectories, local.trajectories);
-    assert.ok(local.trajectories.some((t) => t.truncated) && local.trajectories.some((t) => t.turns.some((turn) => turn.invalidAction)));
+    assert.ok(
+      local.trajectories.some((t) => t.truncated) &&
+        local.trajectories.some((t) => t.turns.some((turn) => turn.invalidAction)),
+    );
     assert.equal(peak, 3, 'the pool spreads the 6 live episodes over both servers');
-    assert.deepEqual(pool.activeSessions(), Object.fromEntries(servers.map((server) => [server.url, 0])), 'the rollout closed every session');
-    await assert.rejects(rollout({ policy: policy(), env: () => pool.makeEnv(), ...settings, concurrency: 7 }), PoolFullError);
+    assert.deepEqual(
+      pool.activeSessions(),
+      Object.fromEntries(servers.map((server) => [server.url, 0])),
+      'the rollout closed every session',
+    );
+    await assert.rejects(
+      rollout({ policy: policy(), env: () => pool.makeEnv(), ...settings, concurrency: 7 }),
+      PoolFullError,
+    );
   } finally {
     await pool.close();
     await Promise.all(servers.map((server) => server.close()));
@@ -49,7 +75,10 @@ test('RemoteEnv keeps the Env contract: step before reset and after the end reje
     const local = makeEnv('bandit');
     for (const seed of [1, 2]) {
       assert.deepEqual(await env.reset({ seed }), await local.reset({ seed }));
-      assert.deepEqual(await env.step({ text: '<answer>B</answer>' }), await local.step({ text: '<answer>B</answer>' }));
+      assert.deepEqual(
+        await env.step({ text: '<answer>B</answer>' }),
+        await local.step({ text: '<answer>B</answer>' }),
+      );
       await assert.rejects(env.step({ text: '<answer>B</answer>' }), EpisodeEndedError);
     }
     assert.equal(server.activeSessions(), 1);

@@ -53,17 +53,27 @@ export class RemoteEnvPool {
     const infos = await Promise.all(
       clients.map(async (client) => {
         try {
-          return (await (await fetch(`${client.baseUrl}/agentrl/env`, { signal: AbortSignal.timeout(options.timeoutMs ?? 60_000) })).json()) as RemoteEnvInfo;
+          return (await (
+            await fetch(`${client.baseUrl}/agentrl/env`, { signal: AbortSignal.timeout(options.timeoutMs ?? 60_000) })
+          ).json()) as RemoteEnvInfo;
         } catch (error) {
-          throw new OpenEnvError('CONNECTION_ERROR', `${client.baseUrl}/agentrl/env: ${(error as Error).message} (is it an agentrl serve-env server?)`);
+          throw new OpenEnvError(
+            'CONNECTION_ERROR',
+            `${client.baseUrl}/agentrl/env: ${(error as Error).message} (is it an agentrl serve-env server?)`,
+          );
         }
       }),
     );
     const names = [...new Set(infos.map((info) => info.name))];
     if (names.length > 1) {
-      throw new InvalidArgumentError(`the servers serve different environments: ${urls.map((url, i) => `${url} → ${at(infos, i, 'server infos').name}`).join(', ')}`);
+      throw new InvalidArgumentError(
+        `the servers serve different environments: ${urls.map((url, i) => `${url} → ${at(infos, i, 'server infos').name}`).join(', ')}`,
+      );
     }
-    return new RemoteEnvPool(at(infos, 0, 'server infos'), clients.map((client, i) => ({ client, capacity: at(infos, i, 'server infos').max_sessions, active: 0 })));
+    return new RemoteEnvPool(
+      at(infos, 0, 'server infos'),
+      clients.map((client, i) => ({ client, capacity: at(infos, i, 'server infos').max_sessions, active: 0 })),
+    );
   }
 
   get name(): string {
@@ -120,7 +130,11 @@ export class RemoteEnvPool {
 /** Every server slot of the pool is in use. */
 export class PoolFullError extends AgentRlError {
   constructor(capacity: number) {
-    super('POOL_FULL', `all ${capacity} sessions of the env server pool are in use; keep the rollout concurrency at most pool.capacity (${capacity}; runRl runs up to 64 episodes at once), close finished envs, or add servers / raise serve-env --max-sessions`, { capacity });
+    super(
+      'POOL_FULL',
+      `all ${capacity} sessions of the env server pool are in use; keep the rollout concurrency at most pool.capacity (${capacity}; runRl runs up to 64 episodes at once), close finished envs, or add servers / raise serve-env --max-sessions`,
+      { capacity },
+    );
   }
 }
 

@@ -18,11 +18,23 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Env } from '../../core/types.ts';
 import { describeTools } from './mcp.ts';
-import { serializeReset, serializeStep, toWireAction, type McpAction, type ResetRequest, type WireAction, type WireObservation, type WireResult } from './wire.ts';
+import {
+  serializeReset,
+  serializeStep,
+  toWireAction,
+  type McpAction,
+  type ResetRequest,
+  type WireAction,
+  type WireObservation,
+  type WireResult,
+} from './wire.ts';
 
 /** The answer to a `list_tools` action. */
 export interface ToolListResult {
-  observation: { tools: { name: string; description: string; input_schema: unknown }[]; metadata: Record<string, unknown> };
+  observation: {
+    tools: { name: string; description: string; input_schema: unknown }[];
+    metadata: Record<string, unknown>;
+  };
   reward: null;
   done: boolean;
 }
@@ -31,7 +43,13 @@ export interface ToolListResult {
 export interface CallToolStepResult extends WireResult {
   observation: WireObservation & {
     tool_name: string;
-    result: { content: { type: 'text'; text: string }[]; structured_content: null; meta: null; data: string; is_error: false } | null;
+    result: {
+      content: { type: 'text'; text: string }[];
+      structured_content: null;
+      meta: null;
+      data: string;
+      is_error: false;
+    } | null;
     error: { error_type: 'invalid_args' | 'tool_not_found'; message: string } | null;
   };
 }
@@ -68,20 +86,43 @@ export class EnvSession {
   async step(action: WireAction | McpAction): Promise<WireResult | ToolListResult | CallToolStepResult> {
     if (!('type' in action)) return this.turn(action);
     if (action.type === 'list_tools') {
-      const tools = describeTools(this.env.tools ?? []).map(({ inputSchema, ...tool }) => ({ ...tool, input_schema: inputSchema }));
+      const tools = describeTools(this.env.tools ?? []).map(({ inputSchema, ...tool }) => ({
+        ...tool,
+        input_schema: inputSchema,
+      }));
       return { observation: { tools, metadata: {} }, reward: null, done: this.over };
     }
     const known = (this.env.tools ?? []).some((tool) => tool.name === action.tool_name);
-    const result = await this.turn({ text: '', tool_call: { name: action.tool_name, arguments: action.arguments }, metadata: action.metadata });
+    const result = await this.turn({
+      text: '',
+      tool_call: { name: action.tool_name, arguments: action.arguments },
+      metadata: action.metadata,
+    });
     const { metadata, text } = result.observation;
     const invalid = metadata.invalidAction === true;
-    const error: CallToolStepResult['observation']['error'] = invalid ? { error_type: known ? 'invalid_args' : 'tool_not_found', message: typeof metadata.reason === 'string' ? metadata.reason : text } : null;
-    const toolResult: CallToolStepResult['observation']['result'] = invalid ? null : { content: [{ type: 'text', text }], structured_content: null, meta: null, data: text, is_error: false };
-    return { ...result, observation: { ...result.observation, tool_name: action.tool_name, result: toolResult, error } };
+    const error: CallToolStepResult['observation']['error'] = invalid
+      ? {
+          error_type: known ? 'invalid_args' : 'tool_not_found',
+          message: typeof metadata.reason === 'string' ? metadata.reason : text,
+        }
+      : null;
+    const toolResult: CallToolStepResult['observation']['result'] = invalid
+      ? null
+      : { content: [{ type: 'text', text }], structured_content: null, meta: null, data: text, is_error: false };
+    return {
+      ...result,
+      observation: { ...result.observation, tool_name: action.tool_name, result: toolResult, error },
+    };
   }
 
   state(): Record<string, unknown> {
-    return { episode_id: this.episodeId, step_count: this.stepCount, seed: this.seed, done: this.over, env: this.env.name };
+    return {
+      episode_id: this.episodeId,
+      step_count: this.stepCount,
+      seed: this.seed,
+      done: this.over,
+      env: this.env.name,
+    };
   }
 
   private async turn(action: WireAction): Promise<WireResult> {

@@ -16,9 +16,23 @@ import { errorMessage } from '../http.ts';
 import { jsonRpcError, jsonRpcErrorCodes } from './mcp.ts';
 import type { McpSessions } from './mcp-sessions.ts';
 import type { EnvSession } from './session.ts';
-import { actionSchema, mcpActionSchema, resetRequestSchema, stepActionSchema, validationDetail, type McpAction } from './wire.ts';
+import {
+  actionSchema,
+  mcpActionSchema,
+  resetRequestSchema,
+  stepActionSchema,
+  validationDetail,
+  type McpAction,
+} from './wire.ts';
 
-export type WsErrorCode = 'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_ERROR' | 'EXECUTION_ERROR' | 'CAPACITY_REACHED' | 'FACTORY_ERROR' | 'SESSION_ERROR';
+export type WsErrorCode =
+  | 'INVALID_JSON'
+  | 'UNKNOWN_TYPE'
+  | 'VALIDATION_ERROR'
+  | 'EXECUTION_ERROR'
+  | 'CAPACITY_REACHED'
+  | 'FACTORY_ERROR'
+  | 'SESSION_ERROR';
 
 const resetMessageSchema = z.strictObject({ type: z.literal('reset'), data: resetRequestSchema.default({}) });
 const stepMessageSchema = z.strictObject({ type: z.literal('step'), data: actionSchema });
@@ -35,13 +49,23 @@ const messageSchemas = new Map<string, z.ZodType>([
   ['mcp', mcpMessageSchema],
 ]);
 
-export function sendWsError(ws: WebSocket, code: WsErrorCode, message: string, extra: Record<string, unknown> = {}): void {
+export function sendWsError(
+  ws: WebSocket,
+  code: WsErrorCode,
+  message: string,
+  extra: Record<string, unknown> = {},
+): void {
   if (ws.readyState !== ws.OPEN) return;
   ws.send(JSON.stringify({ type: 'error', data: { message, code, ...extra } }));
 }
 
 /** Answers one /ws message; whatever throws becomes an error message to this session only. */
-export async function answerWsMessage(ws: WebSocket, session: EnvSession, text: string, mcpSessions: McpSessions): Promise<void> {
+export async function answerWsMessage(
+  ws: WebSocket,
+  session: EnvSession,
+  text: string,
+  mcpSessions: McpSessions,
+): Promise<void> {
   if (ws.readyState !== ws.OPEN) return;
   try {
     await answerMessage(ws, session, text, mcpSessions);
@@ -51,7 +75,12 @@ export async function answerWsMessage(ws: WebSocket, session: EnvSession, text: 
   }
 }
 
-async function answerMessage(ws: WebSocket, session: EnvSession, text: string, mcpSessions: McpSessions): Promise<void> {
+async function answerMessage(
+  ws: WebSocket,
+  session: EnvSession,
+  text: string,
+  mcpSessions: McpSessions,
+): Promise<void> {
   let message: unknown;
   try {
     message = JSON.parse(text);
@@ -63,16 +92,36 @@ async function answerMessage(ws: WebSocket, session: EnvSession, text: string, m
   }
   const type = (message as { type?: unknown }).type;
   let schema = typeof type === 'string' ? messageSchemas.get(type) : undefined;
-  if (schema === undefined) return sendWsError(ws, 'UNKNOWN_TYPE', `Unknown message type: ${describeType(type)}; types: ${[...messageSchemas.keys()].join(', ')}`);
-  if (type === 'step' && stepActionSchema((message as { data?: unknown }).data) !== actionSchema) schema = mcpStepMessageSchema;
+  if (schema === undefined)
+    return sendWsError(
+      ws,
+      'UNKNOWN_TYPE',
+      `Unknown message type: ${describeType(type)}; types: ${[...messageSchemas.keys()].join(', ')}`,
+    );
+  if (type === 'step' && stepActionSchema((message as { data?: unknown }).data) !== actionSchema)
+    schema = mcpStepMessageSchema;
   const parsed = schema.safeParse(message);
   if (!parsed.success) {
-    return sendWsError(ws, 'VALIDATION_ERROR', `invalid ${String(type)} message: ${z.prettifyError(parsed.error)}`, { errors: validationDetail(parsed.error, []) });
+    return sendWsError(ws, 'VALIDATION_ERROR', `invalid ${String(type)} message: ${z.prettifyError(parsed.error)}`, {
+      errors: validationDetail(parsed.error, []),
+    });
   }
   // A throwing env (e.g. a step after the episode ended) or an answer JSON cannot encode: EXECUTION_ERROR (answerWsMessage).
   const valid = parsed.data as { type: string; data?: unknown };
-  if (valid.type === 'reset') ws.send(JSON.stringify({ type: 'observation', data: await session.reset(valid.data as z.output<typeof resetRequestSchema>) }));
-  else if (valid.type === 'step') ws.send(JSON.stringify({ type: 'observation', data: await session.step(valid.data as z.output<typeof actionSchema> | McpAction) }));
+  if (valid.type === 'reset')
+    ws.send(
+      JSON.stringify({
+        type: 'observation',
+        data: await session.reset(valid.data as z.output<typeof resetRequestSchema>),
+      }),
+    );
+  else if (valid.type === 'step')
+    ws.send(
+      JSON.stringify({
+        type: 'observation',
+        data: await session.step(valid.data as z.output<typeof actionSchema> | McpAction),
+      }),
+    );
   else if (valid.type === 'state') ws.send(JSON.stringify({ type: 'state', data: session.state() }));
   else if (valid.type === 'close') ws.close(1000, 'closed by client');
   else {
@@ -82,7 +131,12 @@ async function answerMessage(ws: WebSocket, session: EnvSession, text: string, m
 }
 
 /** Answers one WebSocket /mcp message (JSON-RPC) with the socket's env; never throws but for a closed socket. */
-export async function answerMcpMessage(ws: WebSocket, session: EnvSession, text: string, mcpSessions: McpSessions): Promise<void> {
+export async function answerMcpMessage(
+  ws: WebSocket,
+  session: EnvSession,
+  text: string,
+  mcpSessions: McpSessions,
+): Promise<void> {
   if (ws.readyState !== ws.OPEN) return;
   let message: unknown;
   try {
@@ -97,7 +151,9 @@ export async function answerMcpMessage(ws: WebSocket, session: EnvSession, text:
     ws.send(JSON.stringify(answer));
   } catch (error) {
     const id = 'id' in answer ? answer.id : null;
-    ws.send(JSON.stringify(jsonRpcError(id, jsonRpcErrorCodes.internalError, `Internal error: ${errorMessage(error)}`)));
+    ws.send(
+      JSON.stringify(jsonRpcError(id, jsonRpcErrorCodes.internalError, `Internal error: ${errorMessage(error)}`)),
+    );
   }
 }
 

@@ -44,13 +44,19 @@ export class SocketSessions {
   /** GET /ws: OpenEnv's WebSocket protocol. */
   openEnvRoute(): MiddlewareHandler<ServerEnv> {
     const { mcpSessions } = this.options;
-    return this.route({ notify: sendWsError, answer: (ws, session, text) => answerWsMessage(ws, session, text, mcpSessions) });
+    return this.route({
+      notify: sendWsError,
+      answer: (ws, session, text) => answerWsMessage(ws, session, text, mcpSessions),
+    });
   }
 
   /** GET /mcp (upgrade): MCP's JSON-RPC over a WebSocket. */
   mcpRoute(): MiddlewareHandler<ServerEnv> {
     const { mcpSessions } = this.options;
-    return this.route({ notify: sendMcpError, answer: (ws, session, text) => answerMcpMessage(ws, session, text, mcpSessions) });
+    return this.route({
+      notify: sendMcpError,
+      answer: (ws, session, text) => answerMcpMessage(ws, session, text, mcpSessions),
+    });
   }
 
   terminateAll(): void {
@@ -68,20 +74,31 @@ export class SocketSessions {
           if (opened === undefined) return;
           const current = opened;
           current.touch();
-          const text = typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('utf8');
+          const text =
+            typeof event.data === 'string' ? event.data : Buffer.from(event.data as ArrayBuffer).toString('utf8');
           // the protocol answers its own failures; should even that fail, only this socket goes.
-          current.queue = current.queue.then(() => protocol.answer(current.ws, current.session, text)).catch(() => (context.raw as WebSocket).terminate());
+          current.queue = current.queue
+            .then(() => protocol.answer(current.ws, current.session, text))
+            .catch(() => (context.raw as WebSocket).terminate());
         },
       };
     });
   }
 
   /** A new connection: refused at capacity or when the env cannot be built; else its session, idle timer and cleanup. */
-  private open(ws: WebSocket, protocol: SocketProtocol): { ws: WebSocket; session: EnvSession; touch(): void; queue: Promise<void> } | undefined {
+  private open(
+    ws: WebSocket,
+    protocol: SocketProtocol,
+  ): { ws: WebSocket; session: EnvSession; touch(): void; queue: Promise<void> } | undefined {
     const { name, makeEnv, maxSessions, sessionTimeoutS, mcpSessions } = this.options;
     const active = this.sockets.size + mcpSessions.size;
     if (active >= maxSessions) {
-      protocol.notify(ws, 'CAPACITY_REACHED', `server at capacity: ${active} of ${maxSessions} sessions active; retry later or raise --max-sessions`, { active_sessions: active, max_sessions: maxSessions });
+      protocol.notify(
+        ws,
+        'CAPACITY_REACHED',
+        `server at capacity: ${active} of ${maxSessions} sessions active; retry later or raise --max-sessions`,
+        { active_sessions: active, max_sessions: maxSessions },
+      );
       ws.close(1013, 'capacity reached');
       return undefined;
     }

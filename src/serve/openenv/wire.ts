@@ -39,7 +39,10 @@ export type WireAction = z.output<typeof actionSchema>;
 /** The full Observation model (`done` and `reward` are lifted to the response's top level). */
 export const observationSchema = z.strictObject({
   text: z.string().describe('what goes into the model context'),
-  data: z.unknown().optional().describe('structured payload (grid, expression, ...) for renderers and scripted policies'),
+  data: z
+    .unknown()
+    .optional()
+    .describe('structured payload (grid, expression, ...) for renderers and scripted policies'),
   truncated: z.boolean().describe('the episode was cut (step limit) rather than reaching a terminal state'),
   done: z.boolean().default(false).describe('the episode is over (terminal or truncated)'),
   reward: z.number().nullable().default(null),
@@ -113,7 +116,11 @@ export interface WireResult {
 
 /** What a step answers: `observation` is agentrl's, or for MCP actions OpenEnv's ListToolsObservation / CallToolObservation (session.ts). */
 export const stepResponseSchema = z.strictObject({
-  observation: z.looseObject({ metadata: jsonObject.default({}) }).describe("the observation: text, data, truncated and metadata (agentrl's StepResult.info); for MCP actions also tools, or tool_name, result, error"),
+  observation: z
+    .looseObject({ metadata: jsonObject.default({}) })
+    .describe(
+      "the observation: text, data, truncated and metadata (agentrl's StepResult.info); for MCP actions also tools, or tool_name, result, error",
+    ),
   reward: z.number().nullable().describe('null after a reset'),
   done: z.boolean().describe('the episode is over (terminal or truncated)'),
 });
@@ -128,7 +135,9 @@ export const metadataSchema = z.strictObject({
 });
 /** FastAPI's 422 body. */
 export const validationErrorSchema = z.strictObject({
-  detail: z.array(z.strictObject({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() })),
+  detail: z.array(
+    z.strictObject({ type: z.string(), loc: z.array(z.union([z.string(), z.number()])), msg: z.string() }),
+  ),
 });
 
 export function toWireAction(action: WireAction): Action {
@@ -139,7 +148,8 @@ export function toWireAction(action: WireAction): Action {
 
 export function fromWireAction(action: Action): WireAction {
   const wire: WireAction = { text: action.text, metadata: {} };
-  if (action.toolCall !== undefined) wire.tool_call = { id: action.toolCall.id, name: action.toolCall.name, arguments: action.toolCall.arguments };
+  if (action.toolCall !== undefined)
+    wire.tool_call = { id: action.toolCall.id, name: action.toolCall.name, arguments: action.toolCall.arguments };
   return wire;
 }
 
@@ -172,11 +182,24 @@ export function deserializeObservation(wire: WireResult): Observation {
   return data === undefined ? { text } : { text, data };
 }
 
-function wireObservation(observation: Observation, truncated: boolean, metadata: Record<string, unknown>): WireObservation {
-  return observation.data === undefined ? { text: observation.text, truncated, metadata } : { text: observation.text, data: observation.data, truncated, metadata };
+function wireObservation(
+  observation: Observation,
+  truncated: boolean,
+  metadata: Record<string, unknown>,
+): WireObservation {
+  return observation.data === undefined
+    ? { text: observation.text, truncated, metadata }
+    : { text: observation.text, data: observation.data, truncated, metadata };
 }
 
 /** A zod failure as FastAPI's 422 `detail` list. */
-export function validationDetail(error: z.ZodError, location: string[]): { type: string; loc: (string | number)[]; msg: string }[] {
-  return error.issues.map((issue) => ({ type: issue.code, loc: [...location, ...issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key))], msg: issue.message }));
+export function validationDetail(
+  error: z.ZodError,
+  location: string[],
+): { type: string; loc: (string | number)[]; msg: string }[] {
+  return error.issues.map((issue) => ({
+    type: issue.code,
+    loc: [...location, ...issue.path.map((key) => (typeof key === 'symbol' ? String(key) : key))],
+    msg: issue.message,
+  }));
 }
