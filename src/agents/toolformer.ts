@@ -7,7 +7,7 @@
  *    ` [` and P(x) the annotation prompt (few-shot examples); keep the `topK` positions with
  *    pᵢ > τ_s;
  * 2. sample `callsPerPosition` calls at each: continue P(x), x₁…xᵢ₋₁, ` [Tool(` up to `)`;
- * 3. execute them (a call that throws or never closes is dropped);
+ * 3. execute them with `runTool` (a call that throws or never closes is dropped);
  * 4. filter: with the weighted loss of the tokens that follow,
  *      Lᵢ(z) = −Σⱼ w_{j−i} log p(xⱼ | x₁…xᵢ₋₁, z, xᵢ…xⱼ₋₁),   w̃ₜ = max(0, 1 − 0.2·t), w = w̃ / Σw̃,
  *    keep the call when min(Lᵢ(ε), Lᵢ(e(c, ε))) − Lᵢ(e(c, r)) ≥ τ_f — its result must help more
@@ -20,8 +20,11 @@
  * policy's `logprobs`), calls from `sampler` (any policy), so either can be swapped.
  */
 import { writeFile } from 'node:fs/promises';
+import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
+import { runTool } from '../core/tool.ts';
+import type { Tool } from '../core/types.ts';
 import type { Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 
@@ -191,14 +194,15 @@ async function sampleCalls(annotator: Annotator, ids: readonly number[], base: P
       inputs.set(input, { ...call, status: 'malformed', error: close < 0 ? 'the call was not closed with ")"' : 'empty input' });
       continue;
     }
-    try {
-      const output = await tool.execute(input);
-      inputs.set(input, { ...call, result: typeof output === 'string' ? output : JSON.stringify(output), status: 'filtered' });
-    } catch (error) {
-      inputs.set(input, { ...call, status: 'tool-error', error: error instanceof Error ? error.message : String(error) });
-    }
+    const run = await runTool([asTool(tool)], { name: tool.name, arguments: input });
+    inputs.set(input, run.ok ? { ...call, result: run.text, status: 'filtered' } : { ...call, status: 'tool-error', error: run.error });
   }
   return [...inputs.values()];
+}
+
+/** The string-input tool as a `Tool` (its input is the call's text), so `runTool` runs it as every other tool. */
+function asTool(tool: ToolformerTool): Tool<string> {
+  return { name: tool.name, description: `${tool.name}(input)`, inputSchema: z.string(), execute: tool.execute };
 }
 
 /** 4. filter: L(ε), L(e(c, ε)), L(e(c, r)) over the tokens from the position on; a call is kept when its gain reaches τ_f. */
