@@ -72,6 +72,13 @@ describe('tool-calling loop (scripted policy)', () => {
     assert.deepEqual(at(cut.steps, 0).malformed, ['<tool_call>{"name":"'], 'a reply cut inside <tool_call> is malformed, not an answer');
     assert.equal(cut.finalAnswer, '4');
   });
+
+  test('an unclosed <tool_call> after closed blocks is malformed from its last tag on', async () => {
+    const reply = `${call('calculator', { expression: '1 + 1' })} <tool_call>{</tool_call> and <tool_call>{"name": "calcu`;
+    const result = await runToolLoop({ policy: new ScriptedPolicy({ reply: [reply, '2'] }), tools: [calculatorTool], prompt: 'Q' });
+    assert.deepEqual(at(result.steps, 0).malformed, ['<tool_call>{</tool_call>', '<tool_call>{"name": "calcu']);
+    assert.equal(at(result.steps, 0).results.length, 1, 'the closed valid call still runs');
+  });
 });
 
 describe('tool-calling loop (scripted policy): stop conditions and budgets', () => {

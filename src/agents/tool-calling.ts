@@ -19,6 +19,7 @@
  */
 import type { Message, Tool, Trajectory } from '../core/types.ts';
 import { chatFormatOf, isAgentrlFormat, toolCallExample } from '../chat/policy-chat-format.ts';
+import { replaceToolCallBlocks, toolCallOpen } from '../chat/tool-call-payload.ts';
 import { toolSchema } from '../policy/openai-wire.ts';
 import type { Policy } from '../policy/types.ts';
 import { hasFinalAnswer, stepCountIs, type StopCondition, type ToolStep } from './stop-conditions.ts';
@@ -72,8 +73,8 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
       break;
     }
     const parsed = format.parseAssistant(generation.text, { idPrefix: `call_${steps.length}_` });
-    const unclosed = parsed.content.replace(/<tool_call>[\s\S]*?<\/tool_call>/g, '').includes('<tool_call>');
-    const malformed = unclosed ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf('<tool_call>'))] : parsed.invalid;
+    const unclosed = replaceToolCallBlocks(parsed.content, () => true).includes(toolCallOpen);
+    const malformed = unclosed ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf(toolCallOpen))] : parsed.invalid;
     const step: ToolStep = { text: generation.text, toolCalls: parsed.toolCalls, results: [], malformed };
     for (const call of parsed.toolCalls) {
       const outcome = await callTool(tools, call.name, call.arguments);
