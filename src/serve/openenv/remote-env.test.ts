@@ -66,7 +66,7 @@ test('a rollout through a pool of two remote env servers equals the local rollou
   }
 });
 
-test('RemoteEnv keeps the Env contract: step before reset and after the end reject; reset reuses the session', async () => {
+test('RemoteEnv keeps the Env contract: step before reset, after the end and after close rejects; reset reuses the session', async () => {
   const server = await startEnvServer({ env: () => makeEnv('bandit'), port: 0 });
   const pool = await RemoteEnvPool.connect([server.url]);
   try {
@@ -83,6 +83,7 @@ test('RemoteEnv keeps the Env contract: step before reset and after the end reje
     }
     assert.equal(server.activeSessions(), 1);
     await env.close();
+    await assert.rejects(env.step({ text: '<answer>B</answer>' }), EpisodeNotStartedError, 'a closed env has no episode');
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(server.activeSessions(), 0);
   } finally {

@@ -14,9 +14,10 @@
  * session and frees the slot; the rollout calls it as each episode ends. Seeds, actions and
  * results travel unchanged (wire.ts), so an episode replays exactly as with the local env.
  */
-import { AgentRlError, EpisodeEndedError, EpisodeNotStartedError, InvalidArgumentError } from '../../core/errors.ts';
+import { AgentRlError, InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import type { Action, Env, Observation, StepResult } from '../../core/types.ts';
+import { runningEpisode } from '../../envs/episode-turns.ts';
 import { OpenEnvClient, OpenEnvError, type OpenEnvClientOptions, type OpenEnvSession } from './client.ts';
 import { deserializeObservation, deserializeStep, fromWireAction } from './wire.ts';
 
@@ -143,8 +144,8 @@ export class RemoteEnv implements Env {
   readonly instructions?: string;
   private readonly pool: RemoteEnvPool;
   private connection: { session: OpenEnvSession; release: () => void } | null = null;
-  private started = false;
-  private ended = false;
+  /** The episode `reset` started on the connection's session; null before a reset and after `close`. */
+  private episode: { session: OpenEnvSession; ended: boolean } | null = null;
 
   constructor(pool: RemoteEnvPool) {
     this.pool = pool;
@@ -154,17 +155,16 @@ export class RemoteEnv implements Env {
 
   async reset({ seed, task }: { seed: number; task?: unknown }): Promise<Observation> {
     this.connection ??= await this.pool.openSession(this);
-    const wire = await this.connection.session.reset(task === undefined ? { seed } : { seed, task });
-    this.started = true;
-    this.ended = false;
+    const { session } = this.connection;
+    const wire = await session.reset(task === undefined ? { seed } : { seed, task });
+    this.episode = { session, ended: false };
     return deserializeObservation(wire);
   }
 
   async step(action: Action): Promise<StepResult> {
-    if (!this.started || this.connection === null) throw new EpisodeNotStartedError(this.name);
-    if (this.ended) throw new EpisodeEndedError(this.name);
-    const result = deserializeStep(await this.connection.session.step(fromWireAction(action)));
-    this.ended = result.done || result.truncated;
+    const episode = runningEpisode(this.name, this.episode);
+    const result = deserializeStep(await episode.session.step(fromWireAction(action)));
+    episode.ended = result.done || result.truncated;
     return result;
   }
 
@@ -173,7 +173,7 @@ export class RemoteEnv implements Env {
     const connection = this.connection;
     if (connection === null) return;
     this.connection = null;
-    this.started = false;
+    this.episode = null;
     try {
       await connection.session.close();
     } finally {
