@@ -2,4 +2,4 @@ export * from './errors.ts';
 export * from './rng.ts';
 export * from './types.ts';
 export * from './loss.ts';
-export { tool } from './tool.ts';
+export { runTool, tool, type ToolFailureKind, type ToolRun } from './tool.ts';
