@@ -47,7 +47,10 @@ function median(values: number[]): number {
 
 function workload(vocab: number) {
   let state = 12345;
-  const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) % vocab;
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state % vocab;
+  };
   const sequences = Array.from({ length: realWork.scoreRows }, () =>
     Array.from({ length: realWork.scoreLength }, next),
   );

@@ -112,7 +112,7 @@ for (const name of names) {
     const after = await validate(
       new BuiltinPolicy({ model }),
       make,
-      { ...rlConfigSchema.parse(rlConfig), validationEpisodes: episodes, historyTurns: -1, systemPrompt: false },
+      { ...rlConfigSchema.parse(rlConfig), validationEpisodes: episodes, historyTurns: 'all', systemPrompt: false },
       'test',
     );
     const rlSeconds = (performance.now() - t1) / 1000;

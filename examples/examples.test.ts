@@ -79,7 +79,7 @@ describe('examples/ run as written (npx tsx examples/<name>.ts)', () => {
   });
 
   for (const { name, args, label } of scripts) {
-    test(`${['examples/' + name + '.ts', ...args].join(' ')}`, async () => {
+    test(`${[`examples/${name}.ts`, ...args].join(' ')}`, async () => {
       const result = await runTypeScript(join(repository, 'examples', `${name}.ts`), args, cwd, 120_000);
       assert.equal(result.killed, false, `still running after 120 s:\n${result.stdout.slice(-2000)}`);
       assert.equal(result.code, 0, `exit ${result.code}\n${result.stderr.slice(-2000)}`);

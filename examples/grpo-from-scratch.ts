@@ -73,7 +73,9 @@ console.log(
 // ---- 3. Group-relative advantages: A_i = (R_i − mean of its group) / (std of its group + ε) ----
 function groupRelativeAdvantages(trajectories: readonly Trajectory[]): number[] {
   const groups = new Map<string, number[]>(); // groupId → its episodes (the G episodes of one seed share it)
-  trajectories.forEach((t, i) => groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), i]));
+  trajectories.forEach((t, i) => {
+    groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), i]);
+  });
   const advantages = new Array<number>(trajectories.length);
   for (const members of groups.values()) {
     const rewards = members.map((i) => trajectories[i]!.totalReward);

@@ -40,10 +40,10 @@ runIfMain(import.meta.url, async () => {
   const { policy, label } = await examplePolicy();
   console.log(`Reflexion on ${label}`);
   const result = await example(policy);
-  result.trials.forEach((t, i) =>
+  result.trials.forEach((t, i) => {
     console.log(
       `trial ${i + 1}: answer ${t.answer ?? '(none)'}${t.reflection === undefined ? '' : `\n  reflection: ${t.reflection}`}`,
-    ),
-  );
+    );
+  });
   console.log(`success: ${result.success}`);
 });

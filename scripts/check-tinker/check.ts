@@ -102,11 +102,11 @@ try {
       );
     const forward = await policy.logprobs({ sequences });
     let maxGap = 0;
-    forward.forEach((row, s) =>
-      row.forEach(
-        (logprob, t) => lossMask[s]![t] === 1 && (maxGap = Math.max(maxGap, Math.abs(logprob - oldLogprobs[s]![t]!))),
-      ),
-    );
+    forward.forEach((row, s) => {
+      row.forEach((logprob, t) => {
+        if (lossMask[s]![t] === 1) maxGap = Math.max(maxGap, Math.abs(logprob - oldLogprobs[s]![t]!));
+      });
+    });
     check(
       maxGap < 1e-3,
       `iteration ${iteration}: sampled log-probs = forward log-probs (max |Δ| ${maxGap.toExponential(2)})`,
@@ -124,11 +124,11 @@ try {
 
     const after = await policy.logprobs({ sequences });
     let moved = 0;
-    after.forEach((row, s) =>
-      row.forEach(
-        (logprob, t) => lossMask[s]![t] === 1 && (moved = Math.max(moved, Math.abs(logprob - forward[s]![t]!))),
-      ),
-    );
+    after.forEach((row, s) => {
+      row.forEach((logprob, t) => {
+        if (lossMask[s]![t] === 1) moved = Math.max(moved, Math.abs(logprob - forward[s]![t]!));
+      });
+    });
     check(
       moved > 1e-6,
       `iteration ${iteration}: log-probs moved after optim_step (max |Δ| ${moved.toExponential(2)}): the LoRA weights changed`,
@@ -168,7 +168,11 @@ try {
     await reloaded.load(checkpoint);
     const again = await reloaded.logprobs({ sequences });
     let gap = 0;
-    again.forEach((row, s) => row.forEach((logprob, t) => (gap = Math.max(gap, Math.abs(logprob - logprobs[s]![t]!)))));
+    again.forEach((row, s) => {
+      row.forEach((logprob, t) => {
+        gap = Math.max(gap, Math.abs(logprob - logprobs[s]![t]!));
+      });
+    });
     check(gap < 1e-5, `a new run that loads the checkpoint scores the same (max |Δ| ${gap.toExponential(2)})`);
   } finally {
     await reloaded.close();
@@ -191,7 +195,7 @@ try {
     },
     forward: { sequences, logprobs: logprobs.map((row) => Array.from(row.slice(1))) },
   };
-  await writeFile(values.out, JSON.stringify(witness) + '\n');
+  await writeFile(values.out, `${JSON.stringify(witness)}\n`);
   process.stdout.write(`witness written to ${values.out}\n`);
 } finally {
   // The run stays loaded: the SDK witness samples from its sampler weights next.

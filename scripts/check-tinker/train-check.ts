@@ -35,8 +35,8 @@ try {
     `run ${run.name} (id ${run.id}) status ${run.status}${run.statusReason ? ` (${run.statusReason})` : ''}`,
   );
   check(
-    run.config['backend'] === 'tinker',
-    `config records backend ${String(run.config['backend'])}, base model ${String(run.config['baseModel'])}, LoRA rank ${String(run.config['loraRank'])}`,
+    run.config.backend === 'tinker',
+    `config records backend ${String(run.config.backend)}, base model ${String(run.config.baseModel)}, LoRA rank ${String(run.config.loraRank)}`,
   );
   const metrics = store.metrics(run.id);
   check(metrics.length === iterations, `${metrics.length} metrics rows for ${iterations} iterations`);

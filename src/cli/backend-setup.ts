@@ -323,7 +323,8 @@ export function policyBackend(
           const policy = await create();
           await policy.loadState(state);
           setupMs = performance.now() - started;
-          return (made = policy);
+          made = policy;
+          return policy;
         })());
       // Its server time (creating and loading the run, then its forward calls) is part of the time split.
       return {

@@ -27,8 +27,12 @@ async function agentrl(argv: string[]): Promise<{ code: number; stdout: string; 
   const error = console.error;
   let stdout = '';
   let stderr = '';
-  console.log = (...parts: unknown[]) => void (stdout += `${parts.join(' ')}\n`);
-  console.error = (...parts: unknown[]) => void (stderr += `${parts.join(' ')}\n`);
+  console.log = (...parts: unknown[]) => {
+    stdout += `${parts.join(' ')}\n`;
+  };
+  console.error = (...parts: unknown[]) => {
+    stderr += `${parts.join(' ')}\n`;
+  };
   try {
     return { code: await main(argv), stdout, stderr };
   } finally {

@@ -18,6 +18,8 @@ interface FieldInfo {
   flag: string;
   kind: 'number' | 'boolean' | 'string' | 'enum' | 'other';
   values?: string[];
+  /** The type help shows for a union (e.g. `all|number`), where `kind` is 'other'. */
+  typeLabel?: string;
   description: string;
   defaultValue?: unknown;
 }
@@ -46,6 +48,7 @@ function describeField(key: string, schema: z.ZodType): FieldInfo {
     description: description || inner.description || '',
     defaultValue,
   };
+  info.typeLabel = unionLabel(inner);
   if (type === 'number' || type === 'int') info.kind = 'number';
   else if (type === 'boolean') info.kind = 'boolean';
   else if (type === 'string') info.kind = 'string';
@@ -54,6 +57,15 @@ function describeField(key: string, schema: z.ZodType): FieldInfo {
     info.values = Object.values(inner._zod.def.entries as Record<string, string>);
   }
   return info;
+}
+
+/** `all|number` for a union of literals and types (behind a preprocess pipe, as historyTurns). */
+function unionLabel(schema: any): string | undefined {
+  const def = schema._zod.def.type === 'pipe' ? schema._zod.def.out._zod.def : schema._zod.def;
+  if (def.type !== 'union') return undefined;
+  return def.options
+    .map((option: any) => (option._zod.def.type === 'literal' ? option._zod.def.values.join('|') : option._zod.def.type))
+    .join('|');
 }
 
 export function fieldsOf(schema: AnyObject): FieldInfo[] {
@@ -161,7 +173,7 @@ export function flagHelp(
 ): string {
   return fieldsOf(schema)
     .map((f) => {
-      const type = f.kind === 'enum' ? f.values!.join('|') : f.kind;
+      const type = f.kind === 'enum' ? f.values!.join('|') : (f.typeLabel ?? f.kind);
       const runs = effective[f.key];
       const fallback = f.defaultValue === undefined ? '' : `default ${JSON.stringify(f.defaultValue)}`;
       const shown =

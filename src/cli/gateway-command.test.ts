@@ -151,12 +151,12 @@ function checkRecordedRun(storePath: string, replies: SessionReplies): void {
         // The reply's logprobs list every sampled id but a final stop id; the record has them all.
         const replied = at(logprobs, k);
         const stored = recorded.logprobs.slice(turn.start, turn.start + replied.length);
-        stored.forEach((logprob, i) =>
+        stored.forEach((logprob, i) => {
           assert.ok(
             Math.abs(logprob - at(replied, i)) < 1e-6,
             `${session} turn ${k} token ${i}: ${logprob} vs ${replied[i]}`,
-          ),
-        );
+          );
+        });
       });
       assert.equal(recorded.messages.at(-1)?.role, 'assistant');
       assert.equal(recorded.messages.filter((m) => m.role === 'user').length, completionTokens.length);

@@ -21,6 +21,7 @@ const manyFields = {
   'train tok/s': 2345.25,
   val: 0.75,
 };
+// biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's ANSI escape sequences, which start with ESC (\x1b)
 const visible = (line: string) => line.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
 
 test('progress on an 80-column terminal: every redraw fits the width (so it never wraps and piles up), and shows the phase', async () => {
@@ -81,5 +82,6 @@ test('progress into a pipe: one plain line per iteration, phases only at the int
   const lines = output().trimEnd().split('\n');
   assert.equal(lines.length, 2, output());
   assert.match(at(lines, 0), /1\/2 .*reward 0\.2500/);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: no carriage return and no ANSI escape (ESC, \x1b) when the output is not a terminal
   assert.doesNotMatch(output(), /\r|\x1b/);
 });

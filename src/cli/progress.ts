@@ -99,7 +99,7 @@ export class Progress {
       if ([...next].length > width) break;
       line = next;
     }
-    if (line === '') line = [...head].slice(0, width - 1).join('') + '…';
+    if (line === '') line = `${[...head].slice(0, width - 1).join('')}…`;
     return line;
   }
 }

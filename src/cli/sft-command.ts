@@ -35,7 +35,9 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
   } else {
     const modelConfig = Object.fromEntries(
       Object.keys(modelConfigSchema.shape).flatMap((k) =>
-        k in options && (options as any)[k] !== undefined ? [[k, (options as any)[k]]] : [],
+        k in options && (options as Record<string, unknown>)[k] !== undefined
+          ? [[k, (options as Record<string, unknown>)[k]]]
+          : [],
       ),
     );
     model = await TransformerModel.create(modelConfig, { seed: options.seed });

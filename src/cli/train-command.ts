@@ -58,7 +58,7 @@ export const trainCommandSchema = z.object({
   historyTurns: rlConfigSchema.shape.historyTurns
     .removeDefault()
     .default(0)
-    .describe('previous turns the policy sees (-1 = the whole conversation); 0 keeps CPU contexts short'),
+    .describe("previous turns the policy sees: a count, or 'all' (the whole conversation); 0 keeps CPU contexts short"),
   ...modelSetupSchema.shape,
   ...backendSchema.shape,
   ...runOptionsShape,

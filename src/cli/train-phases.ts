@@ -150,7 +150,10 @@ async function rlIterations(
     policy,
     reference,
     env: () => {
-      if (updating) (updating = false), progress.phase('validate');
+      if (updating) {
+        updating = false;
+        progress.phase('validate');
+      }
       return env();
     },
     config: options,

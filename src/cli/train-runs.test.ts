@@ -283,10 +283,9 @@ test('agentrl: a store that is not a database, has another schema or is read-onl
     const store = RunStore.open(readOnly);
     store.createRun({ command: 'train', name: 'old', seed: 0, gitCommit: null, config: {} });
     store.close();
-    const immutable =
-      process.getuid?.() === 0
-        ? spawnSync('chattr', ['+i', readOnly]).status === 0
-        : (spawnSync('chmod', ['444', readOnly]), true);
+    let immutable = true;
+    if (process.getuid?.() === 0) immutable = spawnSync('chattr', ['+i', readOnly]).status === 0;
+    else spawnSync('chmod', ['444', readOnly]);
     const [notDatabase, otherSchema, readOnlyResume] = await Promise.all([
       start(dir, ['train', '--env', 'bandit', '--store', notes]).done,
       start(dir, ['export', 'x', '--store', other]).done,

@@ -62,7 +62,9 @@ test('rollout (scripted × frozen-lake): ids re-render the conversation, mask on
     );
     for (const array of [trajectory.lossMask, trajectory.logprobs, trajectory.tokenRewards])
       assert.equal(array.length, trajectory.tokens.length);
-    trajectory.logprobs.forEach((logprob, t) => assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0));
+    trajectory.logprobs.forEach((logprob, t) => {
+      assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0);
+    });
 
     const expectedRewards = trajectory.tokens.map(() => 0);
     for (const turn of trajectory.turns) {
@@ -327,9 +329,9 @@ test('bounded history: each turn is a segment whose ids re-render system + the l
         assert.deepEqual(segment.tokens, full.tokens, `turn ${t} (history ${historyTurns})`);
         // Only this turn's reply is trained; replies in the history are context (mask 0).
         assert.deepEqual(segment.lossMask, [...prompt.map(() => 0), ...full.assistantMask.slice(prompt.length)]);
-        segment.logprobs.forEach((logprob, i) =>
-          assert.equal(logprob, i >= prompt.length && segment.lossMask[i] === 1 ? -0.5 : 0),
-        );
+        segment.logprobs.forEach((logprob, i) => {
+          assert.equal(logprob, i >= prompt.length && segment.lossMask[i] === 1 ? -0.5 : 0);
+        });
         checked++;
       });
     }

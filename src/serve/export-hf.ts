@@ -70,7 +70,7 @@ export async function exportHuggingFace(
         chatFiles.tokenizerConfig[key] === undefined ? [] : [[key, chatFiles.tokenizerConfig[key]]],
       ),
     );
-    await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
+    await writeFileAtomic(join(outDir, 'special_tokens_map.json'), `${JSON.stringify(specialTokensMap, null, 2)}\n`);
     await writeFileAtomic(
       join(outDir, 'README.md'),
       modelCard({ name, architecture, parameters, config, byteLevel: false }),
@@ -103,8 +103,8 @@ export async function exportHuggingFace(
       specialTokenText.tool,
     ],
   };
-  await writeFileAtomic(join(outDir, 'generation_config.json'), JSON.stringify(generationConfig, null, 2) + '\n');
-  await writeFileAtomic(join(outDir, 'special_tokens_map.json'), JSON.stringify(specialTokensMap, null, 2) + '\n');
+  await writeFileAtomic(join(outDir, 'generation_config.json'), `${JSON.stringify(generationConfig, null, 2)}\n`);
+  await writeFileAtomic(join(outDir, 'special_tokens_map.json'), `${JSON.stringify(specialTokensMap, null, 2)}\n`);
   await writeFileAtomic(
     join(outDir, 'README.md'),
     modelCard({ name, architecture, parameters, config, byteLevel: tokenizer === byteTokenizer }),

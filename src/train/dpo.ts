@@ -83,7 +83,7 @@ export async function runDpo<Task>(options: {
   const rng = new Rng(config.seed);
   const history: DpoIterationMetrics[] = [];
   let validationSuccess: number | undefined;
-  const validationConfig = { ...config, historyTurns: -1 };
+  const validationConfig = { ...config, historyTurns: 'all' as const };
   for (let iteration = 1; iteration <= config.iterations; iteration++) {
     const started = performance.now();
     const seeds = iterationSeeds(config.seed, iteration, config.tasksPerIteration);

@@ -98,7 +98,9 @@ test('klToReference is the KL to the reference in the loss (grpo) or off the rew
         reference,
         env: makeBanditEnv,
         config: { ...config, algo: 'rloo' },
-        onTrajectories: (t) => void (trained = t),
+        onTrajectories: (t) => {
+          trained = t;
+        },
       })
     ).history,
     0,

@@ -139,9 +139,10 @@ test('an algorithm the backend cannot run is refused before any rollout, naming 
   const policy = contractOnly(new BuiltinPolicy({ model }));
   const counting = {
     ...policy,
-    generateBatch: (requests: Parameters<TrainablePolicy['generateBatch']>[0]) => (
-      rollouts++, policy.generateBatch(requests)
-    ),
+    generateBatch: (requests: Parameters<TrainablePolicy['generateBatch']>[0]) => {
+      rollouts++;
+      return policy.generateBatch(requests);
+    },
   };
   const base = {
     iterations: 1,

@@ -83,7 +83,7 @@ export async function collectIteration(options: CollectIterationOptions): Promis
     const seeds = generationBatchSeeds(runSeed, iteration, batch, tasksPerIteration, maxBatches).filter(
       (seed) => !usedSeeds.has(seed),
     );
-    seeds.forEach((seed) => usedSeeds.add(seed));
+    for (const seed of seeds) usedSeeds.add(seed);
     const result = await generate(seeds, batch);
     firstStats ??= result.stats;
     seconds += result.seconds;

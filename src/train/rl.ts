@@ -26,23 +26,21 @@ import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset }
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
-import { collectIteration, iterationSeeds, type CollectIterationOptions } from './rl-collect.ts';
+import { collectIteration, type CollectIterationOptions } from './rl-collect.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
 import { backendTimes, timesBetween } from './backend-times.ts';
+import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
 
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
-  historyTurns: z
-    .number()
-    .int()
-    .min(-1)
-    .default(-1)
-    .describe('previous turns the policy sees (-1 = the whole conversation)'),
+  historyTurns: historyTurnsSchema
+    .default('all')
+    .describe("previous turns the policy sees: a count, or 'all' (the whole conversation)"),
   learningRate: z.number().positive().default(1e-4).describe('peak learning rate'),
   warmupIterations: z.number().int().nonnegative().default(0).describe('iterations of linear lr warm-up'),
   epochs: z.number().int().positive().default(1).describe('passes over each iteration’s data (PPO epochs)'),
@@ -203,7 +201,7 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
     // A constant, as verl (the max response length) and TRL (max completion length): the most
     // policy tokens one sample can hold — a whole episode, or one turn with bounded history.
     preset.loss.lossScaleFactor =
-      config.lossScaleFactor ?? (config.historyTurns < 0 ? config.maxTurns : 1) * config.maxNewTokens;
+      config.lossScaleFactor ?? (config.historyTurns === 'all' ? config.maxTurns : 1) * config.maxNewTokens;
   }
   if (config.vfCoef !== undefined) preset.loss.vfCoef = config.vfCoef;
   if (config.detachValueHead !== undefined) preset.loss.detachValueHead = config.detachValueHead;
@@ -234,7 +232,7 @@ export async function validate<Task>(
     stopStrings: replyStopStrings(config),
     maxTurns: config.maxTurns,
     maxNewTokens: config.maxNewTokens,
-    historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+    historyTurns: rolloutHistoryTurns(config.historyTurns),
     instructions: config.systemPrompt,
   });
   return result.successRate;
@@ -347,8 +345,10 @@ async function trainIteration<Task, P extends TrainablePolicy>(
   if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
   if (reference !== undefined && referenceTimesAtStart !== undefined) {
     // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
-    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {})))
-      (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
+    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {}))) {
+      metrics.backendMs ??= {};
+      metrics.backendMs[`reference.${kind}`] = ms;
+    }
   }
   return { metrics, keptGroups: collected.keptGroups };
 }
@@ -371,7 +371,7 @@ function generationBatch<Task, P extends TrainablePolicy>(
           groupSize: config.groupSize,
           maxTurns: config.maxTurns,
           maxNewTokens: config.maxNewTokens,
-          historyTurns: config.historyTurns < 0 ? undefined : config.historyTurns,
+          historyTurns: rolloutHistoryTurns(config.historyTurns),
           instructions: config.systemPrompt,
           temperature: config.temperature,
           stopStrings: replyStopStrings(config),

@@ -46,7 +46,9 @@ export class RunRecorder {
         this.advantages = new Map();
       },
       onAdvantages: (trajectories, advantages) => {
-        trajectories.forEach((t, i) => this.advantages.set(t, at(advantages, i, 'advantages')));
+        trajectories.forEach((t, i) => {
+          this.advantages.set(t, at(advantages, i, 'advantages'));
+        });
       },
     };
   }

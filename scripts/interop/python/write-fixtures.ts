@@ -71,7 +71,10 @@ try {
       // non-zero biases, so the check sees them applied
       const rng = new Rng(9);
       for (const [key, tensor] of params)
-        if (/\.b[qkv]$/.test(key)) tensor.data.forEach((_, i) => (tensor.data[i] = rng.normal() * 0.1));
+        if (/\.b[qkv]$/.test(key))
+          tensor.data.forEach((_, i) => {
+            tensor.data[i] = rng.normal() * 0.1;
+          });
     }
     await saveCheckpoint(join(scratch, name), { config, params });
     await exportHuggingFace(join(scratch, name), join(out, name), { name: `agentrl-tiny-${name}` });

@@ -25,7 +25,7 @@ function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): 
       prompts.push([...prompt]);
       assert.ok(options.stopTokens.includes(2), 'the reply stops at the model’s <|im_end|>');
       const tokens = [...format.tokenizer.encode(reply), 2].slice(0, options.maxNewTokens);
-      tokens.forEach((token) => options.onToken(row, token, -0.5));
+      for (const token of tokens) options.onToken(row, token, -0.5);
       return {
         tokens,
         logprobs: tokens.map(() => -0.5),

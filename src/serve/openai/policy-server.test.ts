@@ -101,9 +101,9 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     assert.equal(choice.finish_reason, expected.row.finishReason);
     const sampled = expected.row.tokens.filter((id) => id !== end).length;
     assert.equal(choice.logprobs!.content!.length, sampled);
-    choice.logprobs!.content!.forEach((entry, i) =>
-      assert.ok(Math.abs(entry.logprob - at(expected.row.logprobs, i, 'logprobs')) < 1e-6),
-    );
+    choice.logprobs!.content!.forEach((entry, i) => {
+      assert.ok(Math.abs(entry.logprob - at(expected.row.logprobs, i, 'logprobs')) < 1e-6);
+    });
     assert.deepEqual(completion.usage, {
       prompt_tokens: expected.prompt.length,
       completion_tokens: expected.row.tokens.length,
@@ -174,7 +174,7 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
     });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? '';
-    assert.equal('abc' + text, choice.text, 'greedy: the stream gives the same text');
+    assert.equal(`abc${text}`, choice.text, 'greedy: the stream gives the same text');
   });
 });
 
@@ -194,7 +194,9 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
       ),
     );
     assert.deepEqual(batches, [4], 'one generate call for the four requests');
-    results.forEach((result, i) => assert.ok(result.usage!.completion_tokens <= at(maxTokens, i, 'max_tokens')));
+    results.forEach((result, i) => {
+      assert.ok(result.usage!.completion_tokens <= at(maxTokens, i, 'max_tokens'));
+    });
   });
 
   test('Vercel AI SDK: generateText and streamText get the model’s text', async () => {
@@ -270,7 +272,7 @@ function serveScriptedToolCallsDuringSuite(): ScriptedServing {
     batch.map((prompt, row) => {
       serving.prompts.push(byteTokenizer.decode(prompt));
       const tokens = [...byteTokenizer.encode(toolCallReply), end].slice(0, options.maxNewTokens);
-      tokens.forEach((token) => options.onToken(row, token, -0.25));
+      for (const token of tokens) options.onToken(row, token, -0.25);
       return {
         tokens,
         logprobs: tokens.map(() => -0.25),

@@ -113,30 +113,33 @@ export type CompletionRequest = z.output<typeof completionRequestSchema>;
 
 /** OpenAI chat messages → agentrl messages (`developer` is a system message; text parts are joined; tool-call arguments text kept verbatim). */
 export function toMessages(messages: ChatRequest['messages']): Message[] {
-  return messages.map((message, index): Message => {
-    const text =
-      typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => part.text).join('');
-    switch (message.role) {
-      case 'system':
-      case 'developer':
-        return { role: 'system', content: text };
-      case 'user':
-        return { role: 'user', content: text };
-      case 'tool':
-        return {
-          role: 'tool',
-          content: text,
-          toolCallId: message.tool_call_id,
-          ...(message.name === undefined ? {} : { name: message.name }),
-        };
-      case 'assistant': {
-        const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => toolCall(call, index));
-        return toolCalls.length === 0
-          ? { role: 'assistant', content: text }
-          : { role: 'assistant', content: text, toolCalls };
-      }
+  return messages.map((message, index) => toMessage(message, index));
+}
+
+/** One OpenAI chat message (the `index`-th, named in argument errors) → an agentrl message; the switch covers every role. */
+function toMessage(message: ChatRequest['messages'][number], index: number): Message {
+  const text =
+    typeof message.content === 'string' ? message.content : (message.content ?? []).map((part) => part.text).join('');
+  switch (message.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', content: text };
+    case 'user':
+      return { role: 'user', content: text };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: text,
+        toolCallId: message.tool_call_id,
+        ...(message.name === undefined ? {} : { name: message.name }),
+      };
+    case 'assistant': {
+      const toolCalls = (message.tool_calls ?? []).map((call): ToolCall => toolCall(call, index));
+      return toolCalls.length === 0
+        ? { role: 'assistant', content: text }
+        : { role: 'assistant', content: text, toolCalls };
     }
-  });
+  }
 }
 
 /** A string's text is kept verbatim (`argumentsJson`): the chat template renders it as written, like transformers does. */

@@ -19,8 +19,12 @@ export function eventStream(): EventStream {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;
   const body = new ReadableStream<Uint8Array>({
-    start: (started) => void (controller = started),
-    cancel: () => void (open = false),
+    start: (started) => {
+      controller = started;
+    },
+    cancel: () => {
+      open = false;
+    },
   });
   const write = (text: string): void => {
     if (open) controller.enqueue(encoder.encode(text));

@@ -90,7 +90,8 @@ export async function readToolCallStream(
     const delta = chunk.choices[0]?.delta;
     content += delta?.content ?? '';
     for (const part of delta?.tool_calls ?? []) {
-      const call = (calls[part.index] ??= { arguments: '' });
+      const call = calls[part.index] ?? { arguments: '' };
+      calls[part.index] = call;
       call.name ??= part.function?.name;
       call.arguments += part.function?.arguments ?? '';
     }

@@ -107,7 +107,7 @@ function scalarText(rng: Rng): string {
 function stringText(rng: Rng): string {
   if (rng.next() < 0.02) return JSON.stringify('y'.repeat(100_000 + rng.int(400_000)));
   const raw = JSON.stringify(randomChars(rng, rng.int(24)));
-  return rng.next() < 0.1 ? raw.slice(0, -1) + '\\ud800"' : raw; // a lone surrogate escape
+  return rng.next() < 0.1 ? `${raw.slice(0, -1)}\\ud800"` : raw; // a lone surrogate escape
 }
 
 function randomChars(rng: Rng, length: number): string {

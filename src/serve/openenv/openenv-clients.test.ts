@@ -45,8 +45,9 @@ function counterEnv(): Env {
           truncated: false,
           info: { invalidAction: true, reason: 'by must be an integer' },
         };
+      count += by;
       return {
-        observation: { text: `<tool_response>${(count += by)}</tool_response>` },
+        observation: { text: `<tool_response>${count}</tool_response>` },
         reward: 0,
         done: false,
         truncated: false,
@@ -127,6 +128,7 @@ describe('what OpenEnv clients read (calculator)', () => {
       const reset = await session.reset({ seed: 3 });
       assert.deepEqual(reset.observation.metadata, {});
       const expression = (reset.observation.data as { expression: string }).expression;
+      // biome-ignore lint/security/noGlobalEval: the env's own arithmetic expression (digits and + - *); eval is the independent reference answer
       const answer = await session.step({ text: `<answer>${eval(expression)}</answer>` });
       assert.deepEqual(
         [answer.reward, answer.done, answer.observation.metadata.success, 'metadata' in answer],
@@ -172,6 +174,7 @@ describe('what OpenEnv clients read (calculator)', () => {
       assert.equal(observation.error, null);
       assert.equal(
         observation.result.data,
+        // biome-ignore lint/security/noGlobalEval: the env's own arithmetic expression (digits and + - *); eval is the independent reference answer
         `<tool_response>${eval(expression)}</tool_response>`,
         'the tool result as the env shows it to the model',
       );

@@ -83,7 +83,11 @@ test('RemoteEnv keeps the Env contract: step before reset, after the end and aft
     }
     assert.equal(server.activeSessions(), 1);
     await env.close();
-    await assert.rejects(env.step({ text: '<answer>B</answer>' }), EpisodeNotStartedError, 'a closed env has no episode');
+    await assert.rejects(
+      env.step({ text: '<answer>B</answer>' }),
+      EpisodeNotStartedError,
+      'a closed env has no episode',
+    );
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(server.activeSessions(), 0);
   } finally {
