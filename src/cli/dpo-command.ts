@@ -62,7 +62,7 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
         const backend = dpoBackend(options, setup);
         const policy = await backend.start();
         const save = (name: string, extra: Record<string, unknown>) => policy.save(join(dir, name), { metadata: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
-        const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: -1 };
+        const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: 'all' as const };
         interrupt.enter('the held-out test before DPO');
         const before = await validate(policy, env, testConfig, 'test');
         store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: before });

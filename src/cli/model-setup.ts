@@ -25,6 +25,7 @@ import { loraShapes, type LoraConfigInput } from '../model/lora.ts';
 import { loadModelCheckpoint, resolveModelSource } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
+import { rolloutHistoryTurns, type HistoryTurns } from '../train/history-turns.ts';
 import { warmStart, warmStartConfigSchema } from '../train/warm-start.ts';
 import { Progress } from './progress.ts';
 
@@ -89,7 +90,7 @@ export function hasOwnChatFormat(spec: string | undefined): boolean {
 
 /** Option defaults for a run from a model with its own chat format (under the config file and the flags). */
 export function modelPreset(spec: string | undefined): Record<string, unknown> {
-  return hasOwnChatFormat(spec) ? { systemPrompt: true, historyTurns: -1 } : {};
+  return hasOwnChatFormat(spec) ? { systemPrompt: true, historyTurns: 'all' } : {};
 }
 
 /** What a run starts from, checked before the run is recorded: the env, its options, the `--model` weights. */
@@ -133,7 +134,8 @@ export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {
   maxTurns: number;
   maxNewTokens: number;
   systemPrompt: boolean;
-  historyTurns?: number;
+  /** Absent: the whole conversation (as 'all'). */
+  historyTurns?: HistoryTurns;
   envOptions?: Record<string, unknown>;
 };
 
@@ -176,7 +178,7 @@ export async function warmStartPolicy(policy: TrainablePolicy, options: PrepareM
     expert: (seed, randomActionRate) => descriptor.expert({ seed, randomActionRate }),
     config: options,
     maxTurns: options.maxTurns,
-    historyTurns: options.historyTurns === undefined || options.historyTurns < 0 ? undefined : options.historyTurns,
+    historyTurns: rolloutHistoryTurns(options.historyTurns ?? 'all'),
     maxNewTokens: options.maxNewTokens,
     instructions: options.systemPrompt,
     // A backend that cannot clip warm-starts unclipped.

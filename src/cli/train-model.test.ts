@@ -51,7 +51,7 @@ test('agentrl train --model <HF folder> --lora-rank 4: pure RL in the model\'s f
     const runs = RunStore.open(store);
     try {
       const run = runs.run('tiny-lora');
-      assert.deepEqual([run.config.model, run.config.loraRank, run.config.systemPrompt, run.config.historyTurns], [model, 4, true, -1]);
+      assert.deepEqual([run.config.model, run.config.loraRank, run.config.systemPrompt, run.config.historyTurns], [model, 4, true, 'all']);
       const trajectory = runs.trajectory(run.id, 1, 0)!;
       const text = tinyChatmlFormat().tokenizer.decode(trajectory.tokens);
       assert.match(text, /^<\|im_start\|>system\nCompute the integer value[^]*You can call these tools:\n<tools>\n\{"name": "calculator"[^]*<\|im_start\|>user\n\d+ [-+*] \d+<\|im_end\|>\n<\|im_start\|>assistant\n/);

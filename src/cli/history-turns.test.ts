@@ -1,0 +1,57 @@
+/**
+ * `--history-turns`: a count or `all` on the command line and in config files; a run saved when
+ * the whole conversation was written -1 still resumes (and is saved back as 'all').
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunStore } from '../store/run-store.ts';
+import { runCli } from './cli-test-fixture.ts';
+import { trainHelp, resolveTrainOptions } from './train-command.ts';
+
+test("--history-turns takes a count or all (and the -1 of old commands); 0 by default; anything else is refused naming both", () => {
+  const historyTurns = (...argv: string[]) => resolveTrainOptions(argv).options.historyTurns;
+  assert.deepEqual(
+    [historyTurns(), historyTurns('--history-turns', 'all'), historyTurns('--history-turns', '2'), historyTurns('--history-turns=-1')],
+    [0, 'all', 2, 'all'],
+  );
+  assert.throws(
+    () => historyTurns('--history-turns', 'everything'),
+    /--history-turns: expected a count of previous turns \(0, 1, 2, …\) or 'all'/,
+  );
+  assert.match(trainHelp([]), /--history-turns <all\|number>\s+previous turns the policy sees: a count, or 'all'/);
+});
+
+/** A bandit run small enough to take seconds. */
+const tiny = ['--env', 'bandit', '--seed', '1', '--demonstrations', '16', '--sft-steps', '12', '--hidden-size', '32', '--num-layers', '1', '--num-heads', '2', '--num-kv-heads', '1', '--intermediate-size', '64', '--max-seq-len', '64', '--tasks-per-iteration', '2', '--group-size', '4', '--max-turns', '1', '--max-new-tokens', '24', '--test-episodes', '4', '--validate-every', '0', '--validation-episodes', '4', '--checkpoint-every', '0'];
+
+test('a run whose stored config says historyTurns -1 (saved before "all") resumes, and is saved back as "all"', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentrl-history-turns-'));
+  const store = join(dir, 'runs.db');
+  try {
+    const first = await runCli(['train', ...tiny, '--iterations', '1', '--history-turns', 'all', '--store', store, '--run-name', 'old', '--out', join(dir, 'checkpoints')]);
+    assert.equal(first.code, 0, first.stderr);
+    const runs = RunStore.open(store);
+    try {
+      const run = runs.run('old');
+      assert.equal(run.config.historyTurns, 'all');
+      runs.setConfig(run.id, { ...run.config, historyTurns: -1 });
+    } finally {
+      runs.close();
+    }
+    const resumed = await runCli(['train', '--resume', 'old', '--store', store, '--iterations', '2']);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /resuming run old after iteration 1 \(1 to go\)/);
+    const after = RunStore.open(store);
+    try {
+      assert.equal(after.run('old').config.historyTurns, 'all');
+      assert.equal(after.run('old').status, 'completed');
+    } finally {
+      after.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
