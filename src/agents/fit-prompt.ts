@@ -14,7 +14,17 @@ export const cutMarker = '[… earlier text cut to fit the context window]\n';
  * `cutMarker`) that fits in `budget` tokens; undefined when even the empty part does not fit.
  * Renders O(log n) times (a binary search over where the cut starts).
  */
-export function fitUserPrompt({ text, build, format, budget }: { text: string; build: (part: string) => string; format: ChatFormat; budget: number }): number[] | undefined {
+export function fitUserPrompt({
+  text,
+  build,
+  format,
+  budget,
+}: {
+  text: string;
+  build: (part: string) => string;
+  format: ChatFormat;
+  budget: number;
+}): number[] | undefined {
   const render = (part: string) => userPrompt(format, build(part));
   const whole = render(text);
   if (whole.length <= budget) return whole;

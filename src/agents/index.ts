@@ -12,8 +12,22 @@ export { parseReActReply, reactInstructions, runReAct } from './react.ts';
 export type { ReActOptions, ReActResult, ReActStep } from './react.ts';
 export { describeReAct, reflectionPrompt, reflectionsText, runReflexion } from './reflexion.ts';
 export type { ReflexionOptions, ReflexionResult, ReflexionTrial, TrialOutcome } from './reflexion.ts';
-export { defaultPrompts as treeOfThoughtsPrompts, parseValue, parseVote, runTreeOfThoughts, VALUES as thoughtValues } from './tree-of-thoughts.ts';
-export type { StateEvaluator, ThoughtGenerator, ThoughtNode, ThoughtProblem, ThoughtSearch, TreeOfThoughtsOptions, TreeOfThoughtsResult } from './tree-of-thoughts.ts';
+export {
+  defaultPrompts as treeOfThoughtsPrompts,
+  parseValue,
+  parseVote,
+  runTreeOfThoughts,
+  VALUES as thoughtValues,
+} from './tree-of-thoughts.ts';
+export type {
+  StateEvaluator,
+  ThoughtGenerator,
+  ThoughtNode,
+  ThoughtProblem,
+  ThoughtSearch,
+  TreeOfThoughtsOptions,
+  TreeOfThoughtsResult,
+} from './tree-of-thoughts.ts';
 export { defaultMctsPrompts, runMcts, uct } from './mcts.ts';
 export type { MctsNode, MctsOptions, MctsProblem, MctsResult } from './mcts.ts';
 export { MemGPTAgent } from './memgpt.ts';

@@ -49,15 +49,31 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
     assert.ok(result.path.length - 1 <= problem.maxDepth);
     const { root } = result;
     assert.equal(root.visits, 12);
-    assert.equal(root.children.reduce((sum, child) => sum + child.visits, 0), 12, 'every iteration passes through one child of the root');
-    assert.deepEqual(root.children.map((child) => child.action), ['+1', '*2', '+3'], 'a repeated proposal is kept once');
+    assert.equal(
+      root.children.reduce((sum, child) => sum + child.visits, 0),
+      12,
+      'every iteration passes through one child of the root',
+    );
+    assert.deepEqual(
+      root.children.map((child) => child.action),
+      ['+1', '*2', '+3'],
+      'a repeated proposal is kept once',
+    );
     for (const node of allNodes(root)) {
       assert.equal(node.returns.length, node.visits);
-      if (node.visits > 0) assert.ok(Math.abs(node.q - node.returns.reduce((a, b) => a + b, 0) / node.visits) < 1e-12, `node ${node.id}: Q is the mean return`);
+      if (node.visits > 0)
+        assert.ok(
+          Math.abs(node.q - node.returns.reduce((a, b) => a + b, 0) / node.visits) < 1e-12,
+          `node ${node.id}: Q is the mean return`,
+        );
       // G = r + G_next (γ = 1): a node's returns add up to its reward per visit plus its children's returns.
       const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-      const expected = (node.parent === null ? 0 : node.visits * node.reward) + sum(node.children.map((child) => sum(child.returns)));
-      assert.ok(Math.abs(sum(node.returns) - expected) < 1e-9, `node ${node.id}: returns ${sum(node.returns)} vs ${expected}`);
+      const expected =
+        (node.parent === null ? 0 : node.visits * node.reward) + sum(node.children.map((child) => sum(child.returns)));
+      assert.ok(
+        Math.abs(sum(node.returns) - expected) < 1e-9,
+        `node ${node.id}: returns ${sum(node.returns)} vs ${expected}`,
+      );
     }
     const leafPath = at(result.path, result.path.length - 1);
     assert.ok(Math.abs(leafPath.q - leafPath.reward) < 1e-12, 'at a terminal node the return is its own reward');
@@ -68,7 +84,11 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
     const nodes = allNodes(result.root);
     const two = nodes.filter((node) => valueOf(node.state) === 2 && node.expanded);
     assert.ok(two.length > 0, 'a state n = 2 was expanded');
-    for (const node of two) assert.deepEqual(node.children.map((child) => child.action), ['+1', '*2']);
+    for (const node of two)
+      assert.deepEqual(
+        node.children.map((child) => child.action),
+        ['+1', '*2'],
+      );
     const fives = nodes.filter((node) => valueOf(node.state) === 5 && node.expanded && node.depth < problem.maxDepth);
     assert.ok(fives.length > 0, 'a state n = 5 was expanded');
     for (const node of fives) assert.equal(node.children.length, 0);
@@ -76,7 +96,12 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
   });
 
   test('budget exhaustion: too shallow a search does not reach the goal; max aggregation keeps the best return', async () => {
-    const shallow = await runMcts({ policy: numberPolicy(), problem: { ...problem, maxDepth: 2 }, iterations: 6, aggregate: 'max' });
+    const shallow = await runMcts({
+      policy: numberPolicy(),
+      problem: { ...problem, maxDepth: 2 },
+      iterations: 6,
+      aggregate: 'max',
+    });
     assert.equal(shallow.solved, false);
     assert.ok(shallow.path.length <= 3);
     for (const node of allNodes(shallow.root)) if (node.visits > 0) assert.equal(node.q, Math.max(...node.returns));

@@ -84,8 +84,10 @@ export interface MctsResult {
 }
 
 export const defaultMctsPrompts = {
-  propose: (state: string, actions: number): string => `State:\n${state}\nList up to ${actions} possible next actions, one per line, nothing else.`,
-  worldModel: (state: string, action: string): string => `State:\n${state}\nAction: ${action}\nWhat is the state after this action? Reply with the new state only.`,
+  propose: (state: string, actions: number): string =>
+    `State:\n${state}\nList up to ${actions} possible next actions, one per line, nothing else.`,
+  worldModel: (state: string, action: string): string =>
+    `State:\n${state}\nAction: ${action}\nWhat is the state after this action? Reply with the new state only.`,
 };
 
 /** UCT score of a child: Q + w·√(ln N(parent) / N(child)); Infinity when unvisited. */
@@ -95,9 +97,18 @@ export function uct(child: Pick<MctsNode, 'q' | 'visits'>, parentVisits: number,
 }
 
 export async function runMcts(options: MctsOptions): Promise<MctsResult> {
-  const { policy, problem, iterations = 16, actions = 3, explorationWeight = 1, discount = 1, aggregate = 'mean' } = options;
+  const {
+    policy,
+    problem,
+    iterations = 16,
+    actions = 3,
+    explorationWeight = 1,
+    discount = 1,
+    aggregate = 'mean',
+  } = options;
   for (const [name, value] of Object.entries({ iterations, actions, maxDepth: problem.maxDepth })) {
-    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
+    if (!Number.isInteger(value) || value < 1)
+      throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
   }
   const sampling = options.sampling ?? { maxNewTokens: 128, temperature: 0.7 };
   const propose = options.proposePrompt ?? defaultMctsPrompts.propose;
@@ -108,7 +119,9 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
   let nodes = 0;
   const ask = async (content: string): Promise<string> => {
     const prompt = userPrompt(format, content);
-    return (await policy.generate({ ...sampling, prompt, stopTokens, seed: (sampling.seed ?? 0) + calls++ })).text.trim();
+    return (
+      await policy.generate({ ...sampling, prompt, stopTokens, seed: (sampling.seed ?? 0) + calls++ })
+    ).text.trim();
   };
   const makeNode = (state: string, action: string, parent: MctsNode | null, reward: number): MctsNode => ({
     id: nodes++,
@@ -128,7 +141,9 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
   async function expand(node: MctsNode): Promise<void> {
     node.expanded = true;
     if (node.terminal || node.depth >= problem.maxDepth) return;
-    const proposed = (await ask(propose(node.state, actions))).split('\n').map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim());
+    const proposed = (await ask(propose(node.state, actions)))
+      .split('\n')
+      .map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim());
     for (const action of [...new Set(proposed.filter((line) => line !== ''))].slice(0, actions)) {
       const nextState = await ask(predict(node.state, action));
       if (nextState === '') continue;
@@ -144,7 +159,9 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
     let node = root;
     while (node.expanded && node.children.length > 0) {
       const parentVisits = node.visits;
-      node = node.children.reduce((best, child) => (uct(child, parentVisits, explorationWeight) > uct(best, parentVisits, explorationWeight) ? child : best));
+      node = node.children.reduce((best, child) =>
+        uct(child, parentVisits, explorationWeight) > uct(best, parentVisits, explorationWeight) ? child : best,
+      );
       path.push(node);
     }
     // 2. expansion and 3. simulation (greedy in the step reward)
@@ -161,7 +178,10 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
       future = (i === 0 ? 0 : step.reward) + discount * future;
       step.visits++;
       step.returns.push(future);
-      step.q = aggregate === 'max' ? Math.max(...step.returns) : step.returns.reduce((sum, value) => sum + value, 0) / step.returns.length;
+      step.q =
+        aggregate === 'max'
+          ? Math.max(...step.returns)
+          : step.returns.reduce((sum, value) => sum + value, 0) / step.returns.length;
     }
   }
 
@@ -171,5 +191,12 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
     best.push(node);
   }
   const last = at(best, best.length - 1, 'best path');
-  return { root, path: best, state: last.state, solved: (problem.isGoal ?? problem.isTerminal)(last.state), calls, nodes };
+  return {
+    root,
+    path: best,
+    state: last.state,
+    solved: (problem.isGoal ?? problem.isTerminal)(last.state),
+    calls,
+    nodes,
+  };
 }

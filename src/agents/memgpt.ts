@@ -93,7 +93,9 @@ const INSTRUCTIONS = [
 
 /** How to write a call, for the malformed-call message: agentrl's long-standing wording for its byte template, the family's syntax otherwise. */
 function callSyntax(format: ChatFormat): string {
-  return isAgentrlFormat(format) ? '<tool_call>{"name": …, "arguments": {…}}</tool_call>' : toolCallExample(format, '…');
+  return isAgentrlFormat(format)
+    ? '<tool_call>{"name": …, "arguments": {…}}</tool_call>'
+    : toolCallExample(format, '…');
 }
 
 export class MemGPTAgent {
@@ -123,12 +125,20 @@ export class MemGPTAgent {
     this.policy = options.policy;
     this.format = chatFormatOf(options.policy);
     this.core = { persona: options.persona ?? '', human: options.human ?? '' };
-    this.contextBudget = options.contextBudget ?? (Number.isFinite(options.policy.contextWindow) ? options.policy.contextWindow : 8192);
+    this.contextBudget =
+      options.contextBudget ?? (Number.isFinite(options.policy.contextWindow) ? options.policy.contextWindow : 8192);
     if (this.contextBudget > options.policy.contextWindow) {
-      throw new InvalidArgumentError(`contextBudget ${this.contextBudget} exceeds the policy's context window ${options.policy.contextWindow}`, { contextBudget: this.contextBudget });
+      throw new InvalidArgumentError(
+        `contextBudget ${this.contextBudget} exceeds the policy's context window ${options.policy.contextWindow}`,
+        { contextBudget: this.contextBudget },
+      );
     }
-    for (const [name, value] of [['warningFraction', options.warningFraction], ['evictFraction', options.evictFraction]] as const) {
-      if (value !== undefined && !(value > 0 && value < 1)) throw new InvalidArgumentError(`${name} must be in (0, 1), got ${value}`, { [name]: value });
+    for (const [name, value] of [
+      ['warningFraction', options.warningFraction],
+      ['evictFraction', options.evictFraction],
+    ] as const) {
+      if (value !== undefined && !(value > 0 && value < 1))
+        throw new InvalidArgumentError(`${name} must be in (0, 1), got ${value}`, { [name]: value });
     }
     this.functions = this.memoryFunctions();
   }
@@ -142,7 +152,12 @@ export class MemGPTAgent {
     while (steps.length < maxSteps) {
       const prompt = await this.fitPrompt(sampling.maxNewTokens);
       if (prompt === undefined) return { steps, stopReason: 'context-budget' };
-      const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: stopTokensOf(this.format), seed: (sampling.seed ?? 0) + this.generations++ });
+      const generation = await this.policy.generate({
+        ...sampling,
+        prompt,
+        stopTokens: stopTokensOf(this.format),
+        seed: (sampling.seed ?? 0) + this.generations++,
+      });
       // The step's segment is its exact prompt and reply; the next step's prompt is rendered afresh.
       this.record.appendContext(prompt);
       this.record.appendReply(generation, { prompt });
@@ -165,7 +180,15 @@ export class MemGPTAgent {
   }
 
   /** Every step so far as one segmented trajectory (segments are what the RL trainer trains on). */
-  trajectory({ success = false, groupId = 'memgpt', seed = 0 }: { success?: boolean; groupId?: string; seed?: number } = {}): Trajectory {
+  trajectory({
+    success = false,
+    groupId = 'memgpt',
+    seed = 0,
+  }: {
+    success?: boolean;
+    groupId?: string;
+    seed?: number;
+  } = {}): Trajectory {
     return this.record.trajectory({ success, truncated: false, groupId, seed });
   }
 
@@ -173,13 +196,18 @@ export class MemGPTAgent {
   mainContext(): Message[] {
     const system = [
       this.options.instructions ?? INSTRUCTIONS,
-      ...(this.options.listFunctions === false ? [] : [listTools(this.functions, { callExample: toolCallExample(this.format, '<function>') })]),
+      ...(this.options.listFunctions === false
+        ? []
+        : [listTools(this.functions, { callExample: toolCallExample(this.format, '<function>') })]),
       '### Working context (core memory)',
       `<persona>\n${this.core.persona}\n</persona>`,
       `<human>\n${this.core.human}\n</human>`,
       `### Memory: ${this.recall.size} messages in recall storage (${this.evicted} evicted from this context), ${this.archival.size} passages in archival storage.`,
     ].join('\n');
-    const summary: Message[] = this.summary === '' ? [] : [{ role: 'user', content: `[system] Summary of the earlier conversation: ${this.summary}` }];
+    const summary: Message[] =
+      this.summary === ''
+        ? []
+        : [{ role: 'user', content: `[system] Summary of the earlier conversation: ${this.summary}` }];
     return [{ role: 'system', content: system }, ...summary, ...this.queue];
   }
 
@@ -252,7 +280,12 @@ export class MemGPTAgent {
       this.summary = [previous, note].filter((part) => part !== '').join(' ');
       return;
     }
-    const generation = await this.policy.generate({ ...sampling, stopTokens: stopTokensOf(this.format), seed: (sampling.seed ?? 0) + this.generations++, prompt: request });
+    const generation = await this.policy.generate({
+      ...sampling,
+      stopTokens: stopTokensOf(this.format),
+      seed: (sampling.seed ?? 0) + this.generations++,
+      prompt: request,
+    });
     const written = generation.text.trim();
     this.summary = written === '' ? [this.summary, note].filter((part) => part !== '').join(' ') : written;
   }
@@ -274,9 +307,10 @@ export class MemGPTAgent {
     const { toolCalls, invalid } = this.format.parseAssistant(text);
     const call = toolCalls[0];
     if (call === undefined) {
-      const result = invalid.length > 0 || text.includes('<tool_call>')
-        ? `[system] The function call could not be read (malformed JSON or cut off); write ${callSyntax(this.format)}.`
-        : '[system] No function was called. Act by calling a function; answer the user with send_message.';
+      const result =
+        invalid.length > 0 || text.includes('<tool_call>')
+          ? `[system] The function call could not be read (malformed JSON or cut off); write ${callSyntax(this.format)}.`
+          : '[system] No function was called. Act by calling a function; answer the user with send_message.';
       this.enqueue({ role: 'user', content: result });
       return { reply: text, result, error: true };
     }
@@ -292,7 +326,11 @@ export class MemGPTAgent {
     const block = z.enum(['persona', 'human']);
     const page = z.number().int().min(0).default(0).describe('0-based result page');
     const fits = (name: BlockName, value: string): void => {
-      if (value.length > limit) throw new ToolError('core_memory', `core memory block "${name}" would hold ${value.length} characters; the limit is ${limit}. Move details to archival memory.`);
+      if (value.length > limit)
+        throw new ToolError(
+          'core_memory',
+          `core memory block "${name}" would hold ${value.length} characters; the limit is ${limit}. Move details to archival memory.`,
+        );
     };
     return [
       {
@@ -319,8 +357,17 @@ export class MemGPTAgent {
         name: 'core_memory_replace',
         description: 'Replaces old_content with new_content in a block of your working context.',
         inputSchema: z.object({ name: block, old_content: z.string().min(1), new_content: z.string() }),
-        execute: ({ name, old_content, new_content }: { name: BlockName; old_content: string; new_content: string }) => {
-          if (!this.core[name].includes(old_content)) throw new ToolError('core_memory_replace', `"${old_content}" is not in core memory block "${name}"`);
+        execute: ({
+          name,
+          old_content,
+          new_content,
+        }: {
+          name: BlockName;
+          old_content: string;
+          new_content: string;
+        }) => {
+          if (!this.core[name].includes(old_content))
+            throw new ToolError('core_memory_replace', `"${old_content}" is not in core memory block "${name}"`);
           const next = this.core[name].replace(old_content, new_content);
           fits(name, next);
           this.core[name] = next;
@@ -337,13 +384,15 @@ export class MemGPTAgent {
         name: 'archival_memory_search',
         description: 'Searches archival storage by keywords; results are paged.',
         inputSchema: z.object({ query: z.string().min(1), page }),
-        execute: ({ query, page: index }: { query: string; page: number }) => formatPage(this.archival.search(query, { page: index, pageSize })),
+        execute: ({ query, page: index }: { query: string; page: number }) =>
+          formatPage(this.archival.search(query, { page: index, pageSize })),
       },
       {
         name: 'conversation_search',
         description: 'Searches the whole conversation history (recall storage) by keywords; results are paged.',
         inputSchema: z.object({ query: z.string().min(1), page }),
-        execute: ({ query, page: index }: { query: string; page: number }) => formatPage(this.recall.search(query, { page: index, pageSize })),
+        execute: ({ query, page: index }: { query: string; page: number }) =>
+          formatPage(this.recall.search(query, { page: index, pageSize })),
       },
     ];
   }

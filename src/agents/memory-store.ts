@@ -46,7 +46,13 @@ export class MemoryStore {
       .filter(({ score }) => score > 0)
       .sort((a, b) => b.score - a.score || b.entry.index - a.entry.index);
     const start = page * pageSize;
-    return { query, page, pageSize, total: scored.length, entries: scored.slice(start, start + pageSize).map(({ entry }) => entry) };
+    return {
+      query,
+      page,
+      pageSize,
+      total: scored.length,
+      entries: scored.slice(start, start + pageSize).map(({ entry }) => entry),
+    };
   }
 }
 
@@ -54,7 +60,8 @@ export class MemoryStore {
 export function formatPage(result: SearchPage): string {
   const pages = Math.max(1, Math.ceil(result.total / result.pageSize));
   if (result.total === 0) return `No results for "${result.query}".`;
-  if (result.entries.length === 0) return `No page ${result.page} for "${result.query}": ${result.total} results on pages 0-${pages - 1}.`;
+  if (result.entries.length === 0)
+    return `No page ${result.page} for "${result.query}": ${result.total} results on pages 0-${pages - 1}.`;
   const first = result.page * result.pageSize;
   return [
     `Results ${first + 1}-${first + result.entries.length} of ${result.total} for "${result.query}" (page ${result.page} of 0-${pages - 1}):`,

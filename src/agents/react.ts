@@ -51,7 +51,8 @@ export interface ReActResult {
   trajectory: Trajectory;
 }
 
-const FORMAT_ERROR = 'Invalid format. Reply with "Thought: <reasoning>" then "Action: <tool>[<input>]", or "Action: Finish[<answer>]" when done.';
+const FORMAT_ERROR =
+  'Invalid format. Reply with "Thought: <reasoning>" then "Action: <tool>[<input>]", or "Action: Finish[<answer>]" when done.';
 
 export function reactInstructions(tools: readonly Tool[], extra?: string): string {
   const toolLines = tools.map((tool) => `- ${tool.name}[input]: ${tool.description}`);
@@ -88,7 +89,11 @@ export async function runReAct(options: ReActOptions): Promise<ReActResult> {
   let stopReason: ReActResult['stopReason'] = 'max-steps';
 
   while (steps.length < maxSteps) {
-    const generation = await transcript.generate({ ...sampling, stopStrings: [...(sampling.stopStrings ?? []), '\nObservation:'], seed: (sampling.seed ?? 0) + steps.length });
+    const generation = await transcript.generate({
+      ...sampling,
+      stopStrings: [...(sampling.stopStrings ?? []), '\nObservation:'],
+      seed: (sampling.seed ?? 0) + steps.length,
+    });
     if (generation === undefined) {
       stopReason = 'context-window';
       break;
@@ -107,7 +112,8 @@ export async function runReAct(options: ReActOptions): Promise<ReActResult> {
       break;
     }
     const tool = tools.find((candidate) => candidate.name === parsed.action);
-    const input = tool === undefined || tool.inputSchema.safeParse(parsed.input).success ? parsed.input : parseJson(parsed.input);
+    const input =
+      tool === undefined || tool.inputSchema.safeParse(parsed.input).success ? parsed.input : parseJson(parsed.input);
     const outcome = await callTool(tools, parsed.action, input);
     const observation = outcome.ok ? outcome.output : outcome.error;
     steps.push({ ...parsed, observation });

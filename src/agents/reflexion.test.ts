@@ -38,16 +38,32 @@ describe('Reflexion (scripted policy, ReAct actor)', () => {
       task: question,
       trials: 3,
       attempt: async ({ reflections }) => {
-        const run = await runReAct({ policy, tools: [lookup], question, ...(reflections.length === 0 ? {} : { instructions: reflectionsText(reflections) }) });
-        return { success: run.answer === 'Paris', transcript: describeReAct(run), feedback: `answer ${run.answer} is wrong`, result: run };
+        const run = await runReAct({
+          policy,
+          tools: [lookup],
+          question,
+          ...(reflections.length === 0 ? {} : { instructions: reflectionsText(reflections) }),
+        });
+        return {
+          success: run.answer === 'Paris',
+          transcript: describeReAct(run),
+          feedback: `answer ${run.answer} is wrong`,
+          result: run,
+        };
       },
     });
     assert.equal(result.success, true);
     assert.equal(result.trials.length, 2);
     assert.equal(at(result.trials, 0).outcome.result.answer, 'Lyon');
-    assert.equal(at(result.trials, 0).reflection, 'I answered from memory and was wrong. Next time, use lookup before answering.');
+    assert.equal(
+      at(result.trials, 0).reflection,
+      'I answered from memory and was wrong. Next time, use lookup before answering.',
+    );
     assert.deepEqual(at(result.trials, 1).given, [at(result.trials, 0).reflection]);
-    assert.deepEqual(at(result.trials, 1).outcome.result.steps.map((step) => step.action), ['lookup', 'Finish']);
+    assert.deepEqual(
+      at(result.trials, 1).outcome.result.steps.map((step) => step.action),
+      ['lookup', 'Finish'],
+    );
     assert.deepEqual(result.memory, [at(result.trials, 0).reflection]);
     assert.equal(seen.length, 1);
     assert.match(at(seen, 0), /Action 1: Finish\[Lyon\]/, 'the reflection prompt shows the failed attempt');
@@ -87,7 +103,10 @@ describe('Reflexion (scripted policy, ReAct actor): settings and the context win
   test('a transcript longer than the context window: the reflection request keeps its end and fits (was: a prompt over the window)', async () => {
     const window = 600;
     const requests: string[] = [];
-    const policy = new ScriptedPolicy({ contextWindow: window, reply: ({ messages }) => (requests.push(at(messages, 0).content), 'Look it up first.') });
+    const policy = new ScriptedPolicy({
+      contextWindow: window,
+      reply: ({ messages }) => (requests.push(at(messages, 0).content), 'Look it up first.'),
+    });
     const result = await runReflexion({
       policy,
       task: 'Name the capital.',
@@ -97,7 +116,10 @@ describe('Reflexion (scripted policy, ReAct actor): settings and the context win
     });
     assert.deepEqual(result.memory, ['Look it up first.']);
     assert.equal(requests.length, 1);
-    assert.match(at(requests, 0), /Your attempt:\n\[… earlier text cut to fit the context window\]\n[step ]+LAST STEP\n/);
+    assert.match(
+      at(requests, 0),
+      /Your attempt:\n\[… earlier text cut to fit the context window\]\n[step ]+LAST STEP\n/,
+    );
     assert.ok(renderGenerationPrompt([{ role: 'user', content: at(requests, 0) }]).tokens.length + 50 + 1 <= window);
   });
 });

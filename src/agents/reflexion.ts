@@ -62,7 +62,15 @@ export interface ReflexionResult<Result> {
   memory: string[];
 }
 
-export function reflectionPrompt({ task, transcript, feedback }: { task: string; transcript: string; feedback?: string }): string {
+export function reflectionPrompt({
+  task,
+  transcript,
+  feedback,
+}: {
+  task: string;
+  transcript: string;
+  feedback?: string;
+}): string {
   return [
     'You tried the task below and failed. In a few sentences, diagnose the likely reason for the failure and write a concise, high-level plan that avoids the same mistake next time.',
     '',
@@ -79,20 +87,31 @@ export function reflectionPrompt({ task, transcript, feedback }: { task: string;
 /** The reflections as instructions for the next trial ('' when there are none). */
 export function reflectionsText(reflections: readonly string[]): string {
   if (reflections.length === 0) return '';
-  return ['Reflections on your earlier attempts at this task (use them to do better):', ...reflections.map((reflection, i) => `${i + 1}. ${reflection}`)].join('\n');
+  return [
+    'Reflections on your earlier attempts at this task (use them to do better):',
+    ...reflections.map((reflection, i) => `${i + 1}. ${reflection}`),
+  ].join('\n');
 }
 
 /** A ReAct run as text for the reflection prompt. */
 export function describeReAct(run: ReActResult): string {
   return run.steps
-    .map((step, i) => [`Thought ${i + 1}: ${step.thought}`, `Action ${i + 1}: ${step.action}[${step.input}]`, ...(step.observation === '' ? [] : [`Observation ${i + 1}: ${step.observation}`])].join('\n'))
+    .map((step, i) =>
+      [
+        `Thought ${i + 1}: ${step.thought}`,
+        `Action ${i + 1}: ${step.action}[${step.input}]`,
+        ...(step.observation === '' ? [] : [`Observation ${i + 1}: ${step.observation}`]),
+      ].join('\n'),
+    )
     .join('\n');
 }
 
 export async function runReflexion<Result>(options: ReflexionOptions<Result>): Promise<ReflexionResult<Result>> {
   const { policy, task, attempt, trials = 3, memorySize = 3 } = options;
-  if (!Number.isInteger(trials) || trials < 1) throw new InvalidArgumentError(`trials must be a positive integer, got ${trials}`, { trials });
-  if (!Number.isInteger(memorySize) || memorySize < 1) throw new InvalidArgumentError(`memorySize must be a positive integer, got ${memorySize}`, { memorySize });
+  if (!Number.isInteger(trials) || trials < 1)
+    throw new InvalidArgumentError(`trials must be a positive integer, got ${trials}`, { trials });
+  if (!Number.isInteger(memorySize) || memorySize < 1)
+    throw new InvalidArgumentError(`memorySize must be a positive integer, got ${memorySize}`, { memorySize });
   const sampling = options.sampling ?? { maxNewTokens: 256 };
   const prompt = options.prompt ?? reflectionPrompt;
   const format = chatFormatOf(policy);
@@ -108,12 +127,23 @@ export async function runReflexion<Result>(options: ReflexionOptions<Result>): P
     // The transcript is cut from the front (keeping how the attempt ended) when the request would not leave room for the reflection.
     const request = fitUserPrompt({
       text: outcome.transcript,
-      build: (transcript) => prompt({ task, transcript, ...(outcome.feedback === undefined ? {} : { feedback: outcome.feedback }), reflections: given }),
+      build: (transcript) =>
+        prompt({
+          task,
+          transcript,
+          ...(outcome.feedback === undefined ? {} : { feedback: outcome.feedback }),
+          reflections: given,
+        }),
       format,
       budget: policy.contextWindow - sampling.maxNewTokens - format.turnEnd.length,
     });
     if (request === undefined) break; // not even the task fits beside a reflection
-    const generation = await policy.generate({ ...sampling, stopTokens: stopTokensOf(format), seed: (sampling.seed ?? 0) + trial, prompt: request });
+    const generation = await policy.generate({
+      ...sampling,
+      stopTokens: stopTokensOf(format),
+      seed: (sampling.seed ?? 0) + trial,
+      prompt: request,
+    });
     const reflection = generation.text.trim();
     if (reflection === '') continue;
     record.reflection = reflection;

@@ -9,7 +9,15 @@ import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { heldOutLoss, runSft } from '../train/sft.ts';
-import { annotate, apiCallText, lossWeights, toolformerExamples, weightedLoss, writeAnnotatedCorpus, type ToolformerTool } from './toolformer.ts';
+import {
+  annotate,
+  apiCallText,
+  lossWeights,
+  toolformerExamples,
+  weightedLoss,
+  writeAnnotatedCorpus,
+  type ToolformerTool,
+} from './toolformer.ts';
 import { at } from '../core/indexing.ts';
 
 const calculator: ToolformerTool = { name: 'Calculator', execute: (input) => evaluateExpression(input) };
@@ -35,7 +43,11 @@ function logprobOf(before: string, character: string): number {
 async function controlledScore(sequences: number[][]): Promise<Float32Array[]> {
   return sequences.map((sequence) => {
     const out = new Float32Array(sequence.length);
-    for (let t = 1; t < sequence.length; t++) out[t] = logprobOf(byteTokenizer.decode(sequence.slice(0, t), { skipSpecialTokens: true }), byteTokenizer.decode([at(sequence, t)]));
+    for (let t = 1; t < sequence.length; t++)
+      out[t] = logprobOf(
+        byteTokenizer.decode(sequence.slice(0, t), { skipSpecialTokens: true }),
+        byteTokenizer.decode([at(sequence, t)]),
+      );
     return out;
   });
 }
@@ -63,7 +75,10 @@ const story = 'Tom had 12 apples and bought 30 more, so he had 42 apples.';
 
 describe('Toolformer self-annotation', () => {
   test('loss weights and the call text follow the paper', () => {
-    assert.deepEqual(lossWeights(0.2).map((w) => Math.round(w * 15 * 1e9) / 1e9), [5, 4, 3, 2, 1]);
+    assert.deepEqual(
+      lossWeights(0.2).map((w) => Math.round(w * 15 * 1e9) / 1e9),
+      [5, 4, 3, 2, 1],
+    );
     assert.equal(weightedLoss([0, -1, -2, -3], 1, [0.5, 0.5]), 1.5);
     assert.equal(weightedLoss([0, -1], 1, [0.5, 0.5]), 0.5, 'the window stops at the end of the text');
     assert.equal(apiCallText('Calculator', '12 + 30', '42'), ' [Calculator(12 + 30) → 42]');
@@ -92,14 +107,27 @@ describe('Toolformer self-annotation', () => {
     const byInput = new Map(annotated!.candidates.map((c) => [c.input, c]));
     // Digits "4" and "2" sit at t = 1, 2 of the window (weights 4/15, 3/15): log 0.1 → −0.1 with the result.
     const helped = (Math.log(0.1) * -1 - 0.1) * (7 / 15);
-    assert.ok(Math.abs(byInput.get('12 + 30')!.gain! - helped) < 1e-5, `gain ${byInput.get('12 + 30')!.gain} vs ${helped}`);
+    assert.ok(
+      Math.abs(byInput.get('12 + 30')!.gain! - helped) < 1e-5,
+      `gain ${byInput.get('12 + 30')!.gain} vs ${helped}`,
+    );
     assert.equal(byInput.get('12 - 30')!.result, '-18');
     assert.ok(Math.abs(byInput.get('12 - 30')!.gain!) < 1e-6, 'a wrong result does not help');
     const echo = byInput.get('42 + 0')!;
     assert.ok(echo.losses!.none - echo.losses!.withResult > 0.5, 'better than no call at all …');
-    assert.ok(echo.losses!.empty - echo.losses!.withResult < 0.5, '… but not better enough than the call without its result: dropped');
-    assert.equal(byInput.get('30 apples')?.error, 'error: unexpected "a"; allowed: integers, + - * ( )', "runTool's wording for a throwing tool");
-    assert.equal(annotated!.annotated, 'Tom had [Calculator(6 * 2) → 12] 12 apples and bought 30 more, so he had [Calculator(12 + 30) → 42] 42 apples.');
+    assert.ok(
+      echo.losses!.empty - echo.losses!.withResult < 0.5,
+      '… but not better enough than the call without its result: dropped',
+    );
+    assert.equal(
+      byInput.get('30 apples')?.error,
+      'error: unexpected "a"; allowed: integers, + - * ( )',
+      "runTool's wording for a throwing tool",
+    );
+    assert.equal(
+      annotated!.annotated,
+      'Tom had [Calculator(6 * 2) → 12] 12 apples and bought 30 more, so he had [Calculator(12 + 30) → 42] 42 apples.',
+    );
     assert.deepEqual(plain!.candidates, [], 'no position passes τ_s in a text without numbers');
     assert.equal(plain!.annotated, plain!.text);
   });
@@ -107,7 +135,18 @@ describe('Toolformer self-annotation', () => {
 
 describe('Toolformer self-annotation with a tiny built-in model', () => {
   test('with a tiny built-in model: positions and losses from the model, the corpus written, and fine-tuning on it', async () => {
-    const model = await TransformerModel.create({ vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 128 }, { seed: 3 });
+    const model = await TransformerModel.create(
+      {
+        vocabSize: 272,
+        hiddenSize: 32,
+        numLayers: 1,
+        numHeads: 2,
+        numKvHeads: 2,
+        intermediateSize: 64,
+        maxSeqLen: 128,
+      },
+      { seed: 3 },
+    );
     const policy = new BuiltinPolicy({ model });
     const texts = ['Ann had 3 pens and got 4 more, so 7.', 'He had 5 cups and broke 2, so 3 are left.'];
     const corpus = await annotate({
@@ -127,25 +166,47 @@ describe('Toolformer self-annotation with a tiny built-in model', () => {
         if (candidate.status === 'malformed') continue;
         const { none, empty, withResult } = candidate.losses!;
         assert.ok([none, empty, withResult].every(Number.isFinite));
-        assert.equal(candidate.status === 'kept', Math.min(none, empty) - withResult >= 0, 'kept exactly when the criterion holds');
+        assert.equal(
+          candidate.status === 'kept',
+          Math.min(none, empty) - withResult >= 0,
+          'kept exactly when the criterion holds',
+        );
       }
       const kept = entry.candidates.filter((c) => c.status === 'kept');
       if (kept.length === 0) assert.equal(entry.annotated, entry.text);
-      else assert.ok(entry.annotated.includes(' → ') && entry.annotated.replace(/ \[Calculator\([^)]*\) → -?\d+\]/g, '') === entry.text, 'removing the calls gives back the text');
+      else
+        assert.ok(
+          entry.annotated.includes(' → ') &&
+            entry.annotated.replace(/ \[Calculator\([^)]*\) → -?\d+\]/g, '') === entry.text,
+          'removing the calls gives back the text',
+        );
     }
     const dir = await mkdtemp(join(tmpdir(), 'agentrl-toolformer-'));
     try {
       const file = join(dir, 'annotated.jsonl');
       await writeAnnotatedCorpus(file, corpus);
-      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { text: string; annotated: string; calls: unknown[] });
-      assert.deepEqual(lines.map((line) => line.text), texts);
-      assert.deepEqual(lines.map((line) => line.annotated), corpus.map((entry) => entry.annotated));
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { text: string; annotated: string; calls: unknown[] });
+      assert.deepEqual(
+        lines.map((line) => line.text),
+        texts,
+      );
+      assert.deepEqual(
+        lines.map((line) => line.annotated),
+        corpus.map((entry) => entry.annotated),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
     const examples = toolformerExamples(corpus, byteTokenizer, 128);
     const before = await heldOutLoss(policy, examples, 2);
-    const result = await runSft({ policy, train: examples, config: { steps: 8, batchSize: 2, learningRate: 1e-2, warmupSteps: 0, evalEvery: 8 } });
+    const result = await runSft({
+      policy,
+      train: examples,
+      config: { steps: 8, batchSize: 2, learningRate: 1e-2, warmupSteps: 0, evalEvery: 8 },
+    });
     assert.ok(Number.isFinite(result.finalLoss));
     const after = await heldOutLoss(policy, examples, 2);
     assert.ok(after < before, `fine-tuning on the annotated corpus lowered its loss (${before} → ${after})`);

@@ -21,10 +21,18 @@ export async function callTool(tools: readonly Tool[], name: string, input: unkn
  * byte-level tokens), with how to call them: `callExample`, a call written in the policy's chat
  * format (`toolCallExample`); default agentrl's `<tool_call>{"name": "<function>", …}</tool_call>`.
  */
-export function listTools(tools: readonly Tool[], { callExample = '<tool_call>{"name": "<function>", "arguments": {...}}</tool_call>' }: { callExample?: string } = {}): string {
+export function listTools(
+  tools: readonly Tool[],
+  { callExample = '<tool_call>{"name": "<function>", "arguments": {...}}</tool_call>' }: { callExample?: string } = {},
+): string {
   const lines = tools.map((tool) => {
-    const { properties = {}, required = [] } = toolSchema(tool).function.parameters as { properties?: Record<string, JsonSchema>; required?: string[] };
-    const args = Object.entries(properties).map(([name, schema]) => `${name}${required.includes(name) ? '' : '?'}: ${typeName(schema)}`);
+    const { properties = {}, required = [] } = toolSchema(tool).function.parameters as {
+      properties?: Record<string, JsonSchema>;
+      required?: string[];
+    };
+    const args = Object.entries(properties).map(
+      ([name, schema]) => `${name}${required.includes(name) ? '' : '?'}: ${typeName(schema)}`,
+    );
     return `- ${tool.name}(${args.join(', ')}): ${tool.description}`;
   });
   return ['Functions:', ...lines, `To call a function, reply with ${callExample}.`].join('\n');
@@ -43,5 +51,11 @@ function typeName(schema: JsonSchema): string {
 /** The tools as a system-prompt block (JSON-schema functions) with how to call them. */
 export function describeTools(tools: readonly Tool[]): string {
   const lines = tools.map((tool) => JSON.stringify(toolSchema(tool).function));
-  return ['You can call these tools:', '<tools>', ...lines, '</tools>', 'To call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.'].join('\n');
+  return [
+    'You can call these tools:',
+    '<tools>',
+    ...lines,
+    '</tools>',
+    'To call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.',
+  ].join('\n');
 }

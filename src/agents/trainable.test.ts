@@ -17,8 +17,25 @@ import { runToolLoop } from './tool-calling.ts';
 import { rewardFinalTurn } from './transcript.ts';
 import { at } from '../core/indexing.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 };
-const config = { algo: 'grpo' as const, iterations: 1, tasksPerIteration: 1, groupSize: 2, maxTurns: 1, maxNewTokens: 12, validationEpisodes: 1, learningRate: 1e-2 };
+const tiny = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 1024,
+};
+const config = {
+  algo: 'grpo' as const,
+  iterations: 1,
+  tasksPerIteration: 1,
+  groupSize: 2,
+  maxTurns: 1,
+  maxNewTokens: 12,
+  validationEpisodes: 1,
+  learningRate: 1e-2,
+};
 
 /** A score that varies between samples: the share of letters in the generated text. */
 function letterShare(trajectory: Trajectory): number {
@@ -54,10 +71,30 @@ describe('runRl trains through the scaffolds', () => {
         for (const seed of seeds) {
           for (let sample = 0; sample < 2; sample++) {
             const sampling = { maxNewTokens: 12, temperature: 1, seed: iteration * 100 + seed * 10 + sample };
-            const react = await runReAct({ policy, tools: [calculatorTool], question: 'What is 2 + 2?', maxSteps: 2, sampling });
-            trajectories.push({ ...rewardFinalTurn(react.trajectory, letterShare(react.trajectory)), groupId: `react-${seed}`, seed });
-            const loop = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'What is 2 + 2?', maxSteps: 2, sampling });
-            trajectories.push({ ...rewardFinalTurn(loop.trajectory, letterShare(loop.trajectory)), groupId: `tools-${seed}`, seed });
+            const react = await runReAct({
+              policy,
+              tools: [calculatorTool],
+              question: 'What is 2 + 2?',
+              maxSteps: 2,
+              sampling,
+            });
+            trajectories.push({
+              ...rewardFinalTurn(react.trajectory, letterShare(react.trajectory)),
+              groupId: `react-${seed}`,
+              seed,
+            });
+            const loop = await runToolLoop({
+              policy,
+              tools: [calculatorTool],
+              prompt: 'What is 2 + 2?',
+              maxSteps: 2,
+              sampling,
+            });
+            trajectories.push({
+              ...rewardFinalTurn(loop.trajectory, letterShare(loop.trajectory)),
+              groupId: `tools-${seed}`,
+              seed,
+            });
           }
         }
         collected.push(...trajectories);
@@ -65,12 +102,23 @@ describe('runRl trains through the scaffolds', () => {
       },
     });
     assert.equal(collected.length, 4);
-    assert.ok(collected.every((t) => t.lossMask.some((m) => m === 1) && t.tokens.length === t.lossMask.length && t.logprobs.every((l) => l <= 0)));
+    assert.ok(
+      collected.every(
+        (t) =>
+          t.lossMask.some((m) => m === 1) && t.tokens.length === t.lossMask.length && t.logprobs.every((l) => l <= 0),
+      ),
+    );
     const [metrics] = result.history;
     assert.equal(metrics!.episodes, 4);
-    assert.ok(metrics!.trained > 0 && Number.isFinite(metrics!.loss), `trained ${metrics!.trained}, loss ${metrics!.loss}`);
+    assert.ok(
+      metrics!.trained > 0 && Number.isFinite(metrics!.loss),
+      `trained ${metrics!.trained}, loss ${metrics!.loss}`,
+    );
     const after = await paramsOf(model);
-    assert.ok(after.some((value, i) => value !== before[i]), 'the update moved the weights');
+    assert.ok(
+      after.some((value, i) => value !== before[i]),
+      'the update moved the weights',
+    );
   });
 
   test('MemGPT trajectories (one segment per step)', async () => {
@@ -86,7 +134,14 @@ describe('runRl trains through the scaffolds', () => {
         const trajectories: Trajectory[] = [];
         for (const seed of seeds) {
           for (let sample = 0; sample < 2; sample++) {
-            const agent = new MemGPTAgent({ policy, contextBudget: 600, maxSteps: 2, instructions: 'Answer with send_message.', listFunctions: false, sampling: { maxNewTokens: 12, temperature: 1, seed: seed * 10 + sample } });
+            const agent = new MemGPTAgent({
+              policy,
+              contextBudget: 600,
+              maxSteps: 2,
+              instructions: 'Answer with send_message.',
+              listFunctions: false,
+              sampling: { maxNewTokens: 12, temperature: 1, seed: seed * 10 + sample },
+            });
             await agent.send('Hello!');
             const trajectory = agent.trajectory({ groupId: `memgpt-${seed}`, seed });
             trajectories.push(rewardFinalTurn(trajectory, letterShare(trajectory)));
@@ -98,6 +153,9 @@ describe('runRl trains through the scaffolds', () => {
     });
     assert.ok(at(result.history, 0).trained > 0 && Number.isFinite(at(result.history, 0).loss));
     const after = await paramsOf(model);
-    assert.ok(after.some((value, i) => value !== before[i]), 'the update moved the weights');
+    assert.ok(
+      after.some((value, i) => value !== before[i]),
+      'the update moved the weights',
+    );
   });
 });

@@ -53,7 +53,8 @@ export class Transcript {
   async generate(sampling: AgentSampling): Promise<Generation | undefined> {
     const opening = appendedTokens(this.format, this.messages, [], { tools: this.tools, addGenerationPrompt: true });
     const prompt = [...this.record.tokens, ...opening];
-    if (prompt.length + sampling.maxNewTokens + this.format.turnEnd.length > this.policy.contextWindow) return undefined;
+    if (prompt.length + sampling.maxNewTokens + this.format.turnEnd.length > this.policy.contextWindow)
+      return undefined;
     const generation = await this.policy.generate({ ...sampling, prompt, stopTokens: this.stopTokens });
     this.record.appendContext(opening);
     this.record.appendReply(generation, { closing: replyClosing(this.format, generation.tokens) });
@@ -66,11 +67,17 @@ export class Transcript {
    * tool results of one reply go in together: templates that group consecutive results into one
    * turn (Qwen2.5's `<tool_response>` blocks) close the turn only after the last.
    */
-  observe(observation: Message | readonly Message[], { invalidAction = false }: { invalidAction?: boolean } = {}): void {
+  observe(
+    observation: Message | readonly Message[],
+    { invalidAction = false }: { invalidAction?: boolean } = {},
+  ): void {
     const messages: readonly Message[] = Array.isArray(observation) ? observation : [observation as Message];
     this.record.appendContext(appendedTokens(this.format, this.messages, messages, { tools: this.tools }));
     this.messages.push(...messages);
-    this.record.observe(messages.map((message) => message.content), { invalidAction });
+    this.record.observe(
+      messages.map((message) => message.content),
+      { invalidAction },
+    );
   }
 
   /** Adds a reward to the latest turn (on its last generated token). */
@@ -78,7 +85,17 @@ export class Transcript {
     this.record.reward(value);
   }
 
-  toTrajectory({ success, truncated, groupId = 'agent', seed = 0 }: { success: boolean; truncated: boolean; groupId?: string; seed?: number }): Trajectory {
+  toTrajectory({
+    success,
+    truncated,
+    groupId = 'agent',
+    seed = 0,
+  }: {
+    success: boolean;
+    truncated: boolean;
+    groupId?: string;
+    seed?: number;
+  }): Trajectory {
     return this.record.trajectory({ success, truncated, groupId, seed });
   }
 }
@@ -96,7 +113,8 @@ export function rewardFinalTurn(trajectory: Trajectory, reward: number): Traject
   const turn = trajectory.turns.at(-1);
   if (turn === undefined) return trajectory;
   turn.reward += reward;
-  if (trajectory.segments === undefined) trajectory.tokenRewards[turn.end - 1] = at(trajectory.tokenRewards, turn.end - 1, 'tokenRewards') + reward;
+  if (trajectory.segments === undefined)
+    trajectory.tokenRewards[turn.end - 1] = at(trajectory.tokenRewards, turn.end - 1, 'tokenRewards') + reward;
   trajectory.totalReward += reward;
   return trajectory;
 }

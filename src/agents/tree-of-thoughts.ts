@@ -32,7 +32,9 @@ export interface ThoughtProblem {
 
 type Prompt = (input: string, thoughts: readonly string[]) => string;
 
-export type ThoughtGenerator = { kind: 'sample'; k: number; prompt?: Prompt } | { kind: 'propose'; k: number; prompt?: (input: string, thoughts: readonly string[], k: number) => string };
+export type ThoughtGenerator =
+  | { kind: 'sample'; k: number; prompt?: Prompt }
+  | { kind: 'propose'; k: number; prompt?: (input: string, thoughts: readonly string[], k: number) => string };
 export type StateEvaluator =
   | { kind: 'value'; samples?: number; prompt?: Prompt }
   | { kind: 'vote'; samples?: number; prompt?: (input: string, candidates: readonly (readonly string[])[]) => string };
@@ -68,18 +70,29 @@ export interface TreeOfThoughtsResult {
   calls: number;
 }
 
-export const VALUES: Readonly<Record<'sure' | 'likely' | 'impossible', number>> = { sure: 20, likely: 1, impossible: 0.001 };
+export const VALUES: Readonly<Record<'sure' | 'likely' | 'impossible', number>> = {
+  sure: 20,
+  likely: 1,
+  impossible: 0.001,
+};
 
-const steps = (thoughts: readonly string[]): string => (thoughts.length === 0 ? '(none yet)' : thoughts.map((thought, i) => `${i + 1}. ${thought}`).join('\n'));
+const steps = (thoughts: readonly string[]): string =>
+  thoughts.length === 0 ? '(none yet)' : thoughts.map((thought, i) => `${i + 1}. ${thought}`).join('\n');
 
 export const defaultPrompts = {
-  sample: (input: string, thoughts: readonly string[]): string => `Input: ${input}\nSteps so far:\n${steps(thoughts)}\nWrite the next step only.`,
+  sample: (input: string, thoughts: readonly string[]): string =>
+    `Input: ${input}\nSteps so far:\n${steps(thoughts)}\nWrite the next step only.`,
   propose: (input: string, thoughts: readonly string[], k: number): string =>
     `Input: ${input}\nSteps so far:\n${steps(thoughts)}\nPropose up to ${k} possible next steps, one per line, nothing else.`,
   value: (input: string, thoughts: readonly string[]): string =>
     `Input: ${input}\nSteps so far:\n${steps(thoughts)}\nCan these steps still reach a correct solution? Reason briefly, then end with one word: sure, likely or impossible.`,
   vote: (input: string, candidates: readonly (readonly string[])[]): string =>
-    [`Input: ${input}`, 'Which choice is most promising?', ...candidates.map((thoughts, i) => `Choice ${i + 1}:\n${steps(thoughts)}`), 'Analyze each choice, then end with "The best choice is {s}", where s is the number of the choice.'].join('\n'),
+    [
+      `Input: ${input}`,
+      'Which choice is most promising?',
+      ...candidates.map((thoughts, i) => `Choice ${i + 1}:\n${steps(thoughts)}`),
+      'Analyze each choice, then end with "The best choice is {s}", where s is the number of the choice.',
+    ].join('\n'),
 };
 
 /** The last sure / likely / impossible in a rating, as its value; 0 when there is none. */
@@ -100,13 +113,19 @@ export async function runTreeOfThoughts(options: TreeOfThoughtsOptions): Promise
   checkOptions(options);
   const tree = new ThoughtTree(options);
   const root: ThoughtNode = { id: -1, parent: null, thoughts: [], value: 0, pruned: false };
-  return options.search.kind === 'bfs' ? breadthFirst(tree, root, options.search) : depthFirst(tree, root, options.search);
+  return options.search.kind === 'bfs'
+    ? breadthFirst(tree, root, options.search)
+    : depthFirst(tree, root, options.search);
 }
 
 const byValue = (a: ThoughtNode, b: ThoughtNode): number => b.value - a.value || a.id - b.id;
 
 /** BFS: keep the b best states at each of the T steps; the answer is the best final state. */
-async function breadthFirst(tree: ThoughtTree, root: ThoughtNode, search: { breadth: number }): Promise<TreeOfThoughtsResult> {
+async function breadthFirst(
+  tree: ThoughtTree,
+  root: ThoughtNode,
+  search: { breadth: number },
+): Promise<TreeOfThoughtsResult> {
   let frontier = [root];
   for (let t = 0; t < tree.problem.depth && frontier.length > 0; t++) {
     const next: ThoughtNode[] = [];
@@ -114,16 +133,28 @@ async function breadthFirst(tree: ThoughtTree, root: ThoughtNode, search: { brea
     frontier = next.sort(byValue).slice(0, search.breadth);
   }
   const best = frontier[0];
-  return { ...(best === undefined ? { best: undefined } : { best }), solved: best !== undefined && tree.solves(best), tree: tree.nodes, stopReason: 'done', calls: tree.calls };
+  return {
+    ...(best === undefined ? { best: undefined } : { best }),
+    solved: best !== undefined && tree.solves(best),
+    tree: tree.nodes,
+    stopReason: 'done',
+    calls: tree.calls,
+  };
 }
 
 /** DFS: best-valued child first, children valued ≤ v_th pruned, backtracking; stops at the first solution or `maxStates`. */
-async function depthFirst(tree: ThoughtTree, root: ThoughtNode, search: { threshold: number; maxStates?: number }): Promise<TreeOfThoughtsResult> {
+async function depthFirst(
+  tree: ThoughtTree,
+  root: ThoughtNode,
+  search: { threshold: number; maxStates?: number },
+): Promise<TreeOfThoughtsResult> {
   const { threshold, maxStates = 100 } = search;
   let deepest: ThoughtNode | undefined;
   let stopReason: TreeOfThoughtsResult['stopReason'] = 'done';
   const deeper = (child: ThoughtNode): boolean =>
-    deepest === undefined || child.thoughts.length > deepest.thoughts.length || (child.thoughts.length === deepest.thoughts.length && child.value > deepest.value);
+    deepest === undefined ||
+    child.thoughts.length > deepest.thoughts.length ||
+    (child.thoughts.length === deepest.thoughts.length && child.value > deepest.value);
   async function dfs(state: ThoughtNode): Promise<ThoughtNode | undefined> {
     if (state.thoughts.length === tree.problem.depth) return tree.solves(state) ? state : undefined;
     if (tree.nodes.length >= maxStates) {
@@ -140,8 +171,15 @@ async function depthFirst(tree: ThoughtTree, root: ThoughtNode, search: { thresh
     return undefined;
   }
   const solution = await dfs(root);
-  if (solution !== undefined) return { best: solution, solved: true, tree: tree.nodes, stopReason: 'solution', calls: tree.calls };
-  return { ...(deepest === undefined ? { best: undefined } : { best: deepest }), solved: false, tree: tree.nodes, stopReason, calls: tree.calls };
+  if (solution !== undefined)
+    return { best: solution, solved: true, tree: tree.nodes, stopReason: 'solution', calls: tree.calls };
+  return {
+    ...(deepest === undefined ? { best: undefined } : { best: deepest }),
+    solved: false,
+    tree: tree.nodes,
+    stopReason,
+    calls: tree.calls,
+  };
 }
 
 /** The evaluated states so far, and the policy as thought generator G and state evaluator V. */
@@ -170,10 +208,19 @@ class ThoughtTree {
   /** The children of `state`, generated and evaluated (added to `nodes`). */
   async expand(state: ThoughtNode): Promise<ThoughtNode[]> {
     const states = await this.children(state);
-    const values = this.options.evaluator.kind === 'value' ? await this.rate(states, this.options.evaluator) : await this.vote(states, this.options.evaluator);
+    const values =
+      this.options.evaluator.kind === 'value'
+        ? await this.rate(states, this.options.evaluator)
+        : await this.vote(states, this.options.evaluator);
     const parent = state.id < 0 ? null : state.id;
     return states.map((thoughts, i) => {
-      const node: ThoughtNode = { id: this.nodes.length, parent, thoughts, value: at(values, i, 'values'), pruned: false };
+      const node: ThoughtNode = {
+        id: this.nodes.length,
+        parent,
+        thoughts,
+        value: at(values, i, 'values'),
+        pruned: false,
+      };
       this.nodes.push(node);
       return node;
     });
@@ -182,7 +229,12 @@ class ThoughtTree {
   private async ask(content: string): Promise<string> {
     const prompt = userPrompt(this.format, content);
     const stopTokens = stopTokensOf(this.format);
-    const generation = await this.options.policy.generate({ ...this.sampling, prompt, stopTokens, seed: (this.sampling.seed ?? 0) + this.calls++ });
+    const generation = await this.options.policy.generate({
+      ...this.sampling,
+      prompt,
+      stopTokens,
+      seed: (this.sampling.seed ?? 0) + this.calls++,
+    });
     return generation.text;
   }
 
@@ -194,14 +246,24 @@ class ThoughtTree {
       const prompt = (generator.prompt ?? defaultPrompts.sample)(this.problem.input, parent.thoughts);
       for (let i = 0; i < generator.k; i++) found.push(((await this.ask(prompt)).trim().split('\n')[0] ?? '').trim());
     } else {
-      const text = await this.ask((generator.prompt ?? defaultPrompts.propose)(this.problem.input, parent.thoughts, generator.k));
-      found.push(...text.split('\n').map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim()).slice(0, generator.k));
+      const text = await this.ask(
+        (generator.prompt ?? defaultPrompts.propose)(this.problem.input, parent.thoughts, generator.k),
+      );
+      found.push(
+        ...text
+          .split('\n')
+          .map((line) => line.replace(/^\s*(?:\d+[.)]|[-*])\s*/, '').trim())
+          .slice(0, generator.k),
+      );
     }
     return [...new Set(found.filter((thought) => thought !== ''))].map((thought) => [...parent.thoughts, thought]);
   }
 
   /** V(p, S) by value: n ratings summed per state (cached per state). */
-  private async rate(states: readonly string[][], evaluator: Extract<StateEvaluator, { kind: 'value' }>): Promise<number[]> {
+  private async rate(
+    states: readonly string[][],
+    evaluator: Extract<StateEvaluator, { kind: 'value' }>,
+  ): Promise<number[]> {
     const values: number[] = [];
     for (const thoughts of states) {
       const key = JSON.stringify(thoughts);
@@ -218,7 +280,10 @@ class ThoughtTree {
   }
 
   /** V(p, S) by vote: n votes for the most promising state, value = votes. */
-  private async vote(states: readonly string[][], evaluator: Extract<StateEvaluator, { kind: 'vote' }>): Promise<number[]> {
+  private async vote(
+    states: readonly string[][],
+    evaluator: Extract<StateEvaluator, { kind: 'vote' }>,
+  ): Promise<number[]> {
     const values = states.map(() => 0);
     if (states.length === 0) return values;
     const prompt = (evaluator.prompt ?? defaultPrompts.vote)(this.problem.input, states);
@@ -232,7 +297,8 @@ class ThoughtTree {
 
 function checkOptions({ problem, generator, search, evaluator }: TreeOfThoughtsOptions): void {
   const positive = (name: string, value: number): void => {
-    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
+    if (!Number.isInteger(value) || value < 1)
+      throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
   };
   positive('depth', problem.depth);
   positive('k', generator.k);

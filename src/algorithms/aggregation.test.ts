@@ -8,8 +8,16 @@ import { assertAllClose, assertClose } from './gradient-check.ts';
 // seq0: mask [0,1,1] losses [9,1,3] → masked sum 4, n=2, response length 3−1 = 2
 // seq1: mask [1,1,1,1] losses [2,2,2,6] → masked sum 12, n=4, response length 4
 // seq2: mask [0,0] (no policy token) — left out of every count
-const losses = [[9, 1, 3], [2, 2, 2, 6], [5, 5]];
-const mask = [[0, 1, 1], [1, 1, 1, 1], [0, 0]];
+const losses = [
+  [9, 1, 3],
+  [2, 2, 2, 6],
+  [5, 5],
+];
+const mask = [
+  [0, 1, 1],
+  [1, 1, 1, 1],
+  [0, 0],
+];
 
 describe('aggregate', () => {
   const cases: [LossAggMode, number | null, number][] = [

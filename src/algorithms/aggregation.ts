@@ -17,7 +17,12 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import type { Sequences } from './sequences.ts';
 
-export const lossAggModes = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'] as const;
+export const lossAggModes = [
+  'token-mean',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-sum-norm',
+] as const;
 export type LossAggMode = (typeof lossAggModes)[number];
 
 export interface AggregationOptions {
@@ -27,9 +32,15 @@ export interface AggregationOptions {
 }
 
 /** The weights w[i][t] of the aggregation (they depend on the mask only). */
-export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor = null }: AggregationOptions): Float64Array[] {
+export function aggregationWeights(
+  lossMask: Sequences,
+  { mode, lossScaleFactor = null }: AggregationOptions,
+): Float64Array[] {
   if (!lossAggModes.includes(mode)) {
-    throw new InvalidArgumentError(`unknown loss aggregation mode "${mode}"; allowed: ${lossAggModes.join(', ')}`, { mode, allowed: lossAggModes });
+    throw new InvalidArgumentError(`unknown loss aggregation mode "${mode}"; allowed: ${lossAggModes.join(', ')}`, {
+      mode,
+      allowed: lossAggModes,
+    });
   }
   const counts = lossMask.map((mask) => {
     let n = 0;
@@ -39,7 +50,9 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
   const total = counts.reduce((a, b) => a + b, 0);
   const sequencesWithTokens = counts.filter((n) => n > 0).length;
   if (lossScaleFactor !== null && !(lossScaleFactor > 0)) {
-    throw new InvalidArgumentError(`lossScaleFactor must be a positive number or null, got ${lossScaleFactor}`, { lossScaleFactor });
+    throw new InvalidArgumentError(`lossScaleFactor must be a positive number or null, got ${lossScaleFactor}`, {
+      lossScaleFactor,
+    });
   }
   if (mode === 'seq-mean-token-sum-norm' && lossScaleFactor === null) {
     throw new InvalidArgumentError(
@@ -64,7 +77,11 @@ export function aggregationWeights(lossMask: Sequences, { mode, lossScaleFactor 
 }
 
 /** L = Σ w·ℓ, with the weights w = dL/dℓ. */
-export function aggregate(tokenLosses: Sequences, lossMask: Sequences, options: AggregationOptions): { value: number; weights: Float64Array[] } {
+export function aggregate(
+  tokenLosses: Sequences,
+  lossMask: Sequences,
+  options: AggregationOptions,
+): { value: number; weights: Float64Array[] } {
   const weights = aggregationWeights(lossMask, options);
   let value = 0;
   for (const [i, w] of weights.entries()) {

@@ -39,10 +39,13 @@ export function filterGroups({
   keepTopFraction?: number;
 }): GroupFilterResult {
   if (groupIds.length !== rewards.length) {
-    throw new InvalidArgumentError(`groupIds has ${groupIds.length} entries but rewards has ${rewards.length}; give one of each per trajectory`, {
-      groupIds: groupIds.length,
-      rewards: rewards.length,
-    });
+    throw new InvalidArgumentError(
+      `groupIds has ${groupIds.length} entries but rewards has ${rewards.length}; give one of each per trajectory`,
+      {
+        groupIds: groupIds.length,
+        rewards: rewards.length,
+      },
+    );
   }
   assertInRange('keepTopFraction', keepTopFraction, 0, 1);
   const varying: { members: number[]; variance: number }[] = [];
@@ -57,7 +60,9 @@ export function filterGroups({
     varying.push({ members, variance: values.reduce((a, r) => a + (r - mean) ** 2, 0) / values.length });
   }
   const keepCount = keepTopFraction >= 1 ? varying.length : Math.ceil(keepTopFraction * varying.length);
-  const ranked = varying.map((group, order) => ({ ...group, order })).sort((a, b) => b.variance - a.variance || a.order - b.order);
+  const ranked = varying
+    .map((group, order) => ({ ...group, order }))
+    .sort((a, b) => b.variance - a.variance || a.order - b.order);
   const keptGroups = ranked.slice(0, keepCount);
   return {
     kept: keptGroups.flatMap((group) => group.members).sort((a, b) => a - b),

@@ -44,7 +44,10 @@ export function assertGradientMatches(
       const numeric = (plus - minus) / (2 * h);
       const got = at(analyticRow, t, 'analytic row');
       const allowed = tolerance * Math.max(Math.abs(numeric), Math.abs(got)) + 1e-9;
-      assert.ok(Math.abs(got - numeric) <= allowed, `${label}: d/dx[${i}][${t}] analytic ${got} vs finite difference ${numeric}`);
+      assert.ok(
+        Math.abs(got - numeric) <= allowed,
+        `${label}: d/dx[${i}][${t}] analytic ${got} vs finite difference ${numeric}`,
+      );
       checked += 1;
     }
   }
@@ -52,10 +55,18 @@ export function assertGradientMatches(
 }
 
 export function assertClose(actual: number, expected: number, tolerance = 1e-9, label = ''): void {
-  assert.ok(Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected)), `${label} expected ${expected}, got ${actual}`);
+  assert.ok(
+    Math.abs(actual - expected) <= tolerance * Math.max(1, Math.abs(expected)),
+    `${label} expected ${expected}, got ${actual}`,
+  );
 }
 
-export function assertAllClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tolerance = 1e-9, label = ''): void {
+export function assertAllClose(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  tolerance = 1e-9,
+  label = '',
+): void {
   assert.equal(actual.length, expected.length, `${label} length`);
   for (let t = 0; t < expected.length; t++) assertClose(at(actual, t), at(expected, t), tolerance, `${label}[${t}]`);
 }

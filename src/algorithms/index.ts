@@ -15,7 +15,13 @@ export {
   type TurnWeighting,
 } from './advantages/turn-level.ts';
 export { whiten } from './advantages/whiten.ts';
-export { aggregate, aggregationWeights, lossAggModes, type AggregationOptions, type LossAggMode } from './aggregation.ts';
+export {
+  aggregate,
+  aggregationWeights,
+  lossAggModes,
+  type AggregationOptions,
+  type LossAggMode,
+} from './aggregation.ts';
 export { filterGroups, type GroupFilterResult } from './dynamic-sampling.ts';
 export { klEstimate, klEstimators, klInReward, klPenaltyLoss, type KlEstimator } from './kl.ts';
 export { dpoLossTypes, dpoPairLoss, type DpoLossType, type DpoOptions, type PreferencePair } from './losses/dpo.ts';

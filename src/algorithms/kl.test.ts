@@ -35,14 +35,18 @@ describe('klEstimate', () => {
         const ref = logp + rng.normal();
         const { derivative } = klEstimate(logp, ref, estimator);
         const h = 1e-6;
-        const numeric = (klEstimate(logp + h, ref, estimator).value - klEstimate(logp - h, ref, estimator).value) / (2 * h);
+        const numeric =
+          (klEstimate(logp + h, ref, estimator).value - klEstimate(logp - h, ref, estimator).value) / (2 * h);
         assertClose(derivative, numeric, 1e-6, estimator);
       }
     }
   });
 
   it('rejects an unknown estimator, listing the allowed ones', () => {
-    assert.throws(() => klEstimate(0, 0, 'k4' as KlEstimator), (error: unknown) => error instanceof InvalidArgumentError && /k1, abs, k2, k3/.test(error.message));
+    assert.throws(
+      () => klEstimate(0, 0, 'k4' as KlEstimator),
+      (error: unknown) => error instanceof InvalidArgumentError && /k1, abs, k2, k3/.test(error.message),
+    );
   });
 });
 
@@ -54,8 +58,15 @@ describe('klPenaltyLoss', () => {
     const logprobs = randomSequences(rng, lengths, () => -2 * rng.next());
     const refLogprobs = logprobs.map((seq) => seq.map((x) => x + 0.5 * rng.normal()));
     for (const estimator of ['k1', 'k2', 'k3', 'abs'] as const) {
-      const value = (x: Float64Array[]): number => klPenaltyLoss({ logprobs: x, refLogprobs, lossMask, estimator, lossAggMode: 'seq-mean-token-mean' }).loss;
-      const { gradLogprobs } = klPenaltyLoss({ logprobs, refLogprobs, lossMask, estimator, lossAggMode: 'seq-mean-token-mean' });
+      const value = (x: Float64Array[]): number =>
+        klPenaltyLoss({ logprobs: x, refLogprobs, lossMask, estimator, lossAggMode: 'seq-mean-token-mean' }).loss;
+      const { gradLogprobs } = klPenaltyLoss({
+        logprobs,
+        refLogprobs,
+        lossMask,
+        estimator,
+        lossAggMode: 'seq-mean-token-mean',
+      });
       assertGradientMatches(estimator, value, logprobs, gradLogprobs);
     }
   });

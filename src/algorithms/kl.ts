@@ -19,7 +19,11 @@ export const klEstimators = ['k1', 'abs', 'k2', 'k3', 'kl', 'mse', 'low_var_kl']
 export type KlEstimator = (typeof klEstimators)[number];
 
 /** The estimate at one token and its derivative with respect to logp. */
-export function klEstimate(logprob: number, refLogprob: number, estimator: KlEstimator): { value: number; derivative: number } {
+export function klEstimate(
+  logprob: number,
+  refLogprob: number,
+  estimator: KlEstimator,
+): { value: number; derivative: number } {
   const diff = logprob - refLogprob;
   switch (estimator) {
     case 'k1':
@@ -42,10 +46,13 @@ export function klEstimate(logprob: number, refLogprob: number, estimator: KlEst
       return { value, derivative: xPassesClamp && klPassesClamp ? 1 - Math.exp(x) : 0 };
     }
     default:
-      throw new InvalidArgumentError(`unknown KL estimator "${String(estimator)}"; allowed: ${klEstimators.join(', ')}`, {
-        estimator,
-        allowed: klEstimators,
-      });
+      throw new InvalidArgumentError(
+        `unknown KL estimator "${String(estimator)}"; allowed: ${klEstimators.join(', ')}`,
+        {
+          estimator,
+          allowed: klEstimators,
+        },
+      );
   }
 }
 

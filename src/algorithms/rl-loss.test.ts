@@ -30,12 +30,35 @@ describe('rlLossTerms', () => {
       it(`${policyLoss}, ${lossAggMode}: gradients w.r.t. logprobs, values, entropies match finite differences`, () => {
         const { batch, current } = randomBatch(23);
         const lossScaleFactor = lossAggMode === 'seq-mean-token-sum-norm' ? 16 : null;
-        const config = rlLossConfigSchema.parse({ policyLoss, lossAggMode, lossScaleFactor, useKlLoss: true, klLossCoef: 0.1, entropyCoef: 0.01, vfCoef: 0.5 });
+        const config = rlLossConfigSchema.parse({
+          policyLoss,
+          lossAggMode,
+          lossScaleFactor,
+          useKlLoss: true,
+          klLossCoef: 0.1,
+          entropyCoef: 0.01,
+          vfCoef: 0.5,
+        });
         const terms = rlLossTerms(batch, current, config);
         assert.ok(terms.gradValues && terms.gradEntropies);
-        assertGradientMatches('logprobs', (x) => rlLossTerms(batch, { ...current, logprobs: x }, config).loss, current.logprobs, terms.gradLogprobs);
-        assertGradientMatches('values', (x) => rlLossTerms(batch, { ...current, values: x }, config).loss, current.values, terms.gradValues);
-        assertGradientMatches('entropies', (x) => rlLossTerms(batch, { ...current, entropies: x }, config).loss, current.entropies, terms.gradEntropies);
+        assertGradientMatches(
+          'logprobs',
+          (x) => rlLossTerms(batch, { ...current, logprobs: x }, config).loss,
+          current.logprobs,
+          terms.gradLogprobs,
+        );
+        assertGradientMatches(
+          'values',
+          (x) => rlLossTerms(batch, { ...current, values: x }, config).loss,
+          current.values,
+          terms.gradValues,
+        );
+        assertGradientMatches(
+          'entropies',
+          (x) => rlLossTerms(batch, { ...current, entropies: x }, config).loss,
+          current.entropies,
+          terms.gradEntropies,
+        );
       });
     }
   }
@@ -68,7 +91,11 @@ describe('rlLoss (TokenLoss)', () => {
     const config = { useKlLoss: true, entropyCoef: 0.01 };
     const loss = rlLoss({ ...batch, config });
     assert.equal(loss.dependsOnCurrent, true);
-    const input = { logprobs: current.logprobs.map((s) => Float32Array.from(s)), values: current.values.map((s) => Float32Array.from(s)), entropies: current.entropies.map((s) => Float32Array.from(s)) };
+    const input = {
+      logprobs: current.logprobs.map((s) => Float32Array.from(s)),
+      values: current.values.map((s) => Float32Array.from(s)),
+      entropies: current.entropies.map((s) => Float32Array.from(s)),
+    };
     const output = loss.compute(input);
     const expected = rlLossTerms(batch, input, rlLossConfigSchema.parse(config));
     assert.ok(output.gradLogprobs[0] instanceof Float32Array);
@@ -80,7 +107,11 @@ describe('rlLoss (TokenLoss)', () => {
 
   it('without returns there is no value term and no gradValues; without entropyCoef no gradEntropies', () => {
     const { batch, current } = randomBatch(37);
-    const output = rlLoss({ oldLogprobs: batch.oldLogprobs, advantages: batch.advantages, lossMask: batch.lossMask }).compute({
+    const output = rlLoss({
+      oldLogprobs: batch.oldLogprobs,
+      advantages: batch.advantages,
+      lossMask: batch.lossMask,
+    }).compute({
       logprobs: current.logprobs.map((s) => Float32Array.from(s)),
     });
     assert.equal(output.gradValues, undefined);
@@ -91,13 +122,22 @@ describe('rlLoss (TokenLoss)', () => {
   it('rejects bad configs and combinations at construction, naming the problem', () => {
     const { batch } = randomBatch(41);
     const { refLogprobs: _ref, ...withoutRef } = batch;
-    assert.throws(() => rlLoss({ ...withoutRef, config: { useKlLoss: true } }), (e: unknown) => e instanceof InvalidArgumentError && /refLogprobs/.test(e.message));
-    assert.throws(() => rlLoss({ ...batch, config: { clipRatioC: 0.5 } }), (e: unknown) => e instanceof InvalidArgumentError && /clipRatioC/.test(e.message));
+    assert.throws(
+      () => rlLoss({ ...withoutRef, config: { useKlLoss: true } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /refLogprobs/.test(e.message),
+    );
+    assert.throws(
+      () => rlLoss({ ...batch, config: { clipRatioC: 0.5 } }),
+      (e: unknown) => e instanceof InvalidArgumentError && /clipRatioC/.test(e.message),
+    );
     assert.throws(
       () => rlLoss({ ...batch, config: { lossAggMode: 'mean' as never } }),
       (e: unknown) => e instanceof InvalidArgumentError && /seq-mean-token-sum-norm/.test(e.message),
     );
-    assert.throws(() => rlLoss({ ...batch, oldValues: undefined }), (e: unknown) => e instanceof InvalidArgumentError && /oldValues/.test(e.message));
+    assert.throws(
+      () => rlLoss({ ...batch, oldValues: undefined }),
+      (e: unknown) => e instanceof InvalidArgumentError && /oldValues/.test(e.message),
+    );
     assert.throws(
       () => rlLoss({ ...batch, config: { lossAggMode: 'seq-mean-token-sum-norm' } }),
       (e: unknown) => e instanceof InvalidArgumentError && /lossScaleFactor/.test(e.message),
@@ -107,7 +147,14 @@ describe('rlLoss (TokenLoss)', () => {
   it('asks for entropies when entropyCoef is set but the model gave none', () => {
     const { batch, current } = randomBatch(43);
     const loss = rlLoss({ ...batch, config: { entropyCoef: 0.01 } });
-    assert.throws(() => loss.compute({ logprobs: current.logprobs.map((s) => Float32Array.from(s)), values: current.values.map((s) => Float32Array.from(s)) }), InvalidArgumentError);
+    assert.throws(
+      () =>
+        loss.compute({
+          logprobs: current.logprobs.map((s) => Float32Array.from(s)),
+          values: current.values.map((s) => Float32Array.from(s)),
+        }),
+      InvalidArgumentError,
+    );
   });
 });
 

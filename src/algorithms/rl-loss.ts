@@ -95,8 +95,25 @@ export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossCo
   const aggregation = { lossAggMode: config.lossAggMode, lossScaleFactor: config.lossScaleFactor };
   const policy =
     config.policyLoss === 'gspo'
-      ? gspoLoss({ logprobs: current.logprobs, oldLogprobs, advantages, lossMask, clipRatioLow: config.clipRatioLow, clipRatioHigh: config.clipRatioHigh, lossAggMode: 'seq-mean-token-mean' })
-      : ppoClipLoss({ ...aggregation, logprobs: current.logprobs, oldLogprobs, advantages, lossMask, clipRatioLow: config.clipRatioLow, clipRatioHigh: config.clipRatioHigh, clipRatioC: config.clipRatioC });
+      ? gspoLoss({
+          logprobs: current.logprobs,
+          oldLogprobs,
+          advantages,
+          lossMask,
+          clipRatioLow: config.clipRatioLow,
+          clipRatioHigh: config.clipRatioHigh,
+          lossAggMode: 'seq-mean-token-mean',
+        })
+      : ppoClipLoss({
+          ...aggregation,
+          logprobs: current.logprobs,
+          oldLogprobs,
+          advantages,
+          lossMask,
+          clipRatioLow: config.clipRatioLow,
+          clipRatioHigh: config.clipRatioHigh,
+          clipRatioC: config.clipRatioC,
+        });
   let loss = policy.loss;
   const gradLogprobs = policy.gradLogprobs;
   const metrics: Record<string, number> = { pg_loss: policy.loss, ...policy.metrics };
@@ -110,14 +127,27 @@ export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossCo
       result.gradEntropies = entropy.gradEntropies;
     }
   } else if (config.entropyCoef !== 0) {
-    throw new InvalidArgumentError(`entropyCoef is ${config.entropyCoef} but the model gave no entropies; pass entropies or set entropyCoef to 0`, {
-      entropyCoef: config.entropyCoef,
-    });
+    throw new InvalidArgumentError(
+      `entropyCoef is ${config.entropyCoef} but the model gave no entropies; pass entropies or set entropyCoef to 0`,
+      {
+        entropyCoef: config.entropyCoef,
+      },
+    );
   }
 
   if (config.useKlLoss) {
-    if (!batch.refLogprobs) throw new InvalidArgumentError('useKlLoss is true but no refLogprobs were given; pass refLogprobs or set useKlLoss to false', {});
-    const kl = klPenaltyLoss({ ...aggregation, logprobs: current.logprobs, refLogprobs: batch.refLogprobs, lossMask, estimator: config.klLossType });
+    if (!batch.refLogprobs)
+      throw new InvalidArgumentError(
+        'useKlLoss is true but no refLogprobs were given; pass refLogprobs or set useKlLoss to false',
+        {},
+      );
+    const kl = klPenaltyLoss({
+      ...aggregation,
+      logprobs: current.logprobs,
+      refLogprobs: batch.refLogprobs,
+      lossMask,
+      estimator: config.klLossType,
+    });
     loss += config.klLossCoef * kl.loss;
     addScaled(gradLogprobs, kl.gradLogprobs, config.klLossCoef);
     metrics.kl = kl.metrics.kl;
@@ -125,11 +155,22 @@ export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossCo
   }
 
   if (batch.returns) {
-    if (!batch.oldValues) throw new InvalidArgumentError('the value loss needs both returns and oldValues; give both or neither', {});
+    if (!batch.oldValues)
+      throw new InvalidArgumentError('the value loss needs both returns and oldValues; give both or neither', {});
     if (!current.values) {
-      throw new InvalidArgumentError('the batch has returns (value loss on) but the model gave no values; use a model with a value head or drop returns', {});
+      throw new InvalidArgumentError(
+        'the batch has returns (value loss on) but the model gave no values; use a model with a value head or drop returns',
+        {},
+      );
     }
-    const value = valueLoss({ ...aggregation, values: current.values, oldValues: batch.oldValues, returns: batch.returns, lossMask, clipRangeValue: config.clipRangeValue });
+    const value = valueLoss({
+      ...aggregation,
+      values: current.values,
+      oldValues: batch.oldValues,
+      returns: batch.returns,
+      lossMask,
+      clipRangeValue: config.clipRangeValue,
+    });
     loss += config.vfCoef * value.loss;
     result.gradValues = value.gradValues.map((g) => g.map((x) => config.vfCoef * x));
     Object.assign(metrics, value.metrics);
@@ -143,21 +184,31 @@ export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossCo
 export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): TokenLoss {
   const parsed = rlLossConfigSchema.safeParse(options.config ?? {});
   if (!parsed.success) {
-    throw new InvalidArgumentError(`invalid rlLoss config: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`, {
-      issues: parsed.error.issues,
-    });
+    throw new InvalidArgumentError(
+      `invalid rlLoss config: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+      {
+        issues: parsed.error.issues,
+      },
+    );
   }
   const config = parsed.data;
   if (config.lossAggMode === 'seq-mean-token-sum-norm' && config.lossScaleFactor === null) {
-    throw new InvalidArgumentError('lossAggMode seq-mean-token-sum-norm divides by a constant: set lossScaleFactor (e.g. the max response length)', {
-      lossAggMode: config.lossAggMode,
-    });
+    throw new InvalidArgumentError(
+      'lossAggMode seq-mean-token-sum-norm divides by a constant: set lossScaleFactor (e.g. the max response length)',
+      {
+        lossAggMode: config.lossAggMode,
+      },
+    );
   }
   const { config: _ignored, ...batch } = options;
   assertSameShape('oldLogprobs', batch.oldLogprobs, batch.lossMask);
   assertSameShape('advantages', batch.advantages, batch.lossMask);
   if (config.useKlLoss) {
-    if (!batch.refLogprobs) throw new InvalidArgumentError('useKlLoss is true but no refLogprobs were given; pass refLogprobs or set useKlLoss to false', {});
+    if (!batch.refLogprobs)
+      throw new InvalidArgumentError(
+        'useKlLoss is true but no refLogprobs were given; pass refLogprobs or set useKlLoss to false',
+        {},
+      );
     assertSameShape('refLogprobs', batch.refLogprobs, batch.lossMask);
   }
   if ((batch.returns === undefined) !== (batch.oldValues === undefined)) {
@@ -188,7 +239,11 @@ export function dpoLoss(options: Omit<DpoOptions, 'logprobs'>): TokenLoss {
     dependsOnCurrent: true,
     compute(input: TokenLossInput): TokenLossOutput {
       const result = dpoPairLoss({ ...options, logprobs: input.logprobs });
-      return { loss: result.loss, gradLogprobs: toFloat32(result.gradLogprobs), metrics: { loss: result.loss, ...result.metrics } };
+      return {
+        loss: result.loss,
+        gradLogprobs: toFloat32(result.gradLogprobs),
+        metrics: { loss: result.loss, ...result.metrics },
+      };
     },
   };
 }
@@ -200,13 +255,21 @@ export function sftLoss(lossMask: Sequences): TokenLoss {
     dependsOnCurrent: false,
     compute(input: TokenLossInput): TokenLossOutput {
       const result = negativeLogLikelihood({ logprobs: input.logprobs, lossMask });
-      return { loss: result.loss, gradLogprobs: toFloat32(result.gradLogprobs), metrics: { loss: result.loss, ...result.metrics } };
+      return {
+        loss: result.loss,
+        gradLogprobs: toFloat32(result.gradLogprobs),
+        metrics: { loss: result.loss, ...result.metrics },
+      };
     },
   };
 }
 
 function toOutput(terms: RlLossTerms): TokenLossOutput {
-  const output: TokenLossOutput = { loss: terms.loss, gradLogprobs: toFloat32(terms.gradLogprobs), metrics: terms.metrics };
+  const output: TokenLossOutput = {
+    loss: terms.loss,
+    gradLogprobs: toFloat32(terms.gradLogprobs),
+    metrics: terms.metrics,
+  };
   if (terms.gradValues) output.gradValues = toFloat32(terms.gradValues);
   if (terms.gradEntropies) output.gradEntropies = toFloat32(terms.gradEntropies);
   return output;

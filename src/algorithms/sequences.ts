@@ -11,7 +11,12 @@ import { at } from '../core/indexing.ts';
 export type Sequences = readonly ArrayLike<number>[];
 
 /** Throws unless `arrays` has one array per sequence of `reference`, each of the same length. */
-export function assertSameShape(name: string, arrays: Sequences, reference: Sequences, referenceName = 'lossMask'): void {
+export function assertSameShape(
+  name: string,
+  arrays: Sequences,
+  reference: Sequences,
+  referenceName = 'lossMask',
+): void {
   if (arrays.length !== reference.length) {
     throw new InvalidArgumentError(
       `${name} has ${arrays.length} sequences but ${referenceName} has ${reference.length}; they must match`,
@@ -64,6 +69,11 @@ export function weightTokens(weights: readonly Float64Array[], values: Sequences
 /** Throws unless `value` is a finite number inside [min, max]. */
 export function assertInRange(name: string, value: number, min: number, max: number): void {
   if (!Number.isFinite(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got ${value}`, { name, value, min, max });
+    throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got ${value}`, {
+      name,
+      value,
+      min,
+      max,
+    });
   }
 }

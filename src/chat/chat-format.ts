@@ -13,7 +13,14 @@
  * speaks it can write them again (model/checkpoint.ts) and reload the same format.
  */
 import type { Message } from '../core/types.ts';
-import { assistantText, parseAssistantText, renderChat, renderGenerationPrompt, renderMessage, type RenderedChat } from './chat-template.ts';
+import {
+  assistantText,
+  parseAssistantText,
+  renderChat,
+  renderGenerationPrompt,
+  renderMessage,
+  type RenderedChat,
+} from './chat-template.ts';
 import { byteTokenizer, type Tokenizer } from './tokenizer.ts';
 import { withToolsPrompt, type PromptTool } from './tools-prompt.ts';
 import type { ParsedAssistantText } from './tool-call-format.ts';
@@ -81,7 +88,9 @@ export function agentrlChatFormat(tokenizer: Tokenizer = byteTokenizer): ChatFor
     turnEnd: [special.end],
     render(messages, { tools = [], addGenerationPrompt = false } = {}) {
       const withTools = withToolsPrompt(messages, tools);
-      return addGenerationPrompt ? renderGenerationPrompt(withTools, { tokenizer }) : renderChat(withTools, { tokenizer });
+      return addGenerationPrompt
+        ? renderGenerationPrompt(withTools, { tokenizer })
+        : renderChat(withTools, { tokenizer });
     },
     userTurn(text) {
       return [...renderMessage({ role: 'user', content: text }, { tokenizer }).tokens, special.assistant];

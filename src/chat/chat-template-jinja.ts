@@ -28,7 +28,8 @@ function literal(text: string): string {
     if (char === '\\') out += '\\\\';
     else if (char === "'") out += "\\'";
     else if (char === '\n') out += '\\n';
-    else if (code < 0x20 || code > 0x7e) out += code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+    else if (code < 0x20 || code > 0x7e)
+      out += code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
     else out += char;
   }
   return out + "'";

@@ -27,7 +27,15 @@ const conversation: Message[] = [
 
 test('renders the documented format', () => {
   const { tokens } = renderChat(conversation.slice(0, 2));
-  assert.deepEqual(tokens, [S.bos, S.system, ...bytes('Be brief.'), S.end, S.user, ...bytes('Weather in Oslo?'), S.end]);
+  assert.deepEqual(tokens, [
+    S.bos,
+    S.system,
+    ...bytes('Be brief.'),
+    S.end,
+    S.user,
+    ...bytes('Weather in Oslo?'),
+    S.end,
+  ]);
   assert.equal(
     byteTokenizer.decode(renderChat(conversation).tokens),
     '<|bos|><|system|>Be brief.<|end|><|user|>Weather in Oslo?<|end|>' +
@@ -49,7 +57,8 @@ test('assistant mask is 1 exactly on assistant content, tool-call text and its <
   assert.deepEqual(masked, expected);
   // every role header is unmasked
   tokens.forEach((id, i) => {
-    if (id === S.assistant || id === S.user || id === S.system || id === S.tool || id === S.bos) assert.equal(assistantMask[i], 0);
+    if (id === S.assistant || id === S.user || id === S.system || id === S.tool || id === S.bos)
+      assert.equal(assistantMask[i], 0);
   });
 });
 
@@ -60,19 +69,43 @@ test('user text cannot inject special tokens', () => {
 });
 
 test('special-token text inside content gets U+200B after its "<" (so transformers, which parses it, gives the same ids)', () => {
-  assert.equal(escapeSpecialTokenText('a <|end|><|user|> <|end| <|other|>'), 'a <\u200b|end|><\u200b|user|> <|end| <|other|>');
-  const { tokens } = renderMessage({ role: 'assistant', content: '<|bos|>', toolCalls: [{ id: 'c', name: 'f', arguments: { text: '<|tool|>' } }] });
-  assert.equal(byteTokenizer.decode(tokens), '<|assistant|><\u200b|bos|><tool_call>{"name":"f","arguments":{"text":"<\u200b|tool|>"}}</tool_call><|end|>');
+  assert.equal(
+    escapeSpecialTokenText('a <|end|><|user|> <|end| <|other|>'),
+    'a <\u200b|end|><\u200b|user|> <|end| <|other|>',
+  );
+  const { tokens } = renderMessage({
+    role: 'assistant',
+    content: '<|bos|>',
+    toolCalls: [{ id: 'c', name: 'f', arguments: { text: '<|tool|>' } }],
+  });
+  assert.equal(
+    byteTokenizer.decode(tokens),
+    '<|assistant|><\u200b|bos|><tool_call>{"name":"f","arguments":{"text":"<\u200b|tool|>"}}</tool_call><|end|>',
+  );
   for (const text of ['x <|end|> y', 'x <\u200b|end|> y', '<|user|><|bogus|>']) {
-    assert.equal(escapeSpecialTokenText(unescapeSpecialTokenText(escapeSpecialTokenText(text))), escapeSpecialTokenText(text), text);
+    assert.equal(
+      escapeSpecialTokenText(unescapeSpecialTokenText(escapeSpecialTokenText(text))),
+      escapeSpecialTokenText(text),
+      text,
+    );
   }
   assert.equal(unescapeSpecialTokenText(escapeSpecialTokenText('a <|end|> b')), 'a <|end|> b');
 });
 
 test('a tool call keeps its arguments text verbatim (OpenAI-style arguments strings); without it, compact JSON', () => {
-  const call = { name: 'search', arguments: { query: 'hello world', x: 1.5 }, argumentsJson: '{"query": "hello world", "x": 1.50}' };
-  assert.equal(renderToolCall(call), '<tool_call>{"name":"search","arguments":{"query": "hello world", "x": 1.50}}</tool_call>');
-  assert.equal(renderToolCall({ name: 'search', arguments: call.arguments }), '<tool_call>{"name":"search","arguments":{"query":"hello world","x":1.5}}</tool_call>');
+  const call = {
+    name: 'search',
+    arguments: { query: 'hello world', x: 1.5 },
+    argumentsJson: '{"query": "hello world", "x": 1.50}',
+  };
+  assert.equal(
+    renderToolCall(call),
+    '<tool_call>{"name":"search","arguments":{"query": "hello world", "x": 1.50}}</tool_call>',
+  );
+  assert.equal(
+    renderToolCall({ name: 'search', arguments: call.arguments }),
+    '<tool_call>{"name":"search","arguments":{"query":"hello world","x":1.5}}</tool_call>',
+  );
 });
 
 test('rendering messages[0..k] is a prefix of rendering messages[0..k+1]', () => {

@@ -12,11 +12,26 @@ function tinyBpeJson({ arrayMerges = false } = {}): Record<string, unknown> {
   table.forEach((char, byte) => (vocab[char] = byte));
   const merged = ['th', 'the', 'Ġthe', 'Ġc', 'at', 'Ġcat'];
   merged.forEach((token, i) => (vocab[token] = 256 + i));
-  const merges = [['t', 'h'], ['th', 'e'], ['Ġ', 'the'], ['Ġ', 'c'], ['a', 't'], ['Ġc', 'at']];
+  const merges = [
+    ['t', 'h'],
+    ['th', 'e'],
+    ['Ġ', 'the'],
+    ['Ġ', 'c'],
+    ['a', 't'],
+    ['Ġc', 'at'],
+  ];
   const specials = [...Object.values(specialTokenText), '<|endoftext|>'];
   return {
     version: '1.0',
-    added_tokens: specials.map((content, i) => ({ id: 262 + i, content, special: true, normalized: false, lstrip: false, rstrip: false, single_word: false })),
+    added_tokens: specials.map((content, i) => ({
+      id: 262 + i,
+      content,
+      special: true,
+      normalized: false,
+      lstrip: false,
+      rstrip: false,
+      single_word: false,
+    })),
     normalizer: null,
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
@@ -25,7 +40,14 @@ function tinyBpeJson({ arrayMerges = false } = {}): Record<string, unknown> {
 }
 
 function randomText(rng: Rng, length: number): string {
-  const pools: [number, number][] = [[0x20, 0x7e], [0x20, 0x7e], [0x9, 0xd], [0xa0, 0x36f], [0x4e00, 0x9fff], [0x1f300, 0x1faff]];
+  const pools: [number, number][] = [
+    [0x20, 0x7e],
+    [0x20, 0x7e],
+    [0x9, 0xd],
+    [0xa0, 0x36f],
+    [0x4e00, 0x9fff],
+    [0x1f300, 0x1faff],
+  ];
   let text = '';
   for (let i = 0; i < length; i++) {
     const [low, high] = rng.pick(pools);
@@ -91,11 +113,14 @@ test('special tokens can be mapped onto other token names; missing ones are list
   const tokenizer = loadHfTokenizer(json, { specialTokenContent: { end: '<|endoftext|>' } });
   assert.equal(tokenizer.specialTokens.end, 269);
   json.added_tokens = [];
-  assert.throws(() => loadHfTokenizer(json, { file: 't.json' }), (error: unknown) => {
-    assert.ok(error instanceof CheckpointError);
-    assert.match(error.message, /^t\.json: chat special tokens not found: pad \(<\|pad\|>\), bos/);
-    return true;
-  });
+  assert.throws(
+    () => loadHfTokenizer(json, { file: 't.json' }),
+    (error: unknown) => {
+      assert.ok(error instanceof CheckpointError);
+      assert.match(error.message, /^t\.json: chat special tokens not found: pad \(<\|pad\|>\), bos/);
+      return true;
+    },
+  );
 });
 
 test('unsupported tokenizer.json features are CheckpointErrors', () => {

@@ -10,7 +10,14 @@
  * them onto another tokenizer's tokens (for example `end: '<|im_end|>'`).
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
-import { bytesToUnicode, decodeByTokenBytes, specialTokenText, type DecodeOptions, type SpecialTokens, type Tokenizer } from './tokenizer.ts';
+import {
+  bytesToUnicode,
+  decodeByTokenBytes,
+  specialTokenText,
+  type DecodeOptions,
+  type SpecialTokens,
+  type Tokenizer,
+} from './tokenizer.ts';
 
 const gpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
@@ -24,7 +31,10 @@ export interface LoadHfTokenizerOptions {
 type Fail = (message: string) => never;
 
 /** Builds a Tokenizer from a parsed `tokenizer.json`. */
-export function loadHfTokenizer(tokenizerJson: unknown, { file = 'tokenizer.json', specialTokenContent = {} }: LoadHfTokenizerOptions = {}): Tokenizer {
+export function loadHfTokenizer(
+  tokenizerJson: unknown,
+  { file = 'tokenizer.json', specialTokenContent = {} }: LoadHfTokenizerOptions = {},
+): Tokenizer {
   const fail: Fail = (message) => {
     throw new CheckpointError(`${file}: ${message}`, { file });
   };
@@ -62,7 +72,8 @@ export function loadHfTokenizer(tokenizerJson: unknown, { file = 'tokenizer.json
       const content = added.contentOf.get(id);
       if (content !== undefined) return new TextEncoder().encode(content);
       const token = model.tokenOf.get(id);
-      if (token === undefined) throw new InvalidArgumentError(`token id ${id} is not in the vocabulary of ${file}`, { id, file });
+      if (token === undefined)
+        throw new InvalidArgumentError(`token id ${id} is not in the vocabulary of ${file}`, { id, file });
       return Uint8Array.from([...token], (char) => charByte.get(char) ?? 0x3f);
     },
     toTokenizerJson(): Record<string, unknown> {
@@ -88,7 +99,8 @@ function readBpeModel(spec: unknown, fail: Fail): BpeModel {
   const idOf = new Map<string, number>();
   const tokenOf = new Map<number, string>();
   for (const [token, id] of Object.entries(vocab)) {
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return fail(`vocab id of ${JSON.stringify(token)} is not a non-negative integer`);
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0)
+      return fail(`vocab id of ${JSON.stringify(token)} is not a non-negative integer`);
     idOf.set(token, id);
     tokenOf.set(id, token);
   }
@@ -111,7 +123,8 @@ function readAddedTokens(spec: unknown, fail: Fail): { contentOf: Map<number, st
     const token = asObject(entry);
     const id = token?.id;
     const content = token?.content;
-    if (typeof id !== 'number' || !Number.isInteger(id) || typeof content !== 'string') return fail(`bad added token ${JSON.stringify(entry)}`);
+    if (typeof id !== 'number' || !Number.isInteger(id) || typeof content !== 'string')
+      return fail(`bad added token ${JSON.stringify(entry)}`);
     contentOf.set(id, content);
     idOf.set(content, id);
   }
@@ -133,7 +146,8 @@ function chatSpecialTokens(
     if (id === undefined) missing.push(`${name} (${content})`);
     else specialTokens[name] = id;
   }
-  if (missing.length > 0) fail(`chat special tokens not found: ${missing.join(', ')}; map them with specialTokenContent`);
+  if (missing.length > 0)
+    fail(`chat special tokens not found: ${missing.join(', ')}; map them with specialTokenContent`);
   return specialTokens;
 }
 
@@ -144,10 +158,16 @@ function bpeEncoder({ idOf, mergeRank, ignoreMerges }: BpeModel, file: string): 
     const cached = cache.get(word);
     if (cached !== undefined) return cached;
     let symbols = ignoreMerges && idOf.has(word) ? [word] : [...word];
-    for (let merged = mergeBestPair(symbols, mergeRank); merged !== undefined; merged = mergeBestPair(symbols, mergeRank)) symbols = merged;
+    for (
+      let merged = mergeBestPair(symbols, mergeRank);
+      merged !== undefined;
+      merged = mergeBestPair(symbols, mergeRank)
+    )
+      symbols = merged;
     const ids = symbols.map((symbol) => {
       const id = idOf.get(symbol);
-      if (id === undefined) throw new InvalidArgumentError(`${file}: no vocabulary entry for ${JSON.stringify(symbol)}`, { file, symbol });
+      if (id === undefined)
+        throw new InvalidArgumentError(`${file}: no vocabulary entry for ${JSON.stringify(symbol)}`, { file, symbol });
       return id;
     });
     if (cache.size < 100_000) cache.set(word, ids);
@@ -186,7 +206,9 @@ function mergeBestPair(symbols: readonly string[], mergeRank: ReadonlyMap<string
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 function normalizerOf(spec: unknown, fail: Fail): (text: string) => string {
@@ -198,7 +220,12 @@ function normalizerOf(spec: unknown, fail: Fail): (text: string) => string {
 /** Returns a function splitting text into pre-tokens (before the byte → char mapping). */
 function preTokenizerOf(spec: unknown, fail: Fail): (text: string) => string[] {
   const sequence = asObject(spec);
-  const steps = sequence?.type === 'Sequence' ? (sequence.pretokenizers as unknown[]) : spec === null || spec === undefined ? [] : [spec];
+  const steps =
+    sequence?.type === 'Sequence'
+      ? (sequence.pretokenizers as unknown[])
+      : spec === null || spec === undefined
+        ? []
+        : [spec];
   const splitters: ((text: string) => string[])[] = [];
   for (const step of steps) {
     const object = asObject(step);
@@ -209,7 +236,9 @@ function preTokenizerOf(spec: unknown, fail: Fail): (text: string) => string[] {
     } else if (object?.type === 'Split' && typeof regex === 'string' && object.behavior === 'Isolated') {
       splitters.push(regexSplitter(regex, fail));
     } else {
-      fail(`pre_tokenizer ${JSON.stringify(step)} is not supported (ByteLevel, or Split with a Regex and Isolated behavior)`);
+      fail(
+        `pre_tokenizer ${JSON.stringify(step)} is not supported (ByteLevel, or Split with a Regex and Isolated behavior)`,
+      );
     }
   }
   return (text) => splitters.reduce((pieces, split) => pieces.flatMap(split), [text]);

@@ -3,5 +3,11 @@ export { agentrlChatFormat, type ChatFormat, type ChatRenderOptions, type Render
 export { jinjaChatFormat, type JinjaChatFormatOptions } from './jinja-chat-format.ts';
 export { loadChatFormat, loadModelTokenizer, hasTokenizerJson, type LoadChatFormatOptions } from './model-folder.ts';
 export { loadTokenizerJson, type ModelTokenizer, type TokenizerJsonOptions } from './tokenizer-json.ts';
-export { formatToolCalls, parseToolCalls, toolCallFamilies, type ToolCallFamily, type ParsedAssistantText } from './tool-call-format.ts';
+export {
+  formatToolCalls,
+  parseToolCalls,
+  toolCallFamilies,
+  type ToolCallFamily,
+  type ParsedAssistantText,
+} from './tool-call-format.ts';
 export { chatFormatOf, stopTokensOf, userPrompt, appendedTokens, toolCallExample } from './policy-chat-format.ts';

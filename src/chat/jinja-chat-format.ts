@@ -43,7 +43,15 @@ export interface JinjaChatFormatOptions {
 export type TemplateMessage = Record<string, unknown>;
 
 export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
-  const { tokenizer, template: source, specialTokenStrings = {}, stopTokens, toolCallFamily, name = 'jinja', files } = options;
+  const {
+    tokenizer,
+    template: source,
+    specialTokenStrings = {},
+    stopTokens,
+    toolCallFamily,
+    name = 'jinja',
+    files,
+  } = options;
   let template: Template;
   try {
     template = new Template(source);
@@ -54,7 +62,11 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
   const readsTools = /\btools\b/.test(source);
   const stopSet = new Set(stopTokens);
 
-  const renderText = (messages: readonly Message[], tools: readonly PromptTool[], addGenerationPrompt: boolean): string => {
+  const renderText = (
+    messages: readonly Message[],
+    tools: readonly PromptTool[],
+    addGenerationPrompt: boolean,
+  ): string => {
     const input = templateInput(messages, tools, { readsToolCalls, readsTools, family: toolCallFamily });
     try {
       return template.render({
@@ -77,7 +89,10 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
   const probeReply = encode([...probe, { role: 'assistant', content: 'y' }], [], false);
   const stopAt = probeReply.findIndex((id, i) => i >= probePrompt.length && stopSet.has(id));
   if (!startsWith(probeReply, probePrompt) || stopAt < 0) {
-    throw new ChatTemplateError(`${name}: an assistant reply does not follow the generation prompt, or ends in none of the stop tokens [${stopTokens.join(', ')}]`, { name });
+    throw new ChatTemplateError(
+      `${name}: an assistant reply does not follow the generation prompt, or ends in none of the stop tokens [${stopTokens.join(', ')}]`,
+      { name },
+    );
   }
   const turnEnd = probeReply.slice(stopAt);
 
@@ -86,7 +101,10 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
     tokenizer,
     stopTokens: [...stopTokens],
     turnEnd,
-    render(messages: readonly Message[], { tools = [], addGenerationPrompt = false }: ChatRenderOptions = {}): RenderedChat {
+    render(
+      messages: readonly Message[],
+      { tools = [], addGenerationPrompt = false }: ChatRenderOptions = {},
+    ): RenderedChat {
       const tokens = encode(messages, tools, addGenerationPrompt);
       const assistantMask = tokens.map(() => 0);
       messages.forEach((message, i) => {
@@ -94,7 +112,10 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
         const before = encode(messages.slice(0, i), tools, true);
         const through = encode(messages.slice(0, i + 1), tools, false);
         if (!startsWith(through, before) || !startsWith(tokens, through)) {
-          throw new ChatTemplateError(`${name}: the template is not prefix-stable at message ${i} (assistant): its rendering does not extend the rendering before it, so no assistant mask can be taken from it`, { name, message: i });
+          throw new ChatTemplateError(
+            `${name}: the template is not prefix-stable at message ${i} (assistant): its rendering does not extend the rendering before it, so no assistant mask can be taken from it`,
+            { name, message: i },
+          );
         }
         const stop = through.length - (turnEnd.length - 1);
         for (let t = before.length; t < stop; t++) assistantMask[t] = 1;
@@ -105,17 +126,29 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       const closed = [...probe, { role: 'assistant' as const, content: 'y' }];
       const before = encode(closed, [], false);
       const after = encode([...closed, { role: 'user', content: text }], [], true);
-      if (!startsWith(after, before)) throw new ChatTemplateError(`${name}: a user turn after an assistant turn changes the ids before it (template not prefix-stable)`, { name });
+      if (!startsWith(after, before))
+        throw new ChatTemplateError(
+          `${name}: a user turn after an assistant turn changes the ids before it (template not prefix-stable)`,
+          { name },
+        );
       return after.slice(before.length);
     },
     toolTurn(content: string, call: AnsweredCall): number[] {
-      const closed: Message[] = [...probe, { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] }];
+      const closed: Message[] = [
+        ...probe,
+        { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] },
+      ];
       const before = encode(closed, [], false);
       const after = encode([...closed, { role: 'tool', content, toolCallId: call.id, name: call.name }], [], true);
-      if (!startsWith(after, before)) throw new ChatTemplateError(`${name}: a tool message after an assistant tool call changes the ids before it (template not prefix-stable)`, { name });
+      if (!startsWith(after, before))
+        throw new ChatTemplateError(
+          `${name}: a tool message after an assistant tool call changes the ids before it (template not prefix-stable)`,
+          { name },
+        );
       return after.slice(before.length);
     },
-    assistantText: (message) => joinContent(message.content, formatToolCalls(toolCallFamily, message.toolCalls ?? []), toolCallFamily),
+    assistantText: (message) =>
+      joinContent(message.content, formatToolCalls(toolCallFamily, message.toolCalls ?? []), toolCallFamily),
     parseAssistant: (text, parseOptions) => parseToolCalls(toolCallFamily, text, parseOptions),
     ...(files === undefined ? {} : { files }),
   };
@@ -131,11 +164,17 @@ export function templateInput(
   const out: TemplateMessage[] = messages.map((message) => {
     const calls = message.toolCalls ?? [];
     if (message.role === 'assistant' && calls.length > 0) {
-      if (!readsToolCalls) return { role: 'assistant', content: joinContent(message.content, formatToolCalls(family, calls), family) };
+      if (!readsToolCalls)
+        return { role: 'assistant', content: joinContent(message.content, formatToolCalls(family, calls), family) };
       return { role: 'assistant', content: message.content, tool_calls: calls.map(templateToolCall) };
     }
     if (message.role === 'tool') {
-      return { role: 'tool', content: message.content, ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }), ...(message.name === undefined ? {} : { name: message.name }) };
+      return {
+        role: 'tool',
+        content: message.content,
+        ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
+        ...(message.name === undefined ? {} : { name: message.name }),
+      };
     }
     return { role: message.role, content: message.content };
   });
@@ -150,9 +189,17 @@ export function templateInput(
 
 /** The system text describing tools, for a template that does not render `tools` itself. */
 export function familyToolsPrompt(family: ToolCallFamily, tools: readonly PromptTool[]): string {
-  const lines = tools.map((tool) => pythonJson({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? { type: 'object', properties: {} } }));
+  const lines = tools.map((tool) =>
+    pythonJson({
+      name: tool.function.name,
+      description: tool.function.description ?? '',
+      parameters: tool.function.parameters ?? { type: 'object', properties: {} },
+    }),
+  );
   const example = formatToolCalls(family, tools.slice(0, 1).map(exampleCall));
-  return ['You can call these tools:', '<tools>', ...lines, '</tools>', `To call tools, reply with ${example}`].join('\n');
+  return ['You can call these tools:', '<tools>', ...lines, '</tools>', `To call tools, reply with ${example}`].join(
+    '\n',
+  );
 }
 
 /**
@@ -160,8 +207,12 @@ export function familyToolsPrompt(family: ToolCallFamily, tools: readonly Prompt
  * model copies the example literally; `TOOL_NAME` / `ARGUMENT` placeholders were copied as written).
  */
 function exampleCall(tool: PromptTool): { name: string; arguments: Record<string, unknown> } {
-  const properties = (tool.function.parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
-  return { name: tool.function.name, arguments: Object.fromEntries(Object.keys(properties).map((key) => [key, '...'])) };
+  const properties =
+    (tool.function.parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  return {
+    name: tool.function.name,
+    arguments: Object.fromEntries(Object.keys(properties).map((key) => [key, '...'])),
+  };
 }
 
 function templateToolCall(call: ToolCall): Record<string, unknown> {

@@ -40,12 +40,19 @@ export function hasTokenizerJson(path: string): boolean {
 
 export function loadModelTokenizer(path: string): ModelTokenizer {
   const folder = modelFolderOf(path);
-  return loadTokenizerJson(readJson(join(folder, 'tokenizer.json'), true), { tokenizerConfig: readJson(join(folder, 'tokenizer_config.json'), false) ?? {}, file: join(folder, 'tokenizer.json') });
+  return loadTokenizerJson(readJson(join(folder, 'tokenizer.json'), true), {
+    tokenizerConfig: readJson(join(folder, 'tokenizer_config.json'), false) ?? {},
+    file: join(folder, 'tokenizer.json'),
+  });
 }
 
 export function loadChatFormat(path: string, options: LoadChatFormatOptions = {}): ChatFormat {
   const folder = modelFolderOf(path);
-  return chatFormatFromFiles(readChatFormatFiles(folder), { ...options, name: basename(folder), file: join(folder, 'tokenizer.json') });
+  return chatFormatFromFiles(readChatFormatFiles(folder), {
+    ...options,
+    name: basename(folder),
+    file: join(folder, 'tokenizer.json'),
+  });
 }
 
 /** tokenizer.json, tokenizer_config.json (with the template of chat_template.jinja inlined) and generation_config.json of a folder. */
@@ -55,7 +62,11 @@ export function readChatFormatFiles(path: string): ChatFormatFiles {
   const tokenizerConfig = { ...(readJson(join(folder, 'tokenizer_config.json'), false) ?? {}) };
   if (chatTemplateIn(tokenizerConfig) === undefined) {
     const file = join(folder, 'chat_template.jinja');
-    if (!existsSync(file)) throw new ChatTemplateError(`${folder}: no chat template (neither tokenizer_config.json "chat_template" nor chat_template.jinja)`, { folder });
+    if (!existsSync(file))
+      throw new ChatTemplateError(
+        `${folder}: no chat template (neither tokenizer_config.json "chat_template" nor chat_template.jinja)`,
+        { folder },
+      );
     tokenizerConfig.chat_template = readFileSync(file, 'utf8');
   }
   return {
@@ -66,12 +77,16 @@ export function readChatFormatFiles(path: string): ChatFormatFiles {
 }
 
 /** A model's chat format from its files (a folder's, a GGUF's metadata's, a checkpoint's); the format keeps them (`files`). */
-export function chatFormatFromFiles(files: ChatFormatFiles, options: LoadChatFormatOptions & { name?: string; file?: string } = {}): ChatFormat {
+export function chatFormatFromFiles(
+  files: ChatFormatFiles,
+  options: LoadChatFormatOptions & { name?: string; file?: string } = {},
+): ChatFormat {
   const { tokenizerConfig, generationConfig } = files;
   const name = options.name ?? 'model';
   const tokenizer = loadTokenizerJson(files.tokenizerJson, { tokenizerConfig, file: options.file ?? 'tokenizer.json' });
   const template = chatTemplateIn(tokenizerConfig);
-  if (template === undefined) throw new ChatTemplateError(`${name}: tokenizer_config.json has no "chat_template"`, { name });
+  if (template === undefined)
+    throw new ChatTemplateError(`${name}: tokenizer_config.json has no "chat_template"`, { name });
 
   const stopTokens = new Set<number>();
   const eosIds = generationConfig.eos_token_id;
@@ -86,8 +101,17 @@ export function chatFormatFromFiles(files: ChatFormatFiles, options: LoadChatFor
     const content = tokenName(tokenizerConfig[key]);
     if (content !== undefined) specialTokenStrings[key] = content;
   }
-  const family: ToolCallFamily = options.toolCallFamily === undefined ? detectToolCallFamily(template) : checkToolCallFamily(options.toolCallFamily);
-  return jinjaChatFormat({ name, tokenizer, template, specialTokenStrings, stopTokens: [...stopTokens], toolCallFamily: family, files });
+  const family: ToolCallFamily =
+    options.toolCallFamily === undefined ? detectToolCallFamily(template) : checkToolCallFamily(options.toolCallFamily);
+  return jinjaChatFormat({
+    name,
+    tokenizer,
+    template,
+    specialTokenStrings,
+    stopTokens: [...stopTokens],
+    toolCallFamily: family,
+    files,
+  });
 }
 
 /** `chat_template`: a string, or a list of `{name, template}` whose `default` (else the first) is used. */

@@ -19,10 +19,19 @@ test("chatFormatOf: the policy's own format when it carries one, else agentrl's 
 test("userPrompt, stopTokensOf and appendedTokens in a model's ChatML format", () => {
   const format = tinyChatmlFormat();
   const decode = (ids: readonly number[]) => format.tokenizer.decode(ids);
-  assert.equal(decode(userPrompt(format, 'hi')), '<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+  assert.equal(
+    decode(userPrompt(format, 'hi')),
+    '<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+  );
   assert.deepEqual(stopTokensOf(format), [2], '<|im_end|>');
-  const before = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'yo' }];
-  assert.equal(decode(appendedTokens(format, before, [{ role: 'tool', content: '42' }], { addGenerationPrompt: true })), '<|im_start|>tool\n42<|im_end|>\n<|im_start|>assistant\n');
+  const before = [
+    { role: 'user' as const, content: 'hi' },
+    { role: 'assistant' as const, content: 'yo' },
+  ];
+  assert.equal(
+    decode(appendedTokens(format, before, [{ role: 'tool', content: '42' }], { addGenerationPrompt: true })),
+    '<|im_start|>tool\n42<|im_end|>\n<|im_start|>assistant\n',
+  );
   assert.equal(decode(appendedTokens(format, before, [], { addGenerationPrompt: true })), '<|im_start|>assistant\n');
 });
 
@@ -31,14 +40,34 @@ test('appendedTokens refuses a template that rewrites what it rendered before, n
   const template =
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] }}{% if message['role'] == 'tool' and not loop.last %}!{% endif %}{{ '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
   const tiny = tinyChatmlFormat();
-  const format = jinjaChatFormat({ name: 'unstable', tokenizer: tiny.tokenizer, template, stopTokens: [2], toolCallFamily: 'smollm2' });
-  const before = [{ role: 'user' as const, content: 'hi' }, { role: 'tool' as const, content: '42' }];
-  assert.throws(() => appendedTokens(format, before, [{ role: 'user', content: 'next' }]), (error: unknown) => error instanceof ChatTemplateError && /not prefix-stable/.test(error.message) && /unstable/.test(error.message));
+  const format = jinjaChatFormat({
+    name: 'unstable',
+    tokenizer: tiny.tokenizer,
+    template,
+    stopTokens: [2],
+    toolCallFamily: 'smollm2',
+  });
+  const before = [
+    { role: 'user' as const, content: 'hi' },
+    { role: 'tool' as const, content: '42' },
+  ];
+  assert.throws(
+    () => appendedTokens(format, before, [{ role: 'user', content: 'next' }]),
+    (error: unknown) =>
+      error instanceof ChatTemplateError && /not prefix-stable/.test(error.message) && /unstable/.test(error.message),
+  );
 });
 
 test("toolCallExample: agentrl's long-standing wording, a model family's own call syntax otherwise", () => {
-  assert.equal(toolCallExample(chatFormatOf({ tokenizer: byteTokenizer })), '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>');
+  assert.equal(
+    toolCallExample(chatFormatOf({ tokenizer: byteTokenizer })),
+    '<tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>',
+  );
   const example = toolCallExample(tinyChatmlFormat(), 'add');
   assert.equal(example, '<tool_call>[{"name": "add", "arguments": {"...": "..."}}]</tool_call>');
-  assert.equal(tinyChatmlFormat().parseAssistant(example).toolCalls[0]?.name, 'add', 'the example parses in the format');
+  assert.equal(
+    tinyChatmlFormat().parseAssistant(example).toolCalls[0]?.name,
+    'add',
+    'the example parses in the format',
+  );
 });

@@ -54,16 +54,24 @@ export function userPrompt(format: ChatFormat, content: string): number[] {
  * the rendering of before (`addGenerationPrompt` on the longer one only, for the opening of a
  * reply). Throws a ChatTemplateError when the template rewrites what it rendered before.
  */
-export function appendedTokens(format: ChatFormat, before: readonly Message[], messages: readonly Message[], options: ChatRenderOptions = {}): number[] {
+export function appendedTokens(
+  format: ChatFormat,
+  before: readonly Message[],
+  messages: readonly Message[],
+  options: ChatRenderOptions = {},
+): number[] {
   const { tools = [], addGenerationPrompt = false } = options;
   const shorter = format.render(before, { tools }).tokens;
   const longer = format.render([...before, ...messages], { tools, addGenerationPrompt }).tokens;
   if (!startsWith(longer, shorter)) {
     const roles = messages.map((message) => message.role).join(', ') || 'the generation prompt';
-    throw new ChatTemplateError(`${format.name}: adding ${roles} after message ${before.length - 1} changes the ids before it (the template is not prefix-stable), so the conversation cannot grow in token space; use a prefix-stable chat template`, {
-      name: format.name,
-      message: before.length,
-    });
+    throw new ChatTemplateError(
+      `${format.name}: adding ${roles} after message ${before.length - 1} changes the ids before it (the template is not prefix-stable), so the conversation cannot grow in token space; use a prefix-stable chat template`,
+      {
+        name: format.name,
+        message: before.length,
+      },
+    );
   }
   return longer.slice(shorter.length);
 }

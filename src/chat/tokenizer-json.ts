@@ -48,7 +48,8 @@ interface AddedTokenEntry {
 
 export function loadTokenizerJson(tokenizerJson: unknown, options: TokenizerJsonOptions = {}): ModelTokenizer {
   const { tokenizerConfig = {}, file = 'tokenizer.json' } = options;
-  if (typeof tokenizerJson !== 'object' || tokenizerJson === null) throw new CheckpointError(`${file}: not a JSON object`, { file });
+  if (typeof tokenizerJson !== 'object' || tokenizerJson === null)
+    throw new CheckpointError(`${file}: not a JSON object`, { file });
   const json = tokenizerJson as Record<string, unknown>;
   let library: HuggingFaceTokenizer;
   try {
@@ -109,17 +110,35 @@ function modelSpecialTokens(
 ): SpecialTokens {
   const name = (key: string): string | undefined => tokenName(tokenizerConfig[key]);
   const eos = name('eos_token');
-  const endContent = endOfTurn ?? ['<|im_end|>', '<|eot_id|>', eos].find((content) => content !== undefined && tokenId(content) !== undefined);
+  const endContent =
+    endOfTurn ??
+    ['<|im_end|>', '<|eot_id|>', eos].find((content) => content !== undefined && tokenId(content) !== undefined);
   const end = endContent === undefined ? undefined : tokenId(endContent);
   if (end === undefined) {
-    throw new CheckpointError(`${file}: no end-of-turn token (looked for ${endOfTurn ?? `<|im_end|>, <|eot_id|>, eos_token ${eos ?? '(none in tokenizer_config.json)'}`})`, { file });
+    throw new CheckpointError(
+      `${file}: no end-of-turn token (looked for ${endOfTurn ?? `<|im_end|>, <|eot_id|>, eos_token ${eos ?? '(none in tokenizer_config.json)'}`})`,
+      { file },
+    );
   }
-  const idOrEnd = (content: string | undefined): number => (content === undefined ? undefined : tokenId(content)) ?? end;
-  return { pad: idOrEnd(name('pad_token') ?? eos), bos: idOrEnd(name('bos_token')), end, system: end, user: end, assistant: end, tool: end };
+  const idOrEnd = (content: string | undefined): number =>
+    (content === undefined ? undefined : tokenId(content)) ?? end;
+  return {
+    pad: idOrEnd(name('pad_token') ?? eos),
+    bos: idOrEnd(name('bos_token')),
+    end,
+    system: end,
+    user: end,
+    assistant: end,
+    tool: end,
+  };
 }
 
 /** A token's bytes (undefined for a special added token), cached; the id is checked by the caller. */
-function tokenBytesReader(library: HuggingFaceTokenizer, added: readonly AddedTokenEntry[], byteLevel: boolean): (id: number) => Uint8Array | undefined {
+function tokenBytesReader(
+  library: HuggingFaceTokenizer,
+  added: readonly AddedTokenEntry[],
+  byteLevel: boolean,
+): (id: number) => Uint8Array | undefined {
   const addedById = new Map(added.map((token) => [token.id, token]));
   const byteOfChar = new Map(bytesToUnicode().map((char, byte) => [char, byte]));
   const encoder = new TextEncoder();
@@ -133,7 +152,10 @@ function tokenBytesReader(library: HuggingFaceTokenizer, added: readonly AddedTo
       const piece = library.id_to_token(id) ?? '';
       const raw = byteLevel ? [...piece].map((char) => byteOfChar.get(char)) : undefined;
       // Byte-level vocabularies store bytes as printable characters; others decode the token alone.
-      bytes = raw !== undefined && raw.every((byte) => byte !== undefined) ? Uint8Array.from(raw as number[]) : encoder.encode(library.decode([id]));
+      bytes =
+        raw !== undefined && raw.every((byte) => byte !== undefined)
+          ? Uint8Array.from(raw as number[])
+          : encoder.encode(library.decode([id]));
     }
     cache.set(id, bytes);
     return bytes;
@@ -143,7 +165,8 @@ function tokenBytesReader(library: HuggingFaceTokenizer, added: readonly AddedTo
 /** A tokenizer_config.json token entry: a string, or an AddedToken dict with `content`. */
 export function tokenName(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null && typeof (value as { content?: unknown }).content === 'string') return (value as { content: string }).content;
+  if (typeof value === 'object' && value !== null && typeof (value as { content?: unknown }).content === 'string')
+    return (value as { content: string }).content;
   return undefined;
 }
 

@@ -111,10 +111,21 @@ test('tokenizer.json: GPT-2 byte table is a bijection and vocab maps byte b to i
   assert.equal(new Set(table).size, 256);
   assert.equal(table[0x41], 'A');
   assert.equal(table[0x20], 'Ġ');
-  const json = byteTokenizer.toTokenizerJson() as { model: { vocab: Record<string, number> }; added_tokens: { id: number; content: string }[] };
+  const json = byteTokenizer.toTokenizerJson() as {
+    model: { vocab: Record<string, number> };
+    added_tokens: { id: number; content: string }[];
+  };
   table.forEach((char, byte) => assert.equal(json.model.vocab[char], byte));
   assert.deepEqual(
     json.added_tokens.map((t) => [t.id, t.content]),
-    [[256, '<|pad|>'], [257, '<|bos|>'], [258, '<|end|>'], [259, '<|system|>'], [260, '<|user|>'], [261, '<|assistant|>'], [262, '<|tool|>']],
+    [
+      [256, '<|pad|>'],
+      [257, '<|bos|>'],
+      [258, '<|end|>'],
+      [259, '<|system|>'],
+      [260, '<|user|>'],
+      [261, '<|assistant|>'],
+      [262, '<|tool|>'],
+    ],
   );
 });

@@ -50,10 +50,17 @@ export function pythonJson(value: unknown): string {
 }
 
 /** The assistant text for `calls` in the family's format ('' for none). */
-export function formatToolCalls(family: ToolCallFamily, calls: readonly Pick<ToolCall, 'name' | 'arguments'>[]): string {
+export function formatToolCalls(
+  family: ToolCallFamily,
+  calls: readonly Pick<ToolCall, 'name' | 'arguments'>[],
+): string {
   if (calls.length === 0) return '';
-  if (family === 'smollm2') return `<tool_call>${pythonJson(calls.map((call) => ({ name: call.name, arguments: call.arguments })))}</tool_call>`;
-  if (family === 'qwen') return calls.map((call) => `<tool_call>\n${pythonJson({ name: call.name, arguments: call.arguments })}\n</tool_call>`).join('\n');
+  if (family === 'smollm2')
+    return `<tool_call>${pythonJson(calls.map((call) => ({ name: call.name, arguments: call.arguments })))}</tool_call>`;
+  if (family === 'qwen')
+    return calls
+      .map((call) => `<tool_call>\n${pythonJson({ name: call.name, arguments: call.arguments })}\n</tool_call>`)
+      .join('\n');
   return calls.map((call) => pythonJson({ name: call.name, parameters: call.arguments })).join('; ');
 }
 
@@ -64,18 +71,25 @@ export function formatToolCalls(family: ToolCallFamily, calls: readonly Pick<Too
 export type ToolCallTextFormat = ToolCallFamily | 'agentrl';
 
 /** Splits generated text into content and tool calls, in the format's own syntax (payloads read by tool-call-payload.ts). */
-export function parseToolCalls(format: ToolCallTextFormat, text: string, { idPrefix = 'call_' }: { idPrefix?: string } = {}): ParsedAssistantText {
+export function parseToolCalls(
+  format: ToolCallTextFormat,
+  text: string,
+  { idPrefix = 'call_' }: { idPrefix?: string } = {},
+): ParsedAssistantText {
   const toolCalls: ToolCall[] = [];
   const invalid: string[] = [];
   const add = (read: ToolCallPayload): boolean => {
     if (!('calls' in read)) return false;
-    for (const call of read.calls) toolCalls.push({ id: `${idPrefix}${toolCalls.length}`, name: call.name, arguments: call.arguments });
+    for (const call of read.calls)
+      toolCalls.push({ id: `${idPrefix}${toolCalls.length}`, name: call.name, arguments: call.arguments });
     return true;
   };
   if (format === 'llama3') {
     const body = text.replace(/^\s*<\|python_tag\|>/, '').trim();
     if (!body.startsWith('{')) return { content: text, toolCalls, invalid };
-    const parts = body.split(/\}\s*;\s*\{/).map((part, i, all) => (all.length === 1 ? part : `${i > 0 ? '{' : ''}${part}${i < all.length - 1 ? '}' : ''}`));
+    const parts = body
+      .split(/\}\s*;\s*\{/)
+      .map((part, i, all) => (all.length === 1 ? part : `${i > 0 ? '{' : ''}${part}${i < all.length - 1 ? '}' : ''}`));
     const reads = parts.map((part) => readToolCallPayload(part, { argumentsKey: 'parameters' }));
     if (reads.every((read) => 'calls' in read) && reads.every(add)) return { content: '', toolCalls, invalid };
     return { content: text, toolCalls: [], invalid: [text] };

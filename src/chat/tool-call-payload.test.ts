@@ -4,7 +4,9 @@ import { readToolCallPayload, replaceToolCallBlocks, toolCallErrors } from './to
 import { parseToolCalls, toolCallFamilies } from './tool-call-format.ts';
 
 test('readToolCallPayload: one call, a list where allowed, else the reason in the one wording', () => {
-  assert.deepEqual(readToolCallPayload('{"name": " add ", "arguments": {"a": 1}}'), { calls: [{ name: 'add', arguments: { a: 1 } }] });
+  assert.deepEqual(readToolCallPayload('{"name": " add ", "arguments": {"a": 1}}'), {
+    calls: [{ name: 'add', arguments: { a: 1 } }],
+  });
   assert.deepEqual(readToolCallPayload('{"name": "now"}'), { calls: [{ name: 'now', arguments: {} }] });
   assert.deepEqual(readToolCallPayload('[{"name": "a"}, {"name": "b"}]', { list: true }), {
     calls: [
@@ -12,10 +14,21 @@ test('readToolCallPayload: one call, a list where allowed, else the reason in th
       { name: 'b', arguments: {} },
     ],
   });
-  assert.deepEqual(readToolCallPayload('{"name": "add", "parameters": {"a": 1}}', { argumentsKey: 'parameters' }), { calls: [{ name: 'add', arguments: { a: 1 } }] });
-  assert.deepEqual(readToolCallPayload('{"name": "add", "arguments": {"a": 1}}', { argumentsKey: 'parameters' }), { calls: [{ name: 'add', arguments: { a: 1 } }] });
+  assert.deepEqual(readToolCallPayload('{"name": "add", "parameters": {"a": 1}}', { argumentsKey: 'parameters' }), {
+    calls: [{ name: 'add', arguments: { a: 1 } }],
+  });
+  assert.deepEqual(readToolCallPayload('{"name": "add", "arguments": {"a": 1}}', { argumentsKey: 'parameters' }), {
+    calls: [{ name: 'add', arguments: { a: 1 } }],
+  });
   assert.deepEqual(readToolCallPayload('{oops'), { reason: toolCallErrors.json });
-  for (const payload of ['[{"name": "a"}]', '[]', '{"name": ""}', '{"name": "a", "arguments": null}', '{"name": "a", "arguments": "{}"}', 'null']) {
+  for (const payload of [
+    '[{"name": "a"}]',
+    '[]',
+    '{"name": ""}',
+    '{"name": "a", "arguments": null}',
+    '{"name": "a", "arguments": "{}"}',
+    'null',
+  ]) {
     assert.deepEqual(readToolCallPayload(payload), { reason: toolCallErrors.shape }, payload);
   }
   assert.deepEqual(readToolCallPayload('[]', { list: true }), { reason: toolCallErrors.shape });
@@ -23,14 +36,23 @@ test('readToolCallPayload: one call, a list where allowed, else the reason in th
 
 test('replaceToolCallBlocks: takes out the blocks read, keeps the rest and anything unclosed as it was', () => {
   const seen: string[] = [];
-  const content = replaceToolCallBlocks('a<tool_call>x</tool_call>\nb<tool_call>y</tool_call>c<tool_call>z', (block) => {
-    seen.push(block.inner);
-    return block.inner === 'x';
-  });
+  const content = replaceToolCallBlocks(
+    'a<tool_call>x</tool_call>\nb<tool_call>y</tool_call>c<tool_call>z',
+    (block) => {
+      seen.push(block.inner);
+      return block.inner === 'x';
+    },
+  );
   assert.deepEqual(seen, ['x', 'y']);
   assert.equal(content, 'a\nb<tool_call>y</tool_call>c<tool_call>z');
-  assert.equal(replaceToolCallBlocks('<tool_call>x</tool_call>\nb', () => true, { newlineAfter: true }), 'b');
-  assert.equal(replaceToolCallBlocks('<tool_call>a<tool_call>b</tool_call>', (block) => block.inner === 'a<tool_call>b'), '');
+  assert.equal(
+    replaceToolCallBlocks('<tool_call>x</tool_call>\nb', () => true, { newlineAfter: true }),
+    'b',
+  );
+  assert.equal(
+    replaceToolCallBlocks('<tool_call>a<tool_call>b</tool_call>', (block) => block.inner === 'a<tool_call>b'),
+    '',
+  );
 });
 
 test('the byte template keeps the newline after a block and trailing space; the families take both', () => {

@@ -31,7 +31,10 @@ export interface ToolCallPayloadOptions {
 }
 
 /** The calls one payload holds, or why it holds none. Never throws. */
-export function readToolCallPayload(json: string, { list = false, argumentsKey = 'arguments' }: ToolCallPayloadOptions = {}): ToolCallPayload {
+export function readToolCallPayload(
+  json: string,
+  { list = false, argumentsKey = 'arguments' }: ToolCallPayloadOptions = {},
+): ToolCallPayload {
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -72,7 +75,11 @@ export interface ToolCallBlock {
  * `text` with every closed `<tool_call>` block for which `read` returns true taken out (a block
  * `read` refuses stays as it was). `newlineAfter`: a `\n` right after a block belongs to it.
  */
-export function replaceToolCallBlocks(text: string, read: (block: ToolCallBlock) => boolean, { newlineAfter = false }: { newlineAfter?: boolean } = {}): string {
+export function replaceToolCallBlocks(
+  text: string,
+  read: (block: ToolCallBlock) => boolean,
+  { newlineAfter = false }: { newlineAfter?: boolean } = {},
+): string {
   let content = '';
   let cursor = 0;
   for (;;) {

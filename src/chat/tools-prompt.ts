@@ -18,7 +18,8 @@ export interface PromptTool {
 }
 
 export const toolsPromptHeader = 'You can call these tools:\n<tools>';
-export const toolsPromptFooter = '</tools>\nTo call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.';
+export const toolsPromptFooter =
+  '</tools>\nTo call a tool, reply with <tool_call>{"name": "<tool name>", "arguments": {...}}</tool_call>.';
 /** Between the caller's own system message and the tools prompt. */
 export const toolsPromptSeparator = '\n\n';
 /** The parameters shown for a tool that declares none. */
@@ -26,7 +27,11 @@ export const noParameters = { type: 'object', properties: {} };
 
 export function toolsPrompt(tools: readonly PromptTool[]): string {
   const lines = tools.map((tool) =>
-    JSON.stringify({ name: tool.function.name, description: tool.function.description ?? '', parameters: tool.function.parameters ?? noParameters }),
+    JSON.stringify({
+      name: tool.function.name,
+      description: tool.function.description ?? '',
+      parameters: tool.function.parameters ?? noParameters,
+    }),
   );
   return [toolsPromptHeader, ...lines, toolsPromptFooter].join('\n');
 }
@@ -36,6 +41,7 @@ export function withToolsPrompt(messages: readonly Message[], tools: readonly Pr
   if (tools.length === 0) return [...messages];
   const prompt = toolsPrompt(tools);
   const [first, ...rest] = messages;
-  if (first?.role === 'system') return [{ role: 'system', content: `${first.content}${toolsPromptSeparator}${prompt}` }, ...rest];
+  if (first?.role === 'system')
+    return [{ role: 'system', content: `${first.content}${toolsPromptSeparator}${prompt}` }, ...rest];
   return [{ role: 'system', content: prompt }, ...messages];
 }

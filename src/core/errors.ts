@@ -39,11 +39,15 @@ export class IndexOutOfRangeError extends AgentRlError {
   readonly index: number;
   readonly length: number;
   constructor(what: string, index: number, length: number) {
-    super('INDEX_OUT_OF_RANGE', `${what}[${index}] is out of range: the length is ${length}, so an index must be an integer in [0, ${length})`, {
-      what,
-      index,
-      length,
-    });
+    super(
+      'INDEX_OUT_OF_RANGE',
+      `${what}[${index}] is out of range: the length is ${length}, so an index must be an integer in [0, ${length})`,
+      {
+        what,
+        index,
+        length,
+      },
+    );
     this.index = index;
     this.length = length;
   }
@@ -87,7 +91,12 @@ export class NonFiniteError extends AgentRlError {
   readonly iteration: number;
   readonly quantity: 'loss' | 'gradient norm';
   readonly value: number;
-  constructor({ iteration, quantity, value, optimizerStep }: { iteration: number; quantity: 'loss' | 'gradient norm'; value: number; optimizerStep: number }) {
+  constructor({
+    iteration,
+    quantity,
+    value,
+    optimizerStep,
+  }: { iteration: number; quantity: 'loss' | 'gradient norm'; value: number; optimizerStep: number }) {
     super(
       'NON_FINITE',
       `iteration ${iteration}: the ${quantity} is ${value} (optimizer step ${optimizerStep}); training stopped before committing the iteration, ` +

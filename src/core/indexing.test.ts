@@ -42,7 +42,9 @@ describe('entry', () => {
       assert.throws(
         () => entry({ logits: 1, values: 2 }, key, 'run output'),
         (error: unknown) =>
-          error instanceof UnknownNameError && error.message === `unknown run output "${key}"; allowed: logits, values` && error.code === 'UNKNOWN_NAME',
+          error instanceof UnknownNameError &&
+          error.message === `unknown run output "${key}"; allowed: logits, values` &&
+          error.code === 'UNKNOWN_NAME',
       );
     }
   });

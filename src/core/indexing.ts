@@ -13,7 +13,8 @@ import { IndexOutOfRangeError, UnknownNameError } from './errors.ts';
 
 /** `array[index]`, checked: throws `IndexOutOfRangeError` when `index` is not an integer in `[0, array.length)`. */
 export function at<T>(array: ArrayLike<T>, index: number, what = 'array'): T {
-  if (!Number.isInteger(index) || index < 0 || index >= array.length) throw new IndexOutOfRangeError(what, index, array.length);
+  if (!Number.isInteger(index) || index < 0 || index >= array.length)
+    throw new IndexOutOfRangeError(what, index, array.length);
   return array[index] as T;
 }
 

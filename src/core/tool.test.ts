@@ -33,12 +33,32 @@ describe('runTool(tools, call): one result shape, one error wording', () => {
       return value * 2;
     },
   });
-  const echo = tool({ name: 'echo', description: 'Echoes text.', inputSchema: z.object({ text: z.string() }), execute: async ({ text }) => text });
+  const echo = tool({
+    name: 'echo',
+    description: 'Echoes text.',
+    inputSchema: z.object({ text: z.string() }),
+    execute: async ({ text }) => text,
+  });
 
   test('a valid call: the output and its text (a string as it is, anything else as JSON)', async () => {
-    assert.deepEqual(await runTool([double, echo], { name: 'double', arguments: { value: 21 } }), { ok: true, tool: 'double', output: 42, text: '42' });
-    assert.deepEqual(await runTool([double, echo], { name: 'echo', arguments: { text: 'hi' } }), { ok: true, tool: 'echo', output: 'hi', text: 'hi' });
-    const object = tool({ name: 'object', description: 'An object.', inputSchema: z.object({}), execute: () => ({ a: [1] }) });
+    assert.deepEqual(await runTool([double, echo], { name: 'double', arguments: { value: 21 } }), {
+      ok: true,
+      tool: 'double',
+      output: 42,
+      text: '42',
+    });
+    assert.deepEqual(await runTool([double, echo], { name: 'echo', arguments: { text: 'hi' } }), {
+      ok: true,
+      tool: 'echo',
+      output: 'hi',
+      text: 'hi',
+    });
+    const object = tool({
+      name: 'object',
+      description: 'An object.',
+      inputSchema: z.object({}),
+      execute: () => ({ a: [1] }),
+    });
     assert.equal(((await runTool([object], { name: 'object', arguments: {} })) as { text: string }).text, '{"a":[1]}');
   });
 
@@ -49,26 +69,41 @@ describe('runTool(tools, call): one result shape, one error wording', () => {
       kind: 'unknown-tool',
       error: 'unknown tool "search"; allowed: double, echo',
     });
-    assert.equal(((await runTool([], { name: 'search', arguments: {} })) as { error: string }).error, 'unknown tool "search"; allowed: none');
+    assert.equal(
+      ((await runTool([], { name: 'search', arguments: {} })) as { error: string }).error,
+      'unknown tool "search"; allowed: none',
+    );
     const long = (await runTool([double], { name: 'x'.repeat(100), arguments: {} })) as { error: string };
     assert.equal(long.error, `unknown tool "${'x'.repeat(39)}…"; allowed: double`);
   });
 
   test('invalid arguments list every problem by path ("input" for the whole), and the tool does not run', async () => {
     let ran = false;
-    const spy = tool({ name: 'spy', description: 'Records a run.', inputSchema: z.strictObject({ value: z.number() }), execute: () => (ran = true) });
+    const spy = tool({
+      name: 'spy',
+      description: 'Records a run.',
+      inputSchema: z.strictObject({ value: z.number() }),
+      execute: () => (ran = true),
+    });
     const bad = await runTool([spy], { name: 'spy', arguments: { value: 'x', extra: 1 } });
     assert.deepEqual(bad, {
       ok: false,
       tool: 'spy',
       kind: 'invalid-arguments',
-      error: 'invalid arguments for spy: value: Invalid input: expected number, received string; input: Unrecognized key: "extra"',
+      error:
+        'invalid arguments for spy: value: Invalid input: expected number, received string; input: Unrecognized key: "extra"',
     });
     assert.equal(ran, false);
     const notObject = (await runTool([spy], { name: 'spy', arguments: 'text' })) as { error: string };
     assert.match(notObject.error, /^invalid arguments for spy: input: Invalid input: expected object/);
-    const many = (await runTool([spy], { name: 'spy', arguments: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key${i}`, i])) })) as { error: string };
-    assert.ok(many.error.length <= 'invalid arguments for spy: '.length + 200 && many.error.endsWith('…'), 'the problems are clipped');
+    const many = (await runTool([spy], {
+      name: 'spy',
+      arguments: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key${i}`, i])),
+    })) as { error: string };
+    assert.ok(
+      many.error.length <= 'invalid arguments for spy: '.length + 200 && many.error.endsWith('…'),
+      'the problems are clipped',
+    );
   });
 
   test('a throwing tool is a failure with its own message; a non-Error throw is shown too', async () => {
@@ -78,7 +113,12 @@ describe('runTool(tools, call): one result shape, one error wording', () => {
       kind: 'tool-error',
       error: 'error: negative values are not allowed',
     });
-    const rude = tool({ name: 'rude', description: 'Throws a string.', inputSchema: z.object({}), execute: () => Promise.reject('no') });
+    const rude = tool({
+      name: 'rude',
+      description: 'Throws a string.',
+      inputSchema: z.object({}),
+      execute: () => Promise.reject('no'),
+    });
     assert.equal(((await runTool([rude], { name: 'rude', arguments: {} })) as { error: string }).error, 'error: no');
   });
 });

@@ -52,11 +52,22 @@ export async function runTool(tools: readonly Tool[], call: { name: string; argu
   const found = tools.find((candidate) => candidate.name === name);
   if (found === undefined) {
     const allowed = tools.map((candidate) => candidate.name).join(', ') || 'none';
-    return { ok: false, tool: name, kind: 'unknown-tool', error: `unknown tool "${clipText(name, maxQuotedName)}"; allowed: ${allowed}` };
+    return {
+      ok: false,
+      tool: name,
+      kind: 'unknown-tool',
+      error: `unknown tool "${clipText(name, maxQuotedName)}"; allowed: ${allowed}`,
+    };
   }
   try {
     const parsed = found.inputSchema.safeParse(call.arguments);
-    if (!parsed.success) return { ok: false, tool: name, kind: 'invalid-arguments', error: `invalid arguments for ${name}: ${argumentProblems(parsed.error)}` };
+    if (!parsed.success)
+      return {
+        ok: false,
+        tool: name,
+        kind: 'invalid-arguments',
+        error: `invalid arguments for ${name}: ${argumentProblems(parsed.error)}`,
+      };
     const output: unknown = await found.execute(parsed.data);
     return { ok: true, tool: name, output, text: toolOutputText(output) };
   } catch (error) {
@@ -66,7 +77,9 @@ export async function runTool(tools: readonly Tool[], call: { name: string; argu
 
 /** Every problem of a failed parse as `path: message` ("input" for the whole), clipped. */
 function argumentProblems(error: z.ZodError): string {
-  const problems = error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'input'}: ${issue.message}`);
+  const problems = error.issues.map(
+    (issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'input'}: ${issue.message}`,
+  );
   return clipText(problems.join('; '), maxProblemChars);
 }
 

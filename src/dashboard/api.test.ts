@@ -9,12 +9,20 @@ import { syntheticTrajectory } from '../store/test-data.ts';
 import { startDashboard } from './server.ts';
 
 /** A store with one run of `steps` steps, four trajectories each (groups of two; index 0 and 2 succeed). */
-async function withDashboard(steps: number, body: (get: (path: string) => Promise<Response>, store: RunStore) => Promise<void>): Promise<void> {
+async function withDashboard(
+  steps: number,
+  body: (get: (path: string) => Promise<Response>, store: RunStore) => Promise<void>,
+): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-dashboard-api-'));
   const store = RunStore.open(join(dir, 'agentrl.db'));
   const run = store.createRun({ command: 'train', name: 'bandit-grpo-1', seed: 0, gitCommit: null, config: {} });
   for (let step = 1; step <= steps; step++) {
-    const trajectories = [0, 1, 2, 3].map((index) => ({ ...syntheticTrajectory(step, index, 8), groupId: `task-${step}-${index >> 1}`, totalReward: index % 2 === 0 ? 1 : 0, success: index % 2 === 0 }));
+    const trajectories = [0, 1, 2, 3].map((index) => ({
+      ...syntheticTrajectory(step, index, 8),
+      groupId: `task-${step}-${index >> 1}`,
+      totalReward: index % 2 === 0 ? 1 : 0,
+      success: index % 2 === 0,
+    }));
     store.recordStep(run.id, { step, metrics: { reward: step, trainedTokens: 4 }, trajectories });
   }
   const dashboard = await startDashboard({ store: store.path });
@@ -29,13 +37,22 @@ async function withDashboard(steps: number, body: (get: (path: string) => Promis
 
 test('dashboard API: metrics as columns; after=N returns only the newer steps; maxPoints downsamples', async () => {
   await withDashboard(6, async (get) => {
-    const all = (await (await get('/api/runs/bandit-grpo-1/metrics')).json()) as { steps: number[]; tokens: number[]; values: Record<string, number[]>; lastStep: number };
+    const all = (await (await get('/api/runs/bandit-grpo-1/metrics')).json()) as {
+      steps: number[];
+      tokens: number[];
+      values: Record<string, number[]>;
+      lastStep: number;
+    };
     assert.deepEqual(all.steps, [1, 2, 3, 4, 5, 6]);
     assert.deepEqual(all.values.reward, [1, 2, 3, 4, 5, 6]);
     assert.deepEqual(all.tokens, [4, 8, 12, 16, 20, 24]);
     const newer = (await (await get('/api/runs/1/metrics?after=4')).json()) as { steps: number[]; lastStep: number };
     assert.deepEqual([newer.steps, newer.lastStep], [[5, 6], 6]);
-    const coarse = (await (await get('/api/runs/1/metrics?maxPoints=3')).json()) as { steps: number[]; values: Record<string, number[]>; bucketSize: number };
+    const coarse = (await (await get('/api/runs/1/metrics?maxPoints=3')).json()) as {
+      steps: number[];
+      values: Record<string, number[]>;
+      bucketSize: number;
+    };
     assert.deepEqual([coarse.steps, coarse.values.reward, coarse.bucketSize], [[2, 4, 6], [1.5, 3.5, 5.5], 2]);
     const bad = await get('/api/runs/1/metrics?after=soon');
     assert.equal(bad.status, 400);
@@ -45,19 +62,35 @@ test('dashboard API: metrics as columns; after=N returns only the newer steps; m
 
 test('dashboard API: the trajectory list is paged and filtered by step, reward and success; a group comes whole', async () => {
   await withDashboard(30, async (get) => {
-    type Page = { total: number; offset: number; items: { step: number; index: number; groupId: string; success: boolean; totalReward: number }[] };
+    type Page = {
+      total: number;
+      offset: number;
+      items: { step: number; index: number; groupId: string; success: boolean; totalReward: number }[];
+    };
     const first = (await (await get('/api/runs/1/trajectories?limit=10')).json()) as Page;
     assert.equal(first.total, 120);
-    assert.deepEqual(first.items.map((t) => `${t.step}/${t.index}`), ['1/0', '1/1', '1/2', '1/3', '2/0', '2/1', '2/2', '2/3', '3/0', '3/1']);
+    assert.deepEqual(
+      first.items.map((t) => `${t.step}/${t.index}`),
+      ['1/0', '1/1', '1/2', '1/3', '2/0', '2/1', '2/2', '2/3', '3/0', '3/1'],
+    );
     const third = (await (await get('/api/runs/1/trajectories?limit=10&offset=20')).json()) as Page;
     assert.deepEqual([third.offset, at(third.items, 0, 'page items').step], [20, 6]);
     const failures = (await (await get('/api/runs/1/trajectories?step=7&success=false')).json()) as Page;
-    assert.deepEqual(failures.items.map((t) => [t.step, t.index, t.success]), [[7, 1, false], [7, 3, false]]);
+    assert.deepEqual(
+      failures.items.map((t) => [t.step, t.index, t.success]),
+      [
+        [7, 1, false],
+        [7, 3, false],
+      ],
+    );
     const rewarded = (await (await get('/api/runs/1/trajectories?minReward=0.5&limit=500')).json()) as Page;
     assert.equal(rewarded.total, 60);
     assert.ok(rewarded.items.every((t) => t.totalReward === 1));
     const group = (await (await get('/api/runs/1/groups/7/task-7-1')).json()) as { index: number; tokens: number[] }[];
-    assert.deepEqual(group.map((t) => t.index), [2, 3]);
+    assert.deepEqual(
+      group.map((t) => t.index),
+      [2, 3],
+    );
     assert.equal(at(group, 0, 'group').tokens.length, 8);
     assert.equal((await get('/api/runs/1/groups/7/no-such-group')).status, 404);
   });

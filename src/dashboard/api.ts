@@ -26,9 +26,14 @@ export function answerApi(store: RunStore, parts: readonly string[], query: URLS
     const [runId, section, first, second] = parts;
     if (runId === undefined) return store.runs().map((run) => ({ ...run, ...summary(store, run.id) }));
     const run = store.run(runId);
-    if (section === undefined) return { run, evaluations: store.evaluations(run.id), checkpoints: store.checkpoints(run.id) };
+    if (section === undefined)
+      return { run, evaluations: store.evaluations(run.id), checkpoints: store.checkpoints(run.id) };
     if (section === 'metrics' && parts.length === 2) {
-      return metricColumns(store.metrics(run.id), { createdAt: run.createdAt, after: integer(query, 'after'), maxPoints: integer(query, 'maxPoints') });
+      return metricColumns(store.metrics(run.id), {
+        createdAt: run.createdAt,
+        after: integer(query, 'after'),
+        maxPoints: integer(query, 'maxPoints'),
+      });
     }
     if (section === 'trajectories' && parts.length === 2) {
       return store.trajectoryPage(run.id, {
@@ -51,7 +56,9 @@ export function answerApi(store: RunStore, parts: readonly string[], query: URLS
       if (group.length === 0) throw new ApiNotFoundError(`run ${run.name} has no group "${second}" at step ${first}`);
       return group;
     }
-    throw new ApiNotFoundError(`no such API path: /api/runs/${parts.join('/')} (see src/dashboard/api.ts for the paths)`);
+    throw new ApiNotFoundError(
+      `no such API path: /api/runs/${parts.join('/')} (see src/dashboard/api.ts for the paths)`,
+    );
   });
 }
 
@@ -64,13 +71,15 @@ function number(query: URLSearchParams, key: string): number | undefined {
   const text = query.get(key);
   if (text === null || text === '') return undefined;
   const value = Number(text);
-  if (!Number.isFinite(value)) throw new InvalidArgumentError(`query parameter ${key}=${JSON.stringify(text)} is not a number`, { key, text });
+  if (!Number.isFinite(value))
+    throw new InvalidArgumentError(`query parameter ${key}=${JSON.stringify(text)} is not a number`, { key, text });
   return value;
 }
 
 function integer(query: URLSearchParams, key: string): number | undefined {
   const value = number(query, key);
-  if (value !== undefined && !Number.isInteger(value)) throw new InvalidArgumentError(`query parameter ${key}=${value} is not an integer`, { key, value });
+  if (value !== undefined && !Number.isInteger(value))
+    throw new InvalidArgumentError(`query parameter ${key}=${value} is not an integer`, { key, value });
   return value;
 }
 

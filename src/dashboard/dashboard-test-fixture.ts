@@ -18,7 +18,10 @@ export interface DashboardSession {
   url: string;
   browser: Browser;
   /** A new page, recording every request and uncaught page error (tests assert there are none). */
-  open(path?: string, viewport?: { width: number; height: number }): Promise<{ page: Page; requested: string[]; errors: string[] }>;
+  open(
+    path?: string,
+    viewport?: { width: number; height: number },
+  ): Promise<{ page: Page; requested: string[]; errors: string[] }>;
 }
 
 /** Screenshots go to AGENTRL_DASHBOARD_SCREENSHOTS when set (to look at them), nowhere otherwise. */
@@ -27,7 +30,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (folder) await page.screenshot({ path: join(folder, `${name}.png`) });
 }
 
-export async function withDashboardSession(fill: (store: RunStore) => void, body: (session: DashboardSession) => Promise<void>): Promise<void> {
+export async function withDashboardSession(
+  fill: (store: RunStore) => void,
+  body: (session: DashboardSession) => Promise<void>,
+): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-dashboard-'));
   const store = RunStore.open(join(dir, 'agentrl.db'));
   let dashboard: Awaited<ReturnType<typeof startDashboard>> | undefined;
@@ -76,7 +82,9 @@ export function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
     if (m === 1) at(spans, spans.length - 1, 'turn spans')[1] = i + 1;
   });
   const advantageOfTurn = [-0.75, 1.25];
-  const advantages = tokens.map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e)).map((turn) => (turn < 0 ? 0 : at(advantageOfTurn, turn, 'turn advantages')));
+  const advantages = tokens
+    .map((_, i) => spans.findIndex(([s, e]) => i >= s && i < e))
+    .map((turn) => (turn < 0 ? 0 : at(advantageOfTurn, turn, 'turn advantages')));
   const rewards = tokens.map((_, i) => (i === at(spans, 1, 'turn spans')[1] - 1 ? 1 : 0));
   return {
     index: 0,
@@ -92,6 +100,13 @@ export function twoTurnTrajectory(): Omit<TrajectoryRecord, 'step'> {
     logprobs: assistantMask.map((m) => (m === 1 ? -0.5 : 0)),
     rewards,
     advantages,
-    turns: spans.map(([start, end], k) => ({ start, end, reward: k === 1 ? 1 : 0, action: k === 0 ? 'Left' : 'Right', observation: at(messages, 2 * k + 2, 'messages').content, invalidAction: false })),
+    turns: spans.map(([start, end], k) => ({
+      start,
+      end,
+      reward: k === 1 ? 1 : 0,
+      action: k === 0 ? 'Left' : 'Right',
+      observation: at(messages, 2 * k + 2, 'messages').content,
+      invalidAction: false,
+    })),
   };
 }

@@ -17,7 +17,11 @@ test('metric columns: one array per metric aligned with step, seconds since crea
   assert.deepEqual(columns.steps, [1, 2, 3]);
   assert.deepEqual(columns.seconds, [1, 2, 3]);
   assert.deepEqual(columns.tokens, [10, 20, 30]);
-  assert.deepEqual(columns.values, { reward: [1, 2, 3], trainedTokens: [10, 10, 10], validationSuccess: [0.5, null, 0.5] });
+  assert.deepEqual(columns.values, {
+    reward: [1, 2, 3],
+    trainedTokens: [10, 10, 10],
+    validationSuccess: [0.5, null, 0.5],
+  });
   assert.equal(columns.lastStep, 3);
   assert.equal(columns.bucketSize, 1);
 });
@@ -42,7 +46,9 @@ test('metric columns: past maxPoints, steps are averaged in equal buckets keepin
 });
 
 test('metric columns: non-finite values (NaN stored as null) are null, tokens null when no token metric is recorded', () => {
-  const columns = metricColumns([{ step: 1, time: createdAt, values: { loss: null as unknown as number } }], { createdAt });
+  const columns = metricColumns([{ step: 1, time: createdAt, values: { loss: null as unknown as number } }], {
+    createdAt,
+  });
   assert.deepEqual(columns.values.loss, [null]);
   assert.deepEqual(columns.tokens, [null]);
 });

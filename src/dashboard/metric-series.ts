@@ -36,7 +36,10 @@ export interface MetricColumnsOptions {
 
 const tokenKeys = ['sampledTokens', 'trainedTokens'] as const;
 
-export function metricColumns(records: readonly MetricsRecord[], { createdAt, after = 0, maxPoints = 2000 }: MetricColumnsOptions): MetricColumns {
+export function metricColumns(
+  records: readonly MetricsRecord[],
+  { createdAt, after = 0, maxPoints = 2000 }: MetricColumnsOptions,
+): MetricColumns {
   const origin = Date.parse(createdAt);
   const tokenKey = tokenKeys.find((key) => records.some((r) => Number.isFinite(r.values[key])));
   let tokens = 0;
@@ -44,18 +47,31 @@ export function metricColumns(records: readonly MetricsRecord[], { createdAt, af
   for (const record of records) {
     if (tokenKey !== undefined) tokens += finite(record.values[tokenKey]) ?? 0;
     if (record.step <= after) continue;
-    rows.push({ step: record.step, seconds: (Date.parse(record.time) - origin) / 1000, tokens: tokenKey === undefined ? null : tokens, values: record.values });
+    rows.push({
+      step: record.step,
+      seconds: (Date.parse(record.time) - origin) / 1000,
+      tokens: tokenKey === undefined ? null : tokens,
+      values: record.values,
+    });
   }
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r.values)))].sort();
   const bucketSize = Math.max(1, Math.ceil(rows.length / Math.max(1, maxPoints)));
-  const columns: MetricColumns = { steps: [], seconds: [], tokens: [], values: Object.fromEntries(keys.map((k) => [k, []])), lastStep: records.at(-1)?.step ?? 0, bucketSize };
+  const columns: MetricColumns = {
+    steps: [],
+    seconds: [],
+    tokens: [],
+    values: Object.fromEntries(keys.map((k) => [k, []])),
+    lastStep: records.at(-1)?.step ?? 0,
+    bucketSize,
+  };
   for (let start = 0; start < rows.length; start += bucketSize) {
     const bucket = rows.slice(start, start + bucketSize);
     const last = at(bucket, bucket.length - 1, 'bucket');
     columns.steps.push(last.step);
     columns.seconds.push(last.seconds);
     columns.tokens.push(last.tokens);
-    for (const [key, column] of Object.entries(columns.values)) column.push(mean(bucket.map((r) => finite(r.values[key]))));
+    for (const [key, column] of Object.entries(columns.values))
+      column.push(mean(bucket.map((r) => finite(r.values[key]))));
   }
   return columns;
 }

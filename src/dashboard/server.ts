@@ -21,7 +21,10 @@ import { answerApi, ApiNotFoundError } from './api.ts';
 
 const webRoot = fileURLToPath(new URL('../../web/dashboard/', import.meta.url));
 const uplotRoot = dirname(createRequire(import.meta.url).resolve('uplot'));
-const vendorFiles: Record<string, string> = { '/vendor/uPlot.esm.js': 'uPlot.esm.js', '/vendor/uPlot.min.css': 'uPlot.min.css' };
+const vendorFiles: Record<string, string> = {
+  '/vendor/uPlot.esm.js': 'uPlot.esm.js',
+  '/vendor/uPlot.min.css': 'uPlot.min.css',
+};
 /** Page modules and styles: one plain name, no folders (so no path can leave web/dashboard/). */
 const pageFile = /^\/([a-z][a-z0-9-]*\.(?:js|css))$/;
 const contentTypes: Record<string, string> = {
@@ -33,7 +36,11 @@ const contentTypes: Record<string, string> = {
 /** The dashboard's port is taken (another dashboard, or another program). */
 export class PortInUseError extends AgentRlError {
   constructor(port: number) {
-    super('PORT_IN_USE', `port ${port} on 127.0.0.1 is in use (another agentrl dashboard, or another program); pass --port <another port>, or --port 0 for any free one`, { port });
+    super(
+      'PORT_IN_USE',
+      `port ${port} on 127.0.0.1 is in use (another agentrl dashboard, or another program); pass --port <another port>, or --port 0 for any free one`,
+      { port },
+    );
   }
 }
 
@@ -51,7 +58,9 @@ export interface Dashboard {
 export async function startDashboard({ store: path, port = 0 }: DashboardOptions): Promise<Dashboard> {
   const store = RunStore.open(path, { readonly: true });
   const server = createServer((request, response) => {
-    handle(store, request, response).catch((error: unknown) => sendJson(response, 500, { error: (error as Error).message }));
+    handle(store, request, response).catch((error: unknown) =>
+      sendJson(response, 500, { error: (error as Error).message }),
+    );
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -83,17 +92,26 @@ async function handle(store: RunStore, request: IncomingMessage, response: Serve
   const vendor = vendorFiles[pathname];
   if (vendor !== undefined) return sendFile(response, join(uplotRoot, vendor));
   const page = pageFile.exec(pathname)?.[1];
-  if (page !== undefined && (await sendFile(response, join(webRoot, page)).then(() => true, () => false))) return;
+  if (
+    page !== undefined &&
+    (await sendFile(response, join(webRoot, page)).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   sendNotFoundPage(response, pathname);
 }
 
 function api(store: RunStore, pathname: string, query: URLSearchParams, response: ServerResponse): void {
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[1] !== 'runs') return sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
+  if (parts[1] !== 'runs')
+    return sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
   try {
     sendJson(response, 200, answerApi(store, parts.slice(2), query));
   } catch (error) {
-    if (error instanceof RunNotFoundError || error instanceof ApiNotFoundError) sendJson(response, 404, { error: error.message });
+    if (error instanceof RunNotFoundError || error instanceof ApiNotFoundError)
+      sendJson(response, 404, { error: error.message });
     else if (error instanceof InvalidArgumentError) sendJson(response, 400, { error: error.message });
     else throw error;
   }
@@ -101,7 +119,10 @@ function api(store: RunStore, pathname: string, query: URLSearchParams, response
 
 async function sendFile(response: ServerResponse, file: string): Promise<void> {
   const body = await readFile(file);
-  response.writeHead(200, { 'content-type': contentTypes[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+  response.writeHead(200, {
+    'content-type': contentTypes[extname(file)] ?? 'application/octet-stream',
+    'cache-control': 'no-cache',
+  });
   response.end(body);
 }
 

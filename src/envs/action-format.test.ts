@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { actionCharLimits, actionChars, formatAnswer, formatToolCall, parseAction, parseMoveAction, parseMoves } from './action-format.ts';
+import {
+  actionCharLimits,
+  actionChars,
+  formatAnswer,
+  formatToolCall,
+  parseAction,
+  parseMoveAction,
+  parseMoves,
+} from './action-format.ts';
 
 const moves = ['Left', 'Down', 'Right', 'Up'];
 
@@ -15,14 +23,25 @@ test('parseAction: valid answers, with and without thinking, whitespace around t
 });
 
 test('parseAction: tool calls (Hermes style)', () => {
-  assert.deepEqual(parseAction('<think>t</think><tool_call>{"name": "calculator", "arguments": {"expression": "1+2"}}</tool_call>'), {
+  assert.deepEqual(
+    parseAction('<think>t</think><tool_call>{"name": "calculator", "arguments": {"expression": "1+2"}}</tool_call>'),
+    {
+      kind: 'tool_call',
+      thinking: 't',
+      call: { name: 'calculator', arguments: { expression: '1+2' } },
+    },
+  );
+  assert.deepEqual(parseAction('<tool_call>{"name": "now"}</tool_call>'), {
     kind: 'tool_call',
-    thinking: 't',
-    call: { name: 'calculator', arguments: { expression: '1+2' } },
+    thinking: null,
+    call: { name: 'now', arguments: {} },
   });
-  assert.deepEqual(parseAction('<tool_call>{"name": "now"}</tool_call>'), { kind: 'tool_call', thinking: null, call: { name: 'now', arguments: {} } });
   const text = formatToolCall({ name: 'calculator', arguments: { expression: '3 * 4' } }, 'why');
-  assert.deepEqual(parseAction(text), { kind: 'tool_call', thinking: 'why', call: { name: 'calculator', arguments: { expression: '3 * 4' } } });
+  assert.deepEqual(parseAction(text), {
+    kind: 'tool_call',
+    thinking: 'why',
+    call: { name: 'calculator', arguments: { expression: '3 * 4' } },
+  });
   assert.deepEqual(parseAction(formatAnswer('Up', 'x')), { kind: 'answer', thinking: 'x', answer: 'Up' });
 });
 
@@ -46,7 +65,10 @@ test('parseAction: malformed outputs are invalid with a reason', () => {
     ['<answer>  </answer>', 'empty <answer>'],
     ['<tool_call>{"name": calculator}</tool_call>', 'tool_call is not valid JSON'],
     ['<tool_call>["calculator"]</tool_call>', 'tool_call must be {"name": string, "arguments": object}'],
-    ['<tool_call>{"name": "c", "arguments": "1+2"}</tool_call>', 'tool_call must be {"name": string, "arguments": object}'],
+    [
+      '<tool_call>{"name": "c", "arguments": "1+2"}</tool_call>',
+      'tool_call must be {"name": string, "arguments": object}',
+    ],
     ['<ANSWER>Up</ANSWER>', 'missing <answer> or <tool_call> tags'],
   ];
   for (const [text, reason] of cases) assert.deepEqual(parseAction(text), { kind: 'invalid', reason }, text);
@@ -55,7 +77,10 @@ test('parseAction: malformed outputs are invalid with a reason', () => {
 test('parseMoves: case-insensitive names, numbers, || separator, max per turn', () => {
   assert.deepEqual(parseMoves('right', { moves, maxActionsPerTurn: 1 }), { kind: 'moves', moves: [2] });
   assert.deepEqual(parseMoves('UP || 1 ||down', { moves, maxActionsPerTurn: 5 }), { kind: 'moves', moves: [3, 0, 1] });
-  assert.deepEqual(parseMoves('Up || Up', { moves, maxActionsPerTurn: 1 }), { kind: 'invalid', reason: 'at most 1 move per turn, got 2' });
+  assert.deepEqual(parseMoves('Up || Up', { moves, maxActionsPerTurn: 1 }), {
+    kind: 'invalid',
+    reason: 'at most 1 move per turn, got 2',
+  });
   assert.deepEqual(parseMoves('Jump', { moves, maxActionsPerTurn: 1 }), {
     kind: 'invalid',
     reason: 'unknown move "Jump"; allowed: Left, Down, Right, Up or 1-4',
@@ -67,22 +92,48 @@ test('parseMoves: case-insensitive names, numbers, || separator, max per turn', 
 
 test('parseMoveAction rejects tool calls in move-only envs', () => {
   const reason = 'no tools here; reply <answer>move</answer>';
-  assert.deepEqual(parseMoveAction({ text: '<tool_call>{"name": "x"}</tool_call>' }, { moves, maxActionsPerTurn: 1 }), { kind: 'invalid', reason });
-  assert.deepEqual(parseMoveAction({ text: '', toolCall: { id: '1', name: 'x', arguments: {} } }, { moves, maxActionsPerTurn: 1 }), { kind: 'invalid', reason });
-  assert.deepEqual(parseMoveAction({ text: '<answer>Up</answer>' }, { moves, maxActionsPerTurn: 1 }), { kind: 'moves', moves: [3] });
+  assert.deepEqual(parseMoveAction({ text: '<tool_call>{"name": "x"}</tool_call>' }, { moves, maxActionsPerTurn: 1 }), {
+    kind: 'invalid',
+    reason,
+  });
+  assert.deepEqual(
+    parseMoveAction({ text: '', toolCall: { id: '1', name: 'x', arguments: {} } }, { moves, maxActionsPerTurn: 1 }),
+    { kind: 'invalid', reason },
+  );
+  assert.deepEqual(parseMoveAction({ text: '<answer>Up</answer>' }, { moves, maxActionsPerTurn: 1 }), {
+    kind: 'moves',
+    moves: [3],
+  });
 });
 
 test('action size limits: one character over is invalid and names the limit; a tool call counts its JSON arguments', () => {
   const fits = `<answer>${'x'.repeat(actionCharLimits.text - 17)}</answer>`;
   assert.equal(fits.length, actionCharLimits.text);
   assert.equal(parseAction(fits).kind, 'answer');
-  assert.deepEqual(parseAction(`${fits} `), { kind: 'invalid', reason: `action of ${actionCharLimits.text + 1} characters is over the limit of ${actionCharLimits.text}` });
-  assert.deepEqual(parseAction('<answer>Up</answer>', { maxChars: 10 }), { kind: 'invalid', reason: 'action of 19 characters is over the limit of 10' });
+  assert.deepEqual(parseAction(`${fits} `), {
+    kind: 'invalid',
+    reason: `action of ${actionCharLimits.text + 1} characters is over the limit of ${actionCharLimits.text}`,
+  });
+  assert.deepEqual(parseAction('<answer>Up</answer>', { maxChars: 10 }), {
+    kind: 'invalid',
+    reason: 'action of 19 characters is over the limit of 10',
+  });
   const call = { id: '1', name: 'search', arguments: { query: 'abc' } };
   assert.equal(actionChars({ text: '', toolCall: call }), 'search'.length + '{"query":"abc"}'.length);
-  assert.equal(parseMoveAction({ text: `<answer>Up</answer>${' '.repeat(actionCharLimits.moves)}` }, { moves, maxActionsPerTurn: 1 }).kind, 'invalid');
+  assert.equal(
+    parseMoveAction(
+      { text: `<answer>Up</answer>${' '.repeat(actionCharLimits.moves)}` },
+      { moves, maxActionsPerTurn: 1 },
+    ).kind,
+    'invalid',
+  );
   assert.match(
-    (parseMoveAction({ text: '', toolCall: { ...call, arguments: { query: 'x'.repeat(actionCharLimits.moves) } } }, { moves, maxActionsPerTurn: 1 }) as { reason: string }).reason,
+    (
+      parseMoveAction(
+        { text: '', toolCall: { ...call, arguments: { query: 'x'.repeat(actionCharLimits.moves) } } },
+        { moves, maxActionsPerTurn: 1 },
+      ) as { reason: string }
+    ).reason,
     /over the limit of 4096/,
   );
 });

@@ -50,7 +50,10 @@ export function actionChars(action: Action): number {
 }
 
 /** Why an action is over `maxChars` (an invalid turn), or undefined when it fits. */
-export function actionTooLong(action: Action | string, maxChars: number): { kind: 'invalid'; reason: string } | undefined {
+export function actionTooLong(
+  action: Action | string,
+  maxChars: number,
+): { kind: 'invalid'; reason: string } | undefined {
   const chars = typeof action === 'string' ? action.length : actionChars(action);
   return chars <= maxChars ? undefined : invalid(`action of ${chars} characters is over the limit of ${maxChars}`);
 }
@@ -73,7 +76,10 @@ interface Block {
 }
 
 /** Parses one policy output in the format above, at most `maxChars` long (default `actionCharLimits.text`). Never throws. */
-export function parseAction(text: string, { maxChars = actionCharLimits.text }: { maxChars?: number } = {}): ParsedAction {
+export function parseAction(
+  text: string,
+  { maxChars = actionCharLimits.text }: { maxChars?: number } = {},
+): ParsedAction {
   const tooLong = actionTooLong(text, maxChars);
   if (tooLong !== undefined) return tooLong;
   // One left-to-right scan of the tags (an exec loop: spreading matchAll into an array costs
@@ -81,7 +87,9 @@ export function parseAction(text: string, { maxChars = actionCharLimits.text }: 
   const tags = new RegExp(tagPattern.source, 'g');
   const next = (): { closing: boolean; name: string; start: number; end: number } | undefined => {
     const match = tags.exec(text);
-    return match === null ? undefined : { closing: match[1] === '/', name: match[2] as string, start: match.index, end: match.index + match[0].length };
+    return match === null
+      ? undefined
+      : { closing: match[1] === '/', name: match[2] as string, start: match.index, end: match.index + match[0].length };
   };
   let open = next();
   if (open === undefined) return invalid(text.trim() === '' ? 'empty output' : 'missing <answer> or <tool_call> tags');
@@ -127,17 +135,23 @@ export type ParsedMoves = { kind: 'moves'; moves: number[] } | { kind: 'invalid'
  * Splits an answer on `||` into move indices (into `moves`). Names match case-insensitively;
  * `1`…`moves.length` are accepted as aliases (RAGEN numbering).
  */
-export function parseMoves(answer: string, options: { moves: readonly string[]; maxActionsPerTurn: number }): ParsedMoves {
+export function parseMoves(
+  answer: string,
+  options: { moves: readonly string[]; maxActionsPerTurn: number },
+): ParsedMoves {
   const { moves, maxActionsPerTurn } = options;
   const parts = answer.split('||').map((part) => part.trim());
   if (parts.some((part) => part === '')) return invalid('empty move');
   if (parts.length > maxActionsPerTurn) {
-    return invalid(`at most ${maxActionsPerTurn} move${maxActionsPerTurn === 1 ? '' : 's'} per turn, got ${parts.length}`);
+    return invalid(
+      `at most ${maxActionsPerTurn} move${maxActionsPerTurn === 1 ? '' : 's'} per turn, got ${parts.length}`,
+    );
   }
   const indices: number[] = [];
   for (const part of parts) {
     let index = moves.findIndex((move) => move.toLowerCase() === part.toLowerCase());
-    if (index < 0 && /^[0-9]+$/.test(part) && Number(part) >= 1 && Number(part) <= moves.length) index = Number(part) - 1;
+    if (index < 0 && /^[0-9]+$/.test(part) && Number(part) >= 1 && Number(part) <= moves.length)
+      index = Number(part) - 1;
     if (index < 0) return invalid(`unknown move "${clip(part)}"; allowed: ${moves.join(', ')} or 1-${moves.length}`);
     indices.push(index);
   }
@@ -145,7 +159,10 @@ export function parseMoves(answer: string, options: { moves: readonly string[]; 
 }
 
 /** Reads an env action that must be moves (at most `maxChars`, default `actionCharLimits.moves`): parses the text, rejects tool calls. */
-export function parseMoveAction(action: Action, options: { moves: readonly string[]; maxActionsPerTurn: number; maxChars?: number }): ParsedMoves {
+export function parseMoveAction(
+  action: Action,
+  options: { moves: readonly string[]; maxActionsPerTurn: number; maxChars?: number },
+): ParsedMoves {
   const maxChars = options.maxChars ?? actionCharLimits.moves;
   const tooLong = actionTooLong(action, maxChars);
   if (tooLong !== undefined) return tooLong;

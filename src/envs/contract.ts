@@ -71,15 +71,20 @@ export function envContract(name: string, makeEnv: () => Env, options: EnvContra
     maxTurns: options.maxTurns ?? 100,
   };
   describe(`env contract: ${name}`, () => {
-    test('reset gives a compact observation; instructions and tool schemas exist', () => checkReset(name, makeEnv, settings));
+    test('reset gives a compact observation; instructions and tool schemas exist', () =>
+      checkReset(name, makeEnv, settings));
     test('the same seed and actions replay the same episode', () => checkReplay(makeEnv, settings));
-    test('a malformed action is an invalid-action observation, never an exception', () => checkMalformed(makeEnv, settings));
-    test('an over-long action (4 MB text or tool call) is an invalid turn, unread, answered at once', () => checkOverLong(makeEnv, settings));
-    test(`repeated invalid actions end the episode within ${settings.maxTurns} turns, then step rejects`, () => checkRepeatedInvalid(makeEnv, settings));
+    test('a malformed action is an invalid-action observation, never an exception', () =>
+      checkMalformed(makeEnv, settings));
+    test('an over-long action (4 MB text or tool call) is an invalid turn, unread, answered at once', () =>
+      checkOverLong(makeEnv, settings));
+    test(`repeated invalid actions end the episode within ${settings.maxTurns} turns, then step rejects`, () =>
+      checkRepeatedInvalid(makeEnv, settings));
     test('step before reset rejects with EpisodeNotStartedError', async () => {
       await assert.rejects(makeEnv().step({ text: '<answer>x</answer>' }), EpisodeNotStartedError);
     });
-    test('the expert solves its tasks; stepping after done rejects with EpisodeEndedError', () => checkExpert(makeEnv, settings));
+    test('the expert solves its tasks; stepping after done rejects with EpisodeEndedError', () =>
+      checkExpert(makeEnv, settings));
   });
 }
 
@@ -102,7 +107,8 @@ async function checkReset(name: string, makeEnv: () => Env, { seeds, maxBytes }:
   const env = makeEnv();
   assert.equal(env.name, name);
   assert.ok(typeof env.instructions === 'string' && env.instructions.length > 0, 'instructions are set');
-  for (const tool of env.tools ?? []) assert.equal(typeof tool.inputSchema.safeParse, 'function', `${tool.name} has a zod schema`);
+  for (const tool of env.tools ?? [])
+    assert.equal(typeof tool.inputSchema.safeParse, 'function', `${tool.name} has a zod schema`);
   for (const seed of seeds) {
     const observation = await env.reset({ seed });
     assert.ok(observation.text.length > 0);
@@ -120,7 +126,10 @@ async function checkReplay(makeEnv: () => Env, settings: ContractSettings): Prom
   }
 }
 
-async function checkMalformed(makeEnv: () => Env, { firstSeed, invalidActions, invalidReward, maxBytes }: ContractSettings): Promise<void> {
+async function checkMalformed(
+  makeEnv: () => Env,
+  { firstSeed, invalidActions, invalidReward, maxBytes }: ContractSettings,
+): Promise<void> {
   const env = makeEnv();
   for (const text of invalidActions) {
     await env.reset({ seed: firstSeed });
@@ -132,7 +141,10 @@ async function checkMalformed(makeEnv: () => Env, { firstSeed, invalidActions, i
   }
 }
 
-async function checkOverLong(makeEnv: () => Env, { firstSeed, invalidReward, maxBytes }: ContractSettings): Promise<void> {
+async function checkOverLong(
+  makeEnv: () => Env,
+  { firstSeed, invalidReward, maxBytes }: ContractSettings,
+): Promise<void> {
   const env = makeEnv();
   const text = `<answer>${'7 '.repeat(2_000_000)}</answer>`;
   const toolCall = { id: 'call-1', name: env.tools?.[0]?.name ?? 'none', arguments: { query: 'x'.repeat(4_000_000) } };
@@ -148,7 +160,10 @@ async function checkOverLong(makeEnv: () => Env, { firstSeed, invalidReward, max
     assert.ok(milliseconds < 1000, `answered in ${milliseconds.toFixed(0)} ms`);
   }
   await env.reset({ seed: firstSeed });
-  assert.match(String((await env.step({ text })).info.reason ?? ''), /action of 4000017 characters is over the limit of \d+/);
+  assert.match(
+    String((await env.step({ text })).info.reason ?? ''),
+    /action of 4000017 characters is over the limit of \d+/,
+  );
 }
 
 async function checkRepeatedInvalid(makeEnv: () => Env, { firstSeed, maxTurns }: ContractSettings): Promise<void> {

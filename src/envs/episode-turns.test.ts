@@ -16,7 +16,11 @@ test('runningEpisode / openTurn: typed errors before reset and after the end; a 
 
 test('closeTurn: the episode goes on until maxTurns are used, then is truncated with success false', () => {
   const episode = { turnsUsed: 1, ended: false };
-  assert.deepEqual(closeTurn(episode, 2, { invalidAction: false }), { done: false, truncated: false, info: { invalidAction: false } });
+  assert.deepEqual(closeTurn(episode, 2, { invalidAction: false }), {
+    done: false,
+    truncated: false,
+    info: { invalidAction: false },
+  });
   assert.equal(episode.ended, false);
   episode.turnsUsed = 2;
   assert.deepEqual(closeTurn(episode, 2, { invalidAction: true, reason: 'x' }, { agentRewards: [0, 0] }), {

@@ -43,7 +43,12 @@ export interface TurnClose {
  * Closes a turn that did not end the episode: after the `maxTurns`-th turn the episode is cut —
  * it ends, `truncated` is true and `info` gets `success: false` and `truncatedInfo`.
  */
-export function closeTurn(episode: CountedEpisode, maxTurns: number, info: Record<string, unknown>, truncatedInfo: Record<string, unknown> = {}): TurnClose {
+export function closeTurn(
+  episode: CountedEpisode,
+  maxTurns: number,
+  info: Record<string, unknown>,
+  truncatedInfo: Record<string, unknown> = {},
+): TurnClose {
   const truncated = !episode.ended && episode.turnsUsed >= maxTurns;
   if (truncated) episode.ended = true;
   return { done: false, truncated, info: truncated ? { ...info, success: false, ...truncatedInfo } : info };

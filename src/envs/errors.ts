@@ -4,7 +4,11 @@ import { AgentRlError } from '../core/index.ts';
 /** A task generator found no acceptable task within its attempt budget (options too tight). */
 export class TaskGenerationError extends AgentRlError {
   constructor(env: string, attempts: number, options: object) {
-    super('TASK_GENERATION', `${env}: no solvable task in ${attempts} attempts; loosen the options`, { env, attempts, options });
+    super('TASK_GENERATION', `${env}: no solvable task in ${attempts} attempts; loosen the options`, {
+      env,
+      attempts,
+      options,
+    });
   }
 }
 

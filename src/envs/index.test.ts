@@ -5,11 +5,24 @@ import { environmentNames, environments, getEnvironment, makeEnv, playEpisode, s
 
 test('every described environment makes an env of its name whose expert succeeds', async () => {
   assert.deepEqual(environmentNames().slice(0, 4), ['frozen-lake', 'sokoban', 'calculator', 'bandit']);
-  for (const name of ['math', 'countdown', 'code', 'search', 'swe', 'webshop', 'negotiation', 'mcp-files', 'absolute-zero', 'browser-shop']) assert.ok(environmentNames().includes(name), name);
+  for (const name of [
+    'math',
+    'countdown',
+    'code',
+    'search',
+    'swe',
+    'webshop',
+    'negotiation',
+    'mcp-files',
+    'absolute-zero',
+    'browser-shop',
+  ])
+    assert.ok(environmentNames().includes(name), name);
   for (const descriptor of environments) {
     const env = descriptor.make();
     assert.equal(env.name, descriptor.name);
-    for (const field of [descriptor.description, descriptor.actions, descriptor.reward]) assert.ok(field.length > 0 && !field.includes('\n'));
+    for (const field of [descriptor.description, descriptor.actions, descriptor.reward])
+      assert.ok(field.length > 0 && !field.includes('\n'));
     const episode = await playEpisode(env, descriptor.expert({ seed: 1 }), splitSeed('validation', 0));
     assert.equal(episode.success, true, descriptor.name);
     await (env as { close?: () => Promise<void> }).close?.();
@@ -21,5 +34,8 @@ test('makeEnv passes options through the schema; unknown names list the known on
   assert.throws(() => makeEnv('sokoban', { maxStep: 20 }), InvalidArgumentError);
   assert.throws(() => makeEnv('frozen-lake', { size: 1 }), /allowed options: size, holeProbability/);
   assert.throws(() => getEnvironment('chess'), UnknownNameError);
-  assert.throws(() => getEnvironment('chess'), /unknown environment "chess"; allowed: frozen-lake, sokoban, calculator, bandit, math/);
+  assert.throws(
+    () => getEnvironment('chess'),
+    /unknown environment "chess"; allowed: frozen-lake, sokoban, calculator, bandit, math/,
+  );
 });

@@ -75,7 +75,8 @@ export const environments: readonly EnvDescriptor[] = [
   {
     name: 'calculator',
     description: 'Compute an integer arithmetic expression (+ - * and parentheses), with a calculator tool.',
-    actions: '<tool_call>{"name": "calculator", "arguments": {"expression": "..."}}</tool_call> or <answer>integer</answer>',
+    actions:
+      '<tool_call>{"name": "calculator", "arguments": {"expression": "..."}}</tool_call> or <answer>integer</answer>',
     reward: '1 for the exact integer answer, else 0; -formatPenalty per invalid turn',
     optionsSchema: calculatorOptionsSchema,
     make: (options) => makeCalculator(options as CalculatorOptions),
@@ -92,8 +93,10 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'math',
-    description: 'Generated math: multi-step arithmetic, linear equations, word problems; an exact calculator tool; form-tolerant answer checking.',
-    actions: '<tool_call>{"name": "calculator", "arguments": {"expression": "..."}}</tool_call> or <answer>7/2</answer> (any form: 3.5, 1,250, 12 km)',
+    description:
+      'Generated math: multi-step arithmetic, linear equations, word problems; an exact calculator tool; form-tolerant answer checking.',
+    actions:
+      '<tool_call>{"name": "calculator", "arguments": {"expression": "..."}}</tool_call> or <answer>7/2</answer> (any form: 3.5, 1,250, 12 km)',
     reward: '1 when correct (+ formatReward with a <think> block, default 0); -formatPenalty per invalid turn',
     optionsSchema: mathOptionsSchema,
     make: (options) => makeMath(options as MathOptions),
@@ -101,7 +104,8 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'countdown',
-    description: 'TinyZero Countdown: reach the target from the given numbers with + - * / ( ), each number at most once.',
+    description:
+      'TinyZero Countdown: reach the target from the given numbers with + - * / ( ), each number at most once.',
     actions: '<answer>(25 - 5) * 3</answer>',
     reward: '1 for a correct equation, partialReward (0.1) for a readable wrong one, else 0',
     optionsSchema: countdownOptionsSchema,
@@ -110,7 +114,8 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'code',
-    description: 'Write a JavaScript function from a spec (57 shipped tasks); unit tests run in a sandboxed node process.',
+    description:
+      'Write a JavaScript function from a spec (57 shipped tasks); unit tests run in a sandboxed node process.',
     actions: '<answer>function name(args) { ... }</answer>',
     reward: 'fraction of unit tests passed; success = all passed',
     optionsSchema: codeOptionsSchema,
@@ -119,17 +124,21 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'search',
-    description: 'Search-R1: answer single- and multi-hop questions about a generated encyclopedia of fictional entities with BM25 search (budget K).',
+    description:
+      'Search-R1: answer single- and multi-hop questions about a generated encyclopedia of fictional entities with BM25 search (budget K).',
     actions: '<search> query </search> (results in <information>) or <answer> text </answer>',
-    reward: 'exact match after SQuAD normalisation; optional R_answer + l1*R_citation - l2*C_search - l3*R_hallucination',
+    reward:
+      'exact match after SQuAD normalisation; optional R_answer + l1*R_citation - l2*C_search - l3*R_hallucination',
     optionsSchema: searchOptionsSchema,
     make: (options) => makeSearch(options as SearchOptions),
     expert: searchExpert,
   },
   {
     name: 'swe',
-    description: 'SWE-bench-style fixes: 12 small repositories with an issue, fail-to-pass and pass-to-pass tests run in the sandbox.',
-    actions: '<tool_call> list_files | read_file | search | edit_file | run_tests </tool_call>, then <answer>submit</answer>',
+    description:
+      'SWE-bench-style fixes: 12 small repositories with an issue, fail-to-pass and pass-to-pass tests run in the sandbox.',
+    actions:
+      '<tool_call> list_files | read_file | search | edit_file | run_tests </tool_call>, then <answer>submit</answer>',
     reward: '1 when every fail-to-pass test passes and every pass-to-pass test still passes, else 0',
     optionsSchema: sweOptionsSchema,
     make: (options) => makeSwe(options as SweOptions),
@@ -137,7 +146,8 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'webshop',
-    description: 'WebShop-like store: search, result pages, product pages with options, buy; text view (the same pages are served as HTML).',
+    description:
+      'WebShop-like store: search, result pages, product pages with options, buy; text view (the same pages are served as HTML).',
     actions: '<answer>search[query]</answer> or <answer>click[label]</answer>',
     reward: 'WebShop reward: category gate x (attributes + options + price matched) / their count; success = 1',
     optionsSchema: webShopOptionsSchema,
@@ -146,7 +156,8 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'negotiation',
-    description: 'Two agents (Alice, Bob) split items in turn with private values; one shared policy can play both (MAGRPO-style).',
+    description:
+      'Two agents (Alice, Bob) split items in turn with private values; one shared policy can play both (MAGRPO-style).',
     actions: '<answer>take b h k</answer> or <answer>accept</answer>',
     reward: 'per agent: own value of the deal / 10 (info.agentRewards); step reward = their mean; no deal 0',
     optionsSchema: negotiationOptionsSchema,
@@ -155,8 +166,10 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'mcp-files',
-    description: 'Tools from a real MCP server (@modelcontextprotocol/server-filesystem over stdio) on generated notes; find a code word.',
-    actions: '<tool_call>{"name": "read_text_file", "arguments": {"path": "notes/x.txt"}}</tool_call> (any server tool) or <answer>word</answer>',
+    description:
+      'Tools from a real MCP server (@modelcontextprotocol/server-filesystem over stdio) on generated notes; find a code word.',
+    actions:
+      '<tool_call>{"name": "read_text_file", "arguments": {"path": "notes/x.txt"}}</tool_call> (any server tool) or <answer>word</answer>',
     reward: '1 for the right word (SQuAD-normalised exact match), else 0',
     optionsSchema: mcpFilesOptionsSchema,
     make: (options) => makeMcpFiles(options as McpFilesOptions),
@@ -164,7 +177,8 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'absolute-zero',
-    description: 'Absolute Zero self-play: propose a program and input (verified in the sandbox), then predict its output.',
+    description:
+      'Absolute Zero self-play: propose a program and input (verified in the sandbox), then predict its output.',
     actions: '<answer>{"program": "function f(x) {...}", "input": ...}</answer>, then <answer>output as JSON</answer>',
     reward: 'propose: 1 - solve rate when learnable (needs a solver, see policySolver); solve: 1 when right',
     optionsSchema: absoluteZeroOptionsSchema,
@@ -173,8 +187,10 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'browser-shop',
-    description: 'The web shop driven through real headless Chromium (/usr/bin/chromium, playwright-core); accessibility-tree observations.',
-    actions: '<answer>type[query]</answer> (search box) or <answer>click[name]</answer> (link or button by accessible name)',
+    description:
+      'The web shop driven through real headless Chromium (/usr/bin/chromium, playwright-core); accessibility-tree observations.',
+    actions:
+      '<answer>type[query]</answer> (search box) or <answer>click[name]</answer> (link or button by accessible name)',
     reward: 'the web shop reward of what was bought; success = 1',
     optionsSchema: browserShopOptionsSchema,
     make: (options) => makeBrowserShop(options as BrowserShopOptions),
@@ -182,8 +198,10 @@ export const environments: readonly EnvDescriptor[] = [
   },
   {
     name: 'memory-recall',
-    description: 'Facts early, distractors, then a question about one fact: with a bounded history the policy must use memory_insert / memory_search.',
-    actions: '<answer>ok</answer>, <answer>code</answer> for the question, or <tool_call>{"name": "memory_insert"|"memory_search", "arguments": {...}}</tool_call>',
+    description:
+      'Facts early, distractors, then a question about one fact: with a bounded history the policy must use memory_insert / memory_search.',
+    actions:
+      '<answer>ok</answer>, <answer>code</answer> for the question, or <tool_call>{"name": "memory_insert"|"memory_search", "arguments": {...}}</tool_call>',
     reward: '1 for the asked code, else 0; -formatPenalty per invalid turn',
     optionsSchema: memoryRecallOptionsSchema,
     make: (options) => makeMemoryRecall(options as MemoryRecallOptions),

@@ -17,7 +17,15 @@ import { builtinGenerator, startPolicyServer, type PolicyServer } from '../serve
 import { splitSeeds } from './split.ts';
 import { environmentNames, getEnvironment } from './index.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 1024 };
+const tiny = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 1024,
+};
 const withResources = new Set(['mcp-files', 'browser-shop']);
 
 describe('environments with an OpenAI-compatible model (serve-policy, real HTTP)', () => {
@@ -25,21 +33,50 @@ describe('environments with an OpenAI-compatible model (serve-policy, real HTTP)
   let model: TransformerModel;
   before(async () => {
     model = await TransformerModel.create(tiny, { seed: 3 });
-    server = await startPolicyServer({ generate: builtinGenerator(model, byteTokenizer), tokenizer: byteTokenizer, contextWindow: tiny.maxSeqLen, modelName: 'tiny', port: 0, batchWindowMs: 5 });
+    server = await startPolicyServer({
+      generate: builtinGenerator(model, byteTokenizer),
+      tokenizer: byteTokenizer,
+      contextWindow: tiny.maxSeqLen,
+      modelName: 'tiny',
+      port: 0,
+      batchWindowMs: 5,
+    });
   });
   after(() => server.close());
 
   for (const name of environmentNames().filter((n) => !withResources.has(n))) {
     test(`${name}: the remote policy's rollout equals the direct one`, async () => {
       const descriptor = getEnvironment(name);
-      const options = { env: () => descriptor.make({}), seeds: splitSeeds('test', 2), maxTurns: 2, maxNewTokens: 12, samplingSeed: 5, historyTurns: 1 };
-      const remote = await rollout({ ...options, policy: new OpenAIPolicy({ baseURL: `${server.url}/v1`, model: 'tiny', contextWindow: tiny.maxSeqLen, environment: {} }) });
+      const options = {
+        env: () => descriptor.make({}),
+        seeds: splitSeeds('test', 2),
+        maxTurns: 2,
+        maxNewTokens: 12,
+        samplingSeed: 5,
+        historyTurns: 1,
+      };
+      const remote = await rollout({
+        ...options,
+        policy: new OpenAIPolicy({
+          baseURL: `${server.url}/v1`,
+          model: 'tiny',
+          contextWindow: tiny.maxSeqLen,
+          environment: {},
+        }),
+      });
       const local = await rollout({ ...options, policy: new BuiltinPolicy({ model }) });
       assert.equal(remote.trajectories.length, 2);
-      assert.ok(remote.trajectories.some((t) => t.turns.length > 0), `${name}: at least one turn was played`);
+      assert.ok(
+        remote.trajectories.some((t) => t.turns.length > 0),
+        `${name}: at least one turn was played`,
+      );
       remote.trajectories.forEach((t, i) => {
         const direct = at(local.trajectories, i, 'local trajectories');
-        assert.deepEqual(t.turns.map((turn) => [turn.action, turn.observation, turn.reward]), direct.turns.map((turn) => [turn.action, turn.observation, turn.reward]), `${name}: same turns`);
+        assert.deepEqual(
+          t.turns.map((turn) => [turn.action, turn.observation, turn.reward]),
+          direct.turns.map((turn) => [turn.action, turn.observation, turn.reward]),
+          `${name}: same turns`,
+        );
         assert.deepEqual(t.tokens, direct.tokens, `${name}: same ids`);
         assert.deepEqual(t.lossMask, direct.lossMask, `${name}: same loss mask`);
       });

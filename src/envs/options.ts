@@ -5,7 +5,11 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../core/index.ts';
 
-export function parseOptions<Schema extends z.ZodObject>(schema: Schema, options: unknown, what: string): z.output<Schema> {
+export function parseOptions<Schema extends z.ZodObject>(
+  schema: Schema,
+  options: unknown,
+  what: string,
+): z.output<Schema> {
   const result = schema.safeParse(options ?? {});
   if (!result.success) {
     const known = Object.keys(schema.shape).join(', ');

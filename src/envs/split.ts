@@ -36,7 +36,9 @@ export function splitSeeds(split: Split, count: number, start = 0): number[] {
 /** Which split a seed belongs to. */
 export function splitOfSeed(seed: number): Split {
   if (!Number.isInteger(seed) || seed < 0 || seed >= 3 * SPLIT_SIZE) {
-    throw new InvalidArgumentError(`seed ${seed} is outside every split; allowed: integers in [0, ${3 * SPLIT_SIZE})`, { seed });
+    throw new InvalidArgumentError(`seed ${seed} is outside every split; allowed: integers in [0, ${3 * SPLIT_SIZE})`, {
+      seed,
+    });
   }
   return splits[Math.floor(seed / SPLIT_SIZE)] as Split;
 }

@@ -15,11 +15,23 @@
  * invalid turns its own way (`renderToolResult`, `renderInvalid`).
  */
 import { z } from 'zod';
-import { EpisodeNotStartedError, type Action, type Env, type Observation, type StepResult, type Tool } from '../core/index.ts';
+import {
+  EpisodeNotStartedError,
+  type Action,
+  type Env,
+  type Observation,
+  type StepResult,
+  type Tool,
+} from '../core/index.ts';
 import { clipText, runTool, type ToolRun } from '../core/tool.ts';
-import { actionCharLimits, actionTooLong, parseAction, type ParsedAction, type ParsedToolCall } from './action-format.ts';
+import {
+  actionCharLimits,
+  actionTooLong,
+  parseAction,
+  type ParsedAction,
+  type ParsedToolCall,
+} from './action-format.ts';
 import { closeTurn, openTurn } from './episode-turns.ts';
-
 
 /** Option fields every tool-task env has (spread into its options schema). */
 export const toolTaskOptionsShape = {
@@ -59,7 +71,12 @@ export interface ToolTaskEpisode {
   ended: boolean;
 }
 
-export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options extends ToolTaskSettings = ToolTaskSettings> implements Env<Task> {
+export abstract class ToolTaskEnv<
+  Task,
+  Episode extends ToolTaskEpisode,
+  Options extends ToolTaskSettings = ToolTaskSettings,
+> implements Env<Task>
+{
   abstract readonly name: string;
   abstract readonly instructions: string;
   tools: Tool[] = [];
@@ -111,7 +128,11 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     const reward = this.afterToolCall(episode, run);
     const result = clipText(run.ok ? run.text : run.error, this.options.maxToolResultChars);
     const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false, tool: run.tool });
-    return { observation: this.observe(episode, this.renderToolResult(parsed.call, result, !run.ok)), reward, ...close };
+    return {
+      observation: this.observe(episode, this.renderToolResult(parsed.call, result, !run.ok)),
+      reward,
+      ...close,
+    };
   }
 
   /** The current episode (for tools); throws before `reset`. */
@@ -125,12 +146,20 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     const tooLong = actionTooLong(action, this.options.maxActionChars);
     if (tooLong !== undefined) return tooLong;
     if (action.toolCall === undefined) return this.parseTurn(action.text);
-    return { kind: 'tool_call', thinking: null, call: { name: action.toolCall.name, arguments: action.toolCall.arguments } };
+    return {
+      kind: 'tool_call',
+      thinking: null,
+      call: { name: action.toolCall.name, arguments: action.toolCall.arguments },
+    };
   }
 
   private invalidTurn(episode: Episode, reason: string): StepResult {
     const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
-    return { observation: this.observe(episode, this.renderInvalid(reason)), reward: -this.options.formatPenalty, ...close };
+    return {
+      observation: this.observe(episode, this.renderInvalid(reason)),
+      reward: -this.options.formatPenalty,
+      ...close,
+    };
   }
 
   private async answerTurn(episode: Episode, answer: string, thinking: string | null): Promise<StepResult> {
@@ -141,7 +170,13 @@ export abstract class ToolTaskEnv<Task, Episode extends ToolTaskEpisode, Options
     }
     episode.ended = true;
     const info = { invalidAction: false, success: verdict.success, ...verdict.info };
-    return { observation: this.observe(episode, verdict.text), reward: verdict.reward, done: true, truncated: false, info };
+    return {
+      observation: this.observe(episode, verdict.text),
+      reward: verdict.reward,
+      done: true,
+      truncated: false,
+      info,
+    };
   }
 
   private observe(episode: Episode, text: string): Observation {

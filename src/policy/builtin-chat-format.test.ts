@@ -12,10 +12,22 @@ import { TransformerModel } from '../model/model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 
-const tiny = { vocabSize: 264, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 256 };
+const tiny = {
+  vocabSize: 264,
+  hiddenSize: 16,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 32,
+  maxSeqLen: 256,
+};
 const conversation: Message[] = [
   { role: 'user', content: '2 * 3' },
-  { role: 'assistant', content: '', toolCalls: [{ id: 'call_0', name: 'calculator', arguments: { expression: '2 * 3' } }] },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: 'call_0', name: 'calculator', arguments: { expression: '2 * 3' } }],
+  },
   { role: 'tool', content: '6', toolCallId: 'call_0', name: 'calculator' },
   { role: 'assistant', content: '<answer>6</answer>' },
 ];
@@ -32,13 +44,19 @@ async function withTempDir(run: (dir: string) => Promise<void>): Promise<void> {
 test("a BuiltinPolicy carries the model's chat format, and its checkpoint writes the model's tokenizer files and reloads in the same format", () =>
   withTempDir(async (dir) => {
     const format = tinyChatmlFormat();
-    const policy = new BuiltinPolicy({ model: await TransformerModel.create(tiny, { seed: 1, lora: { rank: 2 } }), chatFormat: format });
+    const policy = new BuiltinPolicy({
+      model: await TransformerModel.create(tiny, { seed: 1, lora: { rank: 2 } }),
+      chatFormat: format,
+    });
     assert.equal(policy.chatFormat, format);
     assert.equal(policy.tokenizer, format.tokenizer);
     await policy.save(join(dir, 'c'));
 
     assert.deepEqual(JSON.parse(await readFile(join(dir, 'c', 'tokenizer.json'), 'utf8')), tinyTokenizerJson());
-    assert.deepEqual(JSON.parse(await readFile(join(dir, 'c', 'tokenizer_config.json'), 'utf8')), format.files!.tokenizerConfig);
+    assert.deepEqual(
+      JSON.parse(await readFile(join(dir, 'c', 'tokenizer_config.json'), 'utf8')),
+      format.files!.tokenizerConfig,
+    );
     assert.deepEqual(JSON.parse(await readFile(join(dir, 'c', 'generation_config.json'), 'utf8')), { eos_token_id: 2 });
     const loaded = await loadCheckpoint(join(dir, 'c'));
     assert.ok(loaded.chatFormat !== undefined);
@@ -48,7 +66,10 @@ test("a BuiltinPolicy carries the model's chat format, and its checkpoint writes
     assert.deepEqual(loadChatFormat(join(dir, 'c')).render(conversation), format.render(conversation));
 
     // Resume / the KL reference: the LoRA state restores onto its base with the same format.
-    const restored = await BuiltinPolicy.fromState(await policy.saveState(), { baseParams: await policy.model.baseParams(), chatFormat: loaded.chatFormat });
+    const restored = await BuiltinPolicy.fromState(await policy.saveState(), {
+      baseParams: await policy.model.baseParams(),
+      chatFormat: loaded.chatFormat,
+    });
     assert.equal(restored.chatFormat, loaded.chatFormat);
     const sequences = [format.render(conversation).tokens];
     assert.deepEqual(await restored.logprobs({ sequences }), await policy.logprobs({ sequences }));

@@ -7,22 +7,46 @@ import { policyContract } from './contract.ts';
 import { at } from '../core/indexing.ts';
 
 /** Tiny random LoRA models; the train step runs on onnxruntime (sampling too in the second contract). */
-const config = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 128 };
+const config = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 64,
+  maxSeqLen: 128,
+};
 const lora = { rank: 4, alpha: 8 };
 const trainOnOnnx = TransformerModel.create(config, { seed: 2, lora });
 const allOnOnnx = TransformerModel.create(config, { seed: 4, lora });
 
-policyContract('builtin LoRA, training on onnx', async () => new BuiltinPolicy({ model: await trainOnOnnx, training: 'onnx' }), { trainable: true });
-policyContract('builtin LoRA, sampling, scoring and training on onnx', async () => new BuiltinPolicy({ model: await allOnOnnx, inference: 'onnx', training: 'onnx' }), { trainable: true });
+policyContract(
+  'builtin LoRA, training on onnx',
+  async () => new BuiltinPolicy({ model: await trainOnOnnx, training: 'onnx' }),
+  { trainable: true },
+);
+policyContract(
+  'builtin LoRA, sampling, scoring and training on onnx',
+  async () => new BuiltinPolicy({ model: await allOnOnnx, inference: 'onnx', training: 'onnx' }),
+  { trainable: true },
+);
 
-test("builtin LoRA, training on onnx: the same adapters, moments and saved state as training on jax-js; loadState resyncs the ORT trainer", async () => {
+test('builtin LoRA, training on onnx: the same adapters, moments and saved state as training on jax-js; loadState resyncs the ORT trainer', async () => {
   const onnx = new BuiltinPolicy({ model: await TransformerModel.create(config, { seed: 5, lora }), training: 'onnx' });
   const jax = new BuiltinPolicy({ model: await TransformerModel.create(config, { seed: 5, lora }) });
-  const sequences = [[72, 105, 33, 10, 44, 90, 17], [40, 41, 42, 43, 44]];
+  const sequences = [
+    [72, 105, 33, 10, 44, 90, 17],
+    [40, 41, 42, 43, 44],
+  ];
   const lossMask = sequences.map((s) => s.map((_, t) => (t >= 2 ? 1 : 0)));
   const step = async (policy: BuiltinPolicy) => {
     const oldLogprobs = await policy.logprobs({ sequences, temperature: 0.9 });
-    const loss = rlLoss({ oldLogprobs, advantages: sequences.map((s) => s.map((_, t) => (t % 2 ? 0.5 : -0.25))), lossMask, config: { entropyCoef: 0.01 } });
+    const loss = rlLoss({
+      oldLogprobs,
+      advantages: sequences.map((s) => s.map((_, t) => (t % 2 ? 0.5 : -0.25))),
+      lossMask,
+      config: { entropyCoef: 0.01 },
+    });
     return policy.trainStep({ sequences, temperature: 0.9 }, loss, { learningRate: 0.05, maxGradNorm: 1 });
   };
   const largest = async () => {
@@ -42,7 +66,10 @@ test("builtin LoRA, training on onnx: the same adapters, moments and saved state
   assert.equal(onnx.model.step, 2);
   assert.ok((await largest()) <= 1e-5, `adapters differ by ${await largest()}`);
   const moments = (await onnx.model.optimizerState()).v.get('layers.0.wq.loraB')!.data;
-  assert.ok(moments.some((x) => x > 0), 'the moments were written back to the model');
+  assert.ok(
+    moments.some((x) => x > 0),
+    'the moments were written back to the model',
+  );
   // A state from elsewhere (jax-js one step further): the ORT trainer must continue from it, not from its own copy.
   await step(jax);
   await onnx.loadState(await jax.saveState());

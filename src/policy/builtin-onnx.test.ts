@@ -7,12 +7,28 @@ import { policyContract } from './contract.ts';
 import { at } from '../core/indexing.ts';
 
 /** Tiny random models, shared (compiled functions are cached per model); sampling and scoring run on onnxruntime. */
-const config = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 128 };
+const config = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 64,
+  maxSeqLen: 128,
+};
 const fullModel = TransformerModel.create(config, { seed: 1 });
 const loraModel = TransformerModel.create(config, { seed: 2, lora: { rank: 4, alpha: 8 } });
 
-policyContract('builtin, inference on onnx', async () => new BuiltinPolicy({ model: await fullModel, inference: 'onnx' }), { trainable: true });
-policyContract('builtin LoRA, inference on onnx', async () => new BuiltinPolicy({ model: await loraModel, inference: 'onnx' }), { trainable: true });
+policyContract(
+  'builtin, inference on onnx',
+  async () => new BuiltinPolicy({ model: await fullModel, inference: 'onnx' }),
+  { trainable: true },
+);
+policyContract(
+  'builtin LoRA, inference on onnx',
+  async () => new BuiltinPolicy({ model: await loraModel, inference: 'onnx' }),
+  { trainable: true },
+);
 
 test('builtin, inference on onnx: the same samples and log-probs as on jax-js, before and after an optimizer step', async () => {
   const model = await TransformerModel.create(config, { seed: 3, lora: { rank: 4, alpha: 8 } });
@@ -28,6 +44,8 @@ test('builtin, inference on onnx: the same samples and log-probs as on jax-js, b
     await jax.optimStep({ learningRate: 5e-2, maxGradNorm: 0 }); // the ORT copy must follow this step
     const scoredOnnx = at(await onnx.logprobs({ sequences: [sequence] }), 0);
     const scoredJax = at(await jax.logprobs({ sequences: [sequence] }), 0);
-    scoredOnnx.forEach((x, t) => assert.ok(Math.abs(x - at(scoredJax, t)) <= 1e-4, `token ${t}: ${x} vs ${scoredJax[t]}`));
+    scoredOnnx.forEach((x, t) =>
+      assert.ok(Math.abs(x - at(scoredJax, t)) <= 1e-4, `token ${t}: ${x} vs ${scoredJax[t]}`),
+    );
   }
 });

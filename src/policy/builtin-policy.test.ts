@@ -18,7 +18,10 @@ test('builtin: the window is the model maxSeqLen; a tokenizer larger than the vo
   assert.equal(new BuiltinPolicy({ model }).contextWindow, 128);
   const big = { ...new BuiltinPolicy({ model }).tokenizer, vocabSize: 300 };
   assert.throws(() => new BuiltinPolicy({ model, tokenizer: big }), InvalidArgumentError);
-  await assert.rejects(new BuiltinPolicy({ model }).forwardBackward({ sequences: [[1, 2]], temperature: 0 }, null as never), InvalidArgumentError);
+  await assert.rejects(
+    new BuiltinPolicy({ model }).forwardBackward({ sequences: [[1, 2]], temperature: 0 }, null as never),
+    InvalidArgumentError,
+  );
   await assert.rejects(new BuiltinPolicy({ model }).values({ sequences: [[1, 2]] }), InvalidArgumentError);
 });
 

@@ -85,12 +85,21 @@ export class BuiltinPolicy implements TrainablePolicy {
   private readonly onnx: SyncedOnnxInference | null;
   private readonly onnxTraining: SyncedOnnxTrainer | null;
 
-  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer, inference = 'jax', training = 'jax' }: BuiltinPolicyOptions) {
+  constructor({
+    model,
+    chatFormat,
+    tokenizer = chatFormat?.tokenizer ?? byteTokenizer,
+    inference = 'jax',
+    training = 'jax',
+  }: BuiltinPolicyOptions) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
-      throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`, {
-        tokenizerVocabSize: tokenizer.vocabSize,
-        vocabSize: model.config.vocabSize,
-      });
+      throw new InvalidArgumentError(
+        `tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`,
+        {
+          tokenizerVocabSize: tokenizer.vocabSize,
+          vocabSize: model.config.vocabSize,
+        },
+      );
     }
     this.model = model;
     this.tokenizer = tokenizer;
@@ -111,9 +120,18 @@ export class BuiltinPolicy implements TrainablePolicy {
       baseParams,
       inference,
       training,
-    }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } & Pick<BuiltinPolicyOptions, 'inference' | 'training'> = {},
+    }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } & Pick<
+      BuiltinPolicyOptions,
+      'inference' | 'training'
+    > = {},
   ): Promise<BuiltinPolicy> {
-    return new BuiltinPolicy({ model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }), tokenizer, chatFormat, inference, training });
+    return new BuiltinPolicy({
+      model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }),
+      tokenizer,
+      chatFormat,
+      inference,
+      training,
+    });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
@@ -122,8 +140,13 @@ export class BuiltinPolicy implements TrainablePolicy {
   }
 
   /** `onToken` sees each sampled id as it is sampled (the generation yields between decode steps). */
-  async generateBatch(requests: readonly GenerateRequest[], { onToken }: GenerateBatchOptions = {}): Promise<Generation[]> {
-    const resolved = requests.map((request) => resolveRequest(request, this.tokenizer, this.contextWindow, this.model.config.vocabSize));
+  async generateBatch(
+    requests: readonly GenerateRequest[],
+    { onToken }: GenerateBatchOptions = {},
+  ): Promise<Generation[]> {
+    const resolved = requests.map((request) =>
+      resolveRequest(request, this.tokenizer, this.contextWindow, this.model.config.vocabSize),
+    );
     const results = new Array<Generation>(requests.length);
     const decode = (ids: readonly number[]): string => decodeGenerated(this.tokenizer, ids);
     for (const group of groupBySampling(resolved)) {
@@ -141,7 +164,12 @@ export class BuiltinPolicy implements TrainablePolicy {
           seed: options.seed,
           // Spare ids of the vocabulary the tokenizer lacks are never sampled.
           maxTokenId: this.tokenizer.vocabSize,
-          ...(onToken === undefined ? {} : { onToken: (row: number, token: number, logprob: number) => onToken(at(group, row, 'sampling group'), token, logprob) }),
+          ...(onToken === undefined
+            ? {}
+            : {
+                onToken: (row: number, token: number, logprob: number) =>
+                  onToken(at(group, row, 'sampling group'), token, logprob),
+              }),
         },
       );
       rows.forEach((row, i) => {
@@ -157,11 +185,15 @@ export class BuiltinPolicy implements TrainablePolicy {
   }
 
   private async sample(prompts: readonly (readonly number[])[], options: GenerateOptions): Promise<GeneratedRow[]> {
-    return this.onnx === null ? generate(this.model, prompts, options) : (await this.onnx.current()).generate(prompts, options);
+    return this.onnx === null
+      ? generate(this.model, prompts, options)
+      : (await this.onnx.current()).generate(prompts, options);
   }
 
   private async score(sequences: TokenBatch['sequences'], temperature = 1) {
-    return this.onnx === null ? this.model.score(sequences, { temperature }) : (await this.onnx.current()).score(sequences, { temperature });
+    return this.onnx === null
+      ? this.model.score(sequences, { temperature })
+      : (await this.onnx.current()).score(sequences, { temperature });
   }
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
@@ -170,12 +202,14 @@ export class BuiltinPolicy implements TrainablePolicy {
 
   /** The value head's per-token values (PPO's critic); the model must have one. */
   async values(batch: TokenBatch): Promise<Float32Array[]> {
-    if (!this.model.config.valueHead) throw new InvalidArgumentError('values: the model has no value head (create it with valueHead: true)');
+    if (!this.model.config.valueHead)
+      throw new InvalidArgumentError('values: the model has no value head (create it with valueHead: true)');
     return (await this.score(batch.sequences)).values!;
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
-    if (this.onnxTraining !== null) return this.onnxTraining.forwardBackward(batch.sequences, loss, batch.temperature ?? 1);
+    if (this.onnxTraining !== null)
+      return this.onnxTraining.forwardBackward(batch.sequences, loss, batch.temperature ?? 1);
     return this.model.forwardBackward(batch.sequences, loss, { temperature: batch.temperature ?? 1 });
   }
 
@@ -185,17 +219,27 @@ export class BuiltinPolicy implements TrainablePolicy {
 
   /** forwardBackward + optimStep as the engine's fused step. */
   async trainStep(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
-    if (this.onnxTraining !== null) return this.onnxTraining.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
+    if (this.onnxTraining !== null)
+      return this.onnxTraining.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
     return this.model.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
   }
 
   /** A Hugging Face folder (merged weights for a LoRA model) with the chat format's tokenizer files when the policy has one. */
   async save(path: string, { metadata }: SaveOptions = {}): Promise<void> {
     if (this.chatFormat !== undefined && this.chatFormat.files === undefined) {
-      throw new CheckpointError(`save: the chat format "${this.chatFormat.name}" has no model files to write (make it with chatFormatFromFiles / loadChatFormat)`, { path });
+      throw new CheckpointError(
+        `save: the chat format "${this.chatFormat.name}" has no model files to write (make it with chatFormatFromFiles / loadChatFormat)`,
+        { path },
+      );
     }
     const chatFiles = this.chatFormat?.files;
-    await saveCheckpoint(path, { config: this.model.config, params: await this.model.hostParams(), tokenizer: this.tokenizer, extra: metadata, ...(chatFiles === undefined ? {} : { chatFiles }) });
+    await saveCheckpoint(path, {
+      config: this.model.config,
+      params: await this.model.hostParams(),
+      tokenizer: this.tokenizer,
+      extra: metadata,
+      ...(chatFiles === undefined ? {} : { chatFiles }),
+    });
   }
 
   /** Weights, AdamW moments and step counter (moments left out before the first step: they restore as a fresh optimizer). */
@@ -206,10 +250,16 @@ export class BuiltinPolicy implements TrainablePolicy {
   async loadState(bytes: Uint8Array): Promise<void> {
     const state = parseBuiltinState(bytes);
     if (JSON.stringify(state.modelConfig) !== JSON.stringify(this.model.config)) {
-      throw new CheckpointError('loadState: the state is of a model with another config', { state: state.modelConfig, model: this.model.config });
+      throw new CheckpointError('loadState: the state is of a model with another config', {
+        state: state.modelConfig,
+        model: this.model.config,
+      });
     }
     if (JSON.stringify(state.lora?.config ?? null) !== JSON.stringify(this.model.lora)) {
-      throw new CheckpointError('loadState: the state is of a model with other LoRA settings', { state: state.lora?.config ?? null, model: this.model.lora });
+      throw new CheckpointError('loadState: the state is of a model with other LoRA settings', {
+        state: state.lora?.config ?? null,
+        model: this.model.lora,
+      });
     }
     this.model.zeroGradients();
     this.onnx?.markStale();
@@ -222,5 +272,7 @@ export class BuiltinPolicy implements TrainablePolicy {
 }
 
 function zerosLike(params: HostParams): HostParams {
-  return new Map([...params].map(([name, tensor]) => [name, { shape: tensor.shape, data: new Float32Array(tensor.data.length) }]));
+  return new Map(
+    [...params].map(([name, tensor]) => [name, { shape: tensor.shape, data: new Float32Array(tensor.data.length) }]),
+  );
 }

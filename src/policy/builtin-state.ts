@@ -32,9 +32,18 @@ export interface BuiltinState {
 }
 
 /** The model's weights (and, with `optimizer`, its AdamW moments and step counter). */
-export async function captureBuiltinState(model: TransformerModel, { optimizer = true }: { optimizer?: boolean } = {}): Promise<BuiltinState> {
+export async function captureBuiltinState(
+  model: TransformerModel,
+  { optimizer = true }: { optimizer?: boolean } = {},
+): Promise<BuiltinState> {
   const moments = optimizer ? await model.optimizerState() : undefined;
-  if (model.lora !== null) return { modelConfig: model.config, params: new Map(), lora: { config: model.lora, adapters: await model.adapterParams() }, optimizer: moments };
+  if (model.lora !== null)
+    return {
+      modelConfig: model.config,
+      params: new Map(),
+      lora: { config: model.lora, adapters: await model.adapterParams() },
+      optimizer: moments,
+    };
   return { modelConfig: model.config, params: await model.hostParams(), optimizer: moments };
 }
 
@@ -44,7 +53,10 @@ export function serializeBuiltinState(state: BuiltinState): Uint8Array {
     for (const [name, tensor] of params) tensors.set(`${prefix}/${name}`, tensor);
   };
   add('params', state.params);
-  const metadata: Record<string, string> = { format: builtinStateFormat, modelConfig: JSON.stringify(state.modelConfig) };
+  const metadata: Record<string, string> = {
+    format: builtinStateFormat,
+    modelConfig: JSON.stringify(state.modelConfig),
+  };
   if (state.lora) {
     add('adapters', state.lora.adapters);
     metadata.lora = JSON.stringify(state.lora.config);
@@ -61,9 +73,16 @@ export function serializeBuiltinState(state: BuiltinState): Uint8Array {
 export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { source?: string } = {}): BuiltinState {
   const { tensors, metadata } = parseSafetensors(bytes, { file: source });
   if (metadata.format !== builtinStateFormat) {
-    throw new CheckpointError(`${source}: not an agentrl trainer state (format ${metadata.format ?? 'missing'})`, { source });
+    throw new CheckpointError(`${source}: not an agentrl trainer state (format ${metadata.format ?? 'missing'})`, {
+      source,
+    });
   }
-  const [params, adapters, adamM, adamV]: [HostParams, HostParams, HostParams, HostParams] = [new Map(), new Map(), new Map(), new Map()];
+  const [params, adapters, adamM, adamV]: [HostParams, HostParams, HostParams, HostParams] = [
+    new Map(),
+    new Map(),
+    new Map(),
+    new Map(),
+  ];
   const groups: Record<string, HostParams | undefined> = { params, adapters, 'adam.m': adamM, 'adam.v': adamV };
   for (const [key, tensor] of tensors) {
     const slash = key.indexOf('/');
@@ -72,19 +91,30 @@ export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { 
   return {
     modelConfig: modelConfigSchema.parse(JSON.parse(metadata.modelConfig!)),
     params,
-    lora: metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters },
-    optimizer: metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: adamM, v: adamV },
+    lora:
+      metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters },
+    optimizer:
+      metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: adamM, v: adamV },
     rl: metadata.rl === undefined ? undefined : JSON.parse(metadata.rl),
   };
 }
 
 /** A model holding the state's weights and, when the state has them, its optimizer moments and step counter. */
-export async function restoreBuiltinModel(state: BuiltinState, { baseParams }: { baseParams?: HostParams } = {}): Promise<TransformerModel> {
+export async function restoreBuiltinModel(
+  state: BuiltinState,
+  { baseParams }: { baseParams?: HostParams } = {},
+): Promise<TransformerModel> {
   if (state.lora && baseParams === undefined) {
-    throw new CheckpointError('a LoRA state holds the adapters only: restore it onto its base (pass baseParams, or loadState on a policy built on that base)', {});
+    throw new CheckpointError(
+      'a LoRA state holds the adapters only: restore it onto its base (pass baseParams, or loadState on a policy built on that base)',
+      {},
+    );
   }
   const model = state.lora
-    ? await TransformerModel.fromParams(state.modelConfig, baseParams!, { lora: state.lora.config, adapters: state.lora.adapters })
+    ? await TransformerModel.fromParams(state.modelConfig, baseParams!, {
+        lora: state.lora.config,
+        adapters: state.lora.adapters,
+      })
     : await TransformerModel.fromParams(state.modelConfig, state.params);
   if (state.optimizer) model.loadOptimizerState(state.optimizer);
   return model;

@@ -26,20 +26,37 @@ export interface TrainableChecks {
 type TrainableContext = ContractContext & Required<TrainableChecks> & { makeTrainable: () => Promise<TrainablePolicy> };
 
 export function trainableContract(context: ContractContext, checks: TrainableChecks = {}): void {
-  const { scoringTemperature = 0.7, reportsGradNorm = true, checkpointFiles = ['config.json', 'model.safetensors', 'tokenizer.json'] } = checks;
+  const {
+    scoringTemperature = 0.7,
+    reportsGradNorm = true,
+    checkpointFiles = ['config.json', 'model.safetensors', 'tokenizer.json'],
+  } = checks;
   const makeTrainable = async (): Promise<TrainablePolicy> => {
     const policy = await context.makePolicy();
     assert.ok(isTrainablePolicy(policy), 'the policy implements TrainablePolicy');
     return policy;
   };
-  const trainable: TrainableContext = { ...context, scoringTemperature, reportsGradNorm, checkpointFiles, makeTrainable };
+  const trainable: TrainableContext = {
+    ...context,
+    scoringTemperature,
+    reportsGradNorm,
+    checkpointFiles,
+    makeTrainable,
+  };
   scoringAndUpdateContract(trainable);
   lossInputContract(trainable);
   stateContract(trainable);
 }
 
 /** `logprobs` reproduce the sampling log-probs; one likelihood step raises them; `save` writes the checkpoint's files. */
-function scoringAndUpdateContract({ makeTrainable, promptOf, maxNewTokens, scoringTemperature, reportsGradNorm, checkpointFiles }: TrainableContext): void {
+function scoringAndUpdateContract({
+  makeTrainable,
+  promptOf,
+  maxNewTokens,
+  scoringTemperature,
+  reportsGradNorm,
+  checkpointFiles,
+}: TrainableContext): void {
   test('trainable: logprobs reproduce the sampling log-probs; forwardBackward + optimStep move them; save writes a checkpoint', async () => {
     const policy = await makeTrainable();
     const prompt = promptOf(policy, 'Say hi.');
@@ -61,7 +78,11 @@ function scoringAndUpdateContract({ makeTrainable, promptOf, maxNewTokens, scori
     assert.equal(report.tokens, generation.tokens.length);
     const step = await policy.optimStep({ learningRate: 1e-2, maxGradNorm: 0 });
     if (reportsGradNorm) assert.ok(step.gradNorm > 0, `gradNorm ${step.gradNorm} is reported and positive`);
-    else assert.ok(Number.isNaN(step.gradNorm) || step.gradNorm > 0, `gradNorm ${step.gradNorm} (NaN: the backend does not report it)`);
+    else
+      assert.ok(
+        Number.isNaN(step.gradNorm) || step.gradNorm > 0,
+        `gradNorm ${step.gradNorm} (NaN: the backend does not report it)`,
+      );
     const after = firstRow(await policy.logprobs({ sequences: [sequence] }));
     let gained = 0;
     for (let t = prompt.length; t < sequence.length; t++) gained += at(after, t) - at(before, t);
@@ -83,8 +104,10 @@ function lossInputContract({ makeTrainable, promptOf, maxNewTokens, scoringTempe
   test('trainable: forwardBackward at a temperature trains on the log-probs logprobs gives at it; capabilities are declared', async () => {
     const policy = await makeTrainable();
     assert.equal(typeof policy.backend, 'string');
-    for (const key of ['valueHead', 'entropy', 'gradientClipping'] as const) assert.equal(typeof policy.capabilities[key], 'boolean', `capabilities.${key}`);
-    if (policy.capabilities.valueHead) assert.equal(typeof policy.values, 'function', 'a value head comes with values()');
+    for (const key of ['valueHead', 'entropy', 'gradientClipping'] as const)
+      assert.equal(typeof policy.capabilities[key], 'boolean', `capabilities.${key}`);
+    if (policy.capabilities.valueHead)
+      assert.equal(typeof policy.values, 'function', 'a value head comes with values()');
     const { sequence, mask } = await sampledSequence(policy, promptOf(policy, 'Count to three.'), maxNewTokens);
     const temperature = scoringTemperature;
     const scored = firstRow(await policy.logprobs({ sequences: [sequence], temperature }));
@@ -100,7 +123,11 @@ function lossInputContract({ makeTrainable, promptOf, maxNewTokens, scoringTempe
     await policy.forwardBackward({ sequences: [sequence], temperature }, probe);
     assert.ok(seen !== undefined, 'the loss read the current log-probs');
     const trainedOn = seen;
-    for (let t = 1; t < sequence.length; t++) assert.ok(Math.abs(at(trainedOn, t) - at(scored, t)) < 1e-4, `token ${t}: trained on ${trainedOn[t]} vs scored ${scored[t]}`);
+    for (let t = 1; t < sequence.length; t++)
+      assert.ok(
+        Math.abs(at(trainedOn, t) - at(scored, t)) < 1e-4,
+        `token ${t}: trained on ${trainedOn[t]} vs scored ${scored[t]}`,
+      );
     await policy.optimStep({ learningRate: 1e-3, maxGradNorm: 0 });
   });
 }
@@ -134,7 +161,10 @@ function stateContract({ makeTrainable, promptOf, maxNewTokens }: TrainableConte
       await policy.loadState(saved);
       const fused = await policy.trainStep({ sequences }, negativeLogLikelihood(mask), step);
       assert.equal(fused.step, firstReport.step);
-      assert.ok(Math.abs(fused.gradNorm - firstReport.gradNorm) <= 1e-4 * Math.max(1, firstReport.gradNorm), `gradNorm fused ${fused.gradNorm} vs ${firstReport.gradNorm}`);
+      assert.ok(
+        Math.abs(fused.gradNorm - firstReport.gradNorm) <= 1e-4 * Math.max(1, firstReport.gradNorm),
+        `gradNorm fused ${fused.gradNorm} vs ${firstReport.gradNorm}`,
+      );
       const gap = maxGap(await scoredNow(), afterNext);
       assert.ok(gap < 1e-4, `fused trainStep vs forwardBackward + optimStep: log-probs differ by ${gap}`);
     }
@@ -146,7 +176,11 @@ function firstRow(rows: readonly Float32Array[]): Float32Array {
   return at(rows, 0, 'scored sequences');
 }
 
-async function sampledSequence(policy: Policy, prompt: number[], maxNewTokens: number): Promise<{ sequence: number[]; mask: number[] }> {
+async function sampledSequence(
+  policy: Policy,
+  prompt: number[],
+  maxNewTokens: number,
+): Promise<{ sequence: number[]; mask: number[] }> {
   const generation = await policy.generate({ prompt, maxNewTokens, temperature: 1, seed: 11 });
   const sequence = [...prompt, ...generation.tokens];
   return { sequence, mask: sequence.map((_, t) => (t >= prompt.length ? 1 : 0)) };

@@ -48,12 +48,22 @@ export interface ContractContext {
   promptOf: (policy: Policy, question: string) => number[];
 }
 
-export function policyContract(name: string, makePolicy: () => Policy | Promise<Policy>, options: PolicyContractOptions = {}): void {
+export function policyContract(
+  name: string,
+  makePolicy: () => Policy | Promise<Policy>,
+  options: PolicyContractOptions = {},
+): void {
   const context: ContractContext = {
     makePolicy,
     maxNewTokens: options.maxNewTokens ?? 8,
     promptOf: (policy, question) =>
-      renderGenerationPrompt([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: question }], { tokenizer: policy.tokenizer }).tokens,
+      renderGenerationPrompt(
+        [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: question },
+        ],
+        { tokenizer: policy.tokenizer },
+      ).tokens,
   };
   describe(`policy contract: ${name}`, () => {
     generationContract(context);
@@ -69,15 +79,26 @@ function checkGeneration(policy: Policy, request: GenerateRequest, generation: G
   const resolved = resolveRequest(request, policy.tokenizer, policy.contextWindow);
   const { tokens, logprobs } = generation;
   assert.equal(logprobs.length, tokens.length, 'one log-prob per generated id');
-  assert.ok(tokens.length >= 1 && tokens.length <= resolved.maxNewTokens, `${tokens.length} ids for maxNewTokens ${resolved.maxNewTokens}`);
-  assert.ok(resolved.prompt.length + tokens.length <= policy.contextWindow, 'prompt + generation fit the context window');
+  assert.ok(
+    tokens.length >= 1 && tokens.length <= resolved.maxNewTokens,
+    `${tokens.length} ids for maxNewTokens ${resolved.maxNewTokens}`,
+  );
+  assert.ok(
+    resolved.prompt.length + tokens.length <= policy.contextWindow,
+    'prompt + generation fit the context window',
+  );
   for (const id of tokens) assert.ok(Number.isInteger(id) && id >= 0, `id ${id} is a token id`);
-  for (const logprob of logprobs) assert.ok(Number.isFinite(logprob) && logprob <= 1e-6, `log-prob ${logprob} is finite and <= 0`);
+  for (const logprob of logprobs)
+    assert.ok(Number.isFinite(logprob) && logprob <= 1e-6, `log-prob ${logprob} is finite and <= 0`);
   const stopIndex = tokens.findIndex((id) => resolved.stopTokens.includes(id));
   assert.ok(stopIndex === -1 || stopIndex === tokens.length - 1, 'a stop token can only be the last id');
   if (stopIndex >= 0) assert.equal(generation.finishReason, 'stop');
   const body = stopIndex >= 0 ? tokens.slice(0, -1) : tokens;
-  assert.equal(generation.text, decodeGenerated(policy.tokenizer, body), 'text is the decoded ids without the stop token');
+  assert.equal(
+    generation.text,
+    decodeGenerated(policy.tokenizer, body),
+    'text is the decoded ids without the stop token',
+  );
   for (const stop of resolved.stopStrings) {
     const before = decodeGenerated(policy.tokenizer, body.slice(0, -1));
     assert.ok(!before.includes(stop), `generation continued past the stop string ${JSON.stringify(stop)}`);
@@ -89,7 +110,10 @@ function checkGeneration(policy: Policy, request: GenerateRequest, generation: G
 function generationContract({ makePolicy, maxNewTokens, promptOf }: ContractContext): void {
   test('generate: token ids, one log-prob each, text = decoded ids without the stop token', async () => {
     const policy = await makePolicy();
-    for (const [question, seed] of [['Say hi.', 1], ['Count to three.', 2]] as const) {
+    for (const [question, seed] of [
+      ['Say hi.', 1],
+      ['Count to three.', 2],
+    ] as const) {
       const request = { prompt: promptOf(policy, question), maxNewTokens, seed };
       checkGeneration(policy, request, await policy.generate(request));
     }
@@ -153,7 +177,8 @@ function requestContract({ makePolicy, maxNewTokens, promptOf }: ContractContext
       { prompt, maxNewTokens, temperature: -1 },
       { prompt, maxNewTokens, topP: 0 },
     ];
-    if (Number.isFinite(policy.contextWindow)) bad.push({ prompt: new Array(policy.contextWindow).fill(at(prompt, 0, 'prompt')), maxNewTokens });
+    if (Number.isFinite(policy.contextWindow))
+      bad.push({ prompt: new Array(policy.contextWindow).fill(at(prompt, 0, 'prompt')), maxNewTokens });
     for (const request of bad) await assert.rejects(policy.generate(request), InvalidArgumentError);
     await assert.rejects(policy.generateBatch([{ prompt, maxNewTokens }, empty]), InvalidArgumentError);
   });

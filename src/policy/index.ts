@@ -26,4 +26,11 @@ export type { ChatOptions, OpenAIPolicyOptions } from './openai-policy.ts';
 export { PolicyRequestError, postJson } from './openai-http.ts';
 export type { PostJsonOptions, RequestFailure, RetryOptions } from './openai-http.ts';
 export { parseChatCompletion, toolSchema, toWireMessages } from './openai-wire.ts';
-export type { ChatCompletion, FunctionSchema, MalformedToolCall, TokenLogprob, WireMessage, WireToolCall } from './openai-wire.ts';
+export type {
+  ChatCompletion,
+  FunctionSchema,
+  MalformedToolCall,
+  TokenLogprob,
+  WireMessage,
+  WireToolCall,
+} from './openai-wire.ts';

@@ -67,23 +67,34 @@ export async function postJson(url: string, body: unknown, options: PostJsonOpti
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          throw new PolicyRequestError(`POST ${url}: HTTP ${response.status} but the body is not JSON: ${excerpt(text)}`, { url, status: response.status, body: excerpt(text), attempts: attempt });
+          throw new PolicyRequestError(
+            `POST ${url}: HTTP ${response.status} but the body is not JSON: ${excerpt(text)}`,
+            { url, status: response.status, body: excerpt(text), attempts: attempt },
+          );
         }
       }
-      failure = new PolicyRequestError(`POST ${url}: HTTP ${response.status} ${response.statusText} after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${excerpt(text)}`, {
-        url,
-        status: response.status,
-        body: excerpt(text),
-        attempts: attempt,
-      });
+      failure = new PolicyRequestError(
+        `POST ${url}: HTTP ${response.status} ${response.statusText} after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${excerpt(text)}`,
+        {
+          url,
+          status: response.status,
+          body: excerpt(text),
+          attempts: attempt,
+        },
+      );
       if (!isRetryableStatus(response.status)) throw failure;
       const retryAfter = Number(response.headers.get('retry-after'));
-      if (Number.isFinite(retryAfter) && retryAfter >= 0 && response.headers.has('retry-after')) retryAfterMs = retryAfter * 1000;
+      if (Number.isFinite(retryAfter) && retryAfter >= 0 && response.headers.has('retry-after'))
+        retryAfterMs = retryAfter * 1000;
     } catch (error) {
       if (error instanceof PolicyRequestError) throw error;
       const timedOut = error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason = timedOut ? `no answer within ${timeoutMs} ms` : `request failed (${describe(error)})`;
-      failure = new PolicyRequestError(`POST ${url}: ${reason} after ${attempt} attempt${attempt === 1 ? '' : 's'}`, { url, attempts: attempt }, { cause: error });
+      failure = new PolicyRequestError(
+        `POST ${url}: ${reason} after ${attempt} attempt${attempt === 1 ? '' : 's'}`,
+        { url, attempts: attempt },
+        { cause: error },
+      );
     }
     if (attempt > maxRetries) throw failure;
     const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** (attempt - 1));

@@ -13,7 +13,8 @@ import { byteSpecialTokens, byteTokenizer } from '../chat/tokenizer.ts';
 import { PolicyRequestError } from './openai-http.ts';
 import { OpenAIPolicy, type OpenAIPolicyOptions } from './openai-policy.ts';
 
-const fixture = (name: string): unknown => JSON.parse(readFileSync(new URL(`./openai-fixtures/${name}.json`, import.meta.url), 'utf8'));
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`./openai-fixtures/${name}.json`, import.meta.url), 'utf8'));
 const end = byteSpecialTokens.end;
 
 interface Reply {
@@ -32,7 +33,11 @@ class ReplayServer {
     let text = '';
     request.on('data', (chunk: Buffer) => (text += chunk.toString()));
     request.on('end', () => {
-      this.requests.push({ url: request.url ?? '', headers: request.headers, body: JSON.parse(text) as Record<string, unknown> });
+      this.requests.push({
+        url: request.url ?? '',
+        headers: request.headers,
+        body: JSON.parse(text) as Record<string, unknown>,
+      });
       const reply = this.replies.shift() ?? { status: 599, body: { error: 'no reply queued' } };
       const send = (): void => {
         if (response.destroyed) return;
@@ -83,7 +88,13 @@ function useReplayServer() {
     sleeps,
     baseURL: '',
     make: (options: OpenAIPolicyOptions = {}): OpenAIPolicy =>
-      new OpenAIPolicy({ baseURL: replay.baseURL, model: 'Qwen/Qwen2.5-0.5B-Instruct', environment: {}, sleep: async (ms) => void sleeps.push(ms), ...options }),
+      new OpenAIPolicy({
+        baseURL: replay.baseURL,
+        model: 'Qwen/Qwen2.5-0.5B-Instruct',
+        environment: {},
+        sleep: async (ms) => void sleeps.push(ms),
+        ...options,
+      }),
   };
   before(async () => (replay.baseURL = await server.start()));
   after(() => server.close());
@@ -153,11 +164,15 @@ describe('OpenAIPolicy: a recorded text or token-id answer becomes the generatio
   });
 
   test('vLLM stop_reason: a stop string the server dropped is put back', async () => {
-    const answer = structuredClone(fixture('text-past-stop-string')) as { choices: { message: { content: string }; stop_reason: string }[] };
+    const answer = structuredClone(fixture('text-past-stop-string')) as {
+      choices: { message: { content: string }; stop_reason: string }[];
+    };
     at(answer.choices, 0).message.content = '<answer>Up';
     at(answer.choices, 0).stop_reason = '</answer>';
     replay.server.queue({ body: answer });
-    const generation = await replay.make({ sendStopStrings: true }).generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
+    const generation = await replay
+      .make({ sendStopStrings: true })
+      .generate({ prompt, maxNewTokens: 64, stopStrings: ['</answer>'] });
     assert.deepEqual(at(replay.server.requests, 0).body.stop, ['</answer>']);
     assert.equal(generation.text, '<answer>Up</answer>');
   });
@@ -176,26 +191,49 @@ describe('OpenAIPolicy: tools and tool calls', () => {
         function: {
           name: 'calculator',
           description: 'Evaluates an arithmetic expression.',
-          parameters: { type: 'object', properties: { expression: { type: 'string', description: 'e.g. 2 + 3' } }, required: ['expression'] },
+          parameters: {
+            type: 'object',
+            properties: { expression: { type: 'string', description: 'e.g. 2 + 3' } },
+            required: ['expression'],
+          },
         },
       },
     ]);
     assert.equal(body.tool_choice, 'auto');
     assert.equal(generation.text, '<tool_call>{"name":"calculator","arguments":{"expression":"2 + 3"}}</tool_call>');
-    assert.deepEqual(parseAction(generation.text), { kind: 'tool_call', thinking: null, call: { name: 'calculator', arguments: { expression: '2 + 3' } } });
-    assert.ok(generation.logprobs.every((logprob) => logprob === 0), 'no log-probs were sent: all 0');
+    assert.deepEqual(parseAction(generation.text), {
+      kind: 'tool_call',
+      thinking: null,
+      call: { name: 'calculator', arguments: { expression: '2 + 3' } },
+    });
+    assert.ok(
+      generation.logprobs.every((logprob) => logprob === 0),
+      'no log-probs were sent: all 0',
+    );
 
-    const completion = await policy.chat({ messages: [{ role: 'user', content: 'add' }], tools: [calculator], toolChoice: 'calculator' });
-    assert.deepEqual(completion.toolCalls, [{ id: 'chatcmpl-tool-7c1e0b9f', name: 'calculator', arguments: { expression: '2 + 3' } }]);
+    const completion = await policy.chat({
+      messages: [{ role: 'user', content: 'add' }],
+      tools: [calculator],
+      toolChoice: 'calculator',
+    });
+    assert.deepEqual(completion.toolCalls, [
+      { id: 'chatcmpl-tool-7c1e0b9f', name: 'calculator', arguments: { expression: '2 + 3' } },
+    ]);
     assert.equal(completion.finishReason, 'tool_calls');
     assert.deepEqual(completion.usage, { promptTokens: 120, completionTokens: 24 });
-    assert.deepEqual(at(replay.server.requests, 1).body.tool_choice, { type: 'function', function: { name: 'calculator' } });
+    assert.deepEqual(at(replay.server.requests, 1).body.tool_choice, {
+      type: 'function',
+      function: { name: 'calculator' },
+    });
   });
 
   test('malformed tool-call arguments stay visible to the model as an invalid <tool_call>', async () => {
     replay.server.queue({ body: fixture('tool-call-malformed-arguments') });
     const generation = await replay.make({ tools: [calculator] }).generate({ prompt, maxNewTokens: 128 });
-    assert.equal(generation.text, 'Let me compute.<tool_call>{"name":"calculator","arguments":{"expression": "2 + }</tool_call>');
+    assert.equal(
+      generation.text,
+      'Let me compute.<tool_call>{"name":"calculator","arguments":{"expression": "2 + }</tool_call>',
+    );
     assert.deepEqual(parseAction(generation.text), { kind: 'invalid', reason: 'text outside tags: "Let me compute."' });
   });
 
@@ -203,7 +241,10 @@ describe('OpenAIPolicy: tools and tool calls', () => {
     replay.server.queue({ body: fixture('vllm-text-logprobs') });
     const conversation = renderGenerationPrompt([
       { role: 'user', content: 'What is 2 + 3?' },
-      { role: 'assistant', content: '<think>use it</think><tool_call>{"name":"calculator","arguments":{"expression":"2 + 3"}}</tool_call>' },
+      {
+        role: 'assistant',
+        content: '<think>use it</think><tool_call>{"name":"calculator","arguments":{"expression":"2 + 3"}}</tool_call>',
+      },
       { role: 'tool', content: '5' },
       { role: 'assistant', content: 'plain, not answered by a tool' },
       { role: 'user', content: 'ok' },
@@ -211,7 +252,13 @@ describe('OpenAIPolicy: tools and tool calls', () => {
     await replay.make().generate({ prompt: conversation, maxNewTokens: 32 });
     assert.deepEqual(at(replay.server.requests, 0).body.messages, [
       { role: 'user', content: 'What is 2 + 3?' },
-      { role: 'assistant', content: '<think>use it</think>', tool_calls: [{ id: 'call_1_0', type: 'function', function: { name: 'calculator', arguments: '{"expression":"2 + 3"}' } }] },
+      {
+        role: 'assistant',
+        content: '<think>use it</think>',
+        tool_calls: [
+          { id: 'call_1_0', type: 'function', function: { name: 'calculator', arguments: '{"expression":"2 + 3"}' } },
+        ],
+      },
       { role: 'tool', content: '5', tool_call_id: 'call_1_0' },
       { role: 'assistant', content: 'plain, not answered by a tool' },
       { role: 'user', content: 'ok' },
@@ -222,7 +269,10 @@ describe('OpenAIPolicy: tools and tool calls', () => {
 describe('OpenAIPolicy: retries and errors', () => {
   const replay = useReplayServer();
   test('429 then success: retried after the Retry-After delay', async () => {
-    replay.server.queue({ status: 429, body: fixture('openai-429'), headers: { 'retry-after': '0.05' } }, { body: fixture('vllm-text-logprobs') });
+    replay.server.queue(
+      { status: 429, body: fixture('openai-429'), headers: { 'retry-after': '0.05' } },
+      { body: fixture('vllm-text-logprobs') },
+    );
     const generation = await replay.make().generate({ prompt, maxNewTokens: 64 });
     assert.equal(generation.text, '<answer>4</answer>');
     assert.equal(replay.server.requests.length, 2);
@@ -231,15 +281,24 @@ describe('OpenAIPolicy: retries and errors', () => {
 
   test('a persistent 500: exponential backoff, then an error naming the URL, the status, the body and the attempts', async () => {
     replay.server.queue(...Array.from({ length: 3 }, () => ({ status: 500, body: fixture('vllm-500') })));
-    const error = await replay.make({ maxRetries: 2, retryDelayMs: 10 })
+    const error = await replay
+      .make({ maxRetries: 2, retryDelayMs: 10 })
       .generate({ prompt, maxNewTokens: 8 })
-      .then(() => assert.fail('should reject'), (caught: unknown) => caught);
+      .then(
+        () => assert.fail('should reject'),
+        (caught: unknown) => caught,
+      );
     assert.ok(error instanceof PolicyRequestError);
     assert.equal(replay.server.requests.length, 3);
     assert.deepEqual(replay.sleeps, [10, 20]);
     assert.equal(error.details.status, 500);
     assert.equal(error.details.attempts, 3);
-    assert.match(error.message, new RegExp(`POST ${replay.baseURL}/chat/completions: HTTP 500 Internal Server Error after 3 attempts: .*CUDA out of memory`));
+    assert.match(
+      error.message,
+      new RegExp(
+        `POST ${replay.baseURL}/chat/completions: HTTP 500 Internal Server Error after 3 attempts: .*CUDA out of memory`,
+      ),
+    );
   });
 
   test('a 400 is not retried', async () => {
@@ -253,22 +312,40 @@ describe('OpenAIPolicy: retries and errors', () => {
   });
 
   test('a server that does not answer in time: retried, then a timeout error', async () => {
-    replay.server.queue({ body: fixture('vllm-text-logprobs'), delayMs: 2000 }, { body: fixture('vllm-text-logprobs'), delayMs: 2000 });
-    await assert.rejects(replay.make({ timeoutMs: 100, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /no answer within 100 ms after 2 attempts/);
+    replay.server.queue(
+      { body: fixture('vllm-text-logprobs'), delayMs: 2000 },
+      { body: fixture('vllm-text-logprobs'), delayMs: 2000 },
+    );
+    await assert.rejects(
+      replay.make({ timeoutMs: 100, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }),
+      /no answer within 100 ms after 2 attempts/,
+    );
     assert.equal(replay.server.requests.length, 2);
   });
 
   test('a malformed body is an error that says what is wrong', async () => {
-    replay.server.queue({ body: fixture('malformed-no-choices') }, { body: '<html><body>upstream connect error</body></html>' });
-    await assert.rejects(replay.make().generate({ prompt, maxNewTokens: 8 }), /the answer is not a chat completion \(choices: Too small: expected array to have >=1 items\)/);
-    await assert.rejects(replay.make().generate({ prompt, maxNewTokens: 8 }), /HTTP 200 but the body is not JSON: <html><body>upstream connect error/);
+    replay.server.queue(
+      { body: fixture('malformed-no-choices') },
+      { body: '<html><body>upstream connect error</body></html>' },
+    );
+    await assert.rejects(
+      replay.make().generate({ prompt, maxNewTokens: 8 }),
+      /the answer is not a chat completion \(choices: Too small: expected array to have >=1 items\)/,
+    );
+    await assert.rejects(
+      replay.make().generate({ prompt, maxNewTokens: 8 }),
+      /HTTP 200 but the body is not JSON: <html><body>upstream connect error/,
+    );
   });
 
   test('a closed port: a connection error after the retries', async () => {
     const closed = new ReplayServer();
     const url = await closed.start();
     await closed.close();
-    await assert.rejects(replay.make({ baseURL: url, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }), /request failed \(ECONNREFUSED\) after 2 attempts/);
+    await assert.rejects(
+      replay.make({ baseURL: url, maxRetries: 1, retryDelayMs: 1 }).generate({ prompt, maxNewTokens: 8 }),
+      /request failed \(ECONNREFUSED\) after 2 attempts/,
+    );
   });
 });
 
@@ -276,12 +353,23 @@ describe('OpenAIPolicy: configuration', () => {
   const replay = useReplayServer();
   test('base URL, key and model come from the environment; a missing model is a clear error', async () => {
     replay.server.queue({ body: fixture('vllm-text-logprobs') });
-    const policy = new OpenAIPolicy({ environment: { OPENAI_BASE_URL: `${replay.baseURL}/`, OPENAI_API_KEY: 'sk-test', AGENTRL_MODEL: 'served-model' } });
+    const policy = new OpenAIPolicy({
+      environment: { OPENAI_BASE_URL: `${replay.baseURL}/`, OPENAI_API_KEY: 'sk-test', AGENTRL_MODEL: 'served-model' },
+    });
     await policy.generate({ prompt, maxNewTokens: 8 });
     assert.equal(at(replay.server.requests, 0).headers.authorization, 'Bearer sk-test');
     assert.equal(at(replay.server.requests, 0).body.model, 'served-model');
-    assert.throws(() => new OpenAIPolicy({ baseURL: replay.baseURL, environment: {} }), /needs a model: pass \{ model \} or set AGENTRL_MODEL/);
-    assert.throws(() => new OpenAIPolicy({ baseURL: 'localhost:8000', model: 'm', environment: {} }), InvalidArgumentError);
-    await assert.rejects(replay.make().generate({ prompt: byteTokenizer.encode('no template'), maxNewTokens: 8 }), InvalidArgumentError);
+    assert.throws(
+      () => new OpenAIPolicy({ baseURL: replay.baseURL, environment: {} }),
+      /needs a model: pass \{ model \} or set AGENTRL_MODEL/,
+    );
+    assert.throws(
+      () => new OpenAIPolicy({ baseURL: 'localhost:8000', model: 'm', environment: {} }),
+      InvalidArgumentError,
+    );
+    await assert.rejects(
+      replay.make().generate({ prompt: byteTokenizer.encode('no template'), maxNewTokens: 8 }),
+      InvalidArgumentError,
+    );
   });
 });

@@ -30,7 +30,13 @@ import type { Message, Tool } from '../core/types.ts';
 import { assistantText, renderToolCall } from '../chat/chat-template.ts';
 import { byteTokenizer, specialTokenById, type Tokenizer } from '../chat/tokenizer.ts';
 import { PolicyRequestError, postJson, type RetryOptions } from './openai-http.ts';
-import { parseChatCompletion, toolSchema, toWireMessages, type ChatCompletion, type TokenLogprob } from './openai-wire.ts';
+import {
+  parseChatCompletion,
+  toolSchema,
+  toWireMessages,
+  type ChatCompletion,
+  type TokenLogprob,
+} from './openai-wire.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import { firstStopStringEnd, messagesFromTokens } from './scripted-policy.ts';
 import type { GenerateRequest, Generation, Policy } from './types.ts';
@@ -93,11 +99,14 @@ export class OpenAIPolicy implements Policy {
   constructor(options: OpenAIPolicyOptions = {}) {
     const environment = options.environment ?? process.env;
     const model = options.model ?? environment.AGENTRL_MODEL;
-    if (model === undefined || model === '') throw new InvalidArgumentError('OpenAIPolicy needs a model: pass { model } or set AGENTRL_MODEL');
+    if (model === undefined || model === '')
+      throw new InvalidArgumentError('OpenAIPolicy needs a model: pass { model } or set AGENTRL_MODEL');
     const baseURL = options.baseURL ?? environment.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
-    if (!/^https?:\/\//.test(baseURL)) throw new InvalidArgumentError(`baseURL must start with http:// or https://, got "${baseURL}"`, { baseURL });
+    if (!/^https?:\/\//.test(baseURL))
+      throw new InvalidArgumentError(`baseURL must start with http:// or https://, got "${baseURL}"`, { baseURL });
     const concurrency = options.concurrency ?? 8;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
     this.options = options;
     this.model = model;
     this.baseURL = baseURL.replace(/\/+$/, '');
@@ -124,7 +133,9 @@ export class OpenAIPolicy implements Policy {
     if (tools.length > 0) {
       body.tools = tools.map(toolSchema);
       const choice = toolChoice ?? 'auto';
-      body.tool_choice = ['auto', 'none', 'required'].includes(choice) ? choice : { type: 'function', function: { name: choice } };
+      body.tool_choice = ['auto', 'none', 'required'].includes(choice)
+        ? choice
+        : { type: 'function', function: { name: choice } };
     }
     const url = `${this.baseURL}/chat/completions`;
     const answer = await postJson(url, body, {
@@ -134,7 +145,12 @@ export class OpenAIPolicy implements Policy {
     const completion = parseChatCompletion(answer);
     if (typeof completion === 'string') {
       const text = JSON.stringify(answer).slice(0, 500);
-      throw new PolicyRequestError(`POST ${url}: the answer is not a chat completion (${completion}): ${text}`, { url, status: 200, body: text, attempts: 1 });
+      throw new PolicyRequestError(`POST ${url}: the answer is not a chat completion (${completion}): ${text}`, {
+        url,
+        status: 200,
+        body: text,
+        attempts: 1,
+      });
     }
     return completion;
   }
@@ -143,9 +159,15 @@ export class OpenAIPolicy implements Policy {
     const resolved = resolveRequest(request, this.tokenizer, this.contextWindow);
     const messages = messagesFromTokens(resolved.prompt, this.tokenizer, { includeUnfinished: true });
     const open = messages.at(-1);
-    if (open === undefined) throw new InvalidArgumentError('OpenAIPolicy needs a chat-template prompt (renderGenerationPrompt); no messages were found in it');
+    if (open === undefined)
+      throw new InvalidArgumentError(
+        'OpenAIPolicy needs a chat-template prompt (renderGenerationPrompt); no messages were found in it',
+      );
     if (open.role === 'assistant') {
-      if (open.content !== '') throw new InvalidArgumentError('OpenAIPolicy cannot continue a partly written assistant message; end the prompt with an empty <|assistant|>');
+      if (open.content !== '')
+        throw new InvalidArgumentError(
+          'OpenAIPolicy cannot continue a partly written assistant message; end the prompt with an empty <|assistant|>',
+        );
       messages.pop();
     }
     const completion = await this.chat({
@@ -178,18 +200,29 @@ export class OpenAIPolicy implements Policy {
     const entries = completion.tokens;
     let tokens: number[];
     let logprobs: number[];
-    const ids = completion.toolCalls.length === 0 && completion.malformedToolCalls.length === 0 ? idsOfEntries(entries ?? [], this.tokenizer) : undefined;
+    const ids =
+      completion.toolCalls.length === 0 && completion.malformedToolCalls.length === 0
+        ? idsOfEntries(entries ?? [], this.tokenizer)
+        : undefined;
     if (ids !== undefined) {
       tokens = ids;
       logprobs = entries!.map((entry) => entry.logprob);
     } else {
       let text = assistantText({ content: completion.content, toolCalls: completion.toolCalls });
-      for (const call of completion.malformedToolCalls) text += renderToolCall({ name: call.name, arguments: {} }).replace('"arguments":{}', `"arguments":${call.arguments}`);
+      for (const call of completion.malformedToolCalls)
+        text += renderToolCall({ name: call.name, arguments: {} }).replace(
+          '"arguments":{}',
+          `"arguments":${call.arguments}`,
+        );
       tokens = this.tokenizer.encode(text);
       logprobs = alignLogprobs(tokens, entries ?? [], this.tokenizer);
     }
     const stopReason = completion.stopReason;
-    if (typeof stopReason === 'string' && request.stopStrings.includes(stopReason) && !this.tokenizer.decode(tokens).includes(stopReason)) {
+    if (
+      typeof stopReason === 'string' &&
+      request.stopStrings.includes(stopReason) &&
+      !this.tokenizer.decode(tokens).includes(stopReason)
+    ) {
       const appended = this.tokenizer.encode(stopReason);
       tokens.push(...appended);
       logprobs.push(...appended.map(() => 0));
@@ -231,7 +264,8 @@ export function idsOfEntries(entries: readonly TokenLogprob[], tokenizer: Tokeni
   const byBytes = tokenIndex(tokenizer);
   const ids: number[] = [];
   for (const entry of entries) {
-    const key = entry.bytes === undefined || entry.bytes.length === 0 ? `special:${entry.token}` : entry.bytes.join(',');
+    const key =
+      entry.bytes === undefined || entry.bytes.length === 0 ? `special:${entry.token}` : entry.bytes.join(',');
     const id = byBytes.get(key);
     if (id === undefined) return undefined;
     ids.push(id);
@@ -260,7 +294,11 @@ function tokenIndex(tokenizer: Tokenizer): Map<string, number> {
  * the token that holds its first byte. When the server's bytes do not spell the same text, the
  * log-probs are unknown and all 0.
  */
-export function alignLogprobs(tokens: readonly number[], entries: readonly TokenLogprob[], tokenizer: Tokenizer): number[] {
+export function alignLogprobs(
+  tokens: readonly number[],
+  entries: readonly TokenLogprob[],
+  tokenizer: Tokenizer,
+): number[] {
   const encoder = new TextEncoder();
   const starts = new Map<number, number>();
   let offset = 0;

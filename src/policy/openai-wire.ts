@@ -32,7 +32,10 @@ export interface FunctionSchema {
 }
 
 export function toolSchema(tool: Tool): FunctionSchema {
-  const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.inputSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _schema, ...parameters } = z.toJSONSchema(tool.inputSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
 }
 
@@ -43,19 +46,32 @@ export function toWireMessages(messages: readonly Message[]): WireMessage[] {
     if (message.role === 'assistant') {
       pendingIds.length = 0;
       const answered = messages[index + 1]?.role === 'tool';
-      const parsed = message.toolCalls !== undefined ? { content: message.content, toolCalls: message.toolCalls } : parseAssistantText(message.content, { idPrefix: `call_${index}_` });
+      const parsed =
+        message.toolCalls !== undefined
+          ? { content: message.content, toolCalls: message.toolCalls }
+          : parseAssistantText(message.content, { idPrefix: `call_${index}_` });
       if (!answered || parsed.toolCalls.length === 0) {
         wire.push({ role: 'assistant', content: message.content });
         return;
       }
-      const calls = parsed.toolCalls.map((call): WireToolCall => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.arguments) } }));
+      const calls = parsed.toolCalls.map(
+        (call): WireToolCall => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+        }),
+      );
       pendingIds.push(...calls.map((call) => call.id));
       wire.push({ role: 'assistant', content: parsed.content === '' ? null : parsed.content, tool_calls: calls });
       return;
     }
     if (message.role === 'tool') {
       const id = message.toolCallId ?? pendingIds.shift();
-      wire.push(id === undefined ? { role: 'user', content: message.content } : { role: 'tool', content: message.content, tool_call_id: id });
+      wire.push(
+        id === undefined
+          ? { role: 'user', content: message.content }
+          : { role: 'tool', content: message.content, tool_call_id: id },
+      );
       return;
     }
     wire.push({ role: message.role, content: message.content });
@@ -77,7 +93,12 @@ const responseSchema = z.object({
         message: z.object({
           content: z.string().nullish(),
           tool_calls: z
-            .array(z.object({ id: z.string().nullish(), function: z.object({ name: z.string(), arguments: z.string().nullish() }) }))
+            .array(
+              z.object({
+                id: z.string().nullish(),
+                function: z.object({ name: z.string(), arguments: z.string().nullish() }),
+              }),
+            )
             .nullish(),
         }),
         logprobs: z.object({ content: z.array(logprobEntry).nullish() }).nullish(),
@@ -141,7 +162,8 @@ export function parseChatCompletion(body: unknown): ChatCompletion | string {
     } catch {
       value = undefined;
     }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) toolCalls.push({ id, name: call.function.name, arguments: value as Record<string, unknown> });
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      toolCalls.push({ id, name: call.function.name, arguments: value as Record<string, unknown> });
     else malformedToolCalls.push({ id, name: call.function.name, arguments: text });
   });
   const entries = choice.logprobs?.content ?? undefined;
@@ -164,7 +186,9 @@ export function parseChatCompletion(body: unknown): ChatCompletion | string {
             };
           }),
         }),
-    ...(usage == null ? {} : { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } }),
+    ...(usage == null
+      ? {}
+      : { usage: { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens } }),
     ...(model === undefined ? {} : { model }),
   };
 }

@@ -22,26 +22,39 @@ export interface ResolvedRequest {
  * Checks a request against the window and the vocabulary (`vocabSize`: the model's, which may be
  * larger than the tokenizer's) and fills in the defaults.
  */
-export function resolveRequest(request: GenerateRequest, tokenizer: Tokenizer, contextWindow: number, vocabSize = tokenizer.vocabSize): ResolvedRequest {
+export function resolveRequest(
+  request: GenerateRequest,
+  tokenizer: Tokenizer,
+  contextWindow: number,
+  vocabSize = tokenizer.vocabSize,
+): ResolvedRequest {
   const { prompt, maxNewTokens } = request;
   if (prompt.length === 0) throw new InvalidArgumentError('a generate request needs a prompt of at least one token id');
   for (const id of prompt) {
     if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
-      throw new InvalidArgumentError(`prompt token id ${id} is outside the vocabulary [0, ${vocabSize})`, { id, vocabSize });
+      throw new InvalidArgumentError(`prompt token id ${id} is outside the vocabulary [0, ${vocabSize})`, {
+        id,
+        vocabSize,
+      });
     }
   }
   if (prompt.length >= contextWindow) {
-    throw new InvalidArgumentError(`a prompt of ${prompt.length} tokens leaves no room in the context window of ${contextWindow}`, {
-      promptLength: prompt.length,
-      contextWindow,
-    });
+    throw new InvalidArgumentError(
+      `a prompt of ${prompt.length} tokens leaves no room in the context window of ${contextWindow}`,
+      {
+        promptLength: prompt.length,
+        contextWindow,
+      },
+    );
   }
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) {
     throw new InvalidArgumentError(`maxNewTokens must be a positive integer, got ${maxNewTokens}`, { maxNewTokens });
   }
   const temperature = request.temperature ?? 1;
   if (!(temperature >= 0) || !Number.isFinite(temperature)) {
-    throw new InvalidArgumentError(`temperature must be a finite number >= 0 (0 = greedy), got ${temperature}`, { temperature });
+    throw new InvalidArgumentError(`temperature must be a finite number >= 0 (0 = greedy), got ${temperature}`, {
+      temperature,
+    });
   }
   const topP = request.topP ?? 1;
   if (!(topP > 0 && topP <= 1)) throw new InvalidArgumentError(`topP must be in (0, 1], got ${topP}`, { topP });
@@ -75,7 +88,12 @@ export function groupBySampling(requests: readonly ResolvedRequest[]): number[][
 }
 
 /** `text` of a generation: the decoded ids, without the stop token that ended it. */
-export function generationText(tokens: readonly number[], finishReason: Generation['finishReason'], request: ResolvedRequest, tokenizer: Tokenizer): string {
+export function generationText(
+  tokens: readonly number[],
+  finishReason: Generation['finishReason'],
+  request: ResolvedRequest,
+  tokenizer: Tokenizer,
+): string {
   const last = tokens[tokens.length - 1];
   const endsWithStopToken = finishReason === 'stop' && last !== undefined && request.stopTokens.includes(last);
   return decodeGenerated(tokenizer, endsWithStopToken ? tokens.slice(0, -1) : tokens);

@@ -50,9 +50,16 @@ export class ScriptedPolicy implements Policy {
   /** Replies given so far (explicit state: the index of the next list reply). */
   private replies = 0;
 
-  constructor({ reply, tokenizer = byteTokenizer, logprob = 0, contextWindow = Infinity, chatFormat }: ScriptedPolicyOptions) {
+  constructor({
+    reply,
+    tokenizer = byteTokenizer,
+    logprob = 0,
+    contextWindow = Infinity,
+    chatFormat,
+  }: ScriptedPolicyOptions) {
     if (chatFormat !== undefined) this.chatFormat = chatFormat;
-    if (typeof reply !== 'function' && reply.length === 0) throw new InvalidArgumentError('ScriptedPolicy needs at least one reply');
+    if (typeof reply !== 'function' && reply.length === 0)
+      throw new InvalidArgumentError('ScriptedPolicy needs at least one reply');
     if (!(logprob <= 0)) throw new InvalidArgumentError(`logprob must be <= 0, got ${logprob}`, { logprob });
     this.reply = reply;
     this.tokenizer = tokenizer;
@@ -97,7 +104,11 @@ export class ScriptedPolicy implements Policy {
 }
 
 /** The shortest prefix length of `tokens` whose text contains a stop string, if any. */
-export function firstStopStringEnd(tokens: readonly number[], stopStrings: readonly string[], tokenizer: Tokenizer): number | undefined {
+export function firstStopStringEnd(
+  tokens: readonly number[],
+  stopStrings: readonly string[],
+  tokenizer: Tokenizer,
+): number | undefined {
   if (stopStrings.length === 0) return undefined;
   for (let end = 1; end <= tokens.length; end++) {
     // decodeGenerated: a spare id the tokenizer lacks (a remote sampler may return one) reads as U+FFFD.
@@ -113,7 +124,11 @@ export function firstStopStringEnd(tokens: readonly number[], stopStrings: reado
  * at the end (the generation prompt's `<|assistant|>`) is left out, or kept as far as it goes
  * with `includeUnfinished` (a trajectory cut by the context window).
  */
-export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer = byteTokenizer, { includeUnfinished = false } = {}): Message[] {
+export function messagesFromTokens(
+  ids: readonly number[],
+  tokenizer: Tokenizer = byteTokenizer,
+  { includeUnfinished = false } = {},
+): Message[] {
   const special = tokenizer.specialTokens;
   const roles = new Map<number, Role>([
     [special.system, 'system'],
@@ -127,11 +142,18 @@ export function messagesFromTokens(ids: readonly number[], tokenizer: Tokenizer 
     const role = roles.get(id);
     if (role !== undefined) open = { role, start: index + 1 };
     else if (id === special.end && open !== null) {
-      messages.push({ role: open.role, content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(open.start, index))) });
+      messages.push({
+        role: open.role,
+        content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(open.start, index))),
+      });
       open = null;
     }
   });
   const last = open as { role: Role; start: number } | null;
-  if (includeUnfinished && last !== null) messages.push({ role: last.role, content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(last.start))) });
+  if (includeUnfinished && last !== null)
+    messages.push({
+      role: last.role,
+      content: unescapeSpecialTokenText(decodeGenerated(tokenizer, ids.slice(last.start))),
+    });
   return messages;
 }

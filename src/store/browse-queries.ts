@@ -40,35 +40,52 @@ type Row = Record<string, any>;
 export function trajectoryPage(db: Database.Database, runId: number, filter: TrajectoryFilter = {}): TrajectoryPage {
   const where = ['run_id = ?'];
   const parameters: (number | string)[] = [runId];
-  if (filter.step !== undefined) (where.push('step = ?'), parameters.push(filter.step));
-  if (filter.groupId !== undefined) (where.push('group_id = ?'), parameters.push(filter.groupId));
-  if (filter.minReward !== undefined) (where.push('total_reward >= ?'), parameters.push(filter.minReward));
-  if (filter.maxReward !== undefined) (where.push('total_reward <= ?'), parameters.push(filter.maxReward));
-  if (filter.success !== undefined) (where.push('success = ?'), parameters.push(filter.success ? 1 : 0));
+  if (filter.step !== undefined) where.push('step = ?'), parameters.push(filter.step);
+  if (filter.groupId !== undefined) where.push('group_id = ?'), parameters.push(filter.groupId);
+  if (filter.minReward !== undefined) where.push('total_reward >= ?'), parameters.push(filter.minReward);
+  if (filter.maxReward !== undefined) where.push('total_reward <= ?'), parameters.push(filter.maxReward);
+  if (filter.success !== undefined) where.push('success = ?'), parameters.push(filter.success ? 1 : 0);
   const offset = Math.max(0, Math.floor(filter.offset ?? 0));
   const limit = Math.min(500, Math.max(1, Math.floor(filter.limit ?? 50)));
   const clause = where.join(' AND ');
-  const total = (db.prepare(`SELECT count(*) AS n FROM trajectories WHERE ${clause}`).get(...parameters) as Row).n as number;
+  const total = (db.prepare(`SELECT count(*) AS n FROM trajectories WHERE ${clause}`).get(...parameters) as Row)
+    .n as number;
   const rows = db
-    .prepare(`SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE ${clause} ORDER BY step, idx LIMIT ? OFFSET ?`)
+    .prepare(
+      `SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE ${clause} ORDER BY step, idx LIMIT ? OFFSET ?`,
+    )
     .all(...parameters, limit, offset) as Row[];
   return { total, offset, items: rows.map(headerFromRow) };
 }
 
 export function headerFromRow(r: Row): TrajectoryHeader {
-  return { step: r.step, index: r.idx, groupId: r.group_id, totalReward: r.total_reward, success: r.success === 1, tokens: r.n };
+  return {
+    step: r.step,
+    index: r.idx,
+    groupId: r.group_id,
+    totalReward: r.total_reward,
+    success: r.success === 1,
+    tokens: r.n,
+  };
 }
 
 /** The number of recorded steps and the last one's metrics. */
 export function metricsSummary(db: Database.Database, runId: number): { steps: number; last: MetricsRecord | null } {
   const { n } = db.prepare('SELECT count(*) AS n FROM metrics WHERE run_id = ?').get(runId) as Row;
-  const last = db.prepare('SELECT step, time, "values" FROM metrics WHERE run_id = ? ORDER BY step DESC LIMIT 1').get(runId) as Row | undefined;
-  return { steps: n, last: last === undefined ? null : { step: last.step, time: last.time, values: JSON.parse(last.values) } };
+  const last = db
+    .prepare('SELECT step, time, "values" FROM metrics WHERE run_id = ? ORDER BY step DESC LIMIT 1')
+    .get(runId) as Row | undefined;
+  return {
+    steps: n,
+    last: last === undefined ? null : { step: last.step, time: last.time, values: JSON.parse(last.values) },
+  };
 }
 
 /** The ids of a step's episodes in one task group, in batch order (the caller reads each). */
 export function groupIndices(db: Database.Database, runId: number, step: number, groupId: string): number[] {
-  return (db.prepare('SELECT idx FROM trajectories WHERE run_id = ? AND step = ? AND group_id = ? ORDER BY idx').all(runId, step, groupId) as Row[]).map((r) => r.idx);
+  return (
+    db
+      .prepare('SELECT idx FROM trajectories WHERE run_id = ? AND step = ? AND group_id = ? ORDER BY idx')
+      .all(runId, step, groupId) as Row[]
+  ).map((r) => r.idx);
 }
-
-

@@ -5,12 +5,27 @@
  */
 import { AgentRlError } from '../core/errors.ts';
 
-export type StoreProblem = 'not-a-database' | 'other-schema' | 'newer-schema' | 'read-only' | 'full' | 'cannot-open' | 'checkpoint-folder-taken' | 'name-taken' | 'no-state';
+export type StoreProblem =
+  | 'not-a-database'
+  | 'other-schema'
+  | 'newer-schema'
+  | 'read-only'
+  | 'full'
+  | 'cannot-open'
+  | 'checkpoint-folder-taken'
+  | 'name-taken'
+  | 'no-state';
 
 /** The run store file cannot be used as asked; `problem` says why. */
 export class StoreError extends AgentRlError {
   readonly problem: StoreProblem;
-  constructor(file: string, problem: StoreProblem, message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+  constructor(
+    file: string,
+    problem: StoreProblem,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
     super('STORE', `${file}: ${message}`, { file, problem, ...details }, options);
     this.problem = problem;
   }
@@ -22,7 +37,11 @@ export class RunLockedError extends AgentRlError {
     const advice = sameHost
       ? `wait for it to end, or stop it (kill ${holder.pid}) and resume again`
       : `if no process on ${holder.host} is training it any more, resume it from ${holder.host} (a dead holder's lock is taken over there)`;
-    super('RUN_LOCKED', `${file}: run ${run} is in use by process ${holder.pid} on ${holder.host} (since ${holder.since}); ${advice}`, { file, run, ...holder });
+    super(
+      'RUN_LOCKED',
+      `${file}: run ${run} is in use by process ${holder.pid} on ${holder.host} (since ${holder.since}); ${advice}`,
+      { file, run, ...holder },
+    );
   }
 }
 
@@ -36,10 +55,22 @@ export function translateSqliteError(file: string, error: unknown, doing: string
   const code = typeof (error as SqliteLikeError)?.code === 'string' ? ((error as SqliteLikeError).code as string) : '';
   const reason = String((error as SqliteLikeError)?.message ?? error);
   if (code === 'SQLITE_NOTADB') {
-    return new StoreError(file, 'not-a-database', `is not a SQLite database, so not an agentrl run store; pass --store with another file (or move this one away)`, { code }, { cause: error });
+    return new StoreError(
+      file,
+      'not-a-database',
+      `is not a SQLite database, so not an agentrl run store; pass --store with another file (or move this one away)`,
+      { code },
+      { cause: error },
+    );
   }
   if (code === 'SQLITE_FULL') {
-    return new StoreError(file, 'full', `the disk is full (SQLite: ${reason}) while ${doing}; free some space, then resume the run with agentrl train --resume <run> --store ${file}`, { code }, { cause: error });
+    return new StoreError(
+      file,
+      'full',
+      `the disk is full (SQLite: ${reason}) while ${doing}; free some space, then resume the run with agentrl train --resume <run> --store ${file}`,
+      { code },
+      { cause: error },
+    );
   }
   if (code === 'SQLITE_READONLY_DIRECTORY') {
     return new StoreError(
@@ -51,13 +82,26 @@ export function translateSqliteError(file: string, error: unknown, doing: string
     );
   }
   if (code.startsWith('SQLITE_READONLY')) {
-    return new StoreError(file, 'read-only', `the run store is read-only (${reason}) while ${doing}; make the file writable (chmod u+w, or remount the disk read-write), or copy it and pass --store <copy>`, { code }, { cause: error });
+    return new StoreError(
+      file,
+      'read-only',
+      `the run store is read-only (${reason}) while ${doing}; make the file writable (chmod u+w, or remount the disk read-write), or copy it and pass --store <copy>`,
+      { code },
+      { cause: error },
+    );
   }
   if (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_PERM') {
-    return new StoreError(file, 'cannot-open', `cannot open the run store (${reason}) while ${doing}; check that the path is a file you may read and write`, { code }, { cause: error });
+    return new StoreError(
+      file,
+      'cannot-open',
+      `cannot open the run store (${reason}) while ${doing}; check that the path is a file you may read and write`,
+      { code },
+      { cause: error },
+    );
   }
   if (code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR_')) {
-    if (/ENOSPC|full/i.test(reason)) return translateSqliteError(file, Object.assign(new Error(reason), { code: 'SQLITE_FULL' }), doing);
+    if (/ENOSPC|full/i.test(reason))
+      return translateSqliteError(file, Object.assign(new Error(reason), { code: 'SQLITE_FULL' }), doing);
   }
   return error;
 }

@@ -18,7 +18,13 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
   try {
     const path = join(dir, 'agentrl.db');
     const store = RunStore.open(path);
-    const run = store.createRun({ command: 'train', namePrefix: 'bandit-grpo', seed: 1, gitCommit: null, config: { env: 'bandit' } });
+    const run = store.createRun({
+      command: 'train',
+      namePrefix: 'bandit-grpo',
+      seed: 1,
+      gitCommit: null,
+      config: { env: 'bandit' },
+    });
     for (let step = 1; step <= 3; step++) store.recordStep(run.id, syntheticStep(step, 24));
     const records = [...store.iterateTrajectories(run.id)];
     // One trajectory was not trained on (its group was dropped): its advantages stay null.
@@ -34,10 +40,16 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
 
     const jsonl = join(dir, 'out.jsonl');
     const progress: number[] = [];
-    assert.equal(await exportTrajectories({ run, trajectories, format: 'jsonl', out: jsonl, onProgress: (n) => progress.push(n) }), 6);
+    assert.equal(
+      await exportTrajectories({ run, trajectories, format: 'jsonl', out: jsonl, onProgress: (n) => progress.push(n) }),
+      6,
+    );
     assert.deepEqual(progress.at(-1), 6);
     const lines = (await readFile(jsonl, 'utf8')).trimEnd().split('\n');
-    assert.deepEqual(lines.map((line) => JSON.parse(line)), expected);
+    assert.deepEqual(
+      lines.map((line) => JSON.parse(line)),
+      expected,
+    );
 
     const parquet = join(dir, 'out.parquet');
     assert.equal(await exportTrajectories({ run, trajectories, format: 'parquet', out: parquet, batchSize: 4 }), 6);
@@ -50,15 +62,26 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
     const rows = await parquetReadObjects({ file });
     const normalized = rows.map((row) => ({ ...row, seed: Number(row.seed), advantages: row.advantages ?? null }));
     assert.deepEqual(normalized, expected);
-    assert.deepEqual((await readdir(dir)).sort(), ['agentrl.db', 'agentrl.db-shm', 'agentrl.db-wal', 'out.jsonl', 'out.parquet'], 'no temp files left');
+    assert.deepEqual(
+      (await readdir(dir)).sort(),
+      ['agentrl.db', 'agentrl.db-shm', 'agentrl.db-wal', 'out.jsonl', 'out.parquet'],
+      'no temp files left',
+    );
 
     // The command: positional run, --format, progress on stderr, summary on stdout.
     store.close();
-    const cli = spawnSync(process.execPath, [bin, 'export', 'bandit-grpo-1', '--format', 'parquet', '--store', path, '--out', join(dir, 'cli.parquet')], { encoding: 'utf8' });
+    const cli = spawnSync(
+      process.execPath,
+      [bin, 'export', 'bandit-grpo-1', '--format', 'parquet', '--store', path, '--out', join(dir, 'cli.parquet')],
+      { encoding: 'utf8' },
+    );
     assert.equal(cli.status, 0, cli.stderr);
     assert.match(cli.stdout, /cli\.parquet: 6 trajectories of run bandit-grpo-1 \(parquet/);
     assert.match(cli.stderr, /export parquet \[█+\] 6\/6/);
-    assert.equal((await parquetReadObjects({ file: new Uint8Array(await readFile(join(dir, 'cli.parquet'))).buffer })).length, 6);
+    assert.equal(
+      (await parquetReadObjects({ file: new Uint8Array(await readFile(join(dir, 'cli.parquet'))).buffer })).length,
+      6,
+    );
     const missing = spawnSync(process.execPath, [bin, 'export', 'nope', '--store', path], { encoding: 'utf8' });
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /no run "nope"; runs: 1 \(bandit-grpo-1\)/);

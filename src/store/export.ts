@@ -81,10 +81,20 @@ export interface ExportOptions {
 }
 
 /** Writes the run's trajectories; returns the number of rows. */
-export async function exportTrajectories({ run, trajectories, format, out, batchSize = 256, onProgress }: ExportOptions): Promise<number> {
+export async function exportTrajectories({
+  run,
+  trajectories,
+  format,
+  out,
+  batchSize = 256,
+  onProgress,
+}: ExportOptions): Promise<number> {
   const temp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
   try {
-    const rows = format === 'jsonl' ? await writeJsonl(temp, run, trajectories, onProgress) : writeParquet(temp, run, trajectories, batchSize, onProgress);
+    const rows =
+      format === 'jsonl'
+        ? await writeJsonl(temp, run, trajectories, onProgress)
+        : writeParquet(temp, run, trajectories, batchSize, onProgress);
     await rename(temp, out);
     return rows;
   } catch (error) {
@@ -93,7 +103,12 @@ export async function exportTrajectories({ run, trajectories, format, out, batch
   }
 }
 
-async function writeJsonl(file: string, run: RunRecord, trajectories: Iterable<TrajectoryRecord>, onProgress?: (rows: number) => void): Promise<number> {
+async function writeJsonl(
+  file: string,
+  run: RunRecord,
+  trajectories: Iterable<TrajectoryRecord>,
+  onProgress?: (rows: number) => void,
+): Promise<number> {
   const stream = createWriteStream(file);
   let rows = 0;
   for (const t of trajectories) {
@@ -146,22 +161,36 @@ export const parquetSchema = [
 
 /** The top-level column names, in schema order (each subtree of the flattened schema skipped). */
 const columns: (keyof ExportRow)[] = [];
-for (let i = 1; i < parquetSchema.length; i = subtreeEnd(i)) columns.push(at(parquetSchema, i, 'parquet schema').name as keyof ExportRow);
+for (let i = 1; i < parquetSchema.length; i = subtreeEnd(i))
+  columns.push(at(parquetSchema, i, 'parquet schema').name as keyof ExportRow);
 
 function subtreeEnd(start: number): number {
   let next = start + 1;
-  for (let child = 0; child < ((parquetSchema[start] as { num_children?: number }).num_children ?? 0); child++) next = subtreeEnd(next);
+  for (let child = 0; child < ((parquetSchema[start] as { num_children?: number }).num_children ?? 0); child++)
+    next = subtreeEnd(next);
   return next;
 }
 
-function writeParquet(file: string, run: RunRecord, trajectories: Iterable<TrajectoryRecord>, batchSize: number, onProgress?: (rows: number) => void): number {
+function writeParquet(
+  file: string,
+  run: RunRecord,
+  trajectories: Iterable<TrajectoryRecord>,
+  batchSize: number,
+  onProgress?: (rows: number) => void,
+): number {
   const writer = new ParquetWriter({ writer: fileWriter(file), schema: parquetSchema as never, createdBy: 'agentrl' });
   let batch: ExportRow[] = [];
   let rows = 0;
   const flush = () => {
     if (batch.length === 0) return;
     const rowsInBatch = batch;
-    writer.write({ columnData: columns.map((name) => ({ name, data: rowsInBatch.map((row) => (name === 'seed' ? BigInt(row.seed) : row[name])) as never })), rowGroupSize: batch.length });
+    writer.write({
+      columnData: columns.map((name) => ({
+        name,
+        data: rowsInBatch.map((row) => (name === 'seed' ? BigInt(row.seed) : row[name])) as never,
+      })),
+      rowGroupSize: batch.length,
+    });
     rows += batch.length;
     batch = [];
     onProgress?.(rows);

@@ -30,7 +30,12 @@ export function openDatabase(path: string, { readonly, maxPageCount }: OpenDatab
     db.pragma('busy_timeout = 10000');
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version > schemaVersion) {
-      throw new StoreError(path, 'newer-schema', `written by a newer agentrl (store schema ${version}, this agentrl reads up to ${schemaVersion}); update agentrl or pass --store with another file`, { version });
+      throw new StoreError(
+        path,
+        'newer-schema',
+        `written by a newer agentrl (store schema ${version}, this agentrl reads up to ${schemaVersion}); update agentrl or pass --store with another file`,
+        { version },
+      );
     }
     const layout = checkTables(db, path, version);
     if (!readonly) {
@@ -48,11 +53,21 @@ export function openDatabase(path: string, { readonly, maxPageCount }: OpenDatab
     if (error instanceof StoreError) throw error;
     const code = (error as { code?: string }).code ?? '';
     if (readonly && code.startsWith('SQLITE_CANTOPEN') && !existsSync(`${path}-shm`) && !isWritable(dirname(path))) {
-      throw translateSqliteError(path, Object.assign(new Error((error as Error).message), { code: 'SQLITE_READONLY_DIRECTORY' }), 'opening it to read');
+      throw translateSqliteError(
+        path,
+        Object.assign(new Error((error as Error).message), { code: 'SQLITE_READONLY_DIRECTORY' }),
+        'opening it to read',
+      );
     }
     const translated = translateSqliteError(path, error, readonly ? 'opening it to read' : 'opening it');
     if (translated instanceof StoreError) throw translated;
-    throw new StoreError(path, 'cannot-open', `cannot open the run store (${(error as Error).message})`, {}, { cause: error });
+    throw new StoreError(
+      path,
+      'cannot-open',
+      `cannot open the run store (${(error as Error).message})`,
+      {},
+      { cause: error },
+    );
   }
 }
 
@@ -76,7 +91,11 @@ function refuseReadOnlyFile(path: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-      throw translateSqliteError(path, Object.assign(new Error(`${code}: cannot open it for writing`), { code: 'SQLITE_READONLY' }), 'opening it');
+      throw translateSqliteError(
+        path,
+        Object.assign(new Error(`${code}: cannot open it for writing`), { code: 'SQLITE_READONLY' }),
+        'opening it',
+      );
     }
     throw error;
   }
@@ -84,14 +103,21 @@ function refuseReadOnlyFile(path: string): void {
 
 /** A file with tables that are not the run store's (another program's database) is refused, not written into. */
 function checkTables(db: Database.Database, path: string, version: number): 'empty' | 'version-1' | 'current' {
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+  const tables = (
+    db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as { name: string }[]
+  ).map((t) => t.name);
   if (tables.length === 0) return 'empty';
-  const columnsOf = (table: string) => new Set((db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as { name: string }[]).map((c) => c.name));
+  const columnsOf = (table: string) =>
+    new Set((db.prepare(`PRAGMA table_info(${JSON.stringify(table)})`).all() as { name: string }[]).map((c) => c.name));
   // Version 1 (or a version-1 file whose version number was never written) lacks the version-2 run columns.
-  const layout = version < 2 && tables.includes('runs') && !columnsOf('runs').has('status_reason') ? 'version-1' : 'current';
+  const layout =
+    version < 2 && tables.includes('runs') && !columnsOf('runs').has('status_reason') ? 'version-1' : 'current';
   const foreign = tables.filter((t) => !(t in requiredColumns));
   const version2Columns = ['status_reason', 'checkpoint_dir', 'lock_pid', 'lock_host', 'lock_since'];
-  const expectedRunColumns = layout === 'current' ? requiredRunColumns : requiredRunColumns.filter((c) => !version2Columns.includes(c));
+  const expectedRunColumns =
+    layout === 'current' ? requiredRunColumns : requiredRunColumns.filter((c) => !version2Columns.includes(c));
   const missing: string[] = [];
   for (const table of tables) {
     const required = requiredColumns[table];
@@ -101,8 +127,16 @@ function checkTables(db: Database.Database, path: string, version: number): 'emp
     for (const column of expected) if (!columns.has(column)) missing.push(`${table}.${column}`);
   }
   if (foreign.length > 0 || missing.length > 0 || (version === 0 && !tables.includes('runs'))) {
-    const found = foreign.length > 0 ? `tables ${foreign.join(', ')}` : `no column ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`;
-    throw new StoreError(path, 'other-schema', `is an SQLite database with another schema (${found}), not an agentrl run store; pass --store with another file`, { tables, missing });
+    const found =
+      foreign.length > 0
+        ? `tables ${foreign.join(', ')}`
+        : `no column ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}`;
+    throw new StoreError(
+      path,
+      'other-schema',
+      `is an SQLite database with another schema (${found}), not an agentrl run store; pass --store with another file`,
+      { tables, missing },
+    );
   }
   return layout;
 }

@@ -16,7 +16,13 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AgentRlError } from '../core/errors.ts';
-import { groupIndices, metricsSummary, trajectoryPage, type TrajectoryFilter, type TrajectoryPage } from './browse-queries.ts';
+import {
+  groupIndices,
+  metricsSummary,
+  trajectoryPage,
+  type TrajectoryFilter,
+  type TrajectoryPage,
+} from './browse-queries.ts';
 import { RunLockedError, StoreError, translateSqliteError } from './errors.ts';
 import { openDatabase } from './open-database.ts';
 import type {
@@ -92,7 +98,12 @@ export class RunStore {
   createRun(run: NewRun): RunRecord {
     const now = new Date().toISOString();
     if (run.name !== undefined && this.db.prepare('SELECT 1 FROM runs WHERE name = ?').get(run.name) !== undefined) {
-      throw new StoreError(this.path, 'name-taken', `a run named "${run.name}" exists; pick another name or --resume it`, { name: run.name });
+      throw new StoreError(
+        this.path,
+        'name-taken',
+        `a run named "${run.name}" exists; pick another name or --resume it`,
+        { name: run.name },
+      );
     }
     const create = this.db.transaction(() => {
       const info = this.db
@@ -100,7 +111,18 @@ export class RunStore {
           `INSERT INTO runs (name, command, status, seed, git_commit, config, lock_pid, lock_host, lock_since, created_at, updated_at)
            VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(run.name ?? `pending-${now}-${process.pid}`, run.command, run.seed, run.gitCommit, JSON.stringify(run.config), process.pid, hostname(), now, now, now);
+        .run(
+          run.name ?? `pending-${now}-${process.pid}`,
+          run.command,
+          run.seed,
+          run.gitCommit,
+          JSON.stringify(run.config),
+          process.pid,
+          hostname(),
+          now,
+          now,
+          now,
+        );
       const id = Number(info.lastInsertRowid);
       const name = run.name ?? `${run.namePrefix ?? run.command}-${id}`;
       if (run.name === undefined) this.db.prepare('UPDATE runs SET name = ? WHERE id = ?').run(name, id);
@@ -118,13 +140,20 @@ export class RunStore {
 
   /** Gives a run (one recorded before runs had their own folder) its checkpoint folder; refused when another run has it. */
   setCheckpointDir(runId: number, dir: string): void {
-    this.write('recording the checkpoint folder', () => this.db.transaction(() => this.claimCheckpointDir(runId, dir)).immediate());
+    this.write('recording the checkpoint folder', () =>
+      this.db.transaction(() => this.claimCheckpointDir(runId, dir)).immediate(),
+    );
   }
 
   private claimCheckpointDir(runId: number, dir: string): void {
     const owner = this.runWithCheckpointDir(dir);
     if (owner !== undefined && owner.id !== runId) {
-      throw new StoreError(this.path, 'checkpoint-folder-taken', `${resolve(dir)} is already the checkpoint folder of run ${owner.name}; pick another --out (or leave it out: each run gets checkpoints/<run name>)`, { dir, run: owner.name });
+      throw new StoreError(
+        this.path,
+        'checkpoint-folder-taken',
+        `${resolve(dir)} is already the checkpoint folder of run ${owner.name}; pick another --out (or leave it out: each run gets checkpoints/<run name>)`,
+        { dir, run: owner.name },
+      );
     }
     this.db.prepare('UPDATE runs SET checkpoint_dir = ? WHERE id = ?').run(resolve(dir), runId);
   }
@@ -136,31 +165,48 @@ export class RunStore {
    */
   lockRun(runId: number): { tookOverFrom?: RunLockHolder } {
     return this.write('locking the run', () =>
-      this.db.transaction(() => {
-        const row = this.db.prepare('SELECT name, lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as Row;
-        let tookOverFrom: RunLockHolder | undefined;
-        if (row.lock_pid !== null && !(row.lock_pid === process.pid && row.lock_host === hostname())) {
-          const holder = { pid: row.lock_pid as number, host: row.lock_host as string, since: row.lock_since as string };
-          const sameHost = holder.host === hostname();
-          if (!sameHost || processIsAlive(holder.pid)) throw new RunLockedError(this.path, row.name, holder, sameHost);
-          tookOverFrom = holder;
-        }
-        this.db.prepare('UPDATE runs SET lock_pid = ?, lock_host = ?, lock_since = ? WHERE id = ?').run(process.pid, hostname(), new Date().toISOString(), runId);
-        return { tookOverFrom };
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          const row = this.db
+            .prepare('SELECT name, lock_pid, lock_host, lock_since FROM runs WHERE id = ?')
+            .get(runId) as Row;
+          let tookOverFrom: RunLockHolder | undefined;
+          if (row.lock_pid !== null && !(row.lock_pid === process.pid && row.lock_host === hostname())) {
+            const holder = {
+              pid: row.lock_pid as number,
+              host: row.lock_host as string,
+              since: row.lock_since as string,
+            };
+            const sameHost = holder.host === hostname();
+            if (!sameHost || processIsAlive(holder.pid))
+              throw new RunLockedError(this.path, row.name, holder, sameHost);
+            tookOverFrom = holder;
+          }
+          this.db
+            .prepare('UPDATE runs SET lock_pid = ?, lock_host = ?, lock_since = ? WHERE id = ?')
+            .run(process.pid, hostname(), new Date().toISOString(), runId);
+          return { tookOverFrom };
+        })
+        .immediate(),
     );
   }
 
   /** Releases the run's lock if this process holds it. */
   unlockRun(runId: number): void {
     this.write('unlocking the run', () =>
-      this.db.prepare('UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ? AND lock_pid = ? AND lock_host = ?').run(runId, process.pid, hostname()),
+      this.db
+        .prepare(
+          'UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ? AND lock_pid = ? AND lock_host = ?',
+        )
+        .run(runId, process.pid, hostname()),
     );
   }
 
   /** The process holding the run, if any. */
   lockHolder(runId: number): RunLockHolder | undefined {
-    const row = this.db.prepare('SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as Row | undefined;
+    const row = this.db.prepare('SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as
+      | Row
+      | undefined;
     return row?.lock_pid == null ? undefined : { pid: row.lock_pid, host: row.lock_host, since: row.lock_since };
   }
 
@@ -172,10 +218,13 @@ export class RunStore {
   /** A run by id (`3`) or name. */
   run(reference: string | number): RunRecord {
     const text = String(reference);
-    const row = (/^\d+$/.test(text) ? this.db.prepare('SELECT * FROM runs WHERE id = ?').get(Number(text)) : undefined) ??
+    const row =
+      (/^\d+$/.test(text) ? this.db.prepare('SELECT * FROM runs WHERE id = ?').get(Number(text)) : undefined) ??
       this.db.prepare('SELECT * FROM runs WHERE name = ?').get(text);
     if (row === undefined) {
-      const known = (this.db.prepare('SELECT id, name FROM runs ORDER BY id').all() as Row[]).map((r) => `${r.id} (${r.name})`);
+      const known = (this.db.prepare('SELECT id, name FROM runs ORDER BY id').all() as Row[]).map(
+        (r) => `${r.id} (${r.name})`,
+      );
       throw new RunNotFoundError(this.path, text, known);
     }
     return runFromRow(row as Row);
@@ -184,13 +233,17 @@ export class RunStore {
   /** Sets the status and its reason (why a run failed or was interrupted; cleared otherwise). */
   setStatus(runId: number, status: RunStatus, reason: string | null = null): void {
     this.write('recording the run status', () =>
-      this.db.prepare('UPDATE runs SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?').run(status, reason, new Date().toISOString(), runId),
+      this.db
+        .prepare('UPDATE runs SET status = ?, status_reason = ?, updated_at = ? WHERE id = ?')
+        .run(status, reason, new Date().toISOString(), runId),
     );
   }
 
   setConfig(runId: number, config: Record<string, unknown>): void {
     this.write('recording the run config', () =>
-      this.db.prepare('UPDATE runs SET config = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(config), new Date().toISOString(), runId),
+      this.db
+        .prepare('UPDATE runs SET config = ?, updated_at = ? WHERE id = ?')
+        .run(JSON.stringify(config), new Date().toISOString(), runId),
     );
   }
 
@@ -198,21 +251,36 @@ export class RunStore {
 
   /** Commits a step's metrics, trajectories, evaluations and checkpoint together, or nothing. */
   recordStep(runId: number, record: StepRecord): void {
-    this.write(`recording step ${record.step}`, () => this.db.transaction(() => {
-      const time = new Date().toISOString();
-      this.db.prepare('INSERT INTO metrics (run_id, step, time, "values") VALUES (?, ?, ?, ?)').run(runId, record.step, time, JSON.stringify(record.metrics));
-      if (record.trajectories && record.trajectories.length > 0) this.insertTrajectories(runId, record.step, record.trajectories);
-      for (const evaluation of record.evaluations ?? []) this.addEvaluation(runId, { ...evaluation, step: record.step });
-      if (record.checkpoint) this.addCheckpoint(runId, { ...record.checkpoint, step: record.step });
-      this.db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(time, runId);
-    }).immediate());
+    this.write(`recording step ${record.step}`, () =>
+      this.db
+        .transaction(() => {
+          const time = new Date().toISOString();
+          this.db
+            .prepare('INSERT INTO metrics (run_id, step, time, "values") VALUES (?, ?, ?, ?)')
+            .run(runId, record.step, time, JSON.stringify(record.metrics));
+          if (record.trajectories && record.trajectories.length > 0)
+            this.insertTrajectories(runId, record.step, record.trajectories);
+          for (const evaluation of record.evaluations ?? [])
+            this.addEvaluation(runId, { ...evaluation, step: record.step });
+          if (record.checkpoint) this.addCheckpoint(runId, { ...record.checkpoint, step: record.step });
+          this.db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(time, runId);
+        })
+        .immediate(),
+    );
   }
 
   addEvaluation(runId: number, evaluation: Omit<EvaluationRecord, 'time'>): void {
     this.write('recording an evaluation', () =>
       this.db
         .prepare('INSERT INTO evaluations (run_id, step, split, episodes, success, time) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(runId, evaluation.step, evaluation.split, evaluation.episodes, evaluation.success, new Date().toISOString()),
+        .run(
+          runId,
+          evaluation.step,
+          evaluation.split,
+          evaluation.episodes,
+          evaluation.success,
+          new Date().toISOString(),
+        ),
     );
   }
 
@@ -221,15 +289,26 @@ export class RunStore {
    * newest row of every other kind; older rows of that kind drop their state (the history stays).
    */
   addCheckpoint(runId: number, checkpoint: { step: number; kind: string; path?: string; state?: Uint8Array }): number {
-    return this.write('recording a checkpoint', () => this.db.transaction(() => {
-      if (checkpoint.state !== undefined && checkpoint.kind !== 'start') {
-        this.db.prepare('UPDATE checkpoints SET state = NULL WHERE run_id = ? AND kind = ? AND state IS NOT NULL').run(runId, checkpoint.kind);
-      }
-      const info = this.db
-        .prepare('INSERT INTO checkpoints (run_id, step, kind, path, time, state) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(runId, checkpoint.step, checkpoint.kind, checkpoint.path ?? null, new Date().toISOString(), checkpoint.state ?? null);
-      return Number(info.lastInsertRowid);
-    })());
+    return this.write('recording a checkpoint', () =>
+      this.db.transaction(() => {
+        if (checkpoint.state !== undefined && checkpoint.kind !== 'start') {
+          this.db
+            .prepare('UPDATE checkpoints SET state = NULL WHERE run_id = ? AND kind = ? AND state IS NOT NULL')
+            .run(runId, checkpoint.kind);
+        }
+        const info = this.db
+          .prepare('INSERT INTO checkpoints (run_id, step, kind, path, time, state) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(
+            runId,
+            checkpoint.step,
+            checkpoint.kind,
+            checkpoint.path ?? null,
+            new Date().toISOString(),
+            checkpoint.state ?? null,
+          );
+        return Number(info.lastInsertRowid);
+      })(),
+    );
   }
 
   /**
@@ -237,14 +316,22 @@ export class RunStore {
    * after it will be recorded again).
    */
   truncateAfter(runId: number, step: number): void {
-    this.write('removing the steps after the resume point', () => this.db.transaction(() => {
-      for (const table of ['metrics', 'trajectories', 'evaluations', 'checkpoints']) {
-        this.db.prepare(`DELETE FROM ${table} WHERE run_id = ? AND step > ?`).run(runId, step);
-      }
-    }).immediate());
+    this.write('removing the steps after the resume point', () =>
+      this.db
+        .transaction(() => {
+          for (const table of ['metrics', 'trajectories', 'evaluations', 'checkpoints']) {
+            this.db.prepare(`DELETE FROM ${table} WHERE run_id = ? AND step > ?`).run(runId, step);
+          }
+        })
+        .immediate(),
+    );
   }
 
-  private insertTrajectories(runId: number, step: number, trajectories: readonly Omit<TrajectoryRecord, 'step'>[]): void {
+  private insertTrajectories(
+    runId: number,
+    step: number,
+    trajectories: readonly Omit<TrajectoryRecord, 'step'>[],
+  ): void {
     const insert = this.db.prepare(
       `INSERT INTO trajectories (run_id, step, idx, group_id, seed, total_reward, success, truncated, messages, tokens, pieces,
          loss_mask, logprobs, rewards, advantages, turns)
@@ -252,9 +339,22 @@ export class RunStore {
     );
     for (const t of trajectories) {
       insert.run(
-        runId, step, t.index, t.groupId, t.seed, t.totalReward, t.success ? 1 : 0, t.truncated ? 1 : 0,
-        JSON.stringify(t.messages), JSON.stringify(t.tokens), JSON.stringify(t.pieces), JSON.stringify(t.lossMask),
-        JSON.stringify(t.logprobs), JSON.stringify(t.rewards), t.advantages === null ? null : JSON.stringify(t.advantages), JSON.stringify(t.turns),
+        runId,
+        step,
+        t.index,
+        t.groupId,
+        t.seed,
+        t.totalReward,
+        t.success ? 1 : 0,
+        t.truncated ? 1 : 0,
+        JSON.stringify(t.messages),
+        JSON.stringify(t.tokens),
+        JSON.stringify(t.pieces),
+        JSON.stringify(t.lossMask),
+        JSON.stringify(t.logprobs),
+        JSON.stringify(t.rewards),
+        t.advantages === null ? null : JSON.stringify(t.advantages),
+        JSON.stringify(t.turns),
       );
     }
   }
@@ -267,7 +367,9 @@ export class RunStore {
   }
 
   metrics(runId: number): MetricsRecord[] {
-    return (this.db.prepare('SELECT step, time, "values" FROM metrics WHERE run_id = ? ORDER BY step').all(runId) as Row[]).map((r) => ({
+    return (
+      this.db.prepare('SELECT step, time, "values" FROM metrics WHERE run_id = ? ORDER BY step').all(runId) as Row[]
+    ).map((r) => ({
       step: r.step,
       time: r.time,
       values: JSON.parse(r.values),
@@ -275,14 +377,20 @@ export class RunStore {
   }
 
   evaluations(runId: number): EvaluationRecord[] {
-    return (this.db.prepare('SELECT step, split, episodes, success, time FROM evaluations WHERE run_id = ? ORDER BY step, id').all(runId) as Row[]).map(
-      (r) => ({ step: r.step, split: r.split, episodes: r.episodes, success: r.success, time: r.time }),
-    );
+    return (
+      this.db
+        .prepare('SELECT step, split, episodes, success, time FROM evaluations WHERE run_id = ? ORDER BY step, id')
+        .all(runId) as Row[]
+    ).map((r) => ({ step: r.step, split: r.split, episodes: r.episodes, success: r.success, time: r.time }));
   }
 
   checkpoints(runId: number): CheckpointRecord[] {
     return (
-      this.db.prepare('SELECT id, step, kind, path, time, state IS NOT NULL AS has_state FROM checkpoints WHERE run_id = ? ORDER BY step, id').all(runId) as Row[]
+      this.db
+        .prepare(
+          'SELECT id, step, kind, path, time, state IS NOT NULL AS has_state FROM checkpoints WHERE run_id = ? ORDER BY step, id',
+        )
+        .all(runId) as Row[]
     ).map((r) => ({ id: r.id, step: r.step, kind: r.kind, path: r.path, time: r.time, hasState: r.has_state === 1 }));
   }
 
@@ -295,17 +403,29 @@ export class RunStore {
 
   checkpointState(checkpointId: number): Uint8Array {
     const row = this.db.prepare('SELECT state FROM checkpoints WHERE id = ?').get(checkpointId) as Row | undefined;
-    if (row?.state == null) throw new StoreError(this.path, 'no-state', `checkpoint ${checkpointId} holds no state`, { checkpointId });
+    if (row?.state == null)
+      throw new StoreError(this.path, 'no-state', `checkpoint ${checkpointId} holds no state`, { checkpointId });
     return new Uint8Array(row.state as Buffer);
   }
 
   /** Trajectory headers (no token arrays) for browsing. */
-  trajectoryList(runId: number): { step: number; index: number; groupId: string; totalReward: number; success: boolean; tokens: number }[] {
+  trajectoryList(
+    runId: number,
+  ): { step: number; index: number; groupId: string; totalReward: number; success: boolean; tokens: number }[] {
     return (
       this.db
-        .prepare('SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE run_id = ? ORDER BY step, idx')
+        .prepare(
+          'SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE run_id = ? ORDER BY step, idx',
+        )
         .all(runId) as Row[]
-    ).map((r) => ({ step: r.step, index: r.idx, groupId: r.group_id, totalReward: r.total_reward, success: r.success === 1, tokens: r.n }));
+    ).map((r) => ({
+      step: r.step,
+      index: r.idx,
+      groupId: r.group_id,
+      totalReward: r.total_reward,
+      success: r.success === 1,
+      tokens: r.n,
+    }));
   }
 
   /** Trajectory headers, filtered (step, group, reward range, success) and paged in SQL. */
@@ -324,13 +444,17 @@ export class RunStore {
   }
 
   trajectory(runId: number, step: number, index: number): TrajectoryRecord | undefined {
-    const row = this.db.prepare('SELECT * FROM trajectories WHERE run_id = ? AND step = ? AND idx = ?').get(runId, step, index) as Row | undefined;
+    const row = this.db
+      .prepare('SELECT * FROM trajectories WHERE run_id = ? AND step = ? AND idx = ?')
+      .get(runId, step, index) as Row | undefined;
     return row === undefined ? undefined : trajectoryFromRow(row);
   }
 
   /** Every trajectory of a run in step order, streamed (for export). */
   *iterateTrajectories(runId: number): IterableIterator<TrajectoryRecord> {
-    for (const row of this.db.prepare('SELECT * FROM trajectories WHERE run_id = ? ORDER BY step, idx').iterate(runId)) {
+    for (const row of this.db
+      .prepare('SELECT * FROM trajectories WHERE run_id = ? ORDER BY step, idx')
+      .iterate(runId)) {
       yield trajectoryFromRow(row as Row);
     }
   }

@@ -42,13 +42,45 @@ ALTER TABLE runs_v2 RENAME TO runs;
 `;
 
 /** The columns the runs table must have for this version to use the file. */
-export const requiredRunColumns: readonly string[] = ['id', 'name', 'command', 'status', 'status_reason', 'seed', 'git_commit', 'config', 'checkpoint_dir', 'lock_pid', 'lock_host', 'lock_since', 'created_at', 'updated_at'];
+export const requiredRunColumns: readonly string[] = [
+  'id',
+  'name',
+  'command',
+  'status',
+  'status_reason',
+  'seed',
+  'git_commit',
+  'config',
+  'checkpoint_dir',
+  'lock_pid',
+  'lock_host',
+  'lock_since',
+  'created_at',
+  'updated_at',
+];
 
 /** The columns each table must have for this version to use the file. */
 export const requiredColumns: Readonly<Record<string, readonly string[]>> = {
   runs: requiredRunColumns,
   metrics: ['run_id', 'step', 'time', 'values'],
-  trajectories: ['run_id', 'step', 'idx', 'group_id', 'seed', 'total_reward', 'success', 'truncated', 'messages', 'tokens', 'pieces', 'loss_mask', 'logprobs', 'rewards', 'advantages', 'turns'],
+  trajectories: [
+    'run_id',
+    'step',
+    'idx',
+    'group_id',
+    'seed',
+    'total_reward',
+    'success',
+    'truncated',
+    'messages',
+    'tokens',
+    'pieces',
+    'loss_mask',
+    'logprobs',
+    'rewards',
+    'advantages',
+    'turns',
+  ],
   evaluations: ['run_id', 'step', 'split', 'episodes', 'success', 'time'],
   checkpoints: ['id', 'run_id', 'step', 'kind', 'path', 'time', 'state'],
 };

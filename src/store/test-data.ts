@@ -21,14 +21,30 @@ export function syntheticTrajectory(step: number, index: number, length: number)
     logprobs: lossMask.map((m, i) => (m === 1 ? -0.01 * i : 0)),
     rewards: tokens.map((_, i) => (i === length - 1 && index === 0 ? 1 : 0)),
     advantages: lossMask.map((m) => (m === 1 ? (index === 0 ? 0.5 : -0.5) : 0)),
-    turns: [{ start: length / 2, end: length, reward: index === 0 ? 1 : 0, action: `action ${step}.${index}`, observation: '', invalidAction: false }],
+    turns: [
+      {
+        start: length / 2,
+        end: length,
+        reward: index === 0 ? 1 : 0,
+        action: `action ${step}.${index}`,
+        observation: '',
+        invalidAction: false,
+      },
+    ],
   };
 }
 
 export function syntheticStep(step: number, tokensPerTrajectory: number): StepRecord {
   return {
     step,
-    metrics: { reward: step / 2, success: (step % 4) / 4, kl: step * 1e-3, entropy: 1 / step, loss: -step, rolloutTokensPerSecond: 100 + step },
+    metrics: {
+      reward: step / 2,
+      success: (step % 4) / 4,
+      kl: step * 1e-3,
+      entropy: 1 / step,
+      loss: -step,
+      rolloutTokensPerSecond: 100 + step,
+    },
     trajectories: [0, 1].map((index) => syntheticTrajectory(step, index, tokensPerTrajectory)),
     checkpoint: { kind: 'resume', state: new Uint8Array(4096).fill(step % 251) },
   };

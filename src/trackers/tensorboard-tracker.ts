@@ -38,7 +38,9 @@ export class TensorBoardTracker implements Tracker {
     try {
       await appendFile(this.file, tfRecord(scalarsEvent(time.getTime() / 1000, step, scalars)));
     } catch (error) {
-      throw new TrackerError('TensorBoard', `cannot append to ${this.file}: ${(error as Error).message}`, { file: this.file });
+      throw new TrackerError('TensorBoard', `cannot append to ${this.file}: ${(error as Error).message}`, {
+        file: this.file,
+      });
     }
   }
 

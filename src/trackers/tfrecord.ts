@@ -81,6 +81,12 @@ export function fileVersionEvent(wallTime: number): Uint8Array {
 
 /** An event holding one scalar per tag at `step` (TensorBoard's Scalars tab; float32 values). */
 export function scalarsEvent(wallTime: number, step: number, scalars: readonly [string, number][]): Uint8Array {
-  const values = scalars.flatMap(([tag, value]) => lengthDelimited(1, new Uint8Array([...lengthDelimited(1, text.encode(tag)), ...float(2, value)])));
-  return new Uint8Array([...double(1, wallTime), ...[(2 << 3) | 0, ...varint(BigInt(step))], ...lengthDelimited(5, new Uint8Array(values))]);
+  const values = scalars.flatMap(([tag, value]) =>
+    lengthDelimited(1, new Uint8Array([...lengthDelimited(1, text.encode(tag)), ...float(2, value)])),
+  );
+  return new Uint8Array([
+    ...double(1, wallTime),
+    ...[(2 << 3) | 0, ...varint(BigInt(step))],
+    ...lengthDelimited(5, new Uint8Array(values)),
+  ]);
 }

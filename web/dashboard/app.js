@@ -29,7 +29,11 @@ const state = {
 };
 const data = new MetricData();
 const selectedRuns = () => state.runs.filter((run) => state.selected.has(run.id));
-const charts = new MetricCharts({ grid: $('chart-grid'), data, view: () => ({ runs: selectedRuns(), xAxis: state.xAxis, smoothing: state.smoothing, logScale: state.logScale }) });
+const charts = new MetricCharts({
+  grid: $('chart-grid'),
+  data,
+  view: () => ({ runs: selectedRuns(), xAxis: state.xAxis, smoothing: state.smoothing, logScale: state.logScale }),
+});
 const trajectories = new TrajectoryBrowser({
   onShow: (link) => {
     state.trajectory = link.trajectory ?? null;
@@ -75,7 +79,14 @@ function renderPicker() {
           'fieldset',
           { dataset: { group } },
           h('legend', {}, group),
-          ...keys.map((key) => h('label', { dataset: { metric: key }, title: metricTitle(key) }, h('input', { type: 'checkbox', value: key, onchange: pickMetric }), ` ${key}`)),
+          ...keys.map((key) =>
+            h(
+              'label',
+              { dataset: { metric: key }, title: metricTitle(key) },
+              h('input', { type: 'checkbox', value: key, onchange: pickMetric }),
+              ` ${key}`,
+            ),
+          ),
         );
       }),
     );
@@ -94,7 +105,8 @@ function pickMetric() {
 
 function filterPicker() {
   const text = $('metric-filter').value.trim().toLowerCase();
-  for (const label of $('metric-groups').querySelectorAll('label')) label.hidden = text !== '' && !`${label.dataset.metric} ${label.title}`.toLowerCase().includes(text);
+  for (const label of $('metric-groups').querySelectorAll('label'))
+    label.hidden = text !== '' && !`${label.dataset.metric} ${label.title}`.toLowerCase().includes(text);
 }
 
 function renderLegend() {
@@ -102,7 +114,16 @@ function renderLegend() {
   const text = runs.map((run) => run.id).join(',');
   if ($('legend').dataset.runs === text) return;
   $('legend').dataset.runs = text;
-  $('legend').replaceChildren(...runs.map((run) => h('span', { dataset: { run: run.name } }, h('span', { class: 'swatch', style: `background:${runColor(run.id)}` }), run.name)));
+  $('legend').replaceChildren(
+    ...runs.map((run) =>
+      h(
+        'span',
+        { dataset: { run: run.name } },
+        h('span', { class: 'swatch', style: `background:${runColor(run.id)}` }),
+        run.name,
+      ),
+    ),
+  );
 }
 
 async function toggleRun(id, on) {
@@ -153,7 +174,8 @@ async function refresh() {
   renderConfigDiff(state.runs);
   state.refreshes++;
   document.body.dataset.refreshes = String(state.refreshes);
-  $('status').textContent = `${state.runs.length} run${state.runs.length === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
+  $('status').textContent =
+    `${state.runs.length} run${state.runs.length === 1 ? '' : 's'} · updated ${new Date().toLocaleTimeString()}`;
 }
 
 async function start() {
@@ -177,10 +199,15 @@ $('x-axis').addEventListener('change', (e) => setChartOption({ xAxis: e.target.v
 $('smoothing').addEventListener('input', (e) => setChartOption({ smoothing: Number(e.target.value) }));
 $('log-scale').addEventListener('change', (e) => setChartOption({ logScale: e.target.checked }));
 $('metric-filter').addEventListener('input', filterPicker);
-for (const id of ['config-a', 'config-b', 'config-only-diff']) $(id).addEventListener('change', () => renderConfigDiff(state.runs));
+for (const id of ['config-a', 'config-b', 'config-only-diff'])
+  $(id).addEventListener('change', () => renderConfigDiff(state.runs));
 
 // For tests and debugging: what each chart plots.
-window.agentrlDashboard = { plotted: (metric) => charts.plotted(metric), geometry: (metric, x, y) => charts.geometry(metric, x, y), state };
+window.agentrlDashboard = {
+  plotted: (metric) => charts.plotted(metric),
+  geometry: (metric, x, y) => charts.geometry(metric, x, y),
+  state,
+};
 
 const showError = (error) => ($('status').textContent = `error: ${error.message}`);
 let refreshing = false;

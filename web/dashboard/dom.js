@@ -17,9 +17,12 @@ export function h(tag, attributes = {}, ...children) {
     else if (key === 'dataset') Object.assign(node.dataset, value);
     else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
     else if (key === 'checked' || key === 'selected' || key === 'disabled') node[key] = Boolean(value);
-    else if (value !== false && value !== undefined && value !== null) node.setAttribute(key, value === true ? '' : String(value));
+    else if (value !== false && value !== undefined && value !== null)
+      node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== null && child !== undefined && child !== false) node.append(child instanceof Node ? child : String(child));
+  for (const child of children.flat())
+    if (child !== null && child !== undefined && child !== false)
+      node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
@@ -32,7 +35,9 @@ export function setText(node, text) {
 /** Replaces a <select>'s options, keeping its value when still offered. */
 export function fillSelect(select, options) {
   const previous = select.value;
-  const same = select.options.length === options.length && options.every(([value, text], i) => select.options[i].value === value && select.options[i].text === text);
+  const same =
+    select.options.length === options.length &&
+    options.every(([value, text], i) => select.options[i].value === value && select.options[i].text === text);
   if (same) return;
   select.replaceChildren(...options.map(([value, text]) => h('option', { value }, text)));
   if (options.some(([value]) => value === previous)) select.value = previous;

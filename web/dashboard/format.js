@@ -1,7 +1,8 @@
 // Number formatting for tables, axes and tooltips.
 
 export function formatValue(value) {
-  if (value === null || value === undefined || !Number.isFinite(value)) return value === null || value === undefined ? '—' : String(value);
+  if (value === null || value === undefined || !Number.isFinite(value))
+    return value === null || value === undefined ? '—' : String(value);
   const abs = Math.abs(value);
   if (abs !== 0 && (abs < 1e-3 || abs >= 1e5)) return value.toExponential(2);
   if (Number.isInteger(value)) return String(value);

@@ -34,7 +34,19 @@ export const METRICS = {
 export const GROUPS = ['episodes', 'update', 'tokens', 'speed', 'other'];
 
 /** Shown when the address names no metrics: the ones a practitioner looks at first. */
-export const DEFAULT_METRICS = ['reward', 'success', 'validationSuccess', 'klToReference', 'kl', 'entropy', 'loss', 'clipfrac', 'gradNorm', 'responseLength', 'rewardStdWithinGroup'];
+export const DEFAULT_METRICS = [
+  'reward',
+  'success',
+  'validationSuccess',
+  'klToReference',
+  'kl',
+  'entropy',
+  'loss',
+  'clipfrac',
+  'gradNorm',
+  'responseLength',
+  'rewardStdWithinGroup',
+];
 
 export function metricGroup(key) {
   return METRICS[key]?.[0] ?? 'other';

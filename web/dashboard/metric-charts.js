@@ -43,7 +43,8 @@ export class MetricCharts {
         chart = this.createFigure(metric);
         this.charts.set(metric, chart);
       }
-      if (this.grid.children[position] !== chart.figure) this.grid.insertBefore(chart.figure, this.grid.children[position] ?? null);
+      if (this.grid.children[position] !== chart.figure)
+        this.grid.insertBefore(chart.figure, this.grid.children[position] ?? null);
       if (chart.layout !== layout) this.draw(chart, metric, view, layout);
       else if (view.runs.some((r) => changedRuns.includes(r.id))) this.refreshData(chart, metric, view);
     });
@@ -52,7 +53,18 @@ export class MetricCharts {
   createFigure(metric) {
     const plot = h('div', { class: 'plot' });
     const tooltip = h('div', { class: 'tooltip', hidden: true, role: 'status' });
-    const figure = h('figure', { class: 'chart', dataset: { metric } }, h('h3', {}, h('span', { class: 'metric-title', title: metricTitle(metric) }, metricTitle(metric)), h('span', { class: 'metric-key' }, metric)), plot, tooltip);
+    const figure = h(
+      'figure',
+      { class: 'chart', dataset: { metric } },
+      h(
+        'h3',
+        {},
+        h('span', { class: 'metric-title', title: metricTitle(metric) }, metricTitle(metric)),
+        h('span', { class: 'metric-key' }, metric),
+      ),
+      plot,
+      tooltip,
+    );
     const chart = { figure, plot, tooltip, uplot: undefined, series: [], layout: undefined, hovered: false };
     // The cursor is synced across charts; the tooltip shows on the chart under the pointer only.
     plot.addEventListener('mouseenter', () => (chart.hovered = true));
@@ -97,16 +109,35 @@ export class MetricCharts {
     chart.uplot?.destroy();
     chart.layout = layout;
     chart.series = this.seriesOf(metric, view);
-    chart.figure.classList.toggle('empty', chart.series.every((s) => s.raw.every((v) => v === null)));
+    chart.figure.classList.toggle(
+      'empty',
+      chart.series.every((s) => s.raw.every((v) => v === null)),
+    );
     const smoothing = view.smoothing > 0;
     const uplotSeries = [{ label: X_LABELS[view.xAxis] }];
     for (const { run } of chart.series) {
       const color = runColor(run.id);
       const dash = runDash(run.id) ?? undefined;
-      uplotSeries.push({ label: `${run.name} (raw)`, stroke: smoothing ? withAlpha(color, 0.22) : color, width: smoothing ? 1 : 1.6, dash, spanGaps: true, points: { show: false } });
-      uplotSeries.push({ label: run.name, stroke: color, width: 2, dash, spanGaps: true, show: smoothing, points: { show: false } });
+      uplotSeries.push({
+        label: `${run.name} (raw)`,
+        stroke: smoothing ? withAlpha(color, 0.22) : color,
+        width: smoothing ? 1 : 1.6,
+        dash,
+        spanGaps: true,
+        points: { show: false },
+      });
+      uplotSeries.push({
+        label: run.name,
+        stroke: color,
+        width: 2,
+        dash,
+        spanGaps: true,
+        show: smoothing,
+        points: { show: false },
+      });
     }
-    const formatX = view.xAxis === 'seconds' ? formatDuration : view.xAxis === 'tokens' ? formatCount : (v) => String(Math.round(v));
+    const formatX =
+      view.xAxis === 'seconds' ? formatDuration : view.xAxis === 'tokens' ? formatCount : (v) => String(Math.round(v));
     const options = {
       width: Math.max(240, chart.figure.clientWidth - 12),
       height: HEIGHT,
@@ -114,7 +145,14 @@ export class MetricCharts {
       scales: { x: { time: false }, y: view.logScale ? { distr: 3 } : {} },
       series: uplotSeries,
       axes: [
-        { values: (u, splits) => splits.map(formatX), label: X_LABELS[view.xAxis], labelSize: 18, size: 36, font: '11px system-ui', labelFont: '11px system-ui' },
+        {
+          values: (u, splits) => splits.map(formatX),
+          label: X_LABELS[view.xAxis],
+          labelSize: 18,
+          size: 36,
+          font: '11px system-ui',
+          labelFont: '11px system-ui',
+        },
         { values: (u, splits) => splits.map(formatValue), size: 56, font: '11px system-ui' },
       ],
       cursor: { sync: { key: 'agentrl-metrics' }, drag: { x: true, y: false }, points: { show: false } },
@@ -129,7 +167,10 @@ export class MetricCharts {
 
   refreshData(chart, metric, view) {
     chart.series = this.seriesOf(metric, view);
-    chart.figure.classList.toggle('empty', chart.series.every((s) => s.raw.every((v) => v === null)));
+    chart.figure.classList.toggle(
+      'empty',
+      chart.series.every((s) => s.raw.every((v) => v === null)),
+    );
     chart.uplot.setData(this.alignedData(chart.series), !this.zoomed);
   }
 
@@ -142,7 +183,8 @@ export class MetricCharts {
     this.zoomRange = { min, max };
     this.syncingZoom = true;
     try {
-      for (const chart of this.charts.values()) if (chart.uplot && chart.uplot !== source) chart.uplot.setScale('x', { min, max });
+      for (const chart of this.charts.values())
+        if (chart.uplot && chart.uplot !== source) chart.uplot.setScale('x', { min, max });
     } finally {
       this.syncingZoom = false;
     }
@@ -158,16 +200,30 @@ export class MetricCharts {
     const rows = chart.series.map((s) => {
       const i = nearest(s.xs, x);
       const color = runColor(s.run.id);
-      if (i < 0) return h('tr', { dataset: { run: s.run.name } }, h('td', {}, h('span', { class: 'swatch', style: `background:${color}` }), s.run.name), h('td', { colspan: 2, class: 'muted' }, 'no value'));
+      if (i < 0)
+        return h(
+          'tr',
+          { dataset: { run: s.run.name } },
+          h('td', {}, h('span', { class: 'swatch', style: `background:${color}` }), s.run.name),
+          h('td', { colspan: 2, class: 'muted' }, 'no value'),
+        );
       return h(
         'tr',
         { dataset: { run: s.run.name, step: String(s.steps[i]), value: s.raw[i] === null ? '' : String(s.raw[i]) } },
         h('td', {}, h('span', { class: 'swatch', style: `background:${color}` }), s.run.name),
         h('td', { class: 'num' }, `step ${s.steps[i]}`),
-        h('td', { class: 'num' }, formatValue(s.smoothed[i]), s.smoothed[i] !== s.raw[i] ? h('span', { class: 'muted' }, ` (raw ${formatValue(s.raw[i])})`) : null),
+        h(
+          'td',
+          { class: 'num' },
+          formatValue(s.smoothed[i]),
+          s.smoothed[i] !== s.raw[i] ? h('span', { class: 'muted' }, ` (raw ${formatValue(s.raw[i])})`) : null,
+        ),
       );
     });
-    chart.tooltip.replaceChildren(h('div', { class: 'tooltip-x' }, `${X_LABELS[this.view().xAxis]} ${formatX(x)}`), h('table', {}, h('tbody', {}, rows)));
+    chart.tooltip.replaceChildren(
+      h('div', { class: 'tooltip-x' }, `${X_LABELS[this.view().xAxis]} ${formatX(x)}`),
+      h('table', {}, h('tbody', {}, rows)),
+    );
     chart.tooltip.hidden = false;
     const plotLeft = u.over.offsetLeft;
     const flip = left > u.over.clientWidth / 2;
@@ -177,7 +233,8 @@ export class MetricCharts {
   }
 
   resize() {
-    for (const chart of this.charts.values()) chart.uplot?.setSize({ width: Math.max(240, chart.figure.clientWidth - 12), height: HEIGHT });
+    for (const chart of this.charts.values())
+      chart.uplot?.setSize({ width: Math.max(240, chart.figure.clientWidth - 12), height: HEIGHT });
   }
 
   /** For tests: the page coordinates of (x, y) on a chart, and its x range. */
@@ -185,13 +242,22 @@ export class MetricCharts {
     const u = this.charts.get(metric)?.uplot;
     if (u === undefined) return null;
     const box = u.over.getBoundingClientRect();
-    return { left: box.left + u.valToPos(x, 'x'), top: box.top + (y === undefined ? box.height / 2 : u.valToPos(y, 'y')), xMin: u.scales.x.min, xMax: u.scales.x.max, yDistribution: u.scales.y.distr };
+    return {
+      left: box.left + u.valToPos(x, 'x'),
+      top: box.top + (y === undefined ? box.height / 2 : u.valToPos(y, 'y')),
+      xMin: u.scales.x.min,
+      xMax: u.scales.x.max,
+      yDistribution: u.scales.y.distr,
+    };
   }
 
   /** For tests and debugging: what a chart plots, per run. */
   plotted(metric) {
     const chart = this.charts.get(metric);
-    return chart?.series.map((s) => ({ run: s.run.name, steps: s.steps, xs: s.xs, raw: s.raw, smoothed: s.smoothed })) ?? null;
+    return (
+      chart?.series.map((s) => ({ run: s.run.name, steps: s.steps, xs: s.xs, raw: s.raw, smoothed: s.smoothed })) ??
+      null
+    );
   }
 }
 

@@ -10,13 +10,24 @@ export function renderRunTable(runs, selected, onToggle) {
   runs.forEach((run, position) => {
     let row = rows.get(run.id);
     if (row === undefined) {
-      const checkbox = h('input', { type: 'checkbox', 'aria-label': `overlay ${run.name}`, onchange: (e) => onToggle(run.id, e.target.checked) });
+      const checkbox = h('input', {
+        type: 'checkbox',
+        'aria-label': `overlay ${run.name}`,
+        onchange: (e) => onToggle(run.id, e.target.checked),
+      });
       row = h(
         'tr',
         { dataset: { id: String(run.id), run: run.name } },
         h('td', {}, checkbox),
-        h('td', {}, h('span', { class: 'swatch', style: `background:${runColor(run.id)}` }), h('a', { href: `/runs/${encodeURIComponent(run.name)}`, title: 'link to this run' }, run.name)),
-        ...['status', 'env', 'algo', 'steps', 'reward', 'success', 'created', 'git'].map((key) => h('td', { class: ['steps', 'reward', 'success'].includes(key) ? 'num' : '', dataset: { cell: key } })),
+        h(
+          'td',
+          {},
+          h('span', { class: 'swatch', style: `background:${runColor(run.id)}` }),
+          h('a', { href: `/runs/${encodeURIComponent(run.name)}`, title: 'link to this run' }, run.name),
+        ),
+        ...['status', 'env', 'algo', 'steps', 'reward', 'success', 'created', 'git'].map((key) =>
+          h('td', { class: ['steps', 'reward', 'success'].includes(key) ? 'num' : '', dataset: { cell: key } }),
+        ),
       );
     }
     if (body.children[position] !== row) body.insertBefore(row, body.children[position] ?? null);

@@ -8,6 +8,6 @@ export function smooth(values, weight) {
     if (value === null || !Number.isFinite(value)) return null;
     count++;
     last = last * weight + (1 - weight) * value;
-    return last / (1 - Math.pow(weight, count));
+    return last / (1 - weight ** count);
   });
 }

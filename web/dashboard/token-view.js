@@ -24,9 +24,20 @@ function tokenSpan(t, i, maxAbs) {
   if (special) classes.push('special');
   const title =
     `token ${i}: id ${t.tokens[i]} · mask ${mask}` +
-    (mask === 1 ? ` · logprob ${formatValue(t.logprobs[i])} · advantage ${advantage === null ? 'none' : formatValue(advantage)}` : '') +
+    (mask === 1
+      ? ` · logprob ${formatValue(t.logprobs[i])} · advantage ${advantage === null ? 'none' : formatValue(advantage)}`
+      : '') +
     (t.rewards[i] ? ` · reward ${formatValue(t.rewards[i])}` : '');
-  return h('span', { class: classes.join(' '), style, title, dataset: { mask: String(mask), advantage: advantage === null ? '' : String(advantage) } }, piece);
+  return h(
+    'span',
+    {
+      class: classes.join(' '),
+      style,
+      title,
+      dataset: { mask: String(mask), advantage: advantage === null ? '' : String(advantage) },
+    },
+    piece,
+  );
 }
 
 /** The turn blocks of trajectory `t`. */
@@ -34,11 +45,25 @@ export function trajectoryBlocks(t) {
   const maxAbs = Math.max(1e-12, ...(t.advantages ?? []).map(Math.abs));
   const span = (from, to) => Array.from({ length: Math.max(0, to - from) }, (_, k) => tokenSpan(t, from + k, maxAbs));
   const firstStart = t.turns.length > 0 ? t.turns[0].start : t.tokens.length;
-  const blocks = [h('div', { class: 'turn', dataset: { turn: 'prompt' } }, h('h4', {}, 'prompt'), h('div', { class: 'tokens' }, span(0, firstStart)))];
+  const blocks = [
+    h(
+      'div',
+      { class: 'turn', dataset: { turn: 'prompt' } },
+      h('h4', {}, 'prompt'),
+      h('div', { class: 'tokens' }, span(0, firstStart)),
+    ),
+  ];
   t.turns.forEach((turn, k) => {
     const next = k + 1 < t.turns.length ? t.turns[k + 1].start : t.tokens.length;
     const header = `turn ${k + 1} · reward ${formatValue(turn.reward)}${turn.invalidAction ? ' · invalid action' : ''} · action ${JSON.stringify(turn.action)}`;
-    blocks.push(h('div', { class: 'turn', dataset: { turn: String(k + 1) } }, h('h4', {}, header), h('div', { class: 'tokens' }, span(turn.start, next))));
+    blocks.push(
+      h(
+        'div',
+        { class: 'turn', dataset: { turn: String(k + 1) } },
+        h('h4', {}, header),
+        h('div', { class: 'tokens' }, span(turn.start, next)),
+      ),
+    );
   });
   return blocks;
 }

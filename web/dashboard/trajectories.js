@@ -13,7 +13,8 @@ export class TrajectoryBrowser {
     this.onShow = onShow;
     this.offset = 0;
     this.total = 0;
-    for (const id of ['filter-step', 'filter-min-reward', 'filter-max-reward', 'filter-success']) $(id).addEventListener('change', () => this.loadList(0));
+    for (const id of ['filter-step', 'filter-min-reward', 'filter-max-reward', 'filter-success'])
+      $(id).addEventListener('change', () => this.loadList(0));
     $('trajectory-run').addEventListener('change', () => this.loadList(0, { showFirst: true }));
     $('page-prev').addEventListener('click', () => this.loadList(Math.max(0, this.offset - PAGE_SIZE)));
     $('page-next').addEventListener('click', () => this.loadList(this.offset + PAGE_SIZE));
@@ -49,24 +50,39 @@ export class TrajectoryBrowser {
     this.offset = page.offset;
     this.total = page.total;
     const pages = Math.max(1, Math.ceil(page.total / PAGE_SIZE));
-    $('page-info').textContent = page.total === 0 ? 'no trajectories match' : `${page.total} trajectories · page ${Math.floor(page.offset / PAGE_SIZE) + 1} of ${pages}`;
+    $('page-info').textContent =
+      page.total === 0
+        ? 'no trajectories match'
+        : `${page.total} trajectories · page ${Math.floor(page.offset / PAGE_SIZE) + 1} of ${pages}`;
     $('page-prev').disabled = page.offset === 0;
     $('page-next').disabled = page.offset + PAGE_SIZE >= page.total;
-    $('trajectory-table').querySelector('tbody').replaceChildren(
-      ...page.items.map((t) =>
-        h(
-          'tr',
-          { dataset: { step: String(t.step), index: String(t.index), group: t.groupId } },
-          h('td', { class: 'num' }, t.step),
-          h('td', { class: 'num' }, t.index),
-          h('td', {}, t.groupId),
-          h('td', { class: 'num' }, formatValue(t.totalReward)),
-          h('td', {}, t.success ? 'yes' : 'no'),
-          h('td', { class: 'num' }, t.tokens),
-          h('td', {}, h('button', { type: 'button', class: 'view-one', onclick: () => this.show(t.step, t.index) }, 'view'), ' ', h('button', { type: 'button', class: 'view-group', onclick: () => this.showGroup(t.step, t.groupId) }, 'group')),
+    $('trajectory-table')
+      .querySelector('tbody')
+      .replaceChildren(
+        ...page.items.map((t) =>
+          h(
+            'tr',
+            { dataset: { step: String(t.step), index: String(t.index), group: t.groupId } },
+            h('td', { class: 'num' }, t.step),
+            h('td', { class: 'num' }, t.index),
+            h('td', {}, t.groupId),
+            h('td', { class: 'num' }, formatValue(t.totalReward)),
+            h('td', {}, t.success ? 'yes' : 'no'),
+            h('td', { class: 'num' }, t.tokens),
+            h(
+              'td',
+              {},
+              h('button', { type: 'button', class: 'view-one', onclick: () => this.show(t.step, t.index) }, 'view'),
+              ' ',
+              h(
+                'button',
+                { type: 'button', class: 'view-group', onclick: () => this.showGroup(t.step, t.groupId) },
+                'group',
+              ),
+            ),
+          ),
         ),
-      ),
-    );
+      );
     if (showFirst && page.items.length > 0) await this.show(page.items[0].step, page.items[0].index);
     if (showFirst && page.items.length === 0) {
       $('trajectory-summary').textContent = 'This run has no recorded trajectories.';
@@ -89,11 +105,17 @@ export class TrajectoryBrowser {
     const rewards = group.map((t) => t.totalReward);
     const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
     const spread = Math.sqrt(rewards.reduce((a, r) => a + (r - mean) ** 2, 0) / rewards.length);
-    $('trajectory-summary').textContent = `step ${step} · group ${groupId} · ${group.length} episodes · reward mean ${formatValue(mean)}, std ${formatValue(spread)} · ${group.filter((t) => t.success).length} succeeded`;
+    $('trajectory-summary').textContent =
+      `step ${step} · group ${groupId} · ${group.length} episodes · reward mean ${formatValue(mean)}, std ${formatValue(spread)} · ${group.filter((t) => t.success).length} succeeded`;
     $('trajectory-view').className = 'group-grid';
     $('trajectory-view').replaceChildren(
       ...group.map((t) =>
-        h('div', { class: 'group-member', dataset: { index: String(t.index) } }, h('h4', {}, `#${t.index} · reward ${formatValue(t.totalReward)} · ${t.success ? 'success' : 'no success'}`), ...trajectoryBlocks(t)),
+        h(
+          'div',
+          { class: 'group-member', dataset: { index: String(t.index) } },
+          h('h4', {}, `#${t.index} · reward ${formatValue(t.totalReward)} · ${t.success ? 'success' : 'no success'}`),
+          ...trajectoryBlocks(t),
+        ),
       ),
     );
     this.onShow({ group: `${run}/${step}/${groupId}` });

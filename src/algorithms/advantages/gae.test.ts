@@ -10,7 +10,13 @@ describe('gae', () => {
     // t=2: δ = 1 + 0 − 0.7 = 0.3;            A = 0.3
     // t=1: δ = 0 + 0.9·0.7 − 0.6 = 0.03;     A = 0.03 + 0.72·0.3 = 0.246
     // t=0: δ = 0 + 0.9·0.6 − 0.5 = 0.04;     A = 0.04 + 0.72·0.246 = 0.21712
-    const { advantages, returns } = gae({ tokenRewards: [0, 0, 1], values: [0.5, 0.6, 0.7], lossMask: [1, 1, 1], gamma: 0.9, lambda: 0.8 });
+    const { advantages, returns } = gae({
+      tokenRewards: [0, 0, 1],
+      values: [0.5, 0.6, 0.7],
+      lossMask: [1, 1, 1],
+      gamma: 0.9,
+      lambda: 0.8,
+    });
     assertAllClose(advantages, [0.21712, 0.246, 0.3]);
     assertAllClose(returns, [0.71712, 0.846, 1.0]); // A + V
   });
@@ -21,7 +27,13 @@ describe('gae', () => {
   });
 
   it('skips observation tokens: inserting them leaves the policy tokens unchanged', () => {
-    const plain = gae({ tokenRewards: [0, 0, 1], values: [0.5, 0.6, 0.7], lossMask: [1, 1, 1], gamma: 0.9, lambda: 0.8 });
+    const plain = gae({
+      tokenRewards: [0, 0, 1],
+      values: [0.5, 0.6, 0.7],
+      lossMask: [1, 1, 1],
+      gamma: 0.9,
+      lambda: 0.8,
+    });
     // Prompt token first, two observation tokens (with reward and value that must be ignored) between turns.
     const interleaved = gae({
       tokenRewards: [3, 0, 5, -2, 0, 1],
@@ -30,9 +42,15 @@ describe('gae', () => {
       gamma: 0.9,
       lambda: 0.8,
     });
-    assertAllClose([at(interleaved.advantages, 1), at(interleaved.advantages, 4), at(interleaved.advantages, 5)], plain.advantages);
+    assertAllClose(
+      [at(interleaved.advantages, 1), at(interleaved.advantages, 4), at(interleaved.advantages, 5)],
+      plain.advantages,
+    );
     assertAllClose([at(interleaved.returns, 1), at(interleaved.returns, 4), at(interleaved.returns, 5)], plain.returns);
-    assertAllClose([at(interleaved.advantages, 0), at(interleaved.advantages, 2), at(interleaved.advantages, 3)], [0, 0, 0]);
+    assertAllClose(
+      [at(interleaved.advantages, 0), at(interleaved.advantages, 2), at(interleaved.advantages, 3)],
+      [0, 0, 0],
+    );
   });
 
   it('rejects mismatched lengths and γ outside [0, 1]', () => {

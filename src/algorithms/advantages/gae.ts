@@ -23,7 +23,10 @@ export interface GaeOptions {
   lambda?: number;
 }
 
-export function gae({ tokenRewards, values, lossMask, gamma = 1, lambda = 1 }: GaeOptions): { advantages: Float64Array; returns: Float64Array } {
+export function gae({ tokenRewards, values, lossMask, gamma = 1, lambda = 1 }: GaeOptions): {
+  advantages: Float64Array;
+  returns: Float64Array;
+} {
   assertSameShape('tokenRewards', [tokenRewards], [lossMask]);
   assertSameShape('values', [values], [lossMask]);
   assertInRange('gamma', gamma, 0, 1);

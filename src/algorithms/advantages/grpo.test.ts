@@ -7,8 +7,18 @@ import { grpoAdvantages } from './grpo.ts';
 
 // Group "a": scores 1, 0, 0 (reward on the last token) → mean 1/3,
 // unbiased std = sqrt(((2/3)² + 2·(1/3)²) / 2) = sqrt(1/3). Group "b" has one member, score 2.
-const tokenRewards = [[0, 0, 1], [0, 0], [0, 0, 0], [0, 2]];
-const lossMask = [[0, 1, 1], [0, 1], [1, 1, 1], [0, 1]];
+const tokenRewards = [
+  [0, 0, 1],
+  [0, 0],
+  [0, 0, 0],
+  [0, 2],
+];
+const lossMask = [
+  [0, 1, 1],
+  [0, 1],
+  [1, 1, 1],
+  [0, 1],
+];
 const groupIds = ['a', 'a', 'a', 'b'];
 
 describe('grpoAdvantages', () => {
@@ -16,10 +26,14 @@ describe('grpoAdvantages', () => {
     const { sequenceAdvantages, advantages, scores } = grpoAdvantages({ tokenRewards, lossMask, groupIds });
     assert.deepEqual(scores, [1, 0, 0, 2]);
     const std = Math.sqrt(1 / 3);
-    assertClose(at(sequenceAdvantages, 0), (2 / 3) / (std + 1e-6)); // ≈ 1.1547
-    assertClose(at(sequenceAdvantages, 1), (-1 / 3) / (std + 1e-6)); // ≈ −0.5774
+    assertClose(at(sequenceAdvantages, 0), 2 / 3 / (std + 1e-6)); // ≈ 1.1547
+    assertClose(at(sequenceAdvantages, 1), -1 / 3 / (std + 1e-6)); // ≈ −0.5774
     assertAllClose(at(advantages, 0), [0, at(sequenceAdvantages, 0), at(sequenceAdvantages, 0)]); // broadcast over the mask
-    assertAllClose(at(advantages, 2), [at(sequenceAdvantages, 2), at(sequenceAdvantages, 2), at(sequenceAdvantages, 2)]);
+    assertAllClose(at(advantages, 2), [
+      at(sequenceAdvantages, 2),
+      at(sequenceAdvantages, 2),
+      at(sequenceAdvantages, 2),
+    ]);
   });
 
   it('subtracts the mean only with normalizeByStd false (Dr. GRPO)', () => {

@@ -50,10 +50,13 @@ export function grpoAdvantages({
 export function sequenceScores(tokenRewards: Sequences, lossMask: Sequences, groupIds: readonly unknown[]): number[] {
   assertSameShape('tokenRewards', tokenRewards, lossMask);
   if (groupIds.length !== lossMask.length) {
-    throw new InvalidArgumentError(`groupIds has ${groupIds.length} entries but there are ${lossMask.length} sequences; give one per sequence`, {
-      groupIds: groupIds.length,
-      sequences: lossMask.length,
-    });
+    throw new InvalidArgumentError(
+      `groupIds has ${groupIds.length} entries but there are ${lossMask.length} sequences; give one per sequence`,
+      {
+        groupIds: groupIds.length,
+        sequences: lossMask.length,
+      },
+    );
   }
   return tokenRewards.map((rewards) => {
     let sum = 0;

@@ -8,8 +8,14 @@ describe('reinforcePlusPlusAdvantages', () => {
   it('discounts per sequence, then whitens over the batch', () => {
     // seq0: rewards [0,0,1], γ 0.5 → returns [0.25, 0.5, 1]; seq1: mask [0,1], reward 2 → [0, 2]
     const { returns, advantages } = reinforcePlusPlusAdvantages({
-      tokenRewards: [[0, 0, 1], [0, 2]],
-      lossMask: [[1, 1, 1], [0, 1]],
+      tokenRewards: [
+        [0, 0, 1],
+        [0, 2],
+      ],
+      lossMask: [
+        [1, 1, 1],
+        [0, 1],
+      ],
       gamma: 0.5,
     });
     assertAllClose(at(returns, 0), [0.25, 0.5, 1]);
@@ -23,7 +29,11 @@ describe('reinforcePlusPlusAdvantages', () => {
 
   it('resets at the end of each sequence and skips observation tokens', () => {
     // seq0: [0, obs(reward 7 ignored), 1], γ 0.5 → [0.5, 0, 1]; seq1 starts from 0 again.
-    const { returns } = reinforcePlusPlusAdvantages({ tokenRewards: [[0, 7, 1], [4]], lossMask: [[1, 0, 1], [1]], gamma: 0.5 });
+    const { returns } = reinforcePlusPlusAdvantages({
+      tokenRewards: [[0, 7, 1], [4]],
+      lossMask: [[1, 0, 1], [1]],
+      gamma: 0.5,
+    });
     assertAllClose(at(returns, 0), [0.5, 0, 1]);
     assertAllClose(at(returns, 1), [4]);
   });

@@ -8,8 +8,20 @@ describe('rlooAdvantages', () => {
     // group "g": scores 1, 0, 0, 1, n = 4, mean 0.5 → 1·4/3 − 0.5·4/3 = 2/3; 0 − 2/3 = −2/3
     // group "h": one member with score 3 keeps 3
     const { sequenceAdvantages, advantages } = rlooAdvantages({
-      tokenRewards: [[0, 1], [0, 0], [0, 0], [1, 0], [0, 3]],
-      lossMask: [[0, 1], [1, 1], [0, 1], [1, 1], [1, 1]],
+      tokenRewards: [
+        [0, 1],
+        [0, 0],
+        [0, 0],
+        [1, 0],
+        [0, 3],
+      ],
+      lossMask: [
+        [0, 1],
+        [1, 1],
+        [0, 1],
+        [1, 1],
+        [1, 1],
+      ],
       groupIds: ['g', 'g', 'g', 'g', 'h'],
     });
     assertAllClose(sequenceAdvantages, [2 / 3, -2 / 3, -2 / 3, 2 / 3, 3]);

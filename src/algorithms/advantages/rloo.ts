@@ -6,7 +6,13 @@
  * A group of one keeps A_i = s_i. A_i is broadcast over sequence i's loss mask.
  */
 import { at } from '../../core/indexing.ts';
-import { broadcast, groupMembers, sequenceScores, type GroupAdvantageOptions, type GroupAdvantageResult } from './grpo.ts';
+import {
+  broadcast,
+  groupMembers,
+  sequenceScores,
+  type GroupAdvantageOptions,
+  type GroupAdvantageResult,
+} from './grpo.ts';
 
 export function rlooAdvantages({ tokenRewards, lossMask, groupIds }: GroupAdvantageOptions): GroupAdvantageResult {
   const scores = sequenceScores(tokenRewards, lossMask, groupIds);

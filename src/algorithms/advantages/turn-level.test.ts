@@ -41,7 +41,10 @@ describe('turnLevelAdvantages', () => {
 
   it('rloo: the return minus the mean of the other episodes of the group', () => {
     // Returns 1, 0, 0.5 → 1 − 0.25, 0 − 0.75, 0.5 − 0.5; a group of one keeps its return.
-    const { advantages } = turnLevelAdvantages([episode('g', [1]), episode('g', [0, 0]), episode('g', [0.5]), episode('alone', [2])], { estimator: 'rloo' });
+    const { advantages } = turnLevelAdvantages(
+      [episode('g', [1]), episode('g', [0, 0]), episode('g', [0.5]), episode('alone', [2])],
+      { estimator: 'rloo' },
+    );
     assertAllClose(at(advantages, 0), [0.75]);
     assertAllClose(at(advantages, 1), [-0.75, -0.75]);
     assertAllClose(at(advantages, 2), [0]);
@@ -59,7 +62,11 @@ describe('turnLevelAdvantages', () => {
     //   δ₁ = 1 − 0.8 = 0.2, A₁ = 0.2, R₁ = 1;  δ₀ = 0.9·0.8 − 0.5 = 0.22, A₀ = 0.22 + 0.45·0.2 = 0.31, R₀ = 0.81.
     // Episode 1 (cut by the turn limit): r = [0], V = [0.6] → A = −0.6, R = 0.
     // Whitened over the 3 turns [0.31, 0.2, −0.6]: mean −0.03, unbiased variance 0.2467.
-    const { advantages, returns } = turnLevelAdvantages([episode('g', [0, 1], [0.5, 0.8]), episode('g', [0], [0.6])], { estimator: 'gae', gamma: 0.9, lambda: 0.5 });
+    const { advantages, returns } = turnLevelAdvantages([episode('g', [0, 1], [0.5, 0.8]), episode('g', [0], [0.6])], {
+      estimator: 'gae',
+      gamma: 0.9,
+      lambda: 0.5,
+    });
     assertAllClose(at(returns!, 0), [0.81, 1]);
     assertAllClose(at(returns!, 1), [0]);
     assertAllClose(at(advantages, 0), [0.6845329117822757, 0.4630663814997748]);

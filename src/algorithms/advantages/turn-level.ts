@@ -76,7 +76,8 @@ export function turnLevelAdvantages(
   { estimator, gamma = 1, lambda = 1, klInReward = null, turnWeighting = 'turn' }: TurnLevelOptions,
 ): TurnLevelResult {
   const shaped = klInReward === null ? undefined : shapedRewards(episodes, klInReward);
-  const tokenRewards = shaped?.rewards ?? episodes.map((episode) => Float64Array.from(episode.turns, (turn) => turn.reward));
+  const tokenRewards =
+    shaped?.rewards ?? episodes.map((episode) => Float64Array.from(episode.turns, (turn) => turn.reward));
   // Every turn is one step: a loss mask of ones over the episode's turns.
   const lossMask = episodes.map((episode) => new Float64Array(episode.turns.length).fill(1));
   const groupIds = episodes.map((episode) => episode.groupId);
@@ -103,7 +104,10 @@ interface EstimatorInput {
   lambda: number;
 }
 
-function estimate(estimator: AdvantageEstimator, input: EstimatorInput): { advantages: Float64Array[]; returns?: Float64Array[] } {
+function estimate(
+  estimator: AdvantageEstimator,
+  input: EstimatorInput,
+): { advantages: Float64Array[]; returns?: Float64Array[] } {
   const { tokenRewards, lossMask, groupIds, gamma } = input;
   switch (estimator) {
     case 'grpo':
@@ -119,13 +123,19 @@ function estimate(estimator: AdvantageEstimator, input: EstimatorInput): { advan
   }
 }
 
-function turnLevelGae({ episodes, tokenRewards, lossMask, gamma, lambda }: EstimatorInput): { advantages: Float64Array[]; returns: Float64Array[] } {
+function turnLevelGae({ episodes, tokenRewards, lossMask, gamma, lambda }: EstimatorInput): {
+  advantages: Float64Array[];
+  returns: Float64Array[];
+} {
   const advantages: Float64Array[] = [];
   const returns: Float64Array[] = [];
   episodes.forEach((episode, e) => {
     const values = Float64Array.from(episode.turns, (turn, k) => {
       if (turn.value === undefined) {
-        throw new InvalidArgumentError(`turn-level gae needs a value on every turn; episode ${e} turn ${k} has none (score the turns with the value head)`, { episode: e, turn: k });
+        throw new InvalidArgumentError(
+          `turn-level gae needs a value on every turn; episode ${e} turn ${k} has none (score the turns with the value head)`,
+          { episode: e, turn: k },
+        );
       }
       return turn.value;
     });
@@ -137,7 +147,10 @@ function turnLevelGae({ episodes, tokenRewards, lossMask, gamma, lambda }: Estim
 }
 
 /** r'_k = r_k − coef · Σ kl over the turn's generated tokens, and the batch mean of the per-turn token means. */
-function shapedRewards(episodes: readonly CreditEpisode[], { estimator, coef }: { estimator: KlEstimator; coef: number }): { rewards: Float64Array[]; meanKl?: number } {
+function shapedRewards(
+  episodes: readonly CreditEpisode[],
+  { estimator, coef }: { estimator: KlEstimator; coef: number },
+): { rewards: Float64Array[]; meanKl?: number } {
   let klSum = 0;
   let shapedTurns = 0;
   const rewards = episodes.map((episode) =>

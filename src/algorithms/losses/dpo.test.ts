@@ -43,7 +43,11 @@ describe('dpoPairLoss', () => {
       const lossMask = randomMask(rng, lengths);
       const logprobs = randomSequences(rng, lengths, () => -2 * rng.next());
       const refLogprobs = logprobs.map((seq) => seq.map((x) => x + 0.3 * rng.normal()));
-      const pairs: PreferencePair[] = [{ chosen: 0, rejected: 1 }, { chosen: 2, rejected: 3 }, { chosen: 0, rejected: 3 }];
+      const pairs: PreferencePair[] = [
+        { chosen: 0, rejected: 1 },
+        { chosen: 2, rejected: 3 },
+        { chosen: 0, rejected: 3 },
+      ];
       const options = { refLogprobs, lossMask, pairs, lossType, beta: 0.5 };
       const { gradLogprobs } = dpoPairLoss({ ...options, logprobs });
       assertGradientMatches(lossType, (x) => dpoPairLoss({ ...options, logprobs: x }).loss, logprobs, gradLogprobs);

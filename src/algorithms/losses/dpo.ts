@@ -42,14 +42,21 @@ export function dpoPairLoss({ logprobs, refLogprobs, lossMask, pairs, beta = 0.1
   assertSameShape('logprobs', logprobs, lossMask);
   assertSameShape('refLogprobs', refLogprobs, lossMask);
   if (!dpoLossTypes.includes(lossType)) {
-    throw new InvalidArgumentError(`unknown DPO loss type "${lossType}"; allowed: ${dpoLossTypes.join(', ')}`, { lossType, allowed: dpoLossTypes });
+    throw new InvalidArgumentError(`unknown DPO loss type "${lossType}"; allowed: ${dpoLossTypes.join(', ')}`, {
+      lossType,
+      allowed: dpoLossTypes,
+    });
   }
   if (!(beta > 0)) throw new InvalidArgumentError(`beta must be a positive number, got ${beta}`, { beta });
-  if (pairs.length === 0) throw new InvalidArgumentError('pairs is empty; give at least one { chosen, rejected } pair', {});
+  if (pairs.length === 0)
+    throw new InvalidArgumentError('pairs is empty; give at least one { chosen, rejected } pair', {});
   for (const pair of pairs) {
     for (const index of [pair.chosen, pair.rejected]) {
       if (!Number.isInteger(index) || index < 0 || index >= lossMask.length) {
-        throw new InvalidArgumentError(`pair index ${index} is not a sequence index in [0, ${lossMask.length})`, { pair, sequences: lossMask.length });
+        throw new InvalidArgumentError(`pair index ${index} is not a sequence index in [0, ${lossMask.length})`, {
+          pair,
+          sequences: lossMask.length,
+        });
       }
     }
   }

@@ -7,7 +7,11 @@ import { entropyBonus } from './entropy.ts';
 describe('entropyBonus', () => {
   it('is −coef · token-mean entropy', () => {
     // masked entropies 1, 2 → mean 1.5; loss −0.01·1.5 = −0.015; grad −0.01/2 per token
-    const { loss, gradEntropies, metrics } = entropyBonus({ entropies: [[0, 1, 2]], lossMask: [[0, 1, 1]], coef: 0.01 });
+    const { loss, gradEntropies, metrics } = entropyBonus({
+      entropies: [[0, 1, 2]],
+      lossMask: [[0, 1, 1]],
+      coef: 0.01,
+    });
     assertClose(loss, -0.015);
     assertClose(metrics.entropy, 1.5);
     assertAllClose(at(gradEntropies, 0), [0, -0.005, -0.005]);

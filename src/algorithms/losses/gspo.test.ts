@@ -14,10 +14,22 @@ describe('gspoLoss', () => {
     // seq-mean-token-mean: (−1.2 + 1.2214027582) / 2 = 0.0107013791
     const s = Math.exp(0.2);
     const { loss, gradLogprobs, metrics } = gspoLoss({
-      logprobs: [[0, 0.1, 0.3], [0.1, 0.3]],
-      oldLogprobs: [[5, 0, 0], [0, 0]],
-      advantages: [[0, 1, 1], [-1, -1]],
-      lossMask: [[0, 1, 1], [1, 1]],
+      logprobs: [
+        [0, 0.1, 0.3],
+        [0.1, 0.3],
+      ],
+      oldLogprobs: [
+        [5, 0, 0],
+        [0, 0],
+      ],
+      advantages: [
+        [0, 1, 1],
+        [-1, -1],
+      ],
+      lossMask: [
+        [0, 1, 1],
+        [1, 1],
+      ],
     });
     assertClose(loss, (-1.2 + s) / 2);
     assertAllClose(at(gradLogprobs, 0), [0, 0, 0]);
@@ -27,7 +39,12 @@ describe('gspoLoss', () => {
   });
 
   it('clamps the log sequence ratio at 10 with zero gradient beyond', () => {
-    const { loss, gradLogprobs } = gspoLoss({ logprobs: [[12, 12]], oldLogprobs: [[0, 0]], advantages: [[-1, -1]], lossMask: [[1, 1]] });
+    const { loss, gradLogprobs } = gspoLoss({
+      logprobs: [[12, 12]],
+      oldLogprobs: [[0, 0]],
+      advantages: [[-1, -1]],
+      lossMask: [[1, 1]],
+    });
     assertClose(loss, Math.exp(10));
     assertAllClose(at(gradLogprobs, 0), [0, 0]);
   });
@@ -44,7 +61,13 @@ describe('gspoLoss', () => {
       return new Float64Array(length).fill(a);
     });
     for (const mode of lossAggModes) {
-      const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode , lossScaleFactor: 16 };
+      const options = {
+        oldLogprobs: old,
+        advantages: advantage,
+        lossMask: mask,
+        lossAggMode: mode,
+        lossScaleFactor: 16,
+      };
       const { gradLogprobs, metrics } = gspoLoss({ ...options, logprobs: current });
       assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => gspoLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
@@ -57,7 +80,12 @@ describe('gspoLoss', () => {
     const advantages = sweep.map((_, i) => [i % 2 === 0 ? 1 : -1]);
     const logprobs = sweep.map((r) => [Math.log(r)]);
     const lossMask = sweep.map(() => [1]);
-    const { tokenLosses, gradLogprobs } = gspoLoss({ logprobs, oldLogprobs: sweep.map(() => [0]), advantages, lossMask });
+    const { tokenLosses, gradLogprobs } = gspoLoss({
+      logprobs,
+      oldLogprobs: sweep.map(() => [0]),
+      advantages,
+      lossMask,
+    });
     let clippedSequences = 0;
     sweep.forEach((_, i) => {
       const ratio = Math.exp(at(at(logprobs, i), 0));

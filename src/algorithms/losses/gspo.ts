@@ -86,6 +86,12 @@ export function gspoLoss({
     loss: value,
     gradLogprobs: weightTokens(weights, derivatives),
     tokenLosses,
-    metrics: { clipfrac: per(clipped), clipfrac_lower: 0, ppo_kl: per(ppoKl), approx_kl: per(approxKl), ratio_mean: per(ratioSum) },
+    metrics: {
+      clipfrac: per(clipped),
+      clipfrac_lower: 0,
+      ppo_kl: per(ppoKl),
+      approx_kl: per(approxKl),
+      ratio_mean: per(ratioSum),
+    },
   };
 }

@@ -46,7 +46,13 @@ describe('ppoClipLoss', () => {
   });
 
   it('clamps log ratio at ±20 with zero gradient beyond', () => {
-    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: [[25]], oldLogprobs: [[0]], advantages: [[-1]], lossMask: [[1]], clipRatioC: null });
+    const { tokenLosses, gradLogprobs } = ppoClipLoss({
+      logprobs: [[25]],
+      oldLogprobs: [[0]],
+      advantages: [[-1]],
+      lossMask: [[1]],
+      clipRatioC: null,
+    });
     assertClose(at(at(tokenLosses, 0), 0), Math.exp(20));
     assert.equal(at(gradLogprobs, 0)[0], 0);
   });
@@ -60,17 +66,33 @@ describe('ppoClipLoss', () => {
     const advantage = randomSequences(rng, lengths, () => rng.normal());
     for (const mode of lossAggModes) {
       for (const clipRatioC of [3, 1.2, null]) {
-        const options = { oldLogprobs: old, advantages: advantage, lossMask: mask, lossAggMode: mode, clipRatioC, clipRatioHigh: 0.28 , lossScaleFactor: 16 };
+        const options = {
+          oldLogprobs: old,
+          advantages: advantage,
+          lossMask: mask,
+          lossAggMode: mode,
+          clipRatioC,
+          clipRatioHigh: 0.28,
+          lossScaleFactor: 16,
+        };
         const { gradLogprobs, metrics } = ppoClipLoss({ ...options, logprobs: current });
         assert.ok(metrics.clipfrac > 0 && metrics.clipfrac < 1, 'both branches exercised');
         if (clipRatioC === 1.2) assert.ok(metrics.clipfrac_lower > 0, 'dual clip exercised');
-        assertGradientMatches(`${mode} c=${clipRatioC}`, (x) => ppoClipLoss({ ...options, logprobs: x }).loss, current, gradLogprobs);
+        assertGradientMatches(
+          `${mode} c=${clipRatioC}`,
+          (x) => ppoClipLoss({ ...options, logprobs: x }).loss,
+          current,
+          gradLogprobs,
+        );
       }
     }
   });
 
   it('rejects a dual-clip bound ≤ 1', () => {
-    assert.throws(() => ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: 1 }), InvalidArgumentError);
+    assert.throws(
+      () => ppoClipLoss({ logprobs, oldLogprobs, advantages, lossMask, clipRatioC: 1 }),
+      InvalidArgumentError,
+    );
   });
 
   it('the clip branch is taken only with the ratio outside [1 − ε_low, 1 + ε_high], where its gradient is 0', () => {
@@ -79,7 +101,14 @@ describe('ppoClipLoss', () => {
     const a = [sweep.flatMap((): number[] => [1, -1])];
     const current = [sweep.flatMap((r) => [Math.log(r), Math.log(r)])];
     const mask = [at(a, 0).map(() => 1)];
-    const { tokenLosses, gradLogprobs } = ppoClipLoss({ logprobs: current, oldLogprobs: [at(mask, 0).map(() => 0)], advantages: a, lossMask: mask, clipRatioHigh: 0.28, clipRatioC: null });
+    const { tokenLosses, gradLogprobs } = ppoClipLoss({
+      logprobs: current,
+      oldLogprobs: [at(mask, 0).map(() => 0)],
+      advantages: a,
+      lossMask: mask,
+      clipRatioHigh: 0.28,
+      clipRatioC: null,
+    });
     let clippedTokens = 0;
     at(a, 0).forEach((advantage, t) => {
       const ratio = Math.exp(at(at(current, 0), t));

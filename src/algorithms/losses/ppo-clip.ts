@@ -121,11 +121,13 @@ export function ppoClipLoss({
 }
 
 /** Throws unless every per-token input has the loss mask's shape and the clip bounds are valid. */
-function assertPolicyLossInputs(options: Pick<PolicyLossOptions, 'logprobs' | 'oldLogprobs' | 'advantages' | 'lossMask'> & {
-  clipRatioLow: number;
-  clipRatioHigh: number;
-  clipRatioC: number | null;
-}): void {
+function assertPolicyLossInputs(
+  options: Pick<PolicyLossOptions, 'logprobs' | 'oldLogprobs' | 'advantages' | 'lossMask'> & {
+    clipRatioLow: number;
+    clipRatioHigh: number;
+    clipRatioC: number | null;
+  },
+): void {
   const { logprobs, oldLogprobs, advantages, lossMask, clipRatioLow, clipRatioHigh, clipRatioC } = options;
   assertSameShape('logprobs', logprobs, lossMask);
   assertSameShape('oldLogprobs', oldLogprobs, lossMask);
@@ -133,6 +135,8 @@ function assertPolicyLossInputs(options: Pick<PolicyLossOptions, 'logprobs' | 'o
   assertInRange('clipRatioLow', clipRatioLow, 0, 1);
   assertInRange('clipRatioHigh', clipRatioHigh, 0, Number.MAX_VALUE);
   if (clipRatioC !== null && !(clipRatioC > 1)) {
-    throw new InvalidArgumentError(`clipRatioC must be a number > 1 or null (dual clip off), got ${clipRatioC}`, { clipRatioC });
+    throw new InvalidArgumentError(`clipRatioC must be a number > 1 or null (dual clip off), got ${clipRatioC}`, {
+      clipRatioC,
+    });
   }
 }

@@ -7,7 +7,10 @@ import { negativeLogLikelihood } from './sft.ts';
 describe('negativeLogLikelihood', () => {
   it('is the mean NLL of the masked tokens, with gradient −mask/count', () => {
     // masked log-probs −2, −3, −4 → loss (2 + 3 + 4) / 3 = 3
-    const { loss, gradLogprobs } = negativeLogLikelihood({ logprobs: [[-1, -2, -3], [-4]], lossMask: [[0, 1, 1], [1]] });
+    const { loss, gradLogprobs } = negativeLogLikelihood({
+      logprobs: [[-1, -2, -3], [-4]],
+      lossMask: [[0, 1, 1], [1]],
+    });
     assertClose(loss, 3);
     assertAllClose(at(gradLogprobs, 0), [0, -1 / 3, -1 / 3]);
     assertAllClose(at(gradLogprobs, 1), [-1 / 3]);

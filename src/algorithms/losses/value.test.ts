@@ -32,7 +32,7 @@ describe('valueLoss', () => {
     const values = oldValues.map((seq) => seq.map((v) => v + 0.6 * rng.normal()));
     const returns = randomSequences(rng, lengths, () => rng.normal());
     for (const mode of lossAggModes) {
-      const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3 , lossScaleFactor: 16 };
+      const options = { oldValues, returns, lossMask, lossAggMode: mode, clipRangeValue: 0.3, lossScaleFactor: 16 };
       const { gradValues, metrics } = valueLoss({ ...options, values });
       assert.ok(metrics.vf_clipfrac > 0 && metrics.vf_clipfrac < 1, 'both branches exercised');
       assertGradientMatches(mode, (x) => valueLoss({ ...options, values: x }).loss, values, gradValues);
@@ -43,7 +43,12 @@ describe('valueLoss', () => {
     // V = −1.00, −0.98, … 1.00 around V_old 0 (the bounds ±0.5 among them), returns 1.2 and −0.7.
     const sweep = Array.from({ length: 101 }, (_, i) => -1 + i / 50).flatMap((v) => [v, v]);
     const targets = sweep.map((_, i) => (i % 2 === 0 ? 1.2 : -0.7));
-    const { gradValues } = valueLoss({ values: [sweep], oldValues: [sweep.map(() => 0)], returns: [targets], lossMask: [sweep.map(() => 1)] });
+    const { gradValues } = valueLoss({
+      values: [sweep],
+      oldValues: [sweep.map(() => 0)],
+      returns: [targets],
+      lossMask: [sweep.map(() => 1)],
+    });
     let clippedTokens = 0;
     sweep.forEach((value, t) => {
       const target = at(targets, t);

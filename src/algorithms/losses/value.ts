@@ -29,7 +29,11 @@ export function valueLoss({
   clipRangeValue?: number;
   lossAggMode?: LossAggMode;
   lossScaleFactor?: number | null;
-}): { loss: number; gradValues: Float64Array[]; metrics: { vf_loss: number; vf_clipfrac: number; vpred_mean: number } } {
+}): {
+  loss: number;
+  gradValues: Float64Array[];
+  metrics: { vf_loss: number; vf_clipfrac: number; vpred_mean: number };
+} {
   assertSameShape('values', values, lossMask);
   assertSameShape('oldValues', oldValues, lossMask);
   assertSameShape('returns', returns, lossMask);
@@ -72,6 +76,10 @@ export function valueLoss({
   return {
     loss: value,
     gradValues: weightTokens(weights, derivatives),
-    metrics: { vf_loss: value, vf_clipfrac: count > 0 ? clipped / count : 0, vpred_mean: count > 0 ? valueSum / count : 0 },
+    metrics: {
+      vf_loss: value,
+      vf_clipfrac: count > 0 ? clipped / count : 0,
+      vpred_mean: count > 0 ? valueSum / count : 0,
+    },
   };
 }

@@ -27,8 +27,21 @@ test('Exp, Log, Sqrt, Reciprocal, Sigmoid, Tanh, Pow (constant and input exponen
     ],
     build: (g, { x, p }) => {
       const tanh = at(g.graph.node('Tanh', [x!], {}, [{ dtype: 'float32', shape: [2, 5] }]), 0);
-      const identity = at(g.graph.node('Identity', [g.cast(x!, 'float32')], {}, [{ dtype: 'float32', shape: [2, 5] }]), 0);
-      const terms = [g.exp(x!), g.log(x!), g.sqrt(x!), g.reciprocal(x!), g.sigmoid(x!), tanh, g.pow(x!, g.scalar(2)), g.pow(x!, p!), identity];
+      const identity = at(
+        g.graph.node('Identity', [g.cast(x!, 'float32')], {}, [{ dtype: 'float32', shape: [2, 5] }]),
+        0,
+      );
+      const terms = [
+        g.exp(x!),
+        g.log(x!),
+        g.sqrt(x!),
+        g.reciprocal(x!),
+        g.sigmoid(x!),
+        tanh,
+        g.pow(x!, g.scalar(2)),
+        g.pow(x!, p!),
+        identity,
+      ];
       return terms.reduce((sum, term) => g.add(sum, g.mul(term, x!)));
     },
   });
@@ -86,7 +99,10 @@ test('Gemm with every transA / transB combination and an alpha', async () => {
       const scaled = g.gemm(aTransposed!, bt!, { transA: true, transB: true });
       const node = at(g.graph.nodes, g.graph.info(scaled).producer as number);
       (node.attributes as Record<string, unknown>).alpha = attr.float(0.5);
-      return g.add(g.add(g.gemm(a!, b!), g.gemm(aTransposed!, b!, { transA: true })), g.add(g.gemm(a!, bt!, { transB: true }), scaled)); // [3, 2]
+      return g.add(
+        g.add(g.gemm(a!, b!), g.gemm(aTransposed!, b!, { transA: true })),
+        g.add(g.gemm(a!, bt!, { transB: true }), scaled),
+      ); // [3, 2]
     },
   });
 });
@@ -101,8 +117,16 @@ test('Reshape (0, −1, symbolic sizes), Transpose, Unsqueeze, Squeeze, Expand, 
     build: (g, { x, e }) => {
       const moved = g.transpose(g.reshape(x!, [0, -1, 2]), [2, 0, 1]); // [2, B, T·2]
       const squeezed = g.squeeze(g.unsqueeze(moved, [0]), [0]);
-      const expanded = at(g.graph.node('Expand', [e!, g.int64s([2, 3, 4])], {}, [{ dtype: 'float32', shape: [2, 3, 4] }]), 0);
-      const flat = at(g.graph.node('Flatten', [g.mul(expanded, x!)], { axis: attr.int(2) }, [{ dtype: 'float32', shape: ['B*T', 4] }]), 0);
+      const expanded = at(
+        g.graph.node('Expand', [e!, g.int64s([2, 3, 4])], {}, [{ dtype: 'float32', shape: [2, 3, 4] }]),
+        0,
+      );
+      const flat = at(
+        g.graph.node('Flatten', [g.mul(expanded, x!)], { axis: attr.int(2) }, [
+          { dtype: 'float32', shape: ['B*T', 4] },
+        ]),
+        0,
+      );
       return g.add(g.transpose(g.reshape(squeezed, [4, 6]), [0, 1]), g.reshape(flat, [4, 6]));
     },
   });
@@ -162,7 +186,11 @@ test('frozen values (initializers, inputs not differentiated) get no gradient no
       { name: 'frozen', shape: [2, 2], differentiate: false },
     ],
     build: (g, { x, frozen }) => {
-      const w = g.graph.initializer('w', { dtype: 'float32', shape: [4, 2], data: Float32Array.from({ length: 8 }, (_, i) => i / 8 - 0.5) });
+      const w = g.graph.initializer('w', {
+        dtype: 'float32',
+        shape: [4, 2],
+        data: Float32Array.from({ length: 8 }, (_, i) => i / 8 - 0.5),
+      });
       return g.matMul(g.matMul(x!, w), g.exp(frozen!)); // [3, 2]
     },
   });
@@ -183,6 +211,9 @@ test('a value the loss does not read gets zeros; an op without a rule and a non-
   const h = new GraphBuilder(new Graph());
   const y = h.graph.input('y', 'float32', [2]);
   const erf = at(h.graph.node('Erf', [y], {}, [{ dtype: 'float32', shape: [2] }]), 0);
-  assert.throws(() => addGradients(h, h.reduceSum(erf, [0], false), [y]), (error: unknown) => error instanceof InvalidArgumentError && /no gradient rule for Erf/.test(error.message));
+  assert.throws(
+    () => addGradients(h, h.reduceSum(erf, [0], false), [y]),
+    (error: unknown) => error instanceof InvalidArgumentError && /no gradient rule for Erf/.test(error.message),
+  );
   assert.throws(() => addGradients(h, y, [y]), /must be a float32 scalar/);
 });

@@ -30,12 +30,32 @@ export type OutputGradients = readonly (ValueId | undefined)[];
  * A vector-Jacobian product: given the node and its outputs' gradients, the gradients of its
  * inputs (undefined where an input needs none). `needs[i]` says which inputs want one.
  */
-export type VjpRule = (g: GraphBuilder, node: GraphNode, outputGradients: OutputGradients, needs: readonly boolean[]) => (ValueId | undefined)[];
+export type VjpRule = (
+  g: GraphBuilder,
+  node: GraphNode,
+  outputGradients: OutputGradients,
+  needs: readonly boolean[],
+) => (ValueId | undefined)[];
 
 const rules: Readonly<Record<string, VjpRule>> = { ...elementwiseRules, ...shapeRules };
 
 /** Ops whose outputs are never differentiable (integer, bool or shape results). */
-const nonDifferentiable = new Set(['Shape', 'Size', 'Equal', 'Less', 'Greater', 'LessOrEqual', 'GreaterOrEqual', 'Not', 'And', 'Or', 'ArgMax', 'ArgMin', 'ConstantOfShape', 'Range']);
+const nonDifferentiable = new Set([
+  'Shape',
+  'Size',
+  'Equal',
+  'Less',
+  'Greater',
+  'LessOrEqual',
+  'GreaterOrEqual',
+  'Not',
+  'And',
+  'Or',
+  'ArgMax',
+  'ArgMin',
+  'ConstantOfShape',
+  'Range',
+]);
 
 export function differentiableOps(): string[] {
   return Object.keys(rules).sort();
@@ -74,10 +94,15 @@ function nodesReachingLoss(g: GraphBuilder, loss: ValueId, end: number): boolean
 export function addGradients(g: GraphBuilder, loss: ValueId, wrt: readonly ValueId[]): ValueId[] {
   const lossInfo = g.graph.info(loss);
   if (lossInfo.dtype !== 'float32' || !lossInfo.shape.every((d) => d === 1)) {
-    throw new InvalidArgumentError(`addGradients: the loss must be a float32 scalar, got ${lossInfo.dtype} [${lossInfo.shape}]`);
+    throw new InvalidArgumentError(
+      `addGradients: the loss must be a float32 scalar, got ${lossInfo.dtype} [${lossInfo.shape}]`,
+    );
   }
   for (const id of wrt) {
-    if (g.dtype(id) !== 'float32') throw new InvalidArgumentError(`addGradients: cannot differentiate ${g.graph.info(id).name}, a ${g.dtype(id)} value; only float32 values have gradients`);
+    if (g.dtype(id) !== 'float32')
+      throw new InvalidArgumentError(
+        `addGradients: cannot differentiate ${g.graph.info(id).name}, a ${g.dtype(id)} value; only float32 values have gradients`,
+      );
   }
   const forwardEnd = g.graph.nodes.length;
   const depends = dependsOnParameters(g, wrt);
@@ -97,7 +122,9 @@ export function addGradients(g: GraphBuilder, loss: ValueId, wrt: readonly Value
     if (outputGradients.every((gradient) => gradient === undefined)) continue;
     const rule = rules[node.op];
     if (rule === undefined || node.domain !== '') {
-      throw new InvalidArgumentError(`addGradients: no gradient rule for ${node.domain === '' ? '' : node.domain + '.'}${node.op}; differentiable ops: ${differentiableOps().join(', ')}`);
+      throw new InvalidArgumentError(
+        `addGradients: no gradient rule for ${node.domain === '' ? '' : node.domain + '.'}${node.op}; differentiable ops: ${differentiableOps().join(', ')}`,
+      );
     }
     const inputGradients = rule(g, node, outputGradients, needs);
     node.inputs.forEach((input, i) => {

@@ -23,7 +23,11 @@ export interface PackedRows {
   positions: Int32Array; // [B, T]
 }
 
-export function packRows(sequences: readonly ArrayLike<number>[], padding: Padding, length = Math.max(...sequences.map((s) => s.length))): PackedRows {
+export function packRows(
+  sequences: readonly ArrayLike<number>[],
+  padding: Padding,
+  length = Math.max(...sequences.map((s) => s.length)),
+): PackedRows {
   const rows = sequences.length;
   const tokens = new Int32Array(rows * length);
   const positions = new Int32Array(rows * length);
@@ -37,7 +41,13 @@ export function packRows(sequences: readonly ArrayLike<number>[], padding: Paddi
 }
 
 /** cos / sin feeds [B, T, hd/2] for per-row positions. */
-export function ropeFeeds(positions: Int32Array, rows: number, length: number, headDimension: number, theta: number): { cos: Feed; sin: Feed } {
+export function ropeFeeds(
+  positions: Int32Array,
+  rows: number,
+  length: number,
+  headDimension: number,
+  theta: number,
+): { cos: Feed; sin: Feed } {
   const { cos, sin } = ropeTables(positions, headDimension, theta);
   const shape = [rows, length, headDimension / 2];
   return { cos: { dtype: 'float32', shape, data: cos }, sin: { dtype: 'float32', shape, data: sin } };
@@ -66,7 +76,11 @@ export function promptBias(packed: PackedRows, cacheSlots: number): Feed {
  * Head rows and targets for scoring: every position with a next token, in the flattened [B·T]
  * layout. `slots[k]` = [row, token index the log-prob belongs to] (index 0 of a sequence has none).
  */
-export function scoringRows(packed: PackedRows): { headRows: Int32Array; targets: Int32Array; slots: [number, number][] } {
+export function scoringRows(packed: PackedRows): {
+  headRows: Int32Array;
+  targets: Int32Array;
+  slots: [number, number][];
+} {
   const slots: [number, number][] = [];
   const headRows: number[] = [];
   const targets: number[] = [];
@@ -88,7 +102,10 @@ export function scoringRows(packed: PackedRows): { headRows: Int32Array; targets
  * a chunk pads little. A sequence that alone passes the head budget gets a chunk of its own
  * (scoreChunk splits its head rows).
  */
-export function scoringChunks(lengths: readonly number[], { tokenBudget, headRowsPerRun }: { tokenBudget: number; headRowsPerRun: number }): number[][] {
+export function scoringChunks(
+  lengths: readonly number[],
+  { tokenBudget, headRowsPerRun }: { tokenBudget: number; headRowsPerRun: number },
+): number[][] {
   const order = lengths.map((_, i) => i).sort((a, b) => at(lengths, a) - at(lengths, b) || a - b);
   const chunks: number[][] = [];
   let current: number[] = [];

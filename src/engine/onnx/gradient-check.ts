@@ -43,7 +43,11 @@ export interface GradientCase {
 
 function integerFeed(input: IntegerInput): Feed {
   const data =
-    input.dtype === 'int64' ? BigInt64Array.from(input.data.map(BigInt)) : input.dtype === 'int32' ? Int32Array.from(input.data) : (Uint8Array.from(input.data) as unknown as Int32Array);
+    input.dtype === 'int64'
+      ? BigInt64Array.from(input.data.map(BigInt))
+      : input.dtype === 'int32'
+        ? Int32Array.from(input.data)
+        : (Uint8Array.from(input.data) as unknown as Int32Array);
   return { dtype: input.dtype, shape: input.shape, data };
 }
 
@@ -51,25 +55,48 @@ function integerFeed(input: IntegerInput): Feed {
 async function lossSession(spec: GradientCase, rng: Rng) {
   const g = new GraphBuilder(new Graph());
   const values: Record<string, ValueId> = {};
-  for (const input of spec.inputs) values[input.name] = g.graph.input(input.name, 'float32', input.declared ?? input.shape);
+  for (const input of spec.inputs)
+    values[input.name] = g.graph.input(input.name, 'float32', input.declared ?? input.shape);
   for (const input of spec.integers ?? []) values[input.name] = g.graph.input(input.name, input.dtype, input.shape);
   const y = spec.build(g, values);
-  const outputShape = spec.outputShape ?? g.shape(y).map((d) => {
-    if (typeof d !== 'number') throw new InvalidArgumentError(`gradient check: y has symbolic shape [${g.shape(y)}]; give outputShape`);
-    return d;
-  });
+  const outputShape =
+    spec.outputShape ??
+    g.shape(y).map((d) => {
+      if (typeof d !== 'number')
+        throw new InvalidArgumentError(`gradient check: y has symbolic shape [${g.shape(y)}]; give outputShape`);
+      return d;
+    });
   const cotangent = Float32Array.from({ length: outputShape.reduce((n, d) => n * d, 1) }, () => 2 * rng.next() - 1);
   const w = g.graph.initializer('cotangent', { dtype: 'float32', shape: outputShape, data: cotangent as TensorData });
   const product = g.mul(y, w);
-  const loss = g.graph.output(g.reduceSum(product, g.shape(product).map((_, i) => i), false), 'loss');
+  const loss = g.graph.output(
+    g.reduceSum(
+      product,
+      g.shape(product).map((_, i) => i),
+      false,
+    ),
+    'loss',
+  );
   const checked = spec.inputs.filter((input) => input.differentiate !== false);
-  const gradients = addGradients(g, loss, checked.map((input) => entry(values, input.name, 'gradient-check input')));
-  gradients.forEach((gradient, i) => g.graph.output(at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0), `grad.${at(checked, i).name}`));
+  const gradients = addGradients(
+    g,
+    loss,
+    checked.map((input) => entry(values, input.name, 'gradient-check input')),
+  );
+  gradients.forEach((gradient, i) =>
+    g.graph.output(
+      at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0),
+      `grad.${at(checked, i).name}`,
+    ),
+  );
   const session = await OnnxSession.create(serializeModel(g.graph), { threads: 1 });
   const data = new Map(
     spec.inputs.map((input) => [
       input.name,
-      input.data ?? Float32Array.from({ length: input.shape.reduce((n, d) => n * d, 1) }, () => (input.positive ? 0.5 + rng.next() : 2 * rng.next() - 1)),
+      input.data ??
+        Float32Array.from({ length: input.shape.reduce((n, d) => n * d, 1) }, () =>
+          input.positive ? 0.5 + rng.next() : 2 * rng.next() - 1,
+        ),
     ]),
   );
   return { session, data, checked, graph: g.graph };
@@ -79,17 +106,23 @@ async function lossSession(spec: GradientCase, rng: Rng) {
  * Asserts every gradient element within `atol + rtol·|analytic|` of its central difference.
  * Returns the graph (for structural assertions).
  */
-export async function assertGradientsMatch(label: string, spec: GradientCase, { seed = 1, step = 1e-2, atol = 2e-3, rtol = 1e-2 } = {}): Promise<Graph> {
+export async function assertGradientsMatch(
+  label: string,
+  spec: GradientCase,
+  { seed = 1, step = 1e-2, atol = 2e-3, rtol = 1e-2 } = {},
+): Promise<Graph> {
   const rng = new Rng(seed);
   const { session, data, checked, graph } = await lossSession(spec, rng);
   const feeds = (): Record<string, Feed> => {
     const out: Record<string, Feed> = {};
-    for (const input of spec.inputs) out[input.name] = { dtype: 'float32', shape: input.shape, data: data.get(input.name)! };
+    for (const input of spec.inputs)
+      out[input.name] = { dtype: 'float32', shape: input.shape, data: data.get(input.name)! };
     for (const input of spec.integers ?? []) out[input.name] = integerFeed(input);
     return out;
   };
   const analytic = await session.run(feeds());
-  const lossAt = async () => at(entry(await session.run(feeds(), ['loss']), 'loss', 'run output').data as Float32Array, 0);
+  const lossAt = async () =>
+    at(entry(await session.run(feeds(), ['loss']), 'loss', 'run output').data as Float32Array, 0);
   for (const input of checked) {
     const x = data.get(input.name)!;
     const gradient = entry(analytic, `grad.${input.name}`, 'run output');
@@ -103,7 +136,10 @@ export async function assertGradientsMatch(label: string, spec: GradientCase, { 
       x[i] = saved;
       const numeric = (plus - minus) / (2 * step);
       const value = gradient.data[i] as number;
-      assert.ok(Math.abs(numeric - value) <= atol + rtol * Math.abs(value), `${label}: ∂${input.name}[${i}] analytic ${value} vs numeric ${numeric}`);
+      assert.ok(
+        Math.abs(numeric - value) <= atol + rtol * Math.abs(value),
+        `${label}: ∂${input.name}[${i}] analytic ${value} vs numeric ${numeric}`,
+      );
     }
   }
   await session.release();

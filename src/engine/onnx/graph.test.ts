@@ -18,7 +18,12 @@ test('a built graph runs in onnxruntime: softmax(x W + b) over a symbolic batch 
   assert.deepEqual(g.shape(flat), ['N*2']);
   const picked = g.graph.output(g.gather(x, g.graph.input('rows', 'int32', ['M']), 0), 'picked'); // [M, 3]
   assert.deepEqual(g.shape(picked), ['M', 3]);
-  const eps = at(g.graph.node('LeakyRelu', [logits], { alpha: { kind: 'float', value: 0.25 } }, [{ dtype: 'float32', shape: ['N', 2] }]), 0);
+  const eps = at(
+    g.graph.node('LeakyRelu', [logits], { alpha: { kind: 'float', value: 0.25 } }, [
+      { dtype: 'float32', shape: ['N', 2] },
+    ]),
+    0,
+  );
   g.graph.output(eps, 'leaky');
   void probs;
 

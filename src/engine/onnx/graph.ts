@@ -103,7 +103,9 @@ export class Graph {
   /** A constant stored in the model (weights, shape vectors). `data` is referenced, not copied. */
   initializer(name: string | undefined, tensor: Tensor): ValueId {
     if (tensor.data.length !== elementCount(tensor.shape)) {
-      throw new InvalidArgumentError(`initializer ${name ?? ''} has ${tensor.data.length} values for shape [${tensor.shape}]`);
+      throw new InvalidArgumentError(
+        `initializer ${name ?? ''} has ${tensor.data.length} values for shape [${tensor.shape}]`,
+      );
     }
     const id = this.addValue(name, tensor.dtype, tensor.shape, 'initializer');
     this.initializers.set(id, tensor);
@@ -119,7 +121,8 @@ export class Graph {
     domain = '',
   ): ValueId[] {
     for (const input of inputs) {
-      if (!(input >= 0 && input < this.values.length)) throw new InvalidArgumentError(`${op}: unknown input value ${input}`);
+      if (!(input >= 0 && input < this.values.length))
+        throw new InvalidArgumentError(`${op}: unknown input value ${input}`);
     }
     const index = this.nodes.length;
     const ids = outputs.map((o) => this.addValue(o.name, o.dtype, o.shape, index));

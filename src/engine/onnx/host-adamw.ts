@@ -13,7 +13,13 @@ import type { HostParams } from '../../model/config.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
 
 /** adamw.ts's defaults (repeated so this path does not load the tensor library). */
-export const hostOptimDefaults = { maxGradNorm: 1.0, weightDecay: 0.0, beta1: 0.9, beta2: 0.95, epsilon: 1e-8 } as const;
+export const hostOptimDefaults = {
+  maxGradNorm: 1.0,
+  weightDecay: 0.0,
+  beta1: 0.9,
+  beta2: 0.95,
+  epsilon: 1e-8,
+} as const;
 
 export interface HostAdamState {
   step: number;
@@ -47,8 +53,8 @@ export function hostClipAndAdamW(
   const maxNorm = options.maxGradNorm ?? hostOptimDefaults.maxGradNorm;
   const lr = options.learningRate;
   state.step += 1;
-  const c1 = 1 / (1 - Math.pow(beta1, state.step));
-  const c2 = 1 / (1 - Math.pow(beta2, state.step));
+  const c1 = 1 / (1 - beta1 ** state.step);
+  const c2 = 1 / (1 - beta2 ** state.step);
   const norm = globalNorm(gradients, names);
   const scale = Math.min(maxNorm > 0 ? maxNorm / (norm + 1e-6) : Infinity, 1);
   for (const name of names) {

@@ -51,7 +51,15 @@ interface Context {
   fullLength: ValueId;
 }
 
-export const modelGraphInputs = { tokens: 'tokens', cos: 'cos', sin: 'sin', bias: 'attention_bias', headRows: 'head_rows', targets: 'targets', invTemperature: 'inv_temperature' } as const;
+export const modelGraphInputs = {
+  tokens: 'tokens',
+  cos: 'cos',
+  sin: 'sin',
+  bias: 'attention_bias',
+  headRows: 'head_rows',
+  targets: 'targets',
+  invTemperature: 'inv_temperature',
+} as const;
 export const pastKeyName = (layer: number): string => `past_key.${layer}`;
 export const pastValueName = (layer: number): string => `past_value.${layer}`;
 export const keyOutputName = (layer: number): string => `key.${layer}`;
@@ -115,7 +123,10 @@ function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, past
   // Query heads grouped by their KV head (HF repeat_kv order: head = kv·G + g): [B, KV, G·T, hd].
   const qg = g.reshape(qh, [0, KV, -1, hd]);
   const scale = g.scalar(1 / Math.sqrt(hd));
-  const scores = g.concat([g.matMul(qg, g.transpose(pastKey, [0, 1, 3, 2])), g.matMul(qg, g.transpose(kh, [0, 1, 3, 2]))], -1); // [B, KV, G·T, S+T]
+  const scores = g.concat(
+    [g.matMul(qg, g.transpose(pastKey, [0, 1, 3, 2])), g.matMul(qg, g.transpose(kh, [0, 1, 3, 2]))],
+    -1,
+  ); // [B, KV, G·T, S+T]
   const biased = g.add(g.mul(g.reshape(scores, [0, H, -1, 0]), scale), c.bias); // [B, H, T, S+T]
   const weights = g.reshape(g.softmax(biased, -1), [0, KV, -1, 0]); // [B, KV, G·T, S+T]
   const zero = g.int64s([0]);
@@ -137,10 +148,16 @@ function mlp(c: Context, layer: number, h: ValueId): ValueId {
 function heads(c: Context, x: ValueId): void {
   const { g, config } = c;
   const final = rmsNorm(c, x, c.weights.get('finalNorm')!);
-  const rows = g.gather(g.reshape(final, [-1, config.hiddenSize]), g.graph.input(modelGraphInputs.headRows, 'int32', ['M']), 0); // [M, D]
+  const rows = g.gather(
+    g.reshape(final, [-1, config.hiddenSize]),
+    g.graph.input(modelGraphInputs.headRows, 'int32', ['M']),
+    0,
+  ); // [M, D]
   // Scaled before the head, so the [M, V] logits are the only tensor of that size.
   const scaled = g.mul(rows, g.graph.input(modelGraphInputs.invTemperature, 'float32', [1])); // [M, D]
-  const raw = config.tieWordEmbeddings ? g.gemm(scaled, c.weights.get('embed')!, { transB: true }) : g.matMul(scaled, c.weights.get('lmHead')!);
+  const raw = config.tieWordEmbeddings
+    ? g.gemm(scaled, c.weights.get('embed')!, { transB: true })
+    : g.matMul(scaled, c.weights.get('lmHead')!);
   const logits = g.graph.output(raw, 'logits'); // [M, V]
   const targets = g.unsqueeze(g.graph.input(modelGraphInputs.targets, 'int32', ['M']), [1]); // [M, 1]
   const picked = g.sub(g.gatherElements(logits, targets, 1), g.reduce('ReduceLogSumExp', logits, [1])); // [M, 1]
@@ -166,7 +183,10 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
       if (!name.endsWith('.loraA')) continue;
       const weight = name.slice(0, -'.loraA'.length);
       const b = loraShapes(config, lora).get(weight + '.loraB')!;
-      adapters.set(weight, { a: g.graph.input(name, 'float32', shape), b: g.graph.input(weight + '.loraB', 'float32', b) });
+      adapters.set(weight, {
+        a: g.graph.input(name, 'float32', shape),
+        b: g.graph.input(weight + '.loraB', 'float32', b),
+      });
     }
   }
   const tokens = g.graph.input(modelGraphInputs.tokens, 'int32', ['B', 'T']);
@@ -174,8 +194,12 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
   const cos = unsqueezeTable(modelGraphInputs.cos);
   const sin = unsqueezeTable(modelGraphInputs.sin);
   const bias = g.graph.input(modelGraphInputs.bias, 'float32', ['B', 1, 'T', 'S+T']);
-  const pastKeys = Array.from({ length: config.numLayers }, (_, i) => g.graph.input(pastKeyName(i), 'float32', ['B', config.numKvHeads, 'S', hd]));
-  const pastValues = Array.from({ length: config.numLayers }, (_, i) => g.graph.input(pastValueName(i), 'float32', ['B', config.numKvHeads, 'S', hd]));
+  const pastKeys = Array.from({ length: config.numLayers }, (_, i) =>
+    g.graph.input(pastKeyName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
+  );
+  const pastValues = Array.from({ length: config.numLayers }, (_, i) =>
+    g.graph.input(pastValueName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
+  );
   const biasShape = g.shapeOf(bias);
   const c: Context = {
     g,
@@ -192,7 +216,13 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
   let x = g.gather(weights.get('embed')!, tokens, 0); // [B, T, D]
   for (let i = 0; i < config.numLayers; i++) {
     const p = `layers.${i}.`;
-    const block = attention(c, i, rmsNorm(c, x, weights.get(p + 'attnNorm')!), at(pastKeys, i, 'pastKeys'), at(pastValues, i, 'pastValues'));
+    const block = attention(
+      c,
+      i,
+      rmsNorm(c, x, weights.get(p + 'attnNorm')!),
+      at(pastKeys, i, 'pastKeys'),
+      at(pastValues, i, 'pastValues'),
+    );
     g.graph.output(block.key, keyOutputName(i));
     g.graph.output(block.value, valueOutputName(i));
     x = g.add(x, block.out);

@@ -26,7 +26,12 @@ interface Cache {
 }
 
 /** Writes new keys/values [rows, KV, T, hd] of cache rows from `firstRow` on into slots [start, start + T). */
-function writeCache(cache: Cache, layer: number, out: Record<string, { data: unknown }>, place: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number }): void {
+function writeCache(
+  cache: Cache,
+  layer: number,
+  out: Record<string, { data: unknown }>,
+  place: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number },
+): void {
   const keys = entry(out, keyOutputName(layer), 'run output').data as Float32Array;
   const values = entry(out, valueOutputName(layer), 'run output').data as Float32Array;
   const cachedKeys = at(cache.keys, layer, 'cache.keys');
@@ -46,7 +51,10 @@ function checkPrompts(prompts: readonly (readonly number[])[], options: Generate
     throw new InvalidArgumentError('stopStrings need a decode function to read the generated text');
   }
   const longest = Math.max(...prompts.map((p) => p.length));
-  if (longest >= maxSeqLen) throw new InvalidArgumentError(`a prompt of ${longest} tokens leaves no room in the context window of ${maxSeqLen}`);
+  if (longest >= maxSeqLen)
+    throw new InvalidArgumentError(
+      `a prompt of ${longest} tokens leaves no room in the context window of ${maxSeqLen}`,
+    );
   return longest;
 }
 
@@ -57,7 +65,14 @@ const PREFILL_TOKEN_BUDGET = 4096;
  * Runs the prompts, left-padded to P, in row groups of at most `budget` padded tokens; writes
  * their keys/values into cache slots [0, P) and returns the last positions' logits [B, V].
  */
-async function prefill(inference: OnnxInference, prompts: readonly (readonly number[])[], P: number, cache: Cache, fetches: string[], budget: number): Promise<Float32Array> {
+async function prefill(
+  inference: OnnxInference,
+  prompts: readonly (readonly number[])[],
+  P: number,
+  cache: Cache,
+  fetches: string[],
+  budget: number,
+): Promise<Float32Array> {
   const config = inference.config;
   const hd = headDim(config);
   const V = config.vocabSize;
@@ -77,7 +92,14 @@ async function prefill(inference: OnnxInference, prompts: readonly (readonly num
       },
       fetches,
     );
-    const place = { firstRow: first, rowsTimesHeads: rows * config.numKvHeads, tokens: P, start: 0, hd, kvHeads: config.numKvHeads };
+    const place = {
+      firstRow: first,
+      rowsTimesHeads: rows * config.numKvHeads,
+      tokens: P,
+      start: 0,
+      hd,
+      kvHeads: config.numKvHeads,
+    };
     for (let i = 0; i < config.numLayers; i++) writeCache(cache, i, out, place);
     logits.set(entry(out, 'logits', 'run output').data as Float32Array, first * V);
   }
@@ -118,7 +140,16 @@ class RowSampler {
         token[b] = 0;
         continue;
       }
-      const sampled = sampleToken(logits, b * V, V, this.sampleOptions, this.rng, this.scratch, this.order, this.sampledVocab);
+      const sampled = sampleToken(
+        logits,
+        b * V,
+        V,
+        this.sampleOptions,
+        this.rng,
+        this.scratch,
+        this.order,
+        this.sampledVocab,
+      );
       token[b] = sampled.token;
       const row = at(this.rows, b);
       row.tokens.push(sampled.token);
@@ -134,7 +165,11 @@ class RowSampler {
   }
 }
 
-export async function generateOnOnnx(inference: OnnxInference, prompts: readonly (readonly number[])[], options: GenerateOptions): Promise<GeneratedRow[]> {
+export async function generateOnOnnx(
+  inference: OnnxInference,
+  prompts: readonly (readonly number[])[],
+  options: GenerateOptions,
+): Promise<GeneratedRow[]> {
   const config = inference.config;
   const B = prompts.length;
   if (B === 0) return [];
@@ -146,7 +181,10 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
   const KV = config.numKvHeads;
   const V = config.vocabSize;
   const layers = config.numLayers;
-  const fetches = ['logits', ...Array.from({ length: layers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat()];
+  const fetches = [
+    'logits',
+    ...Array.from({ length: layers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat(),
+  ];
 
   const packed = packRows(prompts, 'left');
   const P = packed.length;
@@ -189,7 +227,8 @@ export async function generateOnOnnx(inference: OnnxInference, prompts: readonly
       },
       fetches,
     );
-    for (let i = 0; i < layers; i++) writeCache(cache, i, out, { firstRow: 0, rowsTimesHeads: B * KV, tokens: 1, start: P + step, hd, kvHeads: KV });
+    for (let i = 0; i < layers; i++)
+      writeCache(cache, i, out, { firstRow: 0, rowsTimesHeads: B * KV, tokens: 1, start: P + step, hd, kvHeads: KV });
     logits = entry(out, 'logits', 'run output').data as Float32Array;
   }
   if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);

@@ -14,7 +14,13 @@
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
-import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from '../../model/config.ts';
+import {
+  headDim,
+  modelConfigSchema,
+  type HostParams,
+  type ModelConfig,
+  type ModelConfigInput,
+} from '../../model/config.ts';
 import { checkByShapes, loraShapes, type LoraConfig } from '../../model/lora.ts';
 import type { ScoreResult } from '../../model/model.ts';
 import type { GeneratedRow, GenerateOptions } from '../../model/generate.ts';
@@ -90,7 +96,10 @@ export class OnnxInference {
     const session = await OnnxInference.sessionFor(config, input.params, lora, options);
     const inference = new OnnxInference(config, lora, session, options);
     if (lora !== null) {
-      if (input.adapters === undefined) throw new InvalidArgumentError('OnnxInference.create: a LoRA config needs its adapters (model.adapterParams())');
+      if (input.adapters === undefined)
+        throw new InvalidArgumentError(
+          'OnnxInference.create: a LoRA config needs its adapters (model.adapterParams())',
+        );
       inference.setAdapters(input.adapters);
     }
     return inference;
@@ -99,10 +108,21 @@ export class OnnxInference {
   /** The same weights (and adapters) as a jax-js model. */
   static async fromModel(model: TransformerModel, options: OnnxInferenceOptions = {}): Promise<OnnxInference> {
     const adapters = model.lora === null ? undefined : await model.adapterParams();
-    return OnnxInference.create({ config: model.config, params: await model.baseParams(), lora: model.lora, adapters, options });
+    return OnnxInference.create({
+      config: model.config,
+      params: await model.baseParams(),
+      lora: model.lora,
+      adapters,
+      options,
+    });
   }
 
-  private static async sessionFor(config: ModelConfig, params: HostParams, lora: LoraConfig | null, options: OnnxInferenceOptions): Promise<OnnxSession> {
+  private static async sessionFor(
+    config: ModelConfig,
+    params: HostParams,
+    lora: LoraConfig | null,
+    options: OnnxInferenceOptions,
+  ): Promise<OnnxSession> {
     const bytes = serializeModel(buildModelGraph({ config, params, lora }));
     return OnnxSession.create(bytes, { threads: options.threads, spinning: options.spinning });
   }
@@ -111,14 +131,16 @@ export class OnnxInference {
     const shapes = loraShapes(this.config, this.lora!);
     checkByShapes(shapes, adapters, 'LoRA adapters');
     const feeds: Record<string, Feed> = {};
-    for (const [name, shape] of shapes) feeds[name] = { dtype: 'float32', shape, data: adapters.get(name)!.data.slice() };
+    for (const [name, shape] of shapes)
+      feeds[name] = { dtype: 'float32', shape, data: adapters.get(name)!.data.slice() };
     this.adapterFeeds = feeds;
   }
 
   /** New weights: adapters (cheap, same session) and/or base params (a new session). */
   async refresh({ params, adapters }: { params?: HostParams; adapters?: HostParams }): Promise<void> {
     if (adapters !== undefined) {
-      if (this.lora === null) throw new InvalidArgumentError('refresh: adapters given, but this inference has no LoRA config');
+      if (this.lora === null)
+        throw new InvalidArgumentError('refresh: adapters given, but this inference has no LoRA config');
       this.setAdapters(adapters);
     }
     if (params !== undefined) {
@@ -136,7 +158,10 @@ export class OnnxInference {
   }
 
   /** One run of the graph; returns the fetched outputs. */
-  async forward(feeds: ForwardFeeds, fetches: readonly string[]): Promise<Record<string, { shape: number[]; data: HostArray }>> {
+  async forward(
+    feeds: ForwardFeeds,
+    fetches: readonly string[],
+  ): Promise<Record<string, { shape: number[]; data: HostArray }>> {
     const { rows: B, length: T } = feeds;
     const KV = this.config.numKvHeads;
     const hd = headDim(this.config);
@@ -149,8 +174,16 @@ export class OnnxInference {
       [modelGraphInputs.sin]: feeds.sin,
       [modelGraphInputs.bias]: feeds.bias,
       [modelGraphInputs.headRows]: { dtype: 'int32', shape: [feeds.headRows.length], data: feeds.headRows },
-      [modelGraphInputs.targets]: { dtype: 'int32', shape: [feeds.headRows.length], data: feeds.targets ?? new Int32Array(feeds.headRows.length) },
-      [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(feeds.invTemperature ?? 1) },
+      [modelGraphInputs.targets]: {
+        dtype: 'int32',
+        shape: [feeds.headRows.length],
+        data: feeds.targets ?? new Int32Array(feeds.headRows.length),
+      },
+      [modelGraphInputs.invTemperature]: {
+        dtype: 'float32',
+        shape: [1],
+        data: Float32Array.of(feeds.invTemperature ?? 1),
+      },
     };
     for (let i = 0; i < this.config.numLayers; i++) {
       const shape = [B, KV, S, hd];
@@ -161,19 +194,36 @@ export class OnnxInference {
   }
 
   /** Per-token log-probs (and values) of given sequences, as TransformerModel.score returns them. */
-  async score(sequences: readonly ArrayLike<number>[], { temperature = 1, padding = 'right' }: OnnxScoreOptions = {}): Promise<ScoreResult> {
-    if (!(temperature > 0)) throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
+  async score(
+    sequences: readonly ArrayLike<number>[],
+    { temperature = 1, padding = 'right' }: OnnxScoreOptions = {},
+  ): Promise<ScoreResult> {
+    if (!(temperature > 0))
+      throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
     for (const sequence of sequences) {
       if (sequence.length > this.config.maxSeqLen) {
-        throw new InvalidArgumentError(`a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`);
+        throw new InvalidArgumentError(
+          `a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`,
+        );
       }
     }
     const result: ScoreResult = { logprobs: sequences.map((s) => new Float32Array(s.length)) };
     if (this.config.valueHead) result.values = sequences.map((s) => new Float32Array(s.length));
-    const headRowsPerRun = Math.max(1, Math.floor((this.options.headElementBudget ?? HEAD_ELEMENT_BUDGET) / this.config.vocabSize));
+    const headRowsPerRun = Math.max(
+      1,
+      Math.floor((this.options.headElementBudget ?? HEAD_ELEMENT_BUDGET) / this.config.vocabSize),
+    );
     const tokenBudget = this.options.scoreTokenBudget ?? SCORE_TOKEN_BUDGET;
-    for (const chunk of scoringChunks(sequences.map((s) => s.length), { tokenBudget, headRowsPerRun })) {
-      await this.scoreChunk(chunk.map((i) => at(sequences, i)), chunk, result, { temperature, padding, headRowsPerRun });
+    for (const chunk of scoringChunks(
+      sequences.map((s) => s.length),
+      { tokenBudget, headRowsPerRun },
+    )) {
+      await this.scoreChunk(
+        chunk.map((i) => at(sequences, i)),
+        chunk,
+        result,
+        { temperature, padding, headRowsPerRun },
+      );
     }
     return result;
   }
@@ -193,7 +243,16 @@ export class OnnxInference {
     for (let start = 0; start < headRows.length; start += headRowsPerRun) {
       const end = Math.min(headRows.length, start + headRowsPerRun);
       const out = await this.forward(
-        { tokens: packed.tokens, rows: packed.rows, length: packed.length, ...rope, bias, headRows: headRows.subarray(start, end), targets: targets.subarray(start, end), invTemperature: 1 / temperature },
+        {
+          tokens: packed.tokens,
+          rows: packed.rows,
+          length: packed.length,
+          ...rope,
+          bias,
+          headRows: headRows.subarray(start, end),
+          targets: targets.subarray(start, end),
+          invTemperature: 1 / temperature,
+        },
         fetches,
       );
       const logprobs = entry(out, 'target_logprobs', 'run output').data as Float32Array;

@@ -8,7 +8,16 @@ import type { HostParams, ModelConfigInput } from '../../model/config.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { OnnxLoraTrainer } from './onnx-lora-trainer.ts';
 
-const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
+const tiny: ModelConfigInput = {
+  vocabSize: 40,
+  hiddenSize: 16,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 32,
+  maxSeqLen: 32,
+  initStd: 0.2,
+};
 const lora = { rank: 4, alpha: 8 };
 
 function sequences(seed: number, count: number): number[][] {
@@ -19,13 +28,19 @@ function sequences(seed: number, count: number): number[][] {
 /** Adapters with B ≠ 0 (PEFT starts B at zero, where ∂A vanishes and the check would be weak). */
 function randomAdapters(adapters: HostParams, seed: number): HostParams {
   const rng = new Rng(seed);
-  return new Map([...adapters].map(([name, t]) => [name, { shape: t.shape, data: Float32Array.from(t.data, () => (2 * rng.next() - 1) * 0.3) }]));
+  return new Map(
+    [...adapters].map(([name, t]) => [
+      name,
+      { shape: t.shape, data: Float32Array.from(t.data, () => (2 * rng.next() - 1) * 0.3) },
+    ]),
+  );
 }
 
 /** PPO-clip with a KL-to-reference term and an entropy bonus, on seeded advantages and old / reference log-probs near the policy's. */
 function ppoLoss(batch: number[][], current: Float32Array[], seed: number): TokenLoss {
   const rng = new Rng(seed);
-  const near = () => current.map((row) => Float64Array.from(row, (x, t) => (t === 0 ? 0 : x + 0.3 * (rng.next() - 0.5))));
+  const near = () =>
+    current.map((row) => Float64Array.from(row, (x, t) => (t === 0 ? 0 : x + 0.3 * (rng.next() - 0.5))));
   return rlLoss({
     oldLogprobs: near(),
     refLogprobs: near(),
@@ -51,11 +66,17 @@ function relativeDifference(a: HostParams, b: HostParams): number {
 async function pair(options: { trainTokenBudget?: number } = {}) {
   const model = await TransformerModel.create(tiny, { seed: 3, lora });
   model.setAdapters(randomAdapters(await model.adapterParams(), 7));
-  const trainer = OnnxLoraTrainer.create({ config: model.config, params: await model.baseParams(), lora: model.lora!, adapters: await model.adapterParams(), options: { threads: 1, ...options } });
+  const trainer = OnnxLoraTrainer.create({
+    config: model.config,
+    params: await model.baseParams(),
+    lora: model.lora!,
+    adapters: await model.adapterParams(),
+    options: { threads: 1, ...options },
+  });
   return { model, trainer };
 }
 
-test('ONNX LoRA trainer: PPO-clip + KL + entropy loss and adapter gradients equal the jax-js model\'s (≤ 1e-4 relative), at a temperature', async () => {
+test("ONNX LoRA trainer: PPO-clip + KL + entropy loss and adapter gradients equal the jax-js model's (≤ 1e-4 relative), at a temperature", async () => {
   const { model, trainer } = await pair();
   const batch = sequences(1, 6);
   const current = await model.score(batch, { temperature: 0.8 });
@@ -70,7 +91,7 @@ test('ONNX LoRA trainer: PPO-clip + KL + entropy loss and adapter gradients equa
   await trainer.release();
 });
 
-test('ONNX LoRA trainer: three AdamW steps (clipped) give the jax-js model\'s adapters (≤ 1e-4) and grad norms; micro-batches accumulate exactly', async () => {
+test("ONNX LoRA trainer: three AdamW steps (clipped) give the jax-js model's adapters (≤ 1e-4) and grad norms; micro-batches accumulate exactly", async () => {
   const { model, trainer } = await pair();
   const split = (await pair({ trainTokenBudget: 24 })).trainer;
   const options = { learningRate: 0.01, maxGradNorm: 0.5, weightDecay: 0.01 };
@@ -80,7 +101,10 @@ test('ONNX LoRA trainer: three AdamW steps (clipped) give the jax-js model\'s ad
     const jax = await model.trainStep(batch, loss, options);
     const onnx = await trainer.trainStep(batch, loss, options);
     const micro = await split.trainStep(batch, loss, options);
-    assert.ok(Math.abs(onnx.gradNorm - jax.gradNorm) <= 1e-4 * jax.gradNorm, `step ${step}: grad norm ${onnx.gradNorm} vs ${jax.gradNorm}`);
+    assert.ok(
+      Math.abs(onnx.gradNorm - jax.gradNorm) <= 1e-4 * jax.gradNorm,
+      `step ${step}: grad norm ${onnx.gradNorm} vs ${jax.gradNorm}`,
+    );
     assert.ok(Math.abs(micro.gradNorm - onnx.gradNorm) <= 1e-5 * onnx.gradNorm);
   }
   assert.equal(trainer.step, 3);
@@ -99,7 +123,11 @@ test('ONNX LoRA trainer: an SFT-style loss (independent of the policy) reports t
   const nll: TokenLoss = {
     name: 'negative-log-likelihood',
     dependsOnCurrent: false,
-    compute: ({ logprobs }) => ({ loss: 0, gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))), metrics: {} }),
+    compute: ({ logprobs }) => ({
+      loss: 0,
+      gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))),
+      metrics: {},
+    }),
   };
   const jax = await model.trainStep(batch, nll, { learningRate: 0.05 });
   const onnx = await trainer.trainStep(batch, nll, { learningRate: 0.05 });
@@ -107,7 +135,13 @@ test('ONNX LoRA trainer: an SFT-style loss (independent of the policy) reports t
   assert.ok(relativeDifference(await model.adapterParams(), trainer.adapterParams()) <= 1e-4);
   await trainer.release();
   assert.throws(
-    () => OnnxLoraTrainer.create({ config: model.config, params: new Map(), lora: { ...model.lora!, dropout: 0.1 }, adapters: new Map() }),
+    () =>
+      OnnxLoraTrainer.create({
+        config: model.config,
+        params: new Map(),
+        lora: { ...model.lora!, dropout: 0.1 },
+        adapters: new Map(),
+      }),
     /no adapter dropout/,
   );
 });

@@ -23,7 +23,13 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
 import type { TokenLoss, TokenLossOutput } from '../../core/loss.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
-import { headDim, modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from '../../model/config.ts';
+import {
+  headDim,
+  modelConfigSchema,
+  type HostParams,
+  type ModelConfig,
+  type ModelConfigInput,
+} from '../../model/config.ts';
 import { checkByShapes, loraShapes, mergeLora, type LoraConfig } from '../../model/lora.ts';
 import type { LossReport, ScoreResult, StepReport } from '../../model/model.ts';
 import { checkHostParams } from '../../model/params.ts';
@@ -81,7 +87,9 @@ function copyParams(params: HostParams): HostParams {
 }
 
 function zerosOf(shapes: ReadonlyMap<string, number[]>): HostParams {
-  return new Map([...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(at(shape, 0) * at(shape, 1)) }]));
+  return new Map(
+    [...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(at(shape, 0) * at(shape, 1)) }]),
+  );
 }
 
 export class OnnxLoraTrainer {
@@ -109,9 +117,17 @@ export class OnnxLoraTrainer {
   }
 
   /** A trainer over frozen base weights (config.ts names) and initial adapters (lora.ts names). */
-  static create(input: { config: ModelConfigInput; params: HostParams; lora: LoraConfig; adapters: HostParams; options?: OnnxTrainerOptions }): OnnxLoraTrainer {
+  static create(input: {
+    config: ModelConfigInput;
+    params: HostParams;
+    lora: LoraConfig;
+    adapters: HostParams;
+    options?: OnnxTrainerOptions;
+  }): OnnxLoraTrainer {
     if (input.lora.dropout > 0) {
-      throw new InvalidArgumentError(`the ONNX LoRA trainer has no adapter dropout (lora.dropout ${input.lora.dropout}); set dropout 0 or train on the jax-js engine`);
+      throw new InvalidArgumentError(
+        `the ONNX LoRA trainer has no adapter dropout (lora.dropout ${input.lora.dropout}); set dropout 0 or train on the jax-js engine`,
+      );
     }
     const config = modelConfigSchema.parse(input.config);
     checkHostParams(config, input.params);
@@ -153,10 +169,23 @@ export class OnnxLoraTrainer {
     if (pair === undefined) {
       pair = (async () => {
         const graphs = buildTrainGraphs({ config: this.config, params: this.base, lora: this.lora, heads });
-        const types = new Map(graphs.backward.inputs.map((id) => [graphs.backward.info(id).name, graphs.backward.info(id).dtype]));
-        const forward = await OnnxSession.create(serializeModel(graphs.forward), { threads: this.options.threads, memoryArena: false });
-        const backward = await OnnxSession.create(serializeModel(graphs.backward), { threads: this.options.threads, memoryArena: false });
-        return { forward, backward, scored: graphs.scored, transferred: graphs.transferred.map((name) => ({ name, dtype: types.get(name)! })) };
+        const types = new Map(
+          graphs.backward.inputs.map((id) => [graphs.backward.info(id).name, graphs.backward.info(id).dtype]),
+        );
+        const forward = await OnnxSession.create(serializeModel(graphs.forward), {
+          threads: this.options.threads,
+          memoryArena: false,
+        });
+        const backward = await OnnxSession.create(serializeModel(graphs.backward), {
+          threads: this.options.threads,
+          memoryArena: false,
+        });
+        return {
+          forward,
+          backward,
+          scored: graphs.scored,
+          transferred: graphs.transferred.map((name) => ({ name, dtype: types.get(name)! })),
+        };
       })();
       this.pairs.set(key, pair);
     }
@@ -167,17 +196,34 @@ export class OnnxLoraTrainer {
   private *runs(sequences: readonly ArrayLike<number>[]): Generator<RunRows> {
     for (const sequence of sequences) {
       if (sequence.length > this.config.maxSeqLen) {
-        throw new InvalidArgumentError(`a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`);
+        throw new InvalidArgumentError(
+          `a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`,
+        );
       }
     }
-    const headRowsPerRun = Math.max(1, Math.floor((this.options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / this.config.vocabSize));
+    const headRowsPerRun = Math.max(
+      1,
+      Math.floor((this.options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / this.config.vocabSize),
+    );
     const tokenBudget = this.options.trainTokenBudget ?? ONNX_TRAIN_TOKEN_BUDGET;
-    for (const indices of scoringChunks(sequences.map((s) => s.length), { tokenBudget, headRowsPerRun })) {
-      const packed = packRows(indices.map((i) => at(sequences, i)), 'right');
+    for (const indices of scoringChunks(
+      sequences.map((s) => s.length),
+      { tokenBudget, headRowsPerRun },
+    )) {
+      const packed = packRows(
+        indices.map((i) => at(sequences, i)),
+        'right',
+      );
       const { headRows, targets, slots } = scoringRows(packed);
       for (let start = 0; start < headRows.length; start += headRowsPerRun) {
         const end = Math.min(headRows.length, start + headRowsPerRun);
-        yield { indices, packed, headRows: headRows.subarray(start, end), targets: targets.subarray(start, end), slots: slots.slice(start, end) };
+        yield {
+          indices,
+          packed,
+          headRows: headRows.subarray(start, end),
+          targets: targets.subarray(start, end),
+          slots: slots.slice(start, end),
+        };
       }
     }
   }
@@ -198,8 +244,13 @@ export class OnnxLoraTrainer {
       [modelGraphInputs.targets]: { dtype: 'int32', shape: [M], data: run.targets },
       [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(1 / temperature) },
     };
-    for (const [name, tensor] of this.adapters) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
-    const dummy: Feed = { dtype: 'float32', shape: [packed.rows, KV, 1, hd], data: new Float32Array(packed.rows * KV * hd) };
+    for (const [name, tensor] of this.adapters)
+      feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
+    const dummy: Feed = {
+      dtype: 'float32',
+      shape: [packed.rows, KV, 1, hd],
+      data: new Float32Array(packed.rows * KV * hd),
+    };
     for (let i = 0; i < this.config.numLayers; i++) {
       feeds[pastKeyName(i)] = dummy;
       feeds[pastValueName(i)] = dummy;
@@ -214,13 +265,21 @@ export class OnnxLoraTrainer {
   }
 
   /** Per-token log-probs, entropies (and values) of the current adapters, aligned as TransformerModel.score. */
-  async score(sequences: readonly ArrayLike<number>[], { temperature = 1 }: { temperature?: number } = {}): Promise<Required<Pick<ScoreResult, 'logprobs' | 'entropies'>> & ScoreResult> {
+  async score(
+    sequences: readonly ArrayLike<number>[],
+    { temperature = 1 }: { temperature?: number } = {},
+  ): Promise<Required<Pick<ScoreResult, 'logprobs' | 'entropies'>> & ScoreResult> {
     checkTemperature(temperature);
     return (await this.scoreRuns([...this.runs(sequences)], sequences, temperature, false)).result;
   }
 
   /** Scores every run with the last loss's forward graph; keeps the run outputs when `keep` (for the backward). */
-  private async scoreRuns(runs: readonly RunRows[], sequences: readonly ArrayLike<number>[], temperature: number, keep: boolean) {
+  private async scoreRuns(
+    runs: readonly RunRows[],
+    sequences: readonly ArrayLike<number>[],
+    temperature: number,
+    keep: boolean,
+  ) {
     const zeros = () => sequences.map((s) => new Float32Array(s.length));
     const result = { logprobs: zeros(), entropies: zeros(), values: this.config.valueHead ? zeros() : undefined };
     const heads = this.lastHeads;
@@ -244,7 +303,11 @@ export class OnnxLoraTrainer {
   }
 
   /** Forward + loss + backward; gradients add to an accumulator until `optimStep`. */
-  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss, { temperature = 1 }: { temperature?: number } = {}): Promise<LossReport> {
+  async forwardBackward(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    { temperature = 1 }: { temperature?: number } = {},
+  ): Promise<LossReport> {
     checkTemperature(temperature);
     const runs = [...this.runs(sequences)];
     let kept: (RunOutputs | null)[] = runs.map(() => null);
@@ -255,7 +318,8 @@ export class OnnxLoraTrainer {
       kept = scored.kept;
       this.lastHeads = this.headsFor(loss, output);
       // The kept activations are of the graph for the heads guessed before the loss ran.
-      if (scored.heads.entropy !== this.lastHeads.entropy || scored.heads.value !== this.lastHeads.value) kept = runs.map(() => null);
+      if (scored.heads.entropy !== this.lastHeads.entropy || scored.heads.value !== this.lastHeads.value)
+        kept = runs.map(() => null);
     } else {
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
       this.lastHeads = this.headsFor(loss, output);
@@ -268,13 +332,23 @@ export class OnnxLoraTrainer {
 
   private headsFor(loss: TokenLoss, output: TokenLossOutput): TrainHeads {
     if (output.gradValues !== undefined && !this.config.valueHead) {
-      throw new InvalidArgumentError(`loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`);
+      throw new InvalidArgumentError(
+        `loss "${loss.name}" trains a value head, but the model has none (set valueHead: true)`,
+      );
     }
     // Under LoRA the value head is frozen: a detached value term moves nothing.
-    return { entropy: output.gradEntropies !== undefined, value: output.gradValues !== undefined && loss.detachValueHead !== true };
+    return {
+      entropy: output.gradEntropies !== undefined,
+      value: output.gradValues !== undefined && loss.detachValueHead !== true,
+    };
   }
 
-  private async accumulate(runs: readonly RunRows[], kept: (RunOutputs | null)[], output: TokenLossOutput, temperature: number): Promise<number> {
+  private async accumulate(
+    runs: readonly RunRows[],
+    kept: (RunOutputs | null)[],
+    output: TokenLossOutput,
+    temperature: number,
+  ): Promise<number> {
     const heads = this.lastHeads;
     const pair = await this.pair(heads);
     const fetches = [trainGraphNames.surrogate, ...this.names.map(gradientName)];
@@ -288,10 +362,25 @@ export class OnnxLoraTrainer {
         const { shape, data } = entry(forward, name, 'run output');
         feeds[name] = { dtype, shape, data };
       }
-      const cotangent = (arrays: Float32Array[]) => Float32Array.from(run.slots, ([row, t]) => at(at(arrays, at(run.indices, row)), t));
-      feeds[trainGraphNames.gradLogprobs] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradLogprobs) };
-      if (heads.entropy) feeds[trainGraphNames.gradEntropies] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradEntropies!) };
-      if (heads.value) feeds[trainGraphNames.gradValues] = { dtype: 'float32', shape: [run.slots.length], data: cotangent(output.gradValues!) };
+      const cotangent = (arrays: Float32Array[]) =>
+        Float32Array.from(run.slots, ([row, t]) => at(at(arrays, at(run.indices, row)), t));
+      feeds[trainGraphNames.gradLogprobs] = {
+        dtype: 'float32',
+        shape: [run.slots.length],
+        data: cotangent(output.gradLogprobs),
+      };
+      if (heads.entropy)
+        feeds[trainGraphNames.gradEntropies] = {
+          dtype: 'float32',
+          shape: [run.slots.length],
+          data: cotangent(output.gradEntropies!),
+        };
+      if (heads.value)
+        feeds[trainGraphNames.gradValues] = {
+          dtype: 'float32',
+          shape: [run.slots.length],
+          data: cotangent(output.gradValues!),
+        };
       const out = await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches);
       total += at(entry(out, trainGraphNames.surrogate, 'run output').data as Float32Array, 0);
       for (const name of this.names) {
@@ -305,7 +394,8 @@ export class OnnxLoraTrainer {
 
   /** The gradient accumulated so far (a copy). */
   accumulatedGradients(): HostParams {
-    if (this.accumulated === null) throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
+    if (this.accumulated === null)
+      throw new InvalidArgumentError('no accumulated gradients: call forwardBackward() first');
     return copyParams(this.accumulated);
   }
 
@@ -315,15 +405,24 @@ export class OnnxLoraTrainer {
 
   /** Clips the accumulated gradient, applies AdamW to the adapters and clears the accumulator. */
   optimStep(options: OptimOptions): { gradNorm: number; step: number } {
-    if (this.accumulated === null) throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
-    const gradNorm = hostClipAndAdamW(this.adapters, this.adam, this.accumulated, options, { names: this.names, decayed: new Set(this.names) });
+    if (this.accumulated === null)
+      throw new InvalidArgumentError('optimStep() called with no gradients: call forwardBackward() first');
+    const gradNorm = hostClipAndAdamW(this.adapters, this.adam, this.accumulated, options, {
+      names: this.names,
+      decayed: new Set(this.names),
+    });
     this.accumulated = null;
     return { gradNorm, step: this.adam.step };
   }
 
   /** forwardBackward + optimStep on one batch. */
-  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions & { temperature?: number }): Promise<StepReport> {
-    if (this.accumulated !== null) throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
+  async trainStep(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    options: OptimOptions & { temperature?: number },
+  ): Promise<StepReport> {
+    if (this.accumulated !== null)
+      throw new InvalidArgumentError('trainStep() with pending accumulated gradients: call optimStep() first');
     const report = await this.forwardBackward(sequences, loss, { temperature: options.temperature });
     const { gradNorm, step } = this.optimStep(options);
     return { ...report, gradNorm, step };
@@ -340,5 +439,6 @@ export class OnnxLoraTrainer {
 }
 
 function checkTemperature(temperature: number): void {
-  if (!(temperature > 0)) throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
+  if (!(temperature > 0))
+    throw new InvalidArgumentError(`temperature must be > 0, got ${temperature}`, { temperature });
 }

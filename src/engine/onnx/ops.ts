@@ -73,7 +73,11 @@ export class GraphBuilder {
 
   /** An int64 vector constant (shapes, axes, slice bounds). */
   int64s(values: readonly number[]): ValueId {
-    return this.graph.initializer(undefined, { dtype: 'int64', shape: [values.length], data: BigInt64Array.from(values.map(BigInt)) });
+    return this.graph.initializer(undefined, {
+      dtype: 'int64',
+      shape: [values.length],
+      data: BigInt64Array.from(values.map(BigInt)),
+    });
   }
 
   /** A float32 constant of the given shape ([] for a scalar). */
@@ -153,12 +157,19 @@ export class GraphBuilder {
   }
 
   /** General matrix product on 2-D operands: alpha · op(a) op(b), op = transpose where asked (no bias input). */
-  gemm(a: ValueId, b: ValueId, { transA = false, transB = false }: { transA?: boolean; transB?: boolean } = {}): ValueId {
+  gemm(
+    a: ValueId,
+    b: ValueId,
+    { transA = false, transB = false }: { transA?: boolean; transB?: boolean } = {},
+  ): ValueId {
     const sa = this.shape(a);
     const sb = this.shape(b);
     const rows = at(sa, transA ? 1 : 0, 'Gemm a shape');
     const columns = at(sb, transB ? 0 : 1, 'Gemm b shape');
-    return this.one('Gemm', [a, b], this.dtype(a), [rows, columns], { transA: attr.int(transA ? 1 : 0), transB: attr.int(transB ? 1 : 0) });
+    return this.one('Gemm', [a, b], this.dtype(a), [rows, columns], {
+      transA: attr.int(transA ? 1 : 0),
+      transB: attr.int(transB ? 1 : 0),
+    });
   }
 
   private reducedShape(x: ValueId, axes: readonly number[], keepdims: boolean): Dim[] {
@@ -168,13 +179,23 @@ export class GraphBuilder {
   }
 
   /** ReduceMean / ReduceMax / ReduceLogSumExp (axes as an attribute in opset 17). */
-  reduce(op: 'ReduceMean' | 'ReduceMax' | 'ReduceLogSumExp', x: ValueId, axes: readonly number[], keepdims = true): ValueId {
-    return this.one(op, [x], this.dtype(x), this.reducedShape(x, axes, keepdims), { axes: attr.ints(axes), keepdims: attr.int(keepdims ? 1 : 0) });
+  reduce(
+    op: 'ReduceMean' | 'ReduceMax' | 'ReduceLogSumExp',
+    x: ValueId,
+    axes: readonly number[],
+    keepdims = true,
+  ): ValueId {
+    return this.one(op, [x], this.dtype(x), this.reducedShape(x, axes, keepdims), {
+      axes: attr.ints(axes),
+      keepdims: attr.int(keepdims ? 1 : 0),
+    });
   }
 
   /** ReduceSum (axes as an input since opset 13). */
   reduceSum(x: ValueId, axes: readonly number[], keepdims = true): ValueId {
-    return this.one('ReduceSum', [x, this.int64s(axes)], this.dtype(x), this.reducedShape(x, axes, keepdims), { keepdims: attr.int(keepdims ? 1 : 0) });
+    return this.one('ReduceSum', [x, this.int64s(axes)], this.dtype(x), this.reducedShape(x, axes, keepdims), {
+      keepdims: attr.int(keepdims ? 1 : 0),
+    });
   }
 
   softmax(x: ValueId, axis = -1): ValueId {
@@ -197,14 +218,22 @@ export class GraphBuilder {
 
   transpose(x: ValueId, perm: readonly number[]): ValueId {
     const shape = this.shape(x);
-    return this.one('Transpose', [x], this.dtype(x), perm.map((p) => at(shape, p, 'Transpose input shape')), { perm: attr.ints(perm) });
+    return this.one(
+      'Transpose',
+      [x],
+      this.dtype(x),
+      perm.map((p) => at(shape, p, 'Transpose input shape')),
+      { perm: attr.ints(perm) },
+    );
   }
 
   concat(xs: readonly ValueId[], axis: number): ValueId {
     const head = at(xs, 0, 'Concat inputs');
     const first = this.shape(head);
     const a = normaliseAxis(axis, first.length);
-    const shape = first.map((d, i) => (i === a ? sumDims(xs.map((x) => at(this.shape(x), a, 'Concat input shape'))) : d));
+    const shape = first.map((d, i) =>
+      i === a ? sumDims(xs.map((x) => at(this.shape(x), a, 'Concat input shape'))) : d,
+    );
     return this.one('Concat', [...xs], this.dtype(head), shape, { axis: attr.int(axis) });
   }
 
@@ -242,7 +271,13 @@ export class GraphBuilder {
   gather(data: ValueId, indices: ValueId, axis = 0): ValueId {
     const shape = this.shape(data);
     const a = normaliseAxis(axis, shape.length);
-    return this.one('Gather', [data, indices], this.dtype(data), [...shape.slice(0, a), ...this.shape(indices), ...shape.slice(a + 1)], { axis: attr.int(axis) });
+    return this.one(
+      'Gather',
+      [data, indices],
+      this.dtype(data),
+      [...shape.slice(0, a), ...this.shape(indices), ...shape.slice(a + 1)],
+      { axis: attr.int(axis) },
+    );
   }
 
   /** takeAlongAxis: out[i][j] = data[i][indices[i][j]] on `axis`; the output has the indices' shape. */
@@ -260,7 +295,12 @@ export class GraphBuilder {
   squeeze(x: ValueId, axes: readonly number[]): ValueId {
     const shape = this.shape(x);
     const normal = axes.map((a) => normaliseAxis(a, shape.length));
-    return this.one('Squeeze', [x, this.int64s(axes)], this.dtype(x), shape.filter((_, i) => !normal.includes(i)));
+    return this.one(
+      'Squeeze',
+      [x, this.int64s(axes)],
+      this.dtype(x),
+      shape.filter((_, i) => !normal.includes(i)),
+    );
   }
 }
 

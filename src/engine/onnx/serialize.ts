@@ -19,7 +19,8 @@ function encodeShape(shape: Shape): ProtoWriter {
   const writer = new ProtoWriter();
   for (const dim of shape) {
     const d = new ProtoWriter();
-    if (typeof dim === 'number') d.int(1, dim); // dim_value
+    if (typeof dim === 'number')
+      d.int(1, dim); // dim_value
     else d.string(2, dim); // dim_param
     writer.message(1, d);
   }
@@ -76,7 +77,10 @@ function encodeGraph(graph: Graph, name: string): ProtoWriter {
 }
 
 /** The serialised model, ready for `InferenceSession.create(bytes)`. */
-export function serializeModel(graph: Graph, { name = 'agentrl', producer = 'agentrl' }: { name?: string; producer?: string } = {}): Uint8Array {
+export function serializeModel(
+  graph: Graph,
+  { name = 'agentrl', producer = 'agentrl' }: { name?: string; producer?: string } = {},
+): Uint8Array {
   const model = new ProtoWriter().int(1, IR_VERSION).string(2, producer);
   model.message(7, encodeGraph(graph, name));
   for (const [domain, version] of Object.entries(graph.opsets)) {

@@ -28,7 +28,10 @@ const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'boo
 export class OnnxSession {
   private constructor(private readonly session: ort.InferenceSession) {}
 
-  static async create(model: Uint8Array, { threads, spinning = true, memoryArena = true }: SessionOptions = {}): Promise<OnnxSession> {
+  static async create(
+    model: Uint8Array,
+    { threads, spinning = true, memoryArena = true }: SessionOptions = {},
+  ): Promise<OnnxSession> {
     try {
       const session = await ort.InferenceSession.create(model, {
         executionProviders: ['cpu'],
@@ -53,12 +56,18 @@ export class OnnxSession {
   }
 
   /** Runs the graph; returns the requested outputs' data (all outputs when `fetches` is omitted). */
-  async run(feeds: Record<string, Feed>, fetches?: readonly string[]): Promise<Record<string, { shape: number[]; data: HostArray }>> {
+  async run(
+    feeds: Record<string, Feed>,
+    fetches?: readonly string[],
+  ): Promise<Record<string, { shape: number[]; data: HostArray }>> {
     const tensors: Record<string, ort.Tensor> = {};
-    for (const [name, feed] of Object.entries(feeds)) tensors[name] = new ort.Tensor(ortType[feed.dtype], feed.data, feed.shape);
-    const results = fetches === undefined ? await this.session.run(tensors) : await this.session.run(tensors, [...fetches]);
+    for (const [name, feed] of Object.entries(feeds))
+      tensors[name] = new ort.Tensor(ortType[feed.dtype], feed.data, feed.shape);
+    const results =
+      fetches === undefined ? await this.session.run(tensors) : await this.session.run(tensors, [...fetches]);
     const out: Record<string, { shape: number[]; data: HostArray }> = {};
-    for (const [name, tensor] of Object.entries(results)) out[name] = { shape: [...tensor.dims], data: tensor.data as HostArray };
+    for (const [name, tensor] of Object.entries(results))
+      out[name] = { shape: [...tensor.dims], data: tensor.data as HostArray };
     return out;
   }
 

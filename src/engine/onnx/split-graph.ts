@@ -23,7 +23,12 @@ export interface SplitGraphs {
 }
 
 /** A new graph holding `nodes` of `source`, with `inputs` as its inputs and `outputs` as its outputs (names kept). */
-function extract(source: Graph, nodes: readonly number[], inputs: readonly ValueId[], outputs: readonly ValueId[]): Graph {
+function extract(
+  source: Graph,
+  nodes: readonly number[],
+  inputs: readonly ValueId[],
+  outputs: readonly ValueId[],
+): Graph {
   const { '': opset, ...extraOpsets } = source.opsets;
   const graph = new Graph({ opset, extraOpsets });
   const mapped = new Map<ValueId, ValueId>();
@@ -35,7 +40,10 @@ function extract(source: Graph, nodes: readonly number[], inputs: readonly Value
     let target = mapped.get(id);
     if (target === undefined) {
       const tensor = source.initializers.get(id) as Tensor | undefined;
-      if (tensor === undefined) throw new InvalidArgumentError(`split graph: ${source.info(id).name} is neither an input, an initializer nor computed before its use`);
+      if (tensor === undefined)
+        throw new InvalidArgumentError(
+          `split graph: ${source.info(id).name} is neither an input, an initializer nor computed before its use`,
+        );
       target = graph.initializer(source.info(id).name, tensor);
       mapped.set(id, target);
     }
@@ -44,7 +52,13 @@ function extract(source: Graph, nodes: readonly number[], inputs: readonly Value
   for (const index of nodes) {
     const node = at(source.nodes, index, 'graph nodes');
     const ins = node.inputs.map(valueOf);
-    const outs = graph.node(node.op, ins, { ...node.attributes }, node.outputs.map((id) => ({ ...source.info(id) })), node.domain);
+    const outs = graph.node(
+      node.op,
+      ins,
+      { ...node.attributes },
+      node.outputs.map((id) => ({ ...source.info(id) })),
+      node.domain,
+    );
     node.outputs.forEach((id, i) => mapped.set(id, at(outs, i)));
   }
   for (const id of outputs) graph.output(valueOf(id));
@@ -57,10 +71,17 @@ function extract(source: Graph, nodes: readonly number[], inputs: readonly Value
  */
 export function splitGraph(
   source: Graph,
-  { boundary, firstBackwardValue, forwardOutputs }: { boundary: number; firstBackwardValue: number; forwardOutputs: readonly ValueId[] },
+  {
+    boundary,
+    firstBackwardValue,
+    forwardOutputs,
+  }: { boundary: number; firstBackwardValue: number; forwardOutputs: readonly ValueId[] },
 ): SplitGraphs {
   const producedForward = new Array<boolean>(source.values.length).fill(false);
-  const availableForward = (id: ValueId) => producedForward[id] || source.initializers.has(id) || (source.info(id).producer === 'input' && id < firstBackwardValue);
+  const availableForward = (id: ValueId) =>
+    producedForward[id] ||
+    source.initializers.has(id) ||
+    (source.info(id).producer === 'input' && id < firstBackwardValue);
   const forwardNodes: number[] = [];
   const backwardNodes: number[] = [];
   source.nodes.forEach((node, index) => {
@@ -73,9 +94,11 @@ export function splitGraph(
     }
   });
   const readByBackward = new Set<ValueId>();
-  for (const index of backwardNodes) for (const id of at(source.nodes, index, 'graph nodes').inputs) readByBackward.add(id);
+  for (const index of backwardNodes)
+    for (const id of at(source.nodes, index, 'graph nodes').inputs) readByBackward.add(id);
   const transferred = [...readByBackward].filter((id) => producedForward[id]).sort((a, b) => a - b);
-  const graphInputs = (ids: Iterable<ValueId>) => [...new Set(ids)].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
+  const graphInputs = (ids: Iterable<ValueId>) =>
+    [...new Set(ids)].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
   const forwardReads = graphInputs(forwardNodes.flatMap((index) => at(source.nodes, index, 'graph nodes').inputs));
   const backwardReads = graphInputs(readByBackward);
   const forward = extract(source, forwardNodes, forwardReads, [...new Set([...forwardOutputs, ...transferred])]);

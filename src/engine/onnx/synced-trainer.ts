@@ -22,10 +22,14 @@ export class SyncedOnnxTrainer {
     private readonly options: OnnxTrainerOptions = {},
   ) {
     if (model.lora === null) {
-      throw new InvalidArgumentError("training: 'onnx' trains LoRA adapters only; create the model with lora (e.g. { rank: 16, alpha: 32 }) or train on 'jax'");
+      throw new InvalidArgumentError(
+        "training: 'onnx' trains LoRA adapters only; create the model with lora (e.g. { rank: 16, alpha: 32 }) or train on 'jax'",
+      );
     }
     if (model.lora.dropout > 0) {
-      throw new InvalidArgumentError(`training: 'onnx' has no adapter dropout (lora.dropout ${model.lora.dropout}); set dropout 0 or train on 'jax'`);
+      throw new InvalidArgumentError(
+        `training: 'onnx' has no adapter dropout (lora.dropout ${model.lora.dropout}); set dropout 0 or train on 'jax'`,
+      );
     }
   }
 
@@ -38,7 +42,13 @@ export class SyncedOnnxTrainer {
     if (this.trainer === null) {
       const model = this.model;
       this.trainer = (async () =>
-        OnnxLoraTrainer.create({ config: model.config, params: await model.baseParams(), lora: model.lora!, adapters: await model.adapterParams(), options: this.options }))();
+        OnnxLoraTrainer.create({
+          config: model.config,
+          params: await model.baseParams(),
+          lora: model.lora!,
+          adapters: await model.adapterParams(),
+          options: this.options,
+        }))();
       this.stale = true;
     }
     const trainer = await this.trainer;
@@ -59,7 +69,11 @@ export class SyncedOnnxTrainer {
     this.syncedStep = this.model.step;
   }
 
-  async forwardBackward(sequences: readonly ArrayLike<number>[], loss: TokenLoss, temperature: number): Promise<LossReport> {
+  async forwardBackward(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    temperature: number,
+  ): Promise<LossReport> {
     return (await this.current()).forwardBackward(sequences, loss, { temperature });
   }
 
@@ -70,7 +84,11 @@ export class SyncedOnnxTrainer {
     return report;
   }
 
-  async trainStep(sequences: readonly ArrayLike<number>[], loss: TokenLoss, options: OptimOptions & { temperature: number }): Promise<StepReport> {
+  async trainStep(
+    sequences: readonly ArrayLike<number>[],
+    loss: TokenLoss,
+    options: OptimOptions & { temperature: number },
+  ): Promise<StepReport> {
     const trainer = await this.current();
     const report = await trainer.trainStep(sequences, loss, options);
     this.publish(trainer);

@@ -57,7 +57,9 @@ function weightedSum(g: GraphBuilder, head: ValueId, cotangentName: string): Val
  * graph computed for the target log-probs: two passes over [M, V] (Softmax, Mul) besides it.
  */
 function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
-  const lse = g.graph.nodes.find((node) => node.op === 'ReduceLogSumExp' && node.inputs[0] === logits)?.outputs[0] ?? g.reduce('ReduceLogSumExp', logits, [1]); // [M, 1]
+  const lse =
+    g.graph.nodes.find((node) => node.op === 'ReduceLogSumExp' && node.inputs[0] === logits)?.outputs[0] ??
+    g.reduce('ReduceLogSumExp', logits, [1]); // [M, 1]
   const expected = g.reduceSum(g.mul(g.softmax(logits, 1), logits), [1], true); // [M, 1]
   return g.reshape(g.sub(lse, expected), [-1]); // [M]
 }
@@ -67,7 +69,17 @@ function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
  * activations, also what scoring runs) and `backward` (surrogate + adapter gradients), split at
  * the forward/backward boundary (split-graph.ts).
  */
-export function buildTrainGraphs({ config, params, lora, heads }: { config: ModelConfig; params: HostParams; lora: LoraConfig; heads: TrainHeads }): SplitGraphs & { scored: string[] } {
+export function buildTrainGraphs({
+  config,
+  params,
+  lora,
+  heads,
+}: {
+  config: ModelConfig;
+  params: HostParams;
+  lora: LoraConfig;
+  heads: TrainHeads;
+}): SplitGraphs & { scored: string[] } {
   const graph = buildModelGraph({ config, params, lora });
   const g = new GraphBuilder(graph);
   const logits = valueNamed(graph, graph.outputs, 'logits');
@@ -82,9 +94,16 @@ export function buildTrainGraphs({ config, params, lora, heads }: { config: Mode
   if (heads.value) surrogate = g.add(surrogate, weightedSum(g, values!, trainGraphNames.gradValues));
   g.graph.output(surrogate, trainGraphNames.surrogate);
   const names = [...loraShapes(config, lora).keys()];
-  const gradients = addGradients(g, surrogate, names.map((name) => valueNamed(graph, graph.inputs, name)));
+  const gradients = addGradients(
+    g,
+    surrogate,
+    names.map((name) => valueNamed(graph, graph.inputs, name)),
+  );
   gradients.forEach((gradient, i) => {
-    g.graph.output(at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0), gradientName(at(names, i)));
+    g.graph.output(
+      at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0),
+      gradientName(at(names, i)),
+    );
   });
   const split = splitGraph(graph, { boundary, firstBackwardValue, forwardOutputs: scored });
   return { ...split, scored: scored.map((id) => graph.info(id).name) };

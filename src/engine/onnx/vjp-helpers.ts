@@ -10,7 +10,14 @@ import { attr, type Attribute, type DataType, type GraphNode, type Shape, type V
 import type { GraphBuilder } from './ops.ts';
 
 /** One node with one output of the given dtype and shape. */
-export function rawNode(g: GraphBuilder, op: string, inputs: readonly ValueId[], dtype: DataType, shape: Shape, attributes: Record<string, Attribute> = {}): ValueId {
+export function rawNode(
+  g: GraphBuilder,
+  op: string,
+  inputs: readonly ValueId[],
+  dtype: DataType,
+  shape: Shape,
+  attributes: Record<string, Attribute> = {},
+): ValueId {
   return at(g.graph.node(op, inputs, attributes, [{ dtype, shape }]), 0);
 }
 
@@ -23,7 +30,8 @@ export const output = (node: GraphNode): ValueId => at(node.outputs, 0, 'node ou
 /** ∂loss/∂y of a one-output node (autodiff runs a rule only when an output gradient is set). */
 export function gradientOf(gradients: OutputGradients): ValueId {
   const gradient = gradients[0];
-  if (gradient === undefined) throw new InvalidArgumentError("a one-output node's gradient rule ran without the gradient of its output");
+  if (gradient === undefined)
+    throw new InvalidArgumentError("a one-output node's gradient rule ran without the gradient of its output");
   return gradient;
 }
 
@@ -54,10 +62,16 @@ export function expandLike(g: GraphBuilder, gradient: ValueId, x: ValueId): Valu
  */
 export function sumToShape(g: GraphBuilder, gradient: ValueId, to: Shape): ValueId {
   const from = g.shape(gradient);
-  if (from.length < to.length) throw new InvalidArgumentError(`gradient of shape [${from}] cannot sum to the larger rank of [${to}]`);
+  if (from.length < to.length)
+    throw new InvalidArgumentError(`gradient of shape [${from}] cannot sum to the larger rank of [${to}]`);
   let result = gradient;
   const extra = from.length - to.length;
-  if (extra > 0) result = g.reduceSum(result, Array.from({ length: extra }, (_, i) => i), false);
+  if (extra > 0)
+    result = g.reduceSum(
+      result,
+      Array.from({ length: extra }, (_, i) => i),
+      false,
+    );
   const ones = to.flatMap((d, i) => (d === 1 && from[extra + i] !== 1 ? [i] : []));
   if (ones.length > 0) result = g.reduceSum(result, ones, true);
   return result;
@@ -73,7 +87,10 @@ export function constantInts(g: GraphBuilder, node: GraphNode, inputIndex: numbe
   const id = node.inputs[inputIndex];
   if (id === undefined) return undefined;
   const tensor = g.graph.initializers.get(id);
-  if (tensor === undefined) throw new InvalidArgumentError(`gradient of ${node.op}: input ${inputIndex} must be a constant (an initializer), not a value computed at run time`);
+  if (tensor === undefined)
+    throw new InvalidArgumentError(
+      `gradient of ${node.op}: input ${inputIndex} must be a constant (an initializer), not a value computed at run time`,
+    );
   return Array.from(tensor.data as ArrayLike<number | bigint>, (v) => Number(v));
 }
 

@@ -16,10 +16,21 @@ import { at } from '../../core/indexing.ts';
 import { attr, type GraphNode, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import type { VjpRule } from './autodiff.ts';
-import { expandLike, floatAttribute, forInput, gradientOf, input, intAttribute, keptDims, output, rawNode, reducedAxes, sumToShape } from './vjp-helpers.ts';
+import {
+  expandLike,
+  floatAttribute,
+  forInput,
+  gradientOf,
+  input,
+  intAttribute,
+  keptDims,
+  output,
+  rawNode,
+  reducedAxes,
+  sumToShape,
+} from './vjp-helpers.ts';
 
 type Grads = (ValueId | undefined)[];
-
 
 /** A rule for a unary op: ∂x from (∂y, x, y). */
 function unary(derivative: (g: GraphBuilder, dy: ValueId, x: ValueId, y: ValueId) => ValueId): VjpRule {
@@ -28,12 +39,18 @@ function unary(derivative: (g: GraphBuilder, dy: ValueId, x: ValueId, y: ValueId
 
 const add: VjpRule = (g, node, gradients, needs) => {
   const dy = gradientOf(gradients);
-  return [needs[0] ? forInput(g, dy, input(node, 0)) : undefined, needs[1] ? forInput(g, dy, input(node, 1)) : undefined];
+  return [
+    needs[0] ? forInput(g, dy, input(node, 0)) : undefined,
+    needs[1] ? forInput(g, dy, input(node, 1)) : undefined,
+  ];
 };
 
 const sub: VjpRule = (g, node, gradients, needs) => {
   const dy = gradientOf(gradients);
-  return [needs[0] ? forInput(g, dy, input(node, 0)) : undefined, needs[1] ? forInput(g, g.neg(dy), input(node, 1)) : undefined];
+  return [
+    needs[0] ? forInput(g, dy, input(node, 0)) : undefined,
+    needs[1] ? forInput(g, g.neg(dy), input(node, 1)) : undefined,
+  ];
 };
 
 const mul: VjpRule = (g, node, gradients, needs) => {
@@ -45,7 +62,10 @@ const mul: VjpRule = (g, node, gradients, needs) => {
 const div: VjpRule = (g, node, gradients, needs) => {
   const dy = gradientOf(gradients);
   const [a, b] = [input(node, 0), input(node, 1)];
-  return [needs[0] ? forInput(g, g.div(dy, b), a) : undefined, needs[1] ? forInput(g, g.neg(g.div(g.mul(dy, output(node)), b)), b) : undefined];
+  return [
+    needs[0] ? forInput(g, g.div(dy, b), a) : undefined,
+    needs[1] ? forInput(g, g.neg(g.div(g.mul(dy, output(node)), b)), b) : undefined,
+  ];
 };
 
 const pow: VjpRule = (g, node, gradients, needs) => {
@@ -60,18 +80,29 @@ const where: VjpRule = (g, node, gradients, needs) => {
   const dy = gradientOf(gradients);
   const [condition, a, b] = [input(node, 0), input(node, 1), input(node, 2)];
   const zero = g.scalar(0);
-  return [undefined, needs[1] ? forInput(g, g.where(condition, dy, zero), a) : undefined, needs[2] ? forInput(g, g.where(condition, zero, dy), b) : undefined];
+  return [
+    undefined,
+    needs[1] ? forInput(g, g.where(condition, dy, zero), a) : undefined,
+    needs[2] ? forInput(g, g.where(condition, zero, dy), b) : undefined,
+  ];
 };
 
-const cast: VjpRule = (g, node, gradients) => [g.dtype(input(node, 0)) === 'float32' ? gradientOf(gradients) : undefined];
+const cast: VjpRule = (g, node, gradients) => [
+  g.dtype(input(node, 0)) === 'float32' ? gradientOf(gradients) : undefined,
+];
 
 // reductions ---------------------------------------------------------------------------------------
 
-const reduceSum: VjpRule = (g, node, gradients) => [expandLike(g, keptDims(g, node, gradientOf(gradients)), input(node, 0))];
+const reduceSum: VjpRule = (g, node, gradients) => [
+  expandLike(g, keptDims(g, node, gradientOf(gradients)), input(node, 0)),
+];
 
 const reduceMean: VjpRule = (g, node, gradients) => {
   const x = input(node, 0);
-  const count = g.div(g.cast(rawNode(g, 'Size', [x], 'int64', []), 'float32'), g.cast(rawNode(g, 'Size', [output(node)], 'int64', []), 'float32'));
+  const count = g.div(
+    g.cast(rawNode(g, 'Size', [x], 'int64', []), 'float32'),
+    g.cast(rawNode(g, 'Size', [output(node)], 'int64', []), 'float32'),
+  );
   return [expandLike(g, g.div(keptDims(g, node, gradientOf(gradients)), count), x)];
 };
 
@@ -115,7 +146,9 @@ function swapLast(g: GraphBuilder, x: ValueId): ValueId {
 function toMatrix(g: GraphBuilder, x: ValueId): ValueId {
   const shape = g.shape(x);
   const last = at(shape, shape.length - 1, 'shape');
-  return typeof last === 'number' ? g.reshape(x, [-1, last]) : rawNode(g, 'Flatten', [x], g.dtype(x), ['N', last], { axis: attr.int(shape.length - 1) });
+  return typeof last === 'number'
+    ? g.reshape(x, [-1, last])
+    : rawNode(g, 'Flatten', [x], g.dtype(x), ['N', last], { axis: attr.int(shape.length - 1) });
 }
 
 const matMul: VjpRule = (g, node, gradients, needs) => {
@@ -125,7 +158,11 @@ const matMul: VjpRule = (g, node, gradients, needs) => {
   const rankB = g.shape(b).length;
   if (rankB === 2) {
     // x [..., k] · W [k, m]: ∂W sums over every row of x.
-    const da = needs[0] ? (rankA === 2 ? g.gemm(dy, b, { transB: true }) : g.matMul(dy, g.transpose(b, [1, 0]))) : undefined;
+    const da = needs[0]
+      ? rankA === 2
+        ? g.gemm(dy, b, { transB: true })
+        : g.matMul(dy, g.transpose(b, [1, 0]))
+      : undefined;
     const db = needs[1] ? g.gemm(toMatrix(g, a), toMatrix(g, dy), { transA: true }) : undefined;
     return [da, db];
   }
@@ -148,8 +185,16 @@ const gemm: VjpRule = (g, node, gradients, needs) => {
   const alpha = floatAttribute(node, 'alpha', 1);
   const beta = floatAttribute(node, 'beta', 1);
   // ∂op(A) = alpha ∂Y op(B)ᵀ and ∂op(B) = alpha op(A)ᵀ ∂Y, each transposed back where op transposed.
-  const da = !needs[0] ? undefined : transA ? gemmNode(g, b, dy, transB, true, alpha) : gemmNode(g, dy, b, false, !transB, alpha);
-  const db = !needs[1] ? undefined : transB ? gemmNode(g, dy, a, true, transA, alpha) : gemmNode(g, a, dy, !transA, false, alpha);
+  const da = !needs[0]
+    ? undefined
+    : transA
+      ? gemmNode(g, b, dy, transB, true, alpha)
+      : gemmNode(g, dy, b, false, !transB, alpha);
+  const db = !needs[1]
+    ? undefined
+    : transB
+      ? gemmNode(g, dy, a, true, transA, alpha)
+      : gemmNode(g, a, dy, !transA, false, alpha);
   const c = node.inputs[2];
   const dc = c !== undefined && needs[2] ? forInput(g, beta === 1 ? dy : g.mul(dy, g.scalar(beta)), c) : undefined;
   return [da, db, dc];

@@ -14,7 +14,19 @@ import { at } from '../../core/indexing.ts';
 import { attr, type Dim, type GraphNode, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import type { VjpRule } from './autodiff.ts';
-import { constantInts, forInput, gradientOf, input, intAttribute, intsAttribute, normaliseAxis, rawNode, reshapeLike, sizeOnAxis, zerosLike } from './vjp-helpers.ts';
+import {
+  constantInts,
+  forInput,
+  gradientOf,
+  input,
+  intAttribute,
+  intsAttribute,
+  normaliseAxis,
+  rawNode,
+  reshapeLike,
+  sizeOnAxis,
+  zerosLike,
+} from './vjp-helpers.ts';
 
 const reshaped: VjpRule = (g, node, gradients) => [reshapeLike(g, gradientOf(gradients), input(node, 0))];
 
@@ -44,11 +56,13 @@ const slice: VjpRule = (g, node, gradients) => {
   const x = input(node, 0);
   const rank = g.shape(x).length;
   const steps = constantInts(g, node, 4);
-  if (steps !== undefined && steps.some((s) => s !== 1)) throw new InvalidArgumentError(`gradient of Slice: steps must be 1, got [${steps}]`);
+  if (steps !== undefined && steps.some((s) => s !== 1))
+    throw new InvalidArgumentError(`gradient of Slice: steps must be 1, got [${steps}]`);
   const starts = asInt64(g, input(node, 1));
   const ends = asInt64(g, input(node, 2));
   const count = g.shape(starts)[0];
-  if (typeof count !== 'number') throw new InvalidArgumentError('gradient of Slice: the number of sliced axes must be known');
+  if (typeof count !== 'number')
+    throw new InvalidArgumentError('gradient of Slice: the number of sliced axes must be known');
   const axes = constantInts(g, node, 3) ?? Array.from({ length: count }, (_, i) => i);
   const zero = g.int64s([0]);
   const before: ValueId[] = new Array(rank).fill(zero);
@@ -56,14 +70,21 @@ const slice: VjpRule = (g, node, gradients) => {
   axes.forEach((axis, k) => {
     const a = normaliseAxis(axis, rank);
     const size = sizeOnAxis(g, x, a);
-    const pick = (bounds: ValueId) => rawNode(g, 'Gather', [bounds, g.int64s([k])], 'int64', [1], { axis: attr.int(0) });
+    const pick = (bounds: ValueId) =>
+      rawNode(g, 'Gather', [bounds, g.int64s([k])], 'int64', [1], { axis: attr.int(0) });
     const start = clampIndex(g, pick(starts), size);
     const end = rawNode(g, 'Max', [clampIndex(g, pick(ends), size), start], 'int64', [1]);
     before[a] = start;
     after[a] = g.sub(size, end);
   });
   const pads = g.concat([...before, ...after], 0);
-  return [rawNode(g, 'Pad', [gradientOf(gradients), pads], 'float32', g.shape(x), { mode: attr.string('constant') }), undefined, undefined, undefined, undefined];
+  return [
+    rawNode(g, 'Pad', [gradientOf(gradients), pads], 'float32', g.shape(x), { mode: attr.string('constant') }),
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ];
 };
 
 /** Concat: each input's gradient is its slice of ∂y along the axis (offsets computed at run time unless all sizes are known). */
@@ -82,7 +103,9 @@ const concat: VjpRule = (g, node, gradients, needs) => {
   let start = g.int64s([0]);
   return node.inputs.map((x, i) => {
     const end = g.add(start, sizeOnAxis(g, x, axis));
-    const gradient = needs[i] ? rawNode(g, 'Slice', [dy, start, end, g.int64s([axis])], 'float32', g.shape(x)) : undefined;
+    const gradient = needs[i]
+      ? rawNode(g, 'Slice', [dy, start, end, g.int64s([axis])], 'float32', g.shape(x))
+      : undefined;
     start = end;
     return gradient;
   });
@@ -110,13 +133,34 @@ const gather: VjpRule = (g, node, gradients) => {
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), rank);
   const indices = g.unsqueeze(wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis)), [-1]); // [..., 1]
   const reduction = { reduction: attr.string('add') };
-  if (axis === 0) return [rawNode(g, 'ScatterND', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', dataShape, reduction), undefined];
+  if (axis === 0)
+    return [
+      rawNode(g, 'ScatterND', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', dataShape, reduction),
+      undefined,
+    ];
   const permData = [axis, ...Array.from({ length: rank }, (_, i) => i).filter((i) => i !== axis)];
   const gradientRank = rank - 1 + q;
-  const permGradient = [...Array.from({ length: q }, (_, i) => axis + i), ...Array.from({ length: axis }, (_, i) => i), ...Array.from({ length: gradientRank - axis - q }, (_, i) => axis + q + i)];
+  const permGradient = [
+    ...Array.from({ length: q }, (_, i) => axis + i),
+    ...Array.from({ length: axis }, (_, i) => i),
+    ...Array.from({ length: gradientRank - axis - q }, (_, i) => axis + q + i),
+  ];
   const movedShape = permData.map((p) => at(dataShape, p, 'Gather data shape'));
-  const zeros = rawNode(g, 'ConstantOfShape', [rawNode(g, 'Gather', [g.shapeOf(data), g.int64s(permData)], 'int64', [rank], { axis: attr.int(0) })], 'float32', movedShape);
-  const scattered = rawNode(g, 'ScatterND', [zeros, indices, g.transpose(gradientOf(gradients), permGradient)], 'float32', movedShape, reduction);
+  const zeros = rawNode(
+    g,
+    'ConstantOfShape',
+    [rawNode(g, 'Gather', [g.shapeOf(data), g.int64s(permData)], 'int64', [rank], { axis: attr.int(0) })],
+    'float32',
+    movedShape,
+  );
+  const scattered = rawNode(
+    g,
+    'ScatterND',
+    [zeros, indices, g.transpose(gradientOf(gradients), permGradient)],
+    'float32',
+    movedShape,
+    reduction,
+  );
   const inverse = new Array<number>(rank);
   permData.forEach((p, i) => (inverse[p] = i));
   return [g.transpose(scattered, inverse), undefined];
@@ -127,7 +171,17 @@ const gatherElements: VjpRule = (g, node, gradients) => {
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), g.shape(data).length);
   const indices = wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis));
   const attributes = { axis: attr.int(axis), reduction: attr.string('add') };
-  return [rawNode(g, 'ScatterElements', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', g.shape(data), attributes), undefined];
+  return [
+    rawNode(
+      g,
+      'ScatterElements',
+      [zerosLike(g, data), indices, gradientOf(gradients)],
+      'float32',
+      g.shape(data),
+      attributes,
+    ),
+    undefined,
+  ];
 };
 
 export const shapeRules: Readonly<Record<string, VjpRule>> = {

@@ -10,7 +10,11 @@ import { absoluteZeroExpert } from './expert.ts';
 envContract('absolute-zero', () => makeAbsoluteZero({ formatPenalty: 0.1 }), {
   makeExpert: absoluteZeroExpert,
   seeds: splitSeeds('test', 3),
-  invalidActions: ['<answer>not json</answer>', '<answer>{"program": "function g() {}", "input": 1}</answer>', '<answer>{"program": "function f(x) {}"}</answer>'],
+  invalidActions: [
+    '<answer>not json</answer>',
+    '<answer>{"program": "function g() {}", "input": 1}</answer>',
+    '<answer>{"program": "function f(x) {}"}</answer>',
+  ],
   invalidActionReward: -0.1,
 });
 
@@ -18,27 +22,49 @@ const propose = (program: string, input: unknown) => formatAnswer(JSON.stringify
 
 test('the executor verifies a proposal: errors, loops and non-determinism are rejected', async () => {
   const env = makeAbsoluteZero();
-  for (const program of ['function f(x) { throw new Error("no"); }', 'function f(x) { while (true) {} }', 'function f(x) { return Math.random(); }']) {
+  for (const program of [
+    'function f(x) { throw new Error("no"); }',
+    'function f(x) { while (true) {} }',
+    'function f(x) { return Math.random(); }',
+  ]) {
     await env.reset({ seed: 1 });
     const result = await env.step({ text: propose(program, 1) });
-    assert.deepEqual([result.done, result.reward, result.info.rejected, result.info.success], [true, 0, true, false], program);
+    assert.deepEqual(
+      [result.done, result.reward, result.info.rejected, result.info.success],
+      [true, 0, true, false],
+      program,
+    );
     assert.match(result.observation.text, /^task rejected: /);
   }
   await env.reset({ seed: 1 });
   const accepted = await env.step({ text: propose('function f(x) { return [x, x * 2]; }', 3) });
   assert.equal(accepted.done, false);
-  assert.deepEqual((accepted.observation.data as AbsoluteZeroData).proposal, { program: 'function f(x) { return [x, x * 2]; }', input: 3, output: [3, 6] });
-  assert.equal(accepted.observation.text, 'Solve: what does f return?\nfunction f(x) { return [x, x * 2]; }\nInput: 3\nReply the output as JSON: <answer>13</answer>');
+  assert.deepEqual((accepted.observation.data as AbsoluteZeroData).proposal, {
+    program: 'function f(x) { return [x, x * 2]; }',
+    input: 3,
+    output: [3, 6],
+  });
+  assert.equal(
+    accepted.observation.text,
+    'Solve: what does f return?\nfunction f(x) { return [x, x * 2]; }\nInput: 3\nReply the output as JSON: <answer>13</answer>',
+  );
   const solved = await env.step({ text: '<answer>[3, 6]</answer>' });
   assert.deepEqual([solved.reward, solved.done, solved.info.success], [1, true, true]);
 });
 
 test('the proposer is rewarded for learnable tasks: 1 − solve rate when strictly between 0 and 1', async () => {
   assert.deepEqual([0, 0.25, 0.5, 1].map(learnabilityReward), [0, 0.75, 0.5, 0]);
-  assert.ok(solves('<answer>"abc"</answer>', 'abc') && solves('<answer>abc</answer>', 'abc') && !solves('<answer>[1,2]</answer>', [2, 1]));
+  assert.ok(
+    solves('<answer>"abc"</answer>', 'abc') &&
+      solves('<answer>abc</answer>', 'abc') &&
+      !solves('<answer>[1,2]</answer>', [2, 1]),
+  );
   const prompts: string[] = [];
   let replies = ['<answer>9</answer>', '<answer>9</answer>', '<answer>8</answer>', 'junk'];
-  const env = makeAbsoluteZero({ solverSamples: 4 }, { solver: async (prompt, count) => (prompts.push(prompt), replies.slice(0, count)) });
+  const env = makeAbsoluteZero(
+    { solverSamples: 4 },
+    { solver: async (prompt, count) => (prompts.push(prompt), replies.slice(0, count)) },
+  );
   await env.reset({ seed: 1 });
   const learnable = await env.step({ text: propose('function f(x) { return x * x; }', 3) });
   assert.deepEqual([learnable.info.solveRate, learnable.reward], [0.5, 0.5]);
@@ -72,7 +98,11 @@ test('absolute-zero attacks: per-process randomness, forged results and escapes 
   for (const program of rejected) {
     await env.reset({ seed: 1 });
     const result = await env.step({ text: propose(program, 1) });
-    assert.deepEqual([result.done, result.reward, result.info.rejected], [true, 0, true], `${program}: ${result.observation.text}`);
+    assert.deepEqual(
+      [result.done, result.reward, result.info.rejected],
+      [true, 0, true],
+      `${program}: ${result.observation.text}`,
+    );
   }
   const capped = makeAbsoluteZero({ formatPenalty: 0.1 });
   await capped.reset({ seed: 1 });
@@ -80,9 +110,15 @@ test('absolute-zero attacks: per-process randomness, forged results and escapes 
     await capped.reset({ seed: 1 });
     const huge = await capped.step({ text: propose('function f(x) { return x.length; }', 'x'.repeat(length)) });
     assert.deepEqual([huge.done, huge.reward, huge.info.invalidAction], [false, -0.1, true]);
-    assert.match(huge.observation.text, /input longer than 1000 characters as JSON|action of \d+ characters is over the limit/);
+    assert.match(
+      huge.observation.text,
+      /input longer than 1000 characters as JSON|action of \d+ characters is over the limit/,
+    );
   }
-  assert.match((await capped.step({ text: propose('function f(x) { return 1; }', 'x'.repeat(10_000)) })).observation.text, /invalid: input longer than 1000 characters as JSON/);
+  assert.match(
+    (await capped.step({ text: propose('function f(x) { return 1; }', 'x'.repeat(10_000)) })).observation.text,
+    /invalid: input longer than 1000 characters as JSON/,
+  );
   await capped.reset({ seed: 1 });
   const bigOutput = await capped.step({ text: propose("function f(x) { return 'y'.repeat(x); }", 5000) });
   assert.deepEqual([bigOutput.done, bigOutput.reward, bigOutput.info.rejected], [true, 0, true]);

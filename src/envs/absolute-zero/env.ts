@@ -105,7 +105,12 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   async reset({ seed, task }: { seed: number; task?: ReferenceProgram }): Promise<Observation> {
     const rng = new Rng(seed);
     const reference = task ?? rng.pick(referencePrograms);
-    this.episode = { reference: { ...reference, example: randomInput(reference.input, rng) }, proposal: null, turnsUsed: 0, ended: false };
+    this.episode = {
+      reference: { ...reference, example: randomInput(reference.input, rng) },
+      proposal: null,
+      turnsUsed: 0,
+      ended: false,
+    };
     return this.observe(this.episode);
   }
 
@@ -113,7 +118,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     const episode = openTurn(this.name, this.episode);
     const invalid = (reason: string): StepResult => {
       const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
-      return { observation: this.observe(episode, `invalid: ${reason}`), reward: -this.options.formatPenalty, ...close };
+      return {
+        observation: this.observe(episode, `invalid: ${reason}`),
+        reward: -this.options.formatPenalty,
+        ...close,
+      };
     };
     const parsed = action.toolCall ? null : parseAction(action.text);
     if (parsed === null || parsed.kind === 'tool_call') return invalid('no tools here; reply <answer>...</answer>');
@@ -122,7 +131,13 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     if (episode.proposal !== null) {
       const success = solves(action.text, episode.proposal.output);
       episode.ended = true;
-      return { observation: this.observe(episode, success ? 'correct' : 'wrong'), reward: success ? 1 : 0, done: true, truncated: false, info: { invalidAction: false, success, role: 'solve' } };
+      return {
+        observation: this.observe(episode, success ? 'correct' : 'wrong'),
+        reward: success ? 1 : 0,
+        done: true,
+        truncated: false,
+        info: { invalidAction: false, success, role: 'solve' },
+      };
     }
     const read = readProposal(parsed.answer, this.options);
     if (typeof read === 'string') return invalid(read);
@@ -130,7 +145,13 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     if (rejection !== null || first === undefined || !('value' in first)) {
       episode.ended = true;
       const text = `task rejected: ${rejection}`.slice(0, 200);
-      return { observation: this.observe(episode, text), reward: 0, done: true, truncated: false, info: { invalidAction: false, success: false, role: 'propose', rejected: true } };
+      return {
+        observation: this.observe(episode, text),
+        reward: 0,
+        done: true,
+        truncated: false,
+        info: { invalidAction: false, success: false, role: 'propose', rejected: true },
+      };
     }
     episode.proposal = { program: read.program, input: read.input, output: first.value };
     let solveRate: number | undefined;
@@ -139,7 +160,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
       solveRate = replies.filter((reply) => solves(reply, first.value)).length / Math.max(1, replies.length);
     }
     const reward = solveRate === undefined ? 0 : learnabilityReward(solveRate);
-    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false, role: 'propose', ...(solveRate === undefined ? {} : { solveRate }) });
+    const close = closeTurn(episode, this.options.maxTurns, {
+      invalidAction: false,
+      role: 'propose',
+      ...(solveRate === undefined ? {} : { solveRate }),
+    });
     return { observation: this.observe(episode), reward, ...close };
   }
 
@@ -152,7 +177,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
       text = solvePrompt(proposal.program, proposal.input);
     }
     if (note !== undefined) text = episode.ended ? note : `${text}\n${note}`;
-    const data: AbsoluteZeroData = { role: episode.ended ? 'done' : proposal === null ? 'propose' : 'solve', reference, proposal };
+    const data: AbsoluteZeroData = {
+      role: episode.ended ? 'done' : proposal === null ? 'propose' : 'solve',
+      reference,
+      proposal,
+    };
     return { text, data };
   }
 }
@@ -165,20 +194,33 @@ async function execute(
   proposal: { program: string; input: unknown },
   { maxOutputChars, isolation }: { maxOutputChars: number; isolation: 'namespaces' | 'process-only' },
 ): Promise<{ rejection: string | null; first: CallResult | undefined }> {
-  const run = () => runFunction({ code: proposal.program, entry: 'f', calls: [[proposal.input], [proposal.input]], callTimeoutMs: 300, isolation });
+  const run = () =>
+    runFunction({
+      code: proposal.program,
+      entry: 'f',
+      calls: [[proposal.input], [proposal.input]],
+      callTimeoutMs: 300,
+      isolation,
+    });
   const runs = await Promise.all([run(), run()]);
   const failed = runs.find((executed) => executed.failure !== null);
   const first = runs[0]?.results[0];
   if (failed !== undefined) return { rejection: failed.failure, first };
-  if (first === undefined || !('value' in first)) return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
+  if (first === undefined || !('value' in first))
+    return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
   const results = runs.flatMap((executed) => executed.results);
-  if (!results.every((result) => isDeepStrictEqual(result, first))) return { rejection: 'f is not deterministic (within or across processes)', first };
-  if ((JSON.stringify(first.value) ?? '').length > maxOutputChars) return { rejection: `output longer than ${maxOutputChars} characters as JSON`, first };
+  if (!results.every((result) => isDeepStrictEqual(result, first)))
+    return { rejection: 'f is not deterministic (within or across processes)', first };
+  if ((JSON.stringify(first.value) ?? '').length > maxOutputChars)
+    return { rejection: `output longer than ${maxOutputChars} characters as JSON`, first };
   return { rejection: null, first };
 }
 
 /** Reads `{"program": string, "input": JSON}`; a reason when it is not one. */
-function readProposal(answer: string, { maxProgramChars, maxInputChars }: { maxProgramChars: number; maxInputChars: number }): { program: string; input: unknown } | string {
+function readProposal(
+  answer: string,
+  { maxProgramChars, maxInputChars }: { maxProgramChars: number; maxInputChars: number },
+): { program: string; input: unknown } | string {
   let value: unknown;
   try {
     value = JSON.parse(answer);
@@ -186,13 +228,17 @@ function readProposal(answer: string, { maxProgramChars, maxInputChars }: { maxP
     return 'proposal must be JSON {"program": "...", "input": ...}';
   }
   const { program, input } = (value ?? {}) as { program?: unknown; input?: unknown };
-  if (typeof program !== 'string' || input === undefined) return 'proposal must be JSON {"program": "...", "input": ...}';
+  if (typeof program !== 'string' || input === undefined)
+    return 'proposal must be JSON {"program": "...", "input": ...}';
   if (program.length > maxProgramChars) return `program longer than ${maxProgramChars} characters`;
   if (JSON.stringify(input).length > maxInputChars) return `input longer than ${maxInputChars} characters as JSON`;
   if (!/function\s+f\s*\(|\bf\s*=/.test(program)) return 'program must define a function f';
   return { program, input };
 }
 
-export function makeAbsoluteZero(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}): AbsoluteZeroEnv {
+export function makeAbsoluteZero(
+  options: AbsoluteZeroOptions = {},
+  resources: { solver?: Solver } = {},
+): AbsoluteZeroEnv {
   return new AbsoluteZeroEnv(options, resources);
 }

@@ -22,6 +22,7 @@ export function absoluteZeroExpert(options: ExpertOptions = {}): Expert {
       const { proposal } = data(observation);
       return proposal === null ? propose(rng) : formatAnswer(JSON.stringify(proposal.output));
     },
-    (observation, rng) => (data(observation).proposal === null ? propose(rng) : formatAnswer(String(rng.range(-10, 30)))),
+    (observation, rng) =>
+      data(observation).proposal === null ? propose(rng) : formatAnswer(String(rng.range(-10, 30))),
   );
 }

@@ -15,14 +15,21 @@ import { parseOptions } from '../options.ts';
 export const banditOptionsSchema = z
   .strictObject({
     /** Arm names, shown to the agent. */
-    arms: z.array(z.string().regex(/^[A-Za-z0-9]+$/)).min(2).default(['A', 'B']),
+    arms: z
+      .array(z.string().regex(/^[A-Za-z0-9]+$/))
+      .min(2)
+      .default(['A', 'B']),
     /** Probability that each arm pays 1 (same order as `arms`); one must be the highest. */
     payProbabilities: z.array(z.number().min(0).max(1)).min(2).default([0.2, 0.8]),
     /** Subtracted from the reward of an invalid answer. */
     formatPenalty: z.number().min(0).default(0),
   })
-  .refine((o) => o.arms.length === o.payProbabilities.length, { message: 'arms and payProbabilities need the same length' })
-  .refine((o) => new Set(o.arms.map((arm) => arm.toLowerCase())).size === o.arms.length, { message: 'arm names must differ' })
+  .refine((o) => o.arms.length === o.payProbabilities.length, {
+    message: 'arms and payProbabilities need the same length',
+  })
+  .refine((o) => new Set(o.arms.map((arm) => arm.toLowerCase())).size === o.arms.length, {
+    message: 'arm names must differ',
+  })
   .refine((o) => o.payProbabilities.filter((p) => p === Math.max(...o.payProbabilities)).length === 1, {
     message: 'exactly one arm must have the highest payProbability',
   });
@@ -58,12 +65,24 @@ export class BanditEnv implements Env<Record<string, never>> {
     const parsed = parseMoveAction(action, { moves: arms, maxActionsPerTurn: 1 });
     if (parsed.kind === 'invalid') {
       const info = { invalidAction: true, reason: parsed.reason, success: false };
-      return { observation: this.observe(`invalid: ${parsed.reason}`), reward: -formatPenalty, done: false, truncated: true, info };
+      return {
+        observation: this.observe(`invalid: ${parsed.reason}`),
+        reward: -formatPenalty,
+        done: false,
+        truncated: true,
+        info,
+      };
     }
     const arm = at(parsed.moves, 0, 'moves');
     const reward = episode.payout.next() < at(payProbabilities, arm, 'arms') ? 1 : 0;
     const success = payProbabilities[arm] === Math.max(...payProbabilities);
-    return { observation: this.observe(`${arms[arm]} paid ${reward}`), reward, done: true, truncated: false, info: { invalidAction: false, arm: arms[arm], success } };
+    return {
+      observation: this.observe(`${arms[arm]} paid ${reward}`),
+      reward,
+      done: true,
+      truncated: false,
+      info: { invalidAction: false, arm: arms[arm], success },
+    };
   }
 
   private observe(text: string): Observation {

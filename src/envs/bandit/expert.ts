@@ -19,7 +19,9 @@ export function banditExpert(options: ExpertOptions = {}): Expert {
 function banditData(observation: Observation): BanditData {
   const data = observation.data as Partial<BanditData> | undefined;
   if (!Array.isArray(data?.arms) || !Array.isArray(data?.payProbabilities)) {
-    throw new InvalidArgumentError('bandit expert needs observation.data.arms and payProbabilities from the bandit env');
+    throw new InvalidArgumentError(
+      'bandit expert needs observation.data.arms and payProbabilities from the bandit env',
+    );
   }
   return data as BanditData;
 }

@@ -31,7 +31,10 @@ envContract('browser-shop', () => make({ formatPenalty: 0.1, maxTurns: 8 }), {
 test('the observation is the accessibility tree; type and click drive the real page', async () => {
   const env = make();
   const first = await env.reset({ seed: splitSeed('test', 0) });
-  assert.match(first.text, /^- paragraph: "Instruction: i need .*"\n- search:\n {2}- textbox "Search"\n {2}- button "Search"$/);
+  assert.match(
+    first.text,
+    /^- paragraph: "Instruction: i need .*"\n- search:\n {2}- textbox "Search"\n {2}- button "Search"$/,
+  );
   const results = await env.step({ text: '<answer>type[backpack]</answer>' });
   assert.match(results.observation.text, /- link "Back to Search"/);
   assert.match(results.observation.text, /- link "Next >"/);
@@ -41,7 +44,10 @@ test('the observation is the accessibility tree; type and click drive the real p
   const next = await env.step({ text: '<answer>click[Next >]</answer>' });
   assert.deepEqual((next.observation.data as BrowserShopData).page, { kind: 'results', query: 'backpack', page: 2 });
   const bad = await env.step({ text: '<answer>type[lamp]</answer>' });
-  assert.deepEqual([bad.info.invalidAction, bad.info.reason], [true, 'no search box on this page; click[Back to Search] first']);
+  assert.deepEqual(
+    [bad.info.invalidAction, bad.info.reason],
+    [true, 'no search box on this page; click[Back to Search] first'],
+  );
 });
 
 test('browser expert buys the exact item through Chromium on 2/2 goals; random clicking does not', async () => {

@@ -40,7 +40,11 @@ export interface BrowserShop {
   close(): Promise<void>;
 }
 
-export async function openBrowserShop(options: { catalogSeed: number; catalogSize: number; pageSize: number }): Promise<BrowserShop> {
+export async function openBrowserShop(options: {
+  catalogSeed: number;
+  catalogSize: number;
+  pageSize: number;
+}): Promise<BrowserShop> {
   const shop = new Shop(generateCatalog(options.catalogSeed, options.catalogSize), options.pageSize);
   const server = await startShopServer(shop);
   let browser: Browser;

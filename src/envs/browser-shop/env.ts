@@ -14,7 +14,14 @@
  */
 import { z } from 'zod';
 import type { Page as BrowserPage } from 'playwright-core';
-import { EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import {
+  EpisodeNotStartedError,
+  Rng,
+  type Action,
+  type Env,
+  type Observation,
+  type StepResult,
+} from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
@@ -88,16 +95,30 @@ export class BrowserShopEnv implements Env<Goal> {
     if (reason === null && episode.session.reward !== null) {
       episode.ended = true;
       const reward = episode.session.reward;
-      return { observation: await this.observe(episode), reward, done: true, truncated: false, info: { invalidAction: false, success: reward === 1 } };
+      return {
+        observation: await this.observe(episode),
+        reward,
+        done: true,
+        truncated: false,
+        info: { invalidAction: false, success: reward === 1 },
+      };
     }
-    const close = closeTurn(episode, this.options.maxTurns, { invalidAction: reason !== null, ...(reason === null ? {} : { reason }) });
-    return { observation: await this.observe(episode, reason ?? undefined), reward: reason === null ? 0 : -this.options.formatPenalty, ...close };
+    const close = closeTurn(episode, this.options.maxTurns, {
+      invalidAction: reason !== null,
+      ...(reason === null ? {} : { reason }),
+    });
+    return {
+      observation: await this.observe(episode, reason ?? undefined),
+      reward: reason === null ? 0 : -this.options.formatPenalty,
+      ...close,
+    };
   }
 
   /** Performs a GUI action; returns why it is invalid, or null. */
   private async act(action: Action): Promise<string | null> {
     const parsed = action.toolCall ? null : parseAction(action.text);
-    if (parsed === null || parsed.kind === 'tool_call') return 'no tools here; reply <answer>click[name]</answer> or <answer>type[text]</answer>';
+    if (parsed === null || parsed.kind === 'tool_call')
+      return 'no tools here; reply <answer>click[name]</answer> or <answer>type[text]</answer>';
     if (parsed.kind === 'invalid') return parsed.reason;
     const [, verbText, targetText = ''] = parsed.answer.match(/^(click|type)\[([\s\S]*)\]$/i) ?? [];
     const target = targetText.trim();
@@ -106,7 +127,8 @@ export class BrowserShopEnv implements Env<Goal> {
     try {
       return await this.perform(verb, target);
     } catch (error) {
-      if (error instanceof Error && error.name === 'TimeoutError') return `the page did not respond within ${this.options.actionTimeoutMs} ms`;
+      if (error instanceof Error && error.name === 'TimeoutError')
+        return `the page did not respond within ${this.options.actionTimeoutMs} ms`;
       throw error;
     }
   }
@@ -134,12 +156,21 @@ export class BrowserShopEnv implements Env<Goal> {
     const { tab, resources } = this.started();
     const { shop } = await resources;
     // link targets (`- /url: …`) carry the session id and say nothing the names do not
-    const tree = (await tab.locator('body').ariaSnapshot({ timeout: this.options.snapshotTimeoutMs })).split('\n').filter((line) => !/^\s*- \/url: /.test(line)).join('\n');
-    const cut = tree.length > this.options.maxObservationChars ? `${tree.slice(0, this.options.maxObservationChars - 1)}…` : tree;
+    const tree = (await tab.locator('body').ariaSnapshot({ timeout: this.options.snapshotTimeoutMs }))
+      .split('\n')
+      .filter((line) => !/^\s*- \/url: /.test(line))
+      .join('\n');
+    const cut =
+      tree.length > this.options.maxObservationChars ? `${tree.slice(0, this.options.maxObservationChars - 1)}…` : tree;
     const url = new URL(tab.url());
     const links = await tab.getByRole('link').allInnerTexts();
     const prefix = `/s/${session.id}`;
-    const data: BrowserShopData = { goal, path: url.pathname.slice(prefix.length) + url.search, page: pageFromUrl(shop, url, prefix), links };
+    const data: BrowserShopData = {
+      goal,
+      path: url.pathname.slice(prefix.length) + url.search,
+      page: pageFromUrl(shop, url, prefix),
+      links,
+    };
     return { text: cut + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data };
   }
 
@@ -151,7 +182,10 @@ export class BrowserShopEnv implements Env<Goal> {
 
   /** Closes the env's tab; stops the browser and server when this env started them. */
   async close(): Promise<void> {
-    await this.tab?.context().close().catch(() => {});
+    await this.tab
+      ?.context()
+      .close()
+      .catch(() => {});
     this.tab = null;
     this.episode = null;
     if (this.ownsResources && this.resources !== null) await (await this.resources).close();
@@ -159,6 +193,9 @@ export class BrowserShopEnv implements Env<Goal> {
   }
 }
 
-export function makeBrowserShop(options: BrowserShopOptions = {}, shared?: { resources: Promise<BrowserShop> }): BrowserShopEnv {
+export function makeBrowserShop(
+  options: BrowserShopOptions = {},
+  shared?: { resources: Promise<BrowserShop> },
+): BrowserShopEnv {
   return new BrowserShopEnv(options, shared);
 }

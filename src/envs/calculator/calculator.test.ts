@@ -29,7 +29,17 @@ test('evaluateExpression: precedence, parentheses, unary minus, unicode operator
 });
 
 test('evaluateExpression rejects everything but integer arithmetic, with typed errors', () => {
-  for (const bad of ['', '2 +', '(1 + 2', '1 + 2)', '2 / 3', 'process.exit(1)', '1.5 + 1', '9'.repeat(17) + ' * 9'.repeat(5), '('.repeat(60) + '1' + ')'.repeat(60)]) {
+  for (const bad of [
+    '',
+    '2 +',
+    '(1 + 2',
+    '1 + 2)',
+    '2 / 3',
+    'process.exit(1)',
+    '1.5 + 1',
+    '9'.repeat(17) + ' * 9'.repeat(5),
+    '('.repeat(60) + '1' + ')'.repeat(60),
+  ]) {
     assert.throws(() => evaluateExpression(bad), CalculatorError, bad);
   }
   assert.throws(() => evaluateExpression('2 ^ 3'), /unexpected "\^"; allowed: integers, \+ - \* \( \)/);
@@ -37,7 +47,11 @@ test('evaluateExpression rejects everything but integer arithmetic, with typed e
 
 test('generated expressions print their tree faithfully and get harder with options', () => {
   for (const seed of splitSeeds('train', 300)) {
-    const { expression, answer } = generateExpression(new Rng(seed), { numOperands: 4, maxOperand: 20, parentheses: true });
+    const { expression, answer } = generateExpression(new Rng(seed), {
+      numOperands: 4,
+      maxOperand: 20,
+      parentheses: true,
+    });
     assert.equal(evaluateExpression(expression), answer, expression);
   }
   const flat = generateExpression(new Rng(1), { numOperands: 5, maxOperand: 9, parentheses: false });
@@ -49,7 +63,9 @@ test('calculator episode: tool result comes back, then an exact answer scores 1'
   const env = makeCalculator();
   const first = await env.reset({ seed: 0, task: { expression: '(2 + 3) * 4' } });
   assert.equal(first.text, '(2 + 3) * 4');
-  let result = await env.step({ text: '<think>use the tool</think>' + formatToolCall({ name: 'calculator', arguments: { expression: '(2+3)*4' } }) });
+  let result = await env.step({
+    text: '<think>use the tool</think>' + formatToolCall({ name: 'calculator', arguments: { expression: '(2+3)*4' } }),
+  });
   assert.equal(result.observation.text, '<tool_response>20</tool_response>');
   assert.equal((result.observation.data as CalculatorData).lastToolResult, '20');
   result = await env.step({ text: '<answer> 20 </answer>' });
@@ -57,16 +73,25 @@ test('calculator episode: tool result comes back, then an exact answer scores 1'
 
   await env.reset({ seed: 0, task: { expression: '2 * 3' } });
   result = await env.step({ text: '', toolCall: { id: 'c1', name: 'calculator', arguments: { expression: '2 *' } } });
-  assert.equal(result.observation.text, '<tool_response>error: unexpected end; allowed: integers, + - * ( )</tool_response>');
+  assert.equal(
+    result.observation.text,
+    '<tool_response>error: unexpected end; allowed: integers, + - * ( )</tool_response>',
+  );
   assert.equal(result.info.invalidAction, false);
   result = await env.step({ text: '<answer>7</answer>' });
   assert.deepEqual([result.reward, result.done, result.info.success], [0, true, false]);
 
   await env.reset({ seed: 0, task: { expression: '2 * 3' } });
   result = await env.step({ text: formatToolCall({ name: 'calculator', arguments: { expr: '2 * 3' } }) });
-  assert.equal(result.observation.text, 'invalid: invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"');
+  assert.equal(
+    result.observation.text,
+    'invalid: invalid arguments for calculator: expression: Invalid input: expected string, received undefined; input: Unrecognized key: "expr"',
+  );
   result = await env.step({ text: formatToolCall({ name: 'abacus', arguments: {} }) });
-  assert.deepEqual([result.observation.text, result.info.invalidAction, result.info.reason], ['invalid: unknown tool "abacus"; allowed: calculator', true, 'unknown tool "abacus"; allowed: calculator']);
+  assert.deepEqual(
+    [result.observation.text, result.info.invalidAction, result.info.reason],
+    ['invalid: unknown tool "abacus"; allowed: calculator', true, 'unknown tool "abacus"; allowed: calculator'],
+  );
 });
 
 test('calculator: turns run out without an answer', async () => {

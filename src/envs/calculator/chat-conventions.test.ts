@@ -9,7 +9,10 @@ import { generateExpression } from './generator.ts';
 import { lastInteger } from './answer.ts';
 
 const chatOptions = { answerFormat: 'last-integer', requireToolCall: true, toolResultTag: false } as const;
-const call = (expression: string) => ({ text: '', toolCall: { id: 'c0', name: 'calculator', arguments: { expression } } });
+const call = (expression: string) => ({
+  text: '',
+  toolCall: { id: 'c0', name: 'calculator', arguments: { expression } },
+});
 
 envContract('calculator', () => makeCalculator(chatOptions), { makeExpert: calculatorExpert });
 
@@ -53,7 +56,11 @@ test('requireToolCall: the right answer scores only after a call whose expressio
 });
 
 test('requireToolCall with tag answers; instructions and question are options', async () => {
-  const env = makeCalculator({ requireToolCall: true, instructions: 'Use the tool.', question: 'What is {expression}?' });
+  const env = makeCalculator({
+    requireToolCall: true,
+    instructions: 'Use the tool.',
+    question: 'What is {expression}?',
+  });
   assert.equal(env.instructions, 'Use the tool.');
   assert.equal((await env.reset({ seed: 0, task: { expression: '2 * 3' } })).text, 'What is 2 * 3?');
   assert.equal((await env.step({ text: '<answer>6</answer>' })).info.success, false);
@@ -65,11 +72,23 @@ test('requireToolCall with tag answers; instructions and question are options', 
 
 test('operators and minOperand shape the generated tasks; the defaults replay the old stream', () => {
   for (const seed of splitSeeds('test', 50)) {
-    const { expression } = generateExpression(new Rng(seed), { numOperands: 2, minOperand: 10, maxOperand: 99, parentheses: true, operators: ['*'] });
+    const { expression } = generateExpression(new Rng(seed), {
+      numOperands: 2,
+      minOperand: 10,
+      maxOperand: 99,
+      parentheses: true,
+      operators: ['*'],
+    });
     assert.match(expression, /^\d\d \* \d\d$/);
   }
   const before = generateExpression(new Rng(7), { numOperands: 4, maxOperand: 20, parentheses: true });
-  const after = generateExpression(new Rng(7), { numOperands: 4, minOperand: 0, maxOperand: 20, parentheses: true, operators: ['+', '-', '*'] });
+  const after = generateExpression(new Rng(7), {
+    numOperands: 4,
+    minOperand: 0,
+    maxOperand: 20,
+    parentheses: true,
+    operators: ['+', '-', '*'],
+  });
   assert.deepEqual(after, before);
 });
 

@@ -38,7 +38,10 @@ export const calculatorOptionsSchema = z.strictObject({
   /** Largest operand. */
   maxOperand: z.number().int().min(1).max(1000).default(20),
   /** The operators drawn from. */
-  operators: z.array(z.enum(calculatorOperators)).min(1).default([...calculatorOperators]),
+  operators: z
+    .array(z.enum(calculatorOperators))
+    .min(1)
+    .default([...calculatorOperators]),
   /** Nest sub-expressions in parentheses (else a flat chain with usual precedence). */
   parentheses: z.boolean().default(true),
   /** Turns per episode (tool calls, answers and invalid turns). */
@@ -95,7 +98,11 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
 
   constructor(options: CalculatorOptions = {}) {
     // Text-sized actions, tool results shown whole (the calculator's are short).
-    super({ ...parseOptions(calculatorOptionsSchema, options, 'calculator'), maxActionChars: actionCharLimits.text, maxToolResultChars: Number.POSITIVE_INFINITY });
+    super({
+      ...parseOptions(calculatorOptionsSchema, options, 'calculator'),
+      maxActionChars: actionCharLimits.text,
+      maxToolResultChars: Number.POSITIVE_INFINITY,
+    });
     this.tools = [calculatorTool];
     this.instructions = this.options.instructions ?? tagInstructions;
   }
@@ -104,14 +111,25 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
     const { expression, answer } = task
       ? { expression: task.expression, answer: evaluateExpression(task.expression) }
       : generateExpression(new Rng(seed), this.options);
-    const episode: Episode = { expression, answer, lastToolResult: null, calledToAnswer: false, turnsUsed: 0, ended: false };
+    const episode: Episode = {
+      expression,
+      answer,
+      lastToolResult: null,
+      calledToAnswer: false,
+      turnsUsed: 0,
+      ended: false,
+    };
     return { episode, text: this.options.question.replaceAll('{expression}', expression) };
   }
 
   protected async finish(episode: Episode, answer: string): Promise<Verdict> {
     const right = answer === String(episode.answer);
     const success = right && (episode.calledToAnswer || !this.options.requireToolCall);
-    return { reward: success ? 1 : 0, success, text: success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong' };
+    return {
+      reward: success ? 1 : 0,
+      success,
+      text: success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong',
+    };
   }
 
   /** A text turn: agentrl's tags, or (last-integer) a tag tool call or else a final answer, its last integer. */
@@ -119,7 +137,9 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
     const parsed = parseAction(text);
     if (this.options.answerFormat === 'tag' || parsed.kind === 'tool_call') return parsed;
     const answer = lastInteger(text);
-    return answer === null ? { kind: 'invalid', reason: 'no integer in the reply; end it with the integer answer' } : { kind: 'answer', thinking: null, answer: String(answer) };
+    return answer === null
+      ? { kind: 'invalid', reason: 'no integer in the reply; end it with the integer answer' }
+      : { kind: 'answer', thinking: null, answer: String(answer) };
   }
 
   /** Keeps the result; the first call that evaluates to the answer earns `toolCallReward`. */
@@ -135,7 +155,11 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
   }
 
   protected data(episode: Episode): CalculatorData {
-    return { expression: episode.expression, lastToolResult: episode.lastToolResult, turnsLeft: this.options.maxTurns - episode.turnsUsed };
+    return {
+      expression: episode.expression,
+      lastToolResult: episode.lastToolResult,
+      turnsLeft: this.options.maxTurns - episode.turnsUsed,
+    };
   }
 }
 

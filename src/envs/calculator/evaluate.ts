@@ -21,8 +21,13 @@ const maxDepth = 50;
 const allowed = 'integers, + - * ( )';
 
 export function evaluateExpression(expression: string): number {
-  if (expression.length > maxLength) throw new CalculatorError(`expression longer than ${maxLength} characters`, expression);
-  const tokens = expression.replace(/−/g, '-').replace(/×/g, '*').match(/\d+|\S/g) ?? [];
+  if (expression.length > maxLength)
+    throw new CalculatorError(`expression longer than ${maxLength} characters`, expression);
+  const tokens =
+    expression
+      .replace(/−/g, '-')
+      .replace(/×/g, '*')
+      .match(/\d+|\S/g) ?? [];
   let index = 0;
   const fail = (what: string): never => {
     throw new CalculatorError(`${what}; allowed: ${allowed}`, expression);

@@ -12,7 +12,9 @@ import type { CalculatorData } from './env.ts';
 export function calculatorExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
-    (observation) => copyToolResult(observation) ?? formatToolCall({ name: 'calculator', arguments: { expression: calculatorData(observation).expression } }),
+    (observation) =>
+      copyToolResult(observation) ??
+      formatToolCall({ name: 'calculator', arguments: { expression: calculatorData(observation).expression } }),
     (observation, rng) => copyToolResult(observation) ?? formatAnswer(String(rng.range(-100, 100))),
   );
 }
@@ -25,6 +27,7 @@ function copyToolResult(observation: Observation): string | null {
 
 function calculatorData(observation: Observation): CalculatorData {
   const data = observation.data as Partial<CalculatorData> | undefined;
-  if (typeof data?.expression !== 'string') throw new InvalidArgumentError('calculator expert needs observation.data.expression from the calculator env');
+  if (typeof data?.expression !== 'string')
+    throw new InvalidArgumentError('calculator expert needs observation.data.expression from the calculator env');
   return data as CalculatorData;
 }

@@ -28,9 +28,16 @@ interface Printed {
   value: number;
 }
 
-const apply = { '+': (a: number, b: number) => a + b, '-': (a: number, b: number) => a - b, '*': (a: number, b: number) => a * b };
+const apply = {
+  '+': (a: number, b: number) => a + b,
+  '-': (a: number, b: number) => a - b,
+  '*': (a: number, b: number) => a * b,
+};
 
-export function generateExpression(rng: Rng, options: ExpressionGeneratorOptions): { expression: string; answer: number } {
+export function generateExpression(
+  rng: Rng,
+  options: ExpressionGeneratorOptions,
+): { expression: string; answer: number } {
   const { numOperands, minOperand = 0, maxOperand, parentheses, operators = calculatorOperators } = options;
   const operand = (): Printed => {
     const value = rng.range(minOperand, maxOperand);
@@ -46,7 +53,11 @@ export function generateExpression(rng: Rng, options: ExpressionGeneratorOptions
       const wrapLeft = operator === '*' && (left.top === '+' || left.top === '-');
       const wrapRight = (operator === '*' || operator === '-') && (right.top === '+' || right.top === '-');
       const side = (part: Printed, wrap: boolean): string => (wrap ? `(${part.text})` : part.text);
-      return { text: `${side(left, wrapLeft)} ${operator} ${side(right, wrapRight)}`, top: operator, value: apply[operator](left.value, right.value) };
+      return {
+        text: `${side(left, wrapLeft)} ${operator} ${side(right, wrapRight)}`,
+        top: operator,
+        value: apply[operator](left.value, right.value),
+      };
     };
     const printed = build(numOperands);
     return { expression: printed.text, answer: printed.value === 0 ? 0 : printed.value }; // no -0

@@ -18,10 +18,18 @@ test('57 tasks with unique ids; every reference solution passes all its tests in
   assert.ok(codeTasks.length >= 50);
   assert.equal(new Set(codeTasks.map((task) => task.id)).size, codeTasks.length);
   const splits = ['train', 'validation', 'test'] as const;
-  assert.equal(splits.reduce((n, split) => n + codeTasksOf(split).length, 0), codeTasks.length);
+  assert.equal(
+    splits.reduce((n, split) => n + codeTasksOf(split).length, 0),
+    codeTasks.length,
+  );
   for (let i = 0; i < codeTasks.length; i += 4) {
     const batch = codeTasks.slice(i, i + 4);
-    const scores = await Promise.all(batch.map(async (task) => ({ task, score: await scoreSolution(task, task.solution, { callTimeoutMs: 1000, maxHeapMb: 64 }) })));
+    const scores = await Promise.all(
+      batch.map(async (task) => ({
+        task,
+        score: await scoreSolution(task, task.solution, { callTimeoutMs: 1000, maxHeapMb: 64 }),
+      })),
+    );
     for (const { task, score } of scores) assert.equal(score.passed, score.total, `${task.id}: ${score.firstFailure}`);
   }
 });
@@ -30,7 +38,9 @@ test('reward is the fraction of tests passed; errors and loops fail only their t
   const env = makeCode();
   const task = codeTasks.find((candidate) => candidate.id === 'fizzbuzz')!;
   await env.reset({ seed: 0, task });
-  const partial = await env.step({ text: "<answer>function fizzBuzz(n) { if (n === 7) while (true) {} return n % 3 === 0 ? 'Fizz' : 'Buzz'; }</answer>" });
+  const partial = await env.step({
+    text: "<answer>function fizzBuzz(n) { if (n === 7) while (true) {} return n % 3 === 0 ? 'Fizz' : 'Buzz'; }</answer>",
+  });
   assert.equal(partial.reward, 0.5);
   assert.equal(partial.info.success, false);
   assert.match(partial.observation.text, /passed 2\/4 tests; fizzBuzz\(15\) gave "Fizz", expected "FizzBuzz"/);
@@ -69,6 +79,10 @@ test('code attacks: forged per-call results, escapes, signals and network all sc
   for (const code of attacks) {
     await env.reset({ seed: 0, task });
     const result = await env.step({ text: `<answer>${code}</answer>` });
-    assert.deepEqual([result.done, result.reward, result.info.success], [true, 0, false], `${code}: ${result.observation.text}`);
+    assert.deepEqual(
+      [result.done, result.reward, result.info.success],
+      [true, 0, false],
+      `${code}: ${result.observation.text}`,
+    );
   }
 });

@@ -53,10 +53,21 @@ export function codeTaskOf(seed: number): CodeTask {
 }
 
 /** Runs a solution against a task's tests: how many passed and the first failure. */
-export async function scoreSolution(task: CodeTask, code: string, options: { callTimeoutMs: number; maxHeapMb: number; isolation?: 'namespaces' | 'process-only' }): Promise<{ passed: number; total: number; firstFailure: string | null }> {
+export async function scoreSolution(
+  task: CodeTask,
+  code: string,
+  options: { callTimeoutMs: number; maxHeapMb: number; isolation?: 'namespaces' | 'process-only' },
+): Promise<{ passed: number; total: number; firstFailure: string | null }> {
   const entry = task.signature.slice(0, task.signature.indexOf('('));
   const { callTimeoutMs, maxHeapMb, isolation } = options;
-  const run = await runFunction({ code, entry, calls: task.tests.map(([args]) => args), callTimeoutMs, maxHeapMb, isolation });
+  const run = await runFunction({
+    code,
+    entry,
+    calls: task.tests.map(([args]) => args),
+    callTimeoutMs,
+    maxHeapMb,
+    isolation,
+  });
   const total = task.tests.length;
   if (run.failure !== null) return { passed: 0, total, firstFailure: run.failure };
   let passed = 0;
@@ -64,7 +75,8 @@ export async function scoreSolution(task: CodeTask, code: string, options: { cal
   task.tests.forEach(([args, expected], index) => {
     const result: CallResult = run.results[index] ?? { error: 'not run' };
     if ('value' in result && isDeepStrictEqual(result.value, expected)) passed++;
-    else firstFailure ??= `${entry}(${JSON.stringify(args).slice(1, -1)}) gave ${'error' in result ? `error ${result.error}` : JSON.stringify(result.value)}, expected ${JSON.stringify(expected)}`;
+    else
+      firstFailure ??= `${entry}(${JSON.stringify(args).slice(1, -1)}) gave ${'error' in result ? `error ${result.error}` : JSON.stringify(result.value)}, expected ${JSON.stringify(expected)}`;
   });
   return { passed, total, firstFailure };
 }

@@ -13,7 +13,9 @@ export function codeExpert(options: ExpertOptions = {}): Expert {
     (observation) => formatAnswer(requireData<CodeData>(observation, 'code', 'task').task.solution),
     (observation, rng) => {
       const { signature } = requireData<CodeData>(observation, 'code', 'task').task;
-      return formatAnswer(`function ${signature} { return ${rng.pick(['0', '1', 'true', 'false', 'null', "''", '[]'])}; }`);
+      return formatAnswer(
+        `function ${signature} { return ${rng.pick(['0', '1', 'true', 'false', 'null', "''", '[]'])}; }`,
+      );
     },
   );
 }

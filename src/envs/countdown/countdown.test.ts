@@ -24,7 +24,9 @@ test('the verifier checks the value and that each number is used at most once', 
   assert.equal(checkEquation('25 * 3 - 7', task).kind, 'wrong');
   assert.equal(checkEquation('25 *', task).kind, 'unreadable');
   assert.equal(checkEquation('12.5 * 4 + 7 + 3', task).kind, 'unreadable');
-  assert.deepEqual(checkEquation('(7 - 3) / (5 - 3) * 25 + 5', { numbers: [7, 3, 5, 3, 25, 5], target: 55 }), { kind: 'correct' });
+  assert.deepEqual(checkEquation('(7 - 3) / (5 - 3) * 25 + 5', { numbers: [7, 3, 5, 3, 25, 5], target: 55 }), {
+    kind: 'correct',
+  });
 });
 
 test('generated tasks are solvable and the solver finds an equation the verifier accepts', () => {

@@ -30,7 +30,9 @@ export function generateCountdown(rng: Rng, options: CountdownOptions): Countdow
   const attempts = 200;
   for (let attempt = 0; attempt < attempts; attempt++) {
     const numbers = Array.from({ length: options.numCount }, () => rng.range(1, options.maxNumber));
-    let terms: Term[] = rng.shuffle(numbers.map((value) => ({ value, text: String(value) }))).slice(0, rng.range(2, options.numCount));
+    let terms: Term[] = rng
+      .shuffle(numbers.map((value) => ({ value, text: String(value) })))
+      .slice(0, rng.range(2, options.numCount));
     while (terms.length > 1) {
       const a = terms.pop();
       const b = terms.pop();
@@ -58,14 +60,18 @@ function combine(a: Term, b: Term): Term[] {
   return out;
 }
 
-const wrap = (term: Term): string => (/^\d+$/.test(term.text) || term.text.startsWith('(') ? term.text : `(${term.text})`);
+const wrap = (term: Term): string =>
+  /^\d+$/.test(term.text) || term.text.startsWith('(') ? term.text : `(${term.text})`;
 
 /** An equation reaching the target, or null when there is none. */
 export function solveCountdown(task: CountdownTask): string | null {
   const seen = new Set<string>();
   const search = (terms: Term[]): string | null => {
     for (const term of terms) if (term.value === task.target) return stripOuter(term.text);
-    const key = terms.map((term) => term.value).sort((x, y) => x - y).join(',');
+    const key = terms
+      .map((term) => term.value)
+      .sort((x, y) => x - y)
+      .join(',');
     if (seen.has(key) || terms.length < 2) return null;
     seen.add(key);
     for (let i = 0; i < terms.length; i++) {
@@ -92,14 +98,18 @@ function balancedInside(text: string): boolean {
   return text.endsWith(')');
 }
 
-export type EquationCheck = { kind: 'correct' } | { kind: 'wrong'; reason: string } | { kind: 'unreadable'; reason: string };
+export type EquationCheck =
+  | { kind: 'correct' }
+  | { kind: 'wrong'; reason: string }
+  | { kind: 'unreadable'; reason: string };
 
 /** Checks an equation (`(25 - 5) * 3` or `(25 - 5) * 3 = 60`) against the task. */
 export function checkEquation(equation: string, task: CountdownTask): EquationCheck {
   const sides = equation.split('=');
   if (sides.length > 2) return { kind: 'unreadable', reason: 'more than one "="' };
   const [left = '', right] = sides;
-  if (right !== undefined && right.trim() !== String(task.target)) return { kind: 'wrong', reason: `the right side must be ${task.target}` };
+  if (right !== undefined && right.trim() !== String(task.target))
+    return { kind: 'wrong', reason: `the right side must be ${task.target}` };
   if (/\d\.\d/.test(left)) return { kind: 'unreadable', reason: 'use the given integers only' };
   let value;
   try {
@@ -110,9 +120,11 @@ export function checkEquation(equation: string, task: CountdownTask): EquationCh
   const available = [...task.numbers];
   for (const used of (left.match(/\d+/g) ?? []).map(Number)) {
     const index = available.indexOf(used);
-    if (index < 0) return { kind: 'wrong', reason: `${used} is not available (numbers: ${task.numbers.join(', ')}, each once)` };
+    if (index < 0)
+      return { kind: 'wrong', reason: `${used} is not available (numbers: ${task.numbers.join(', ')}, each once)` };
     available.splice(index, 1);
   }
-  if (!equals(value, rational(task.target))) return { kind: 'wrong', reason: `the equation does not equal ${task.target}` };
+  if (!equals(value, rational(task.target)))
+    return { kind: 'wrong', reason: `the equation does not equal ${task.target}` };
   return { kind: 'correct' };
 }

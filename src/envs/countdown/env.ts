@@ -34,7 +34,11 @@ interface CountdownEpisode extends ToolTaskEpisode {
   task: CountdownTask;
 }
 
-export class CountdownEnv extends ToolTaskEnv<CountdownTask, CountdownEpisode, z.output<typeof countdownOptionsSchema>> {
+export class CountdownEnv extends ToolTaskEnv<
+  CountdownTask,
+  CountdownEpisode,
+  z.output<typeof countdownOptionsSchema>
+> {
   readonly name = 'countdown';
   readonly instructions =
     'Using the numbers, each at most once, and + - * / ( ), write an equation equal to the target. ' +
@@ -44,16 +48,27 @@ export class CountdownEnv extends ToolTaskEnv<CountdownTask, CountdownEpisode, z
     super(parseOptions(countdownOptionsSchema, options, 'countdown'));
   }
 
-  protected async start(seed: number, task: CountdownTask | undefined): Promise<{ episode: CountdownEpisode; text: string }> {
+  protected async start(
+    seed: number,
+    task: CountdownTask | undefined,
+  ): Promise<{ episode: CountdownEpisode; text: string }> {
     const chosen = task ?? generateCountdown(new Rng(seed), this.options);
-    return { episode: { task: chosen, turnsUsed: 0, ended: false }, text: `Numbers: ${chosen.numbers.join(' ')}\nTarget: ${chosen.target}` };
+    return {
+      episode: { task: chosen, turnsUsed: 0, ended: false },
+      text: `Numbers: ${chosen.numbers.join(' ')}\nTarget: ${chosen.target}`,
+    };
   }
 
   protected async finish(episode: CountdownEpisode, answer: string): Promise<Verdict> {
     const check = checkEquation(answer, episode.task);
     if (check.kind === 'correct') return { reward: 1, success: true, text: 'correct' };
     const reward = check.kind === 'wrong' ? this.options.partialReward : 0;
-    return { reward, success: false, text: `${check.kind}: ${check.reason}`.slice(0, 200), info: { check: check.kind } };
+    return {
+      reward,
+      success: false,
+      text: `${check.kind}: ${check.reason}`.slice(0, 200),
+      info: { check: check.kind },
+    };
   }
 
   protected data(episode: CountdownEpisode): CountdownData {

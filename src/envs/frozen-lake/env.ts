@@ -54,7 +54,9 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
   constructor(options: FrozenLakeOptions = {}) {
     this.options = parseOptions(frozenLakeOptionsSchema, options, 'frozen-lake');
     const { slippery, maxActionsPerTurn } = this.options;
-    const parts = ['FrozenLake: move P to the goal G. _ is ice, O is a hole (you lose), X: you fell in, √: you reached G.'];
+    const parts = [
+      'FrozenLake: move P to the goal G. _ is ice, O is a hole (you lose), X: you fell in, √: you reached G.',
+    ];
     if (slippery) parts.push('The ice is slippery: a move may go sideways.');
     parts.push(`Moves: ${lakeMoves.join(', ')}.`);
     parts.push(
@@ -80,7 +82,9 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
 
     const parsed = parseMoveAction(action, { moves: lakeMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) => this.observe(episode, reason));
+      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) =>
+        this.observe(episode, reason),
+      );
     }
 
     let done = false;

@@ -23,6 +23,7 @@ export function frozenLakeExpert(options: ExpertOptions = {}): Expert {
 
 function lakeData(observation: Observation): FrozenLakeData {
   const data = observation.data as Partial<FrozenLakeData> | undefined;
-  if (!Array.isArray(data?.map)) throw new InvalidArgumentError('frozen-lake expert needs observation.data.map from the frozen-lake env');
+  if (!Array.isArray(data?.map))
+    throw new InvalidArgumentError('frozen-lake expert needs observation.data.map from the frozen-lake env');
   return data as FrozenLakeData;
 }

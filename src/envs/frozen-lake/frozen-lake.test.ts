@@ -28,7 +28,9 @@ test('frozen-lake renders RAGEN symbols on a hand-made map', async () => {
 
   const multi = makeFrozenLake({ maxActionsPerTurn: 5 });
   await multi.reset({ seed: 1, task: { map: handMade } });
-  result = await multi.step({ text: '<think>go down then right</think><answer>Down || Down || Right || Right || Right</answer>' });
+  result = await multi.step({
+    text: '<think>go down then right</think><answer>Down || Down || Right || Right || Right</answer>',
+  });
   assert.equal(result.observation.text, '__O_\n_O__\n___√');
   assert.deepEqual([result.done, result.reward, result.info.success], [true, 1, true]);
 });
@@ -37,7 +39,10 @@ test('frozen-lake invalid action: short status line, grid unchanged, step counte
   const env = makeFrozenLake({ maxSteps: 2 });
   await env.reset({ seed: 1, task: { map: handMade } });
   const result = await env.step({ text: '<answer>Jump</answer>' });
-  assert.equal(result.observation.text, 'P_O_\n_O__\n___G\ninvalid: unknown move "Jump"; allowed: Left, Down, Right, Up or 1-4');
+  assert.equal(
+    result.observation.text,
+    'P_O_\n_O__\n___G\ninvalid: unknown move "Jump"; allowed: Left, Down, Right, Up or 1-4',
+  );
   assert.equal((result.observation.data as FrozenLakeData).stepsLeft, 1);
   const second = await env.step({ text: '<answer>Left</answer>' });
   assert.deepEqual([second.done, second.truncated, second.info.success], [false, true, false]);

@@ -13,7 +13,12 @@ export type Position = readonly [row: number, col: number];
 
 /** RAGEN order: 1 Left, 2 Down, 3 Right, 4 Up. */
 export const lakeMoves = ['Left', 'Down', 'Right', 'Up'] as const;
-const deltas: readonly Position[] = [[0, -1], [1, 0], [0, 1], [-1, 0]];
+const deltas: readonly Position[] = [
+  [0, -1],
+  [1, 0],
+  [0, 1],
+  [-1, 0],
+];
 
 export interface LakeGrid {
   cells: LakeCell[][]; // [row][col]
@@ -29,11 +34,13 @@ export function parseLakeMap(rows: readonly string[]): LakeGrid {
   let goals = 0;
   rows.forEach((row, r) => {
     const symbols = Array.from(row);
-    if (symbols.length !== Array.from(rows[0] ?? '').length) throw new InvalidArgumentError('frozen-lake map rows differ in length', { rows });
+    if (symbols.length !== Array.from(rows[0] ?? '').length)
+      throw new InvalidArgumentError('frozen-lake map rows differ in length', { rows });
     cells.push(
       symbols.map((symbol, c) => {
         const cell = symbolCell[symbol];
-        if (cell === undefined) throw new InvalidArgumentError(`frozen-lake map symbol "${symbol}"; allowed: ${allowedSymbols}`, { rows });
+        if (cell === undefined)
+          throw new InvalidArgumentError(`frozen-lake map symbol "${symbol}"; allowed: ${allowedSymbols}`, { rows });
         if (symbol === 'P' || symbol === 'X' || symbol === '√') players.push([r, c]);
         if (cell === 'goal') goals++;
         return cell;
@@ -43,7 +50,9 @@ export function parseLakeMap(rows: readonly string[]): LakeGrid {
   if (lakeWidth(cells) === 0) throw new InvalidArgumentError('frozen-lake map is empty', { rows });
   const [player] = players;
   if (player === undefined || players.length !== 1 || goals !== 1) {
-    throw new InvalidArgumentError('frozen-lake map needs exactly one player (P, X or √) and one goal (G or √)', { rows });
+    throw new InvalidArgumentError('frozen-lake map needs exactly one player (P, X or √) and one goal (G or √)', {
+      rows,
+    });
   }
   return { cells, player };
 }

@@ -13,7 +13,8 @@ export interface ReadAnswer {
   decimals: number;
 }
 
-const numberPattern = /^([-+]?)(?:(\d+)\s+(\d+)\s*\/\s*(\d+)|(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?:\s*\/\s*(\d+))?)/;
+const numberPattern =
+  /^([-+]?)(?:(\d+)\s+(\d+)\s*\/\s*(\d+)|(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)(?:\s*\/\s*(\d+))?)/;
 
 /** Reads the number in an answer, or null when there is none or it is ambiguous. */
 export function readAnswer(text: string): ReadAnswer | null {

@@ -27,7 +27,10 @@ export const mathOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
   maxActionChars: z.number().int().positive().default(actionCharLimits.text),
   /** Problem kinds to draw from. */
-  kinds: z.array(z.enum(mathKinds)).min(1).default([...mathKinds]),
+  kinds: z
+    .array(z.enum(mathKinds))
+    .min(1)
+    .default([...mathKinds]),
   /** Integers in an arithmetic problem. */
   numOperands: z.number().int().min(2).max(8).default(3),
   /** Largest operand (arithmetic) or constant (linear). */
@@ -75,7 +78,13 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
 
   protected async start(seed: number, task: MathTask | undefined): Promise<{ episode: MathEpisode; text: string }> {
     const problem: MathProblem = task
-      ? { kind: 'word', question: task.question, solution: task.solution, unit: task.unit ?? '', answer: evaluateRational(task.solution) }
+      ? {
+          kind: 'word',
+          question: task.question,
+          solution: task.solution,
+          unit: task.unit ?? '',
+          answer: evaluateRational(task.solution),
+        }
       : generateMathProblem(new Rng(seed), this.options);
     return { episode: { problem, lastToolResult: null, turnsUsed: 0, ended: false }, text: problem.question };
   }
@@ -83,11 +92,20 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
   protected async finish(episode: MathEpisode, answer: string, thinking: string | null): Promise<Verdict> {
     const success = answerMatches(answer, episode.problem.answer);
     const format = thinking !== null && thinking !== '' ? this.options.formatReward : 0;
-    return { reward: (success ? 1 : 0) + format, success, text: success ? 'correct' : 'wrong', info: { formatReward: format } };
+    return {
+      reward: (success ? 1 : 0) + format,
+      success,
+      text: success ? 'correct' : 'wrong',
+      info: { formatReward: format },
+    };
   }
 
   protected data(episode: MathEpisode): MathData {
-    return { problem: episode.problem, lastToolResult: episode.lastToolResult, turnsLeft: this.options.maxTurns - episode.turnsUsed };
+    return {
+      problem: episode.problem,
+      lastToolResult: episode.lastToolResult,
+      turnsLeft: this.options.maxTurns - episode.turnsUsed,
+    };
   }
 }
 

@@ -16,7 +16,11 @@ export function mathExpert(options: ExpertOptions = {}): Expert {
     options,
     (observation, rng) => {
       const { problem, lastToolResult } = requireData<MathData>(observation, 'math', 'problem');
-      if (lastToolResult === formatRational(problem.answer)) return formatAnswer(answerForm(problem.answer, problem.unit, problem.kind === 'linear', rng), 'calculator result');
+      if (lastToolResult === formatRational(problem.answer))
+        return formatAnswer(
+          answerForm(problem.answer, problem.unit, problem.kind === 'linear', rng),
+          'calculator result',
+        );
       return formatToolCall({ name: 'calculator', arguments: { expression: problem.solution } });
     },
     (_observation: Observation, rng) => formatAnswer(String(rng.range(-100, 100))),
@@ -26,8 +30,10 @@ export function mathExpert(options: ExpertOptions = {}): Expert {
 function answerForm(value: Rational, unit: string, equation: boolean, rng: Rng): string {
   let text = formatRational(value);
   const decimal = value.numerator / value.denominator;
-  if (value.denominator !== 1 && rng.next() < 0.5) text = Number.isInteger(decimal * 10000) ? String(decimal) : decimal.toFixed(3);
-  if (value.denominator === 1 && Math.abs(value.numerator) >= 1000 && rng.next() < 0.5) text = value.numerator.toLocaleString('en-US');
+  if (value.denominator !== 1 && rng.next() < 0.5)
+    text = Number.isInteger(decimal * 10000) ? String(decimal) : decimal.toFixed(3);
+  if (value.denominator === 1 && Math.abs(value.numerator) >= 1000 && rng.next() < 0.5)
+    text = value.numerator.toLocaleString('en-US');
   if (unit !== '' && rng.next() < 0.5) text = `${text} ${unit}`;
   if (equation && rng.next() < 0.5) text = `x = ${text}`;
   return text;

@@ -26,7 +26,8 @@ test('evaluateRational is exact: fractions, decimals, precedence', () => {
 
 test('the answer checker accepts every form of the value and nothing else', () => {
   const half = rational(1, 2);
-  for (const form of ['0.5', '1/2', '.5', ' 1 / 2 ', 'x = 0.5', '0.50 km', '$0.5']) assert.ok(answerMatches(form, half), form);
+  for (const form of ['0.5', '1/2', '.5', ' 1 / 2 ', 'x = 0.5', '0.50 km', '$0.5'])
+    assert.ok(answerMatches(form, half), form);
   for (const form of ['0.4', '2', '1/3', '0.5 or 1', 'half', '']) assert.ok(!answerMatches(form, half), form);
   const big = rational(22040);
   for (const form of ['22,040', '22040 dollars', '$22,040.00', '22040.0']) assert.ok(answerMatches(form, big), form);

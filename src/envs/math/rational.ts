@@ -24,7 +24,8 @@ function gcd(a: number, b: number): number {
 
 export function rational(numerator: number, denominator = 1): Rational {
   if (denominator === 0) throw new CalculatorError('division by zero', `${numerator}/0`);
-  if (!Number.isSafeInteger(numerator) || !Number.isSafeInteger(denominator)) throw new CalculatorError('number too large', `${numerator}/${denominator}`);
+  if (!Number.isSafeInteger(numerator) || !Number.isSafeInteger(denominator))
+    throw new CalculatorError('number too large', `${numerator}/${denominator}`);
   const divisor = gcd(numerator, denominator) || 1;
   const sign = denominator < 0 ? -1 : 1;
   return { numerator: (sign * numerator) / divisor + 0, denominator: (sign * denominator) / divisor };
@@ -38,9 +39,11 @@ export function parseDecimal(text: string): Rational {
   return text.startsWith('-') ? rational(-value.numerator, value.denominator) : value;
 }
 
-export const add = (a: Rational, b: Rational) => rational(a.numerator * b.denominator + b.numerator * a.denominator, a.denominator * b.denominator);
+export const add = (a: Rational, b: Rational) =>
+  rational(a.numerator * b.denominator + b.numerator * a.denominator, a.denominator * b.denominator);
 export const subtract = (a: Rational, b: Rational) => add(a, rational(-b.numerator, b.denominator));
-export const multiply = (a: Rational, b: Rational) => rational(a.numerator * b.numerator, a.denominator * b.denominator);
+export const multiply = (a: Rational, b: Rational) =>
+  rational(a.numerator * b.numerator, a.denominator * b.denominator);
 export const divide = (a: Rational, b: Rational) => rational(a.numerator * b.denominator, a.denominator * b.numerator);
 export const equals = (a: Rational, b: Rational) => a.numerator === b.numerator && a.denominator === b.denominator;
 export const toNumber = (a: Rational) => a.numerator / a.denominator;
@@ -56,8 +59,14 @@ const allowed = 'numbers, + - * / ( )';
 
 /** Evaluates an arithmetic expression exactly; `CalculatorError` says what is wrong. */
 export function evaluateRational(expression: string): Rational {
-  if (expression.length > maxLength) throw new CalculatorError(`expression longer than ${maxLength} characters`, expression);
-  const tokens = expression.replace(/−/g, '-').replace(/×/g, '*').replace(/÷/g, '/').match(/\d+(?:\.\d+)?|\S/g) ?? [];
+  if (expression.length > maxLength)
+    throw new CalculatorError(`expression longer than ${maxLength} characters`, expression);
+  const tokens =
+    expression
+      .replace(/−/g, '-')
+      .replace(/×/g, '*')
+      .replace(/÷/g, '/')
+      .match(/\d+(?:\.\d+)?|\S/g) ?? [];
   let index = 0;
   const fail = (what: string): never => {
     throw new CalculatorError(`${what}; allowed: ${allowed}`, expression);

@@ -14,7 +14,9 @@ import { AgentRlError, type Tool } from '../../core/index.ts';
 import { zodFromJsonSchema } from './json-schema.ts';
 import { ToolError } from '../../core/errors.ts';
 
-export type McpServerSpec = { command: string; args?: string[]; cwd?: string; env?: Record<string, string> } | { url: string };
+export type McpServerSpec =
+  | { command: string; args?: string[]; cwd?: string; env?: Record<string, string> }
+  | { url: string };
 
 export interface McpConnection {
   tools: Tool[];
@@ -25,7 +27,12 @@ export interface McpConnection {
 export class McpConnectionError extends AgentRlError {
   constructor(server: McpServerSpec, cause: unknown) {
     const where = 'url' in server ? server.url : [server.command, ...(server.args ?? [])].join(' ');
-    super('MCP_CONNECTION', `cannot use MCP server ${where}: ${cause instanceof Error ? cause.message : String(cause)}`, { server }, { cause });
+    super(
+      'MCP_CONNECTION',
+      `cannot use MCP server ${where}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { server },
+      { cause },
+    );
   }
 }
 
@@ -34,7 +41,13 @@ export async function connectMcp(server: McpServerSpec, options: { timeoutMs?: n
   const transport =
     'url' in server
       ? new StreamableHTTPClientTransport(new URL(server.url))
-      : new StdioClientTransport({ command: server.command, args: server.args ?? [], cwd: server.cwd, env: server.env, stderr: 'pipe' });
+      : new StdioClientTransport({
+          command: server.command,
+          args: server.args ?? [],
+          cwd: server.cwd,
+          env: server.env,
+          stderr: 'pipe',
+        });
   const timeout = options.timeoutMs ?? 10_000;
   let listed;
   try {
@@ -49,9 +62,15 @@ export async function connectMcp(server: McpServerSpec, options: { timeoutMs?: n
     description: tool.description ?? '',
     inputSchema: zodFromJsonSchema(tool.inputSchema),
     async execute(input: unknown) {
-      const result = await client.callTool({ name: tool.name, arguments: input as Record<string, unknown> }, undefined, { timeout });
+      const result = await client.callTool(
+        { name: tool.name, arguments: input as Record<string, unknown> },
+        undefined,
+        { timeout },
+      );
       const content = Array.isArray(result.content) ? result.content : [];
-      const text = content.map((part: { type: string; text?: string }) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
+      const text = content
+        .map((part: { type: string; text?: string }) => (part.type === 'text' ? part.text : `[${part.type}]`))
+        .join('\n');
       if (result.isError === true) throw new ToolError(tool.name, text || 'tool failed');
       return text;
     },

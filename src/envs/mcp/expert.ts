@@ -13,8 +13,11 @@ export function mcpFilesExpert(options: ExpertOptions = {}): Expert {
     (observation) => {
       const { task, lastToolResult } = requireData<McpFilesData>(observation, 'mcp-files', 'task');
       const word = lastToolResult?.match(/code word is (\w+)/)?.[1];
-      return word === undefined ? formatToolCall({ name: 'read_text_file', arguments: { path: task.file } }) : formatAnswer(word);
+      return word === undefined
+        ? formatToolCall({ name: 'read_text_file', arguments: { path: task.file } })
+        : formatAnswer(word);
     },
-    (observation, rng) => formatAnswer(rng.pick(requireData<McpFilesData>(observation, 'mcp-files', 'task').task.file.split(/[/.-]/))),
+    (observation, rng) =>
+      formatAnswer(rng.pick(requireData<McpFilesData>(observation, 'mcp-files', 'task').task.file.split(/[/.-]/))),
   );
 }

@@ -50,7 +50,33 @@ export interface FilesWorkspace {
   close(): Promise<void>;
 }
 
-const words = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'marrow', 'nectar', 'onyx', 'pumice', 'quartz', 'russet', 'sorrel', 'tundra', 'umber', 'vellum', 'willow', 'yarrow', 'zephyr'];
+const words = [
+  'amber',
+  'basalt',
+  'cobalt',
+  'dune',
+  'ember',
+  'fjord',
+  'garnet',
+  'harbor',
+  'indigo',
+  'juniper',
+  'kelp',
+  'lumen',
+  'marrow',
+  'nectar',
+  'onyx',
+  'pumice',
+  'quartz',
+  'russet',
+  'sorrel',
+  'tundra',
+  'umber',
+  'vellum',
+  'willow',
+  'yarrow',
+  'zephyr',
+];
 
 /** Empties `folder` and writes the seeded notes into it; the tasks they hold. */
 function writeNotes(folder: string, options: { workspaceSeed: number; noteCount: number }): FilesTask[] {
@@ -68,7 +94,10 @@ function writeNotes(folder: string, options: { workspaceSeed: number; noteCount:
 }
 
 /** Writes the notes to a fresh folder and starts server-filesystem on it (stdio). */
-export async function openFilesWorkspace(options: { workspaceSeed: number; noteCount: number }): Promise<FilesWorkspace> {
+export async function openFilesWorkspace(options: {
+  workspaceSeed: number;
+  noteCount: number;
+}): Promise<FilesWorkspace> {
   const folder = mkdtempSync(join(tmpdir(), 'agentrl-mcp-'));
   const tasks = writeNotes(folder, options);
   const serverScript = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -122,7 +151,10 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
     workspace.restore();
     this.tools = workspace.connection.tools;
     const chosen = task ?? at(workspace.tasks, (seed % SPLIT_SIZE) % workspace.tasks.length, 'mcp-files tasks');
-    return { episode: { task: chosen, lastToolResult: null, turnsUsed: 0, ended: false }, text: `What is the code word in ${chosen.file}?` };
+    return {
+      episode: { task: chosen, lastToolResult: null, turnsUsed: 0, ended: false },
+      text: `What is the code word in ${chosen.file}?`,
+    };
   }
 
   /** Keeps the tool's result (null when it failed) for the expert. */
@@ -147,6 +179,9 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
   }
 }
 
-export function makeMcpFiles(options: McpFilesOptions = {}, shared?: { workspace: Promise<FilesWorkspace> }): McpFilesEnv {
+export function makeMcpFiles(
+  options: McpFilesOptions = {},
+  shared?: { workspace: Promise<FilesWorkspace> },
+): McpFilesEnv {
   return new McpFilesEnv(options, shared);
 }

@@ -6,17 +6,27 @@
  */
 import { z } from 'zod';
 
-type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; required?: string[]; items?: JsonSchema; enum?: unknown[] };
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+};
 
 export function zodFromJsonSchema(schema: unknown): z.ZodType {
   const node = (schema ?? {}) as JsonSchema;
   const type = Array.isArray(node.type) ? node.type[0] : node.type;
-  if (Array.isArray(node.enum) && node.enum.length > 0 && node.enum.every((value) => typeof value === 'string')) return z.enum(node.enum as [string, ...string[]]);
+  if (Array.isArray(node.enum) && node.enum.length > 0 && node.enum.every((value) => typeof value === 'string'))
+    return z.enum(node.enum as [string, ...string[]]);
   switch (type) {
     case 'object': {
       const required = new Set(node.required ?? []);
       const shape = Object.fromEntries(
-        Object.entries(node.properties ?? {}).map(([key, value]) => [key, required.has(key) ? zodFromJsonSchema(value) : zodFromJsonSchema(value).optional()]),
+        Object.entries(node.properties ?? {}).map(([key, value]) => [
+          key,
+          required.has(key) ? zodFromJsonSchema(value) : zodFromJsonSchema(value).optional(),
+        ]),
       );
       return z.looseObject(shape);
     }

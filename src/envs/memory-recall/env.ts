@@ -22,25 +22,27 @@ import { actionCharLimits, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { ToolTaskEnv, type NextTurn, type ToolTaskEpisode, type ToolTaskSettings, type Verdict } from '../tool-task.ts';
 
-export const memoryRecallOptionsSchema = z.strictObject({
-  /** Facts given at the start (one is asked about). */
-  facts: z.number().int().min(1).max(20).default(3),
-  /** Digits of each locker number (1: lockers 1–9; 2: lockers 10–99). */
-  lockerDigits: z.number().int().min(1).max(2).default(2),
-  /** Digits of each code (chance of guessing one: 1 in 9·10^(digits−1)). */
-  codeDigits: z.number().int().min(1).max(8).default(4),
-  /** Distractor messages between the facts and the question. */
-  fillerTurns: z.number().int().min(0).max(100).default(6),
-  /** Offer memory_insert / memory_search. */
-  memoryTools: z.boolean().default(true),
-  /** Turns per episode at most (default: 2 per message + 4). */
-  maxTurns: z.number().int().positive().optional(),
-  /** Subtracted from the reward of an invalid turn. */
-  formatPenalty: z.number().min(0).default(0),
-}).refine((o) => o.facts <= lockerCount(o.lockerDigits), {
-  message: 'more facts than lockers of lockerDigits digits (1 digit: at most 9 facts)',
-  path: ['facts'],
-});
+export const memoryRecallOptionsSchema = z
+  .strictObject({
+    /** Facts given at the start (one is asked about). */
+    facts: z.number().int().min(1).max(20).default(3),
+    /** Digits of each locker number (1: lockers 1–9; 2: lockers 10–99). */
+    lockerDigits: z.number().int().min(1).max(2).default(2),
+    /** Digits of each code (chance of guessing one: 1 in 9·10^(digits−1)). */
+    codeDigits: z.number().int().min(1).max(8).default(4),
+    /** Distractor messages between the facts and the question. */
+    fillerTurns: z.number().int().min(0).max(100).default(6),
+    /** Offer memory_insert / memory_search. */
+    memoryTools: z.boolean().default(true),
+    /** Turns per episode at most (default: 2 per message + 4). */
+    maxTurns: z.number().int().positive().optional(),
+    /** Subtracted from the reward of an invalid turn. */
+    formatPenalty: z.number().min(0).default(0),
+  })
+  .refine((o) => o.facts <= lockerCount(o.lockerDigits), {
+    message: 'more facts than lockers of lockerDigits digits (1 digit: at most 9 facts)',
+    path: ['facts'],
+  });
 export type MemoryRecallOptions = z.input<typeof memoryRecallOptionsSchema>;
 
 export interface MemoryRecallTask {
@@ -77,15 +79,26 @@ export function randomCode(rng: Rng, digits: number): string {
 
 export function generateTask(
   rng: Rng,
-  { facts, fillerTurns, codeDigits = 4, lockerDigits = 2 }: { facts: number; fillerTurns: number; codeDigits?: number; lockerDigits?: number },
+  {
+    facts,
+    fillerTurns,
+    codeDigits = 4,
+    lockerDigits = 2,
+  }: { facts: number; fillerTurns: number; codeDigits?: number; lockerDigits?: number },
 ): MemoryRecallTask {
   const first = 10 ** (lockerDigits - 1);
   const count = lockerCount(lockerDigits);
-  if (facts > count) throw new InvalidArgumentError(`memory-recall: ${facts} facts need more than ${count} lockers of ${lockerDigits} digit(s)`);
+  if (facts > count)
+    throw new InvalidArgumentError(
+      `memory-recall: ${facts} facts need more than ${count} lockers of ${lockerDigits} digit(s)`,
+    );
   const lockers = rng.shuffle(Array.from({ length: count }, (_, i) => i + first)).slice(0, facts);
   return {
     facts: lockers.map((locker) => ({ locker, code: randomCode(rng, codeDigits) })),
-    fillers: Array.from({ length: fillerTurns }, () => `Note: the weather in town ${rng.range(1, 99)} is ${rng.pick(towns)}.`),
+    fillers: Array.from(
+      { length: fillerTurns },
+      () => `Note: the weather in town ${rng.range(1, 99)} is ${rng.pick(towns)}.`,
+    ),
     asked: rng.range(0, facts - 1),
   };
 }
@@ -126,7 +139,9 @@ export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Sett
     this.instructions = [
       'You will get facts, then other messages, then a question about one fact. Reply <answer>ok</answer> to every message but the question; answer the question with <answer>code</answer>.',
       ...(this.options.memoryTools
-        ? ['Your context is short: save facts with <tool_call>{"name": "memory_insert", "arguments": {"text": "..."}}</tool_call> and find them with <tool_call>{"name": "memory_search", "arguments": {"query": "..."}}</tool_call>.']
+        ? [
+            'Your context is short: save facts with <tool_call>{"name": "memory_insert", "arguments": {"text": "..."}}</tool_call> and find them with <tool_call>{"name": "memory_search", "arguments": {"query": "..."}}</tool_call>.',
+          ]
         : []),
     ].join(' ');
   }
@@ -156,11 +171,26 @@ export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Sett
     const chosen = task ?? generateTask(new Rng(seed), this.options);
     const asked = at(chosen.facts, chosen.asked, 'memory-recall task facts');
     const messages: Message[] = [
-      ...chosen.facts.map(({ locker, code }) => ({ kind: 'fact' as const, text: `Remember: the code of locker ${locker} is ${code}.` })),
+      ...chosen.facts.map(({ locker, code }) => ({
+        kind: 'fact' as const,
+        text: `Remember: the code of locker ${locker} is ${code}.`,
+      })),
       ...chosen.fillers.map((text) => ({ kind: 'filler' as const, text })),
     ];
-    const question: Message = { kind: 'question', text: `Question: what is the code of locker ${asked.locker}? Reply <answer>code</answer>.` };
-    const episode: Episode = { messages, question, asked, current: 0, memory: [], lastToolResult: null, turnsUsed: 0, ended: false };
+    const question: Message = {
+      kind: 'question',
+      text: `Question: what is the code of locker ${asked.locker}? Reply <answer>code</answer>.`,
+    };
+    const episode: Episode = {
+      messages,
+      question,
+      asked,
+      current: 0,
+      memory: [],
+      lastToolResult: null,
+      turnsUsed: 0,
+      ended: false,
+    };
     return { episode, text: messageText(episode, '') };
   }
 

@@ -25,7 +25,9 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
       if (data.kind === 'filler') return formatAnswer('ok');
       if (!data.memoryTools) return formatAnswer(randomCode(rng, data.codeDigits));
       const code = new RegExp(`locker ${data.locker}: (\\d+)`).exec(data.lastToolResult ?? '')?.[1];
-      return code === undefined ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } }) : formatAnswer(code);
+      return code === undefined
+        ? formatToolCall({ name: 'memory_search', arguments: { query: `locker ${data.locker}` } })
+        : formatAnswer(code);
     },
     () => formatAnswer('ok'),
   );
@@ -33,6 +35,7 @@ export function memoryRecallExpert(options: ExpertOptions = {}): Expert {
 
 function memoryData(observation: Observation): MemoryRecallData {
   const data = observation.data as MemoryRecallData | undefined;
-  if (data === undefined || typeof data.kind !== 'string') throw new InvalidArgumentError('memory-recall expert: observation.data is missing');
+  if (data === undefined || typeof data.kind !== 'string')
+    throw new InvalidArgumentError('memory-recall expert: observation.data is missing');
   return data;
 }

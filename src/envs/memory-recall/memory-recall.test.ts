@@ -12,7 +12,8 @@ import { memoryRecallExpert } from './expert.ts';
 
 envContract('memory-recall', () => makeMemoryRecall(), { makeExpert: memoryRecallExpert });
 
-const call = (name: string, args: Record<string, unknown>) => `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
+const call = (name: string, args: Record<string, unknown>) =>
+  `<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>`;
 
 describe('memory-recall episodes', () => {
   test('facts, then distractors, then the question; the expert saves, searches and answers', async () => {
@@ -52,11 +53,12 @@ describe('memory-recall episodes', () => {
 
     let solved = 0;
     for (let seed = 0; seed < 10; seed++) {
-      solved += (await playEpisode(makeMemoryRecall({ memoryTools: false }), memoryRecallExpert(), seed)).success ? 1 : 0;
+      solved += (await playEpisode(makeMemoryRecall({ memoryTools: false }), memoryRecallExpert(), seed)).success
+        ? 1
+        : 0;
     }
     assert.equal(solved, 0);
   });
-
 });
 
 describe('memory-recall without memory, tasks and search', () => {
@@ -68,13 +70,20 @@ describe('memory-recall without memory, tasks and search', () => {
       const expert = memoryRecallExpert({ seed });
       let lastAction = '';
       const recording = { act: (observation: Observation) => (lastAction = expert.act(observation)) };
-      const episode = await playEpisode(makeMemoryRecall({ facts: 2, fillerTurns: 1, codeDigits: 1, lockerDigits: 1, memoryTools: false }), recording, seed);
+      const episode = await playEpisode(
+        makeMemoryRecall({ facts: 2, fillerTurns: 1, codeDigits: 1, lockerDigits: 1, memoryTools: false }),
+        recording,
+        seed,
+      );
       const answer = /<answer>(.*)<\/answer>/.exec(lastAction)?.[1] ?? '(no answer)';
       answers.set(answer, (answers.get(answer) ?? 0) + 1);
       solved += episode.success ? 1 : 0;
     }
     assert.deepEqual([...answers.keys()].sort(), ['1', '2', '3', '4', '5', '6', '7', '8', '9']);
-    assert.ok([...answers.values()].every((count) => count >= 15 && count <= 45), `roughly uniform: ${JSON.stringify([...answers])}`);
+    assert.ok(
+      [...answers.values()].every((count) => count >= 15 && count <= 45),
+      `roughly uniform: ${JSON.stringify([...answers])}`,
+    );
     assert.ok(solved >= 15 && solved <= 45, `about 1 in 9 of ${episodes}: ${solved}`);
   });
 
@@ -83,7 +92,11 @@ describe('memory-recall without memory, tasks and search', () => {
     const observation = await env.reset({ seed: 2 });
     const first = await env.step({ text: call('memory_insert', { note: 'x' }) });
     assert.equal(first.info.invalidAction, true);
-    assert.equal(first.observation.text, `invalid: invalid arguments for memory_insert: text: Invalid input: expected string, received undefined\n${observation.text}`, 'the message repeats');
+    assert.equal(
+      first.observation.text,
+      `invalid: invalid arguments for memory_insert: text: Invalid input: expected string, received undefined\n${observation.text}`,
+      'the message repeats',
+    );
     const second = await env.step({ text: call('memory_delete', {}) });
     assert.match(second.observation.text, /unknown tool "memory_delete"; allowed: memory_insert, memory_search/);
     const third = await env.step({ text: '<answer>ok</answer>' });
@@ -93,8 +106,18 @@ describe('memory-recall without memory, tasks and search', () => {
   });
 
   test('search ranks passages by shared words, newest first among equals, at most 3', () => {
-    const passages = ['the code of locker 12 is 1111.', 'the code of locker 40 is 2222.', 'weather is fine', 'the code of locker 12 is 3333.', 'locker 99'];
-    assert.deepEqual(searchPassages(passages, 'code of locker 12'), ['the code of locker 12 is 3333.', 'the code of locker 12 is 1111.', 'the code of locker 40 is 2222.']);
+    const passages = [
+      'the code of locker 12 is 1111.',
+      'the code of locker 40 is 2222.',
+      'weather is fine',
+      'the code of locker 12 is 3333.',
+      'locker 99',
+    ];
+    assert.deepEqual(searchPassages(passages, 'code of locker 12'), [
+      'the code of locker 12 is 3333.',
+      'the code of locker 12 is 1111.',
+      'the code of locker 40 is 2222.',
+    ]);
     assert.deepEqual(searchPassages(passages, 'zebra'), []);
   });
 
@@ -107,7 +130,10 @@ describe('memory-recall without memory, tasks and search', () => {
     assert.ok(short.facts.every((fact) => /^[1-9]\d$/.test(fact.code)));
     const small = generateTask(new Rng(5), { facts: 9, fillerTurns: 0, codeDigits: 1, lockerDigits: 1 });
     assert.deepEqual(small.facts.map((fact) => fact.locker).sort(), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    assert.throws(() => generateTask(new Rng(5), { facts: 10, fillerTurns: 0, lockerDigits: 1 }), /10 facts need more than 9 lockers/);
+    assert.throws(
+      () => generateTask(new Rng(5), { facts: 10, fillerTurns: 0, lockerDigits: 1 }),
+      /10 facts need more than 9 lockers/,
+    );
     assert.throws(() => makeMemoryRecall({ facts: 10, lockerDigits: 1 }), /more facts than lockers/);
     assert.ok(task.asked >= 0 && task.asked < 5);
     assert.equal(task.fillers.length, 3);

@@ -16,7 +16,16 @@ import { at } from '../../core/indexing.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
-import { agentNames, generateNegotiation, itemNames, itemValue, maxJointValue, restOf, shareValue, type NegotiationTask } from './game.ts';
+import {
+  agentNames,
+  generateNegotiation,
+  itemNames,
+  itemValue,
+  maxJointValue,
+  restOf,
+  shareValue,
+  type NegotiationTask,
+} from './game.ts';
 
 export const negotiationOptionsSchema = z.strictObject({
   /** Turns (both agents together) before the game ends without a deal. */
@@ -60,7 +69,13 @@ export class NegotiationEnv implements Env<NegotiationTask> {
   }
 
   async reset({ seed, task }: { seed: number; task?: NegotiationTask }): Promise<Observation> {
-    this.episode = { task: task ?? generateNegotiation(new Rng(seed)), agent: 0, proposal: null, turnsUsed: 0, ended: false };
+    this.episode = {
+      task: task ?? generateNegotiation(new Rng(seed)),
+      agent: 0,
+      proposal: null,
+      turnsUsed: 0,
+      ended: false,
+    };
     return this.observe(this.episode);
   }
 
@@ -82,7 +97,13 @@ export class NegotiationEnv implements Env<NegotiationTask> {
       const success = aliceValue + bobValue === maxJointValue(episode.task);
       episode.ended = true;
       const observation = this.observe(episode, `deal: Alice ${alice.join(' ')}, Bob ${bob.join(' ')}`);
-      return { observation, reward: joint, done: true, truncated: false, info: { invalidAction: false, success, agentRewards } };
+      return {
+        observation,
+        reward: joint,
+        done: true,
+        truncated: false,
+        info: { invalidAction: false, success, agentRewards },
+      };
     }
     episode.proposal = { by: episode.agent, share: move };
     episode.agent = 1 - episode.agent;
@@ -95,13 +116,18 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     if (action.toolCall) return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
     const parsed = parseAction(action.text);
     if (parsed.kind === 'invalid') return parsed.reason;
-    if (parsed.kind === 'tool_call') return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
+    if (parsed.kind === 'tool_call')
+      return 'no tools here; reply <answer>take b h k</answer> or <answer>accept</answer>';
     const answer = parsed.answer.trim().toLowerCase();
-    if (answer === 'accept') return episode.proposal === null ? 'nothing to accept yet; propose with take b h k' : { accept: episode.proposal };
+    if (answer === 'accept')
+      return episode.proposal === null
+        ? 'nothing to accept yet; propose with take b h k'
+        : { accept: episode.proposal };
     const match = answer.match(/^take\s+(\d+)\s+(\d+)\s+(\d+)$/);
     if (match === null) return 'reply take b h k (three counts) or accept';
     const share = match.slice(1, 4).map(Number);
-    if (share.some((count, i) => count > at(episode.task.counts, i, 'item types'))) return `you can take at most ${episode.task.counts.join(' ')}`;
+    if (share.some((count, i) => count > at(episode.task.counts, i, 'item types')))
+      return `you can take at most ${episode.task.counts.join(' ')}`;
     return share;
   }
 

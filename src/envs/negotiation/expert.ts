@@ -16,7 +16,8 @@ export function negotiationExpert(options: ExpertOptions = {}): Expert {
       const { task, agent, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
       if (proposal !== null) {
         const rest = restOf(task, proposal.share);
-        if (shareValue(task, proposal.by, proposal.share) + shareValue(task, agent, rest) === maxJointValue(task)) return formatAnswer('accept');
+        if (shareValue(task, proposal.by, proposal.share) + shareValue(task, agent, rest) === maxJointValue(task))
+          return formatAnswer('accept');
       }
       return formatAnswer(`take ${bestSplit(task, agent).join(' ')}`);
     },

@@ -25,20 +25,37 @@ test('valuations: each agent values the whole pool at 10', () => {
 
 test('two policies act in turn, each sees its own values; rewards per agent, joint reward on the deal', async () => {
   const env = makeNegotiation();
-  const task = { counts: [1, 2, 3], values: [[4, 0, 2], [0, 2, 2]] };
+  const task = {
+    counts: [1, 2, 3],
+    values: [
+      [4, 0, 2],
+      [0, 2, 2],
+    ],
+  };
   let observation = await env.reset({ seed: 0, task });
-  assert.match(observation.text, /^You are Alice\. Items: books 1, hats 2, balls 3\.\nYour values: books 4, hats 0, balls 2\.$/);
-  const alice = (o: typeof observation) => ((o.data as NegotiationData).agent === 0 ? '<answer>take 1 0 2</answer>' : 'unused');
+  assert.match(
+    observation.text,
+    /^You are Alice\. Items: books 1, hats 2, balls 3\.\nYour values: books 4, hats 0, balls 2\.$/,
+  );
+  const alice = (o: typeof observation) =>
+    (o.data as NegotiationData).agent === 0 ? '<answer>take 1 0 2</answer>' : 'unused';
   let result = await env.step({ text: alice(observation) });
   observation = result.observation;
   assert.equal((observation.data as NegotiationData).agent, 1);
-  assert.match(observation.text, /^You are Bob\..*\nYour values: books 0, hats 2, balls 2\.\nAlice proposed to take 1 0 2\.$/s);
+  assert.match(
+    observation.text,
+    /^You are Bob\..*\nYour values: books 0, hats 2, balls 2\.\nAlice proposed to take 1 0 2\.$/s,
+  );
   result = await env.step({ text: '<answer>accept</answer>' });
   // Alice keeps 1 book + 2 balls = 8, Bob gets 2 hats + 1 ball = 6
   assert.deepEqual(result.info.agentRewards, [0.8, 0.6]);
   assert.equal(result.reward, 0.7);
   assert.equal(result.done, true);
-  assert.equal(result.info.success, true, 'joint 8 + 6 = 14 = the best: books to Alice 4, hats to Bob 4, balls 6 either way');
+  assert.equal(
+    result.info.success,
+    true,
+    'joint 8 + 6 = 14 = the best: books to Alice 4, hats to Bob 4, balls 6 either way',
+  );
 });
 
 test('the cooperative expert always closes a joint-optimal deal; random play rarely does', async () => {
@@ -62,7 +79,13 @@ test('one shared policy plays both agents in one trajectory (MAGRPO-style rollou
       return last.includes('proposed to take') ? '<answer>accept</answer>' : '<answer>take 1 1 1</answer>';
     },
   });
-  const { trajectories } = await rollout({ policy, env: () => makeNegotiation(), seeds: splitSeeds('train', 3), groupSize: 2, maxTurns: 6 });
+  const { trajectories } = await rollout({
+    policy,
+    env: () => makeNegotiation(),
+    seeds: splitSeeds('train', 3),
+    groupSize: 2,
+    maxTurns: 6,
+  });
   for (const trajectory of trajectories) {
     assert.equal(trajectory.turns.length, 2, 'Alice proposes, Bob (same policy) accepts');
     const [propose, accept] = trajectory.turns;

@@ -71,21 +71,39 @@ emit({ failure, results });
 
 export async function runFunction(options: FunctionRunOptions): Promise<FunctionRunResult> {
   const { code, entry, calls, callTimeoutMs = 500, maxHeapMb = 64 } = options;
-  if (!/^[A-Za-z_$][\w$]*$/.test(entry)) throw new InvalidArgumentError(`entry must be a JavaScript identifier, got "${entry}"`, { entry });
+  if (!/^[A-Za-z_$][\w$]*$/.test(entry))
+    throw new InvalidArgumentError(`entry must be a JavaScript identifier, got "${entry}"`, { entry });
   const timeoutMs = options.timeoutMs ?? 1500 + calls.length * callTimeoutMs;
   let outcome;
   try {
-    outcome = await runInSandbox({ script, input: { code, entry, calls, callTimeoutMs }, timeoutMs, maxHeapMb, isolation: options.isolation, unshareCommand: options.unshareCommand });
+    outcome = await runInSandbox({
+      script,
+      input: { code, entry, calls, callTimeoutMs },
+      timeoutMs,
+      maxHeapMb,
+      isolation: options.isolation,
+      unshareCommand: options.unshareCommand,
+    });
   } catch (error) {
-    if (error instanceof SandboxUnavailableError) return { failure: `sandbox unavailable: ${error.message}`, sandboxFailure: 'unavailable', results: [] };
+    if (error instanceof SandboxUnavailableError)
+      return { failure: `sandbox unavailable: ${error.message}`, sandboxFailure: 'unavailable', results: [] };
     throw error;
   }
-  if (!outcome.ok) return { failure: `${outcome.failure}: ${outcome.message}`, sandboxFailure: outcome.failure, results: [] };
+  if (!outcome.ok)
+    return { failure: `${outcome.failure}: ${outcome.message}`, sandboxFailure: outcome.failure, results: [] };
   const value = outcome.value as { failure?: unknown; results?: unknown };
-  if (value === null || typeof value !== 'object' || !Array.isArray(value.results) || !(value.failure === null || typeof value.failure === 'string')) {
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    !Array.isArray(value.results) ||
+    !(value.failure === null || typeof value.failure === 'string')
+  ) {
     return { failure: 'malformed result from the sandbox', results: [] };
   }
-  return { failure: value.failure, results: calls.map((_, index) => readCallResult((value.results as unknown[])[index])) };
+  return {
+    failure: value.failure,
+    results: calls.map((_, index) => readCallResult((value.results as unknown[])[index])),
+  };
 }
 
 /** One call's result as the candidate's realm reported it (its JSON text is the candidate's to shape): checked, never trusted. */

@@ -30,7 +30,14 @@ const probed = new Map<string, NamespaceSupport>();
 /** The `unshare` arguments that put a command in fresh net + pid namespaces. */
 function unshareArguments(): string[] {
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  return [...(asRoot ? [] : ['--user', '--map-root-user']), '--net', '--pid', '--fork', '--mount-proc', '--kill-child=SIGKILL'];
+  return [
+    ...(asRoot ? [] : ['--user', '--map-root-user']),
+    '--net',
+    '--pid',
+    '--fork',
+    '--mount-proc',
+    '--kill-child=SIGKILL',
+  ];
 }
 
 /** Whether `unshareCommand` can create the namespaces here (probed once per command, then remembered). */
@@ -38,10 +45,19 @@ export function probeNamespaces(unshareCommand = 'unshare'): NamespaceSupport {
   const known = probed.get(unshareCommand);
   if (known !== undefined) return known;
   const args = unshareArguments();
-  const run = spawnSync(unshareCommand, [...args, 'true'], { timeout: 5000, encoding: 'utf8', env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' } });
+  const run = spawnSync(unshareCommand, [...args, 'true'], {
+    timeout: 5000,
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' },
+  });
   let support: NamespaceSupport;
-  if (run.error !== undefined) support = { available: false, reason: `cannot run ${unshareCommand} (util-linux): ${run.error.message}` };
-  else if (run.status !== 0) support = { available: false, reason: `${unshareCommand} ${args.join(' ')} failed: ${(run.stderr ?? '').trim().slice(0, 200) || `exit ${run.status ?? run.signal}`}` };
+  if (run.error !== undefined)
+    support = { available: false, reason: `cannot run ${unshareCommand} (util-linux): ${run.error.message}` };
+  else if (run.status !== 0)
+    support = {
+      available: false,
+      reason: `${unshareCommand} ${args.join(' ')} failed: ${(run.stderr ?? '').trim().slice(0, 200) || `exit ${run.status ?? run.signal}`}`,
+    };
   else support = { available: true, prefix: [unshareCommand, ...args] };
   probed.set(unshareCommand, support);
   return support;

@@ -30,16 +30,28 @@ after(() => {
 });
 
 test('sandbox: files inside the task folder are readable, nothing outside it is', async () => {
-  const read = (path: string) => runInSandbox({ script: `emit(require('node:fs').readFileSync(${JSON.stringify(path)}, 'utf8'))`, input: null, allowRead: [folder] });
+  const read = (path: string) =>
+    runInSandbox({
+      script: `emit(require('node:fs').readFileSync(${JSON.stringify(path)}, 'utf8'))`,
+      input: null,
+      allowRead: [folder],
+    });
   assert.deepEqual((await read(join(folder, 'task.txt'))).ok, true);
   for (const path of [join(outside, 'secret.txt'), '/etc/passwd', join(process.cwd(), 'package.json')]) {
     const result = await read(path);
     assert.equal(result.ok, false, path);
     assert.match(!result.ok ? result.message : '', /Access to this API has been restricted/);
   }
-  const write = await runInSandbox({ script: `require('node:fs').writeFileSync(${JSON.stringify(join(folder, 'x'))}, 'x'); emit(1)`, input: null, allowRead: [folder] });
+  const write = await runInSandbox({
+    script: `require('node:fs').writeFileSync(${JSON.stringify(join(folder, 'x'))}, 'x'); emit(1)`,
+    input: null,
+    allowRead: [folder],
+  });
   assert.equal(write.ok, false);
-  const spawn = await runInSandbox({ script: "emit(require('node:child_process').execSync('cat /etc/passwd').length)", input: null });
+  const spawn = await runInSandbox({
+    script: "emit(require('node:child_process').execSync('cat /etc/passwd').length)",
+    input: null,
+  });
   assert.match(!spawn.ok ? spawn.message : '', /Access to this API has been restricted/);
 });
 
@@ -55,11 +67,23 @@ test('sandbox: no network — fetch, sockets and http never reach a live 127.0.0
     assert.equal(result.ok, false, script);
     assert.match(!result.ok ? result.message : '', /fetch is not defined|network access is denied/, script);
   }
-  const escape = await runFunction({ code: "function f() { return this.constructor.constructor('return process')().pid; }", entry: 'f', calls: [[]] });
+  const escape = await runFunction({
+    code: "function f() { return this.constructor.constructor('return process')().pid; }",
+    entry: 'f',
+    calls: [[]],
+  });
   assert.deepEqual(escape.results, [{ error: 'Code generation from strings disallowed for this context' }]);
-  const globals = await runFunction({ code: "function f() { return [typeof process, typeof require, typeof fetch, typeof setTimeout].join(); }", entry: 'f', calls: [[]] });
+  const globals = await runFunction({
+    code: 'function f() { return [typeof process, typeof require, typeof fetch, typeof setTimeout].join(); }',
+    entry: 'f',
+    calls: [[]],
+  });
   assert.deepEqual(globals.results, [{ value: 'undefined,undefined,undefined,undefined' }]);
-  const load = await runFunction({ code: `let state = 'pending'; import('node:net').then(() => { state = 'imported'; }, (error) => { state = error.code; }); function f() { return state; }`, entry: 'f', calls: [[]] });
+  const load = await runFunction({
+    code: `let state = 'pending'; import('node:net').then(() => { state = 'imported'; }, (error) => { state = error.code; }); function f() { return state; }`,
+    entry: 'f',
+    calls: [[]],
+  });
   assert.deepEqual(load.results, [{ value: 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING' }]);
   assert.equal(connections, 0, 'the server saw no connection');
 });
@@ -70,18 +94,40 @@ test('sandbox: a runaway loop is killed within its limit, in the process and ins
   const elapsed = performance.now() - started;
   assert.deepEqual([loop.ok, !loop.ok && loop.failure], [false, 'timeout']);
   assert.ok(elapsed < 800 + 700, `took ${elapsed.toFixed(0)} ms`);
-  const promises = await runInSandbox({ script: '(async () => { for (;;) await null; })();', input: null, timeoutMs: 800 });
+  const promises = await runInSandbox({
+    script: '(async () => { for (;;) await null; })();',
+    input: null,
+    timeoutMs: 800,
+  });
   assert.deepEqual([promises.ok, !promises.ok && promises.failure], [false, 'timeout']);
-  const call = await runFunction({ code: 'function f(x) { if (x) while (true) {} return 1; }', entry: 'f', calls: [[true], [false]], callTimeoutMs: 300 });
+  const call = await runFunction({
+    code: 'function f(x) { if (x) while (true) {} return 1; }',
+    entry: 'f',
+    calls: [[true], [false]],
+    callTimeoutMs: 300,
+  });
   assert.deepEqual(call.results, [{ error: 'Script execution timed out after 300ms' }, { value: 1 }]);
 });
 
 test('sandbox: memory bombs (heap and typed arrays) are stopped; the host survives all of the above', async () => {
-  const heap = await runInSandbox({ script: 'const a = []; while (true) a.push(new Array(1e5).fill(1));', input: null, timeoutMs: 5000 });
+  const heap = await runInSandbox({
+    script: 'const a = []; while (true) a.push(new Array(1e5).fill(1));',
+    input: null,
+    timeoutMs: 5000,
+  });
   assert.deepEqual([heap.ok, !heap.ok && heap.failure], [false, 'memory']);
-  const buffers = await runInSandbox({ script: 'const a = []; while (true) a.push(new Uint8Array(50e6).fill(1));', input: null, timeoutMs: 5000 });
+  const buffers = await runInSandbox({
+    script: 'const a = []; while (true) a.push(new Uint8Array(50e6).fill(1));',
+    input: null,
+    timeoutMs: 5000,
+  });
   assert.deepEqual([buffers.ok, !buffers.ok && buffers.failure], [false, 'memory']);
-  const inCall = await runFunction({ code: 'function f() { const a = []; while (true) a.push(new Array(1e5).fill(1)); }', entry: 'f', calls: [[]], callTimeoutMs: 5000 });
+  const inCall = await runFunction({
+    code: 'function f() { const a = []; while (true) a.push(new Array(1e5).fill(1)); }',
+    entry: 'f',
+    calls: [[]],
+    callTimeoutMs: 5000,
+  });
   assert.equal(inCall.sandboxFailure, 'memory');
   const fine = await runFunction({ code: 'function add(a, b) { return a + b; }', entry: 'add', calls: [[2, 3]] });
   assert.deepEqual(fine, { failure: null, results: [{ value: 5 }] });
@@ -125,9 +171,16 @@ test('sandbox namespaces: even code holding `process` sends no UDP or DNS to 127
 });
 
 test('sandbox result channel: a result line without the run nonce is not accepted', async () => {
-  const forged = await runInSandbox({ script: "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000' + JSON.stringify('forged') + '\\n', () => process.exit(0));", input: null });
+  const forged = await runInSandbox({
+    script:
+      "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000' + JSON.stringify('forged') + '\\n', () => process.exit(0));",
+    input: null,
+  });
   assert.deepEqual([forged.ok, !forged.ok && forged.failure], [false, 'crash']);
-  const real = await runInSandbox({ script: "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000\"forged\"\\n'); emit('real')", input: null });
+  const real = await runInSandbox({
+    script: "process.stdout.write('\\u0000SANDBOX-RESULT\\u0000\"forged\"\\n'); emit('real')",
+    input: null,
+  });
   assert.deepEqual(real.ok && real.value, 'real');
 });
 
@@ -141,10 +194,24 @@ test('sandbox without namespaces refuses with a typed error naming what is missi
     assert.equal(error.details.missing, 'network and PID namespaces (unshare --net --pid)');
     return true;
   });
-  const weaker = await runInSandbox({ script: 'emit(process.pid > 1)', input: null, unshareCommand: missing, isolation: 'process-only' });
+  const weaker = await runInSandbox({
+    script: 'emit(process.pid > 1)',
+    input: null,
+    unshareCommand: missing,
+    isolation: 'process-only',
+  });
   assert.deepEqual(weaker.ok && weaker.value, true);
-  const refused = await runFunction({ code: 'function f() { return 1; }', entry: 'f', calls: [[]], unshareCommand: missing });
-  assert.deepEqual([refused.sandboxFailure, refused.results], ['unavailable', []], 'runFunction reports it as a failure, never a throw');
+  const refused = await runFunction({
+    code: 'function f() { return 1; }',
+    entry: 'f',
+    calls: [[]],
+    unshareCommand: missing,
+  });
+  assert.deepEqual(
+    [refused.sandboxFailure, refused.results],
+    ['unavailable', []],
+    'runFunction reports it as a failure, never a throw',
+  );
 });
 
 test('sandbox: a sandboxed process that blocks without using CPU dies at its wall-clock limit even when the trainer is SIGKILLed', async () => {
@@ -154,7 +221,9 @@ test('sandbox: a sandboxed process that blocks without using CPU dies at its wal
     `import { runInSandbox } from ${JSON.stringify(sandboxUrl)};` +
     `runInSandbox({ script: ${JSON.stringify(`/* ${token} */ Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);`)}, input: null, timeoutMs: 1000 });` +
     'setInterval(() => {}, 1000);';
-  const trainer = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', trainerScript], { stdio: 'ignore' });
+  const trainer = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', trainerScript], {
+    stdio: 'ignore',
+  });
   const sandboxAlive = (): boolean => {
     const found = spawnSync('pgrep', ['-f', token], { encoding: 'utf8' });
     return found.stdout.split('\n').some((pid) => pid.trim() !== '' && Number(pid) !== trainer.pid);

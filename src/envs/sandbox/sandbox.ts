@@ -86,7 +86,15 @@ const { input, emit } = (() => {
 
 /** Runs `script` in a sandboxed process; throws `SandboxUnavailableError` when the asked isolation cannot be had. */
 export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
-  const { script, input, timeoutMs = 3000, maxHeapMb = 64, maxAddressSpaceMb = 1024, allowRead = [], maxOutputBytes = 1 << 20 } = options;
+  const {
+    script,
+    input,
+    timeoutMs = 3000,
+    maxHeapMb = 64,
+    maxAddressSpaceMb = 1024,
+    allowRead = [],
+    maxOutputBytes = 1 << 20,
+  } = options;
   const isolation = options.isolation === 'process-only' ? [] : namespacePrefix(options.unshareCommand);
   const nonce = randomBytes(16).toString('hex');
   const nodeArgs = [
@@ -103,11 +111,15 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   // is killed at the wall-clock limit even when nobody is left to call `kill` below.
   const wallSeconds = Math.ceil(timeoutMs / 1000) + 1;
   const command = ['timeout', '--signal=KILL', `${wallSeconds}s`, ...isolation, process.execPath, ...nodeArgs];
-  const child = spawn('/bin/sh', ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, ...command], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { PATH: '/usr/bin:/bin' },
-    detached: true, // setsid: its own session and process group, so kill(0) inside reaches nothing of ours
-  });
+  const child = spawn(
+    '/bin/sh',
+    ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, ...command],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: '/usr/bin:/bin' },
+      detached: true, // setsid: its own session and process group, so kill(0) inside reaches nothing of ours
+    },
+  );
   let stdout = '';
   let stderr = '';
   let killedFor: SandboxFailure | null = null;
@@ -134,13 +146,19 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   );
   clearTimeout(timer);
   const durationMs = performance.now() - started;
-  if (killedFor === 'timeout') return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
-  if (killedFor === 'output') return { ok: false, failure: 'output', message: `output over ${maxOutputBytes} bytes`, durationMs };
+  if (killedFor === 'timeout')
+    return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
+  if (killedFor === 'output')
+    return { ok: false, failure: 'output', message: `output over ${maxOutputBytes} bytes`, durationMs };
   const resultMarker = marker + nonce;
   const at = stdout.indexOf(resultMarker);
   if (at >= 0 && exit.code === 0) {
     try {
-      return { ok: true, value: JSON.parse(stdout.slice(at + resultMarker.length).split('\n', 1)[0] ?? ''), durationMs };
+      return {
+        ok: true,
+        value: JSON.parse(stdout.slice(at + resultMarker.length).split('\n', 1)[0] ?? ''),
+        durationMs,
+      };
     } catch {
       return { ok: false, failure: 'no-result', message: 'unreadable result', durationMs };
     }
@@ -149,9 +167,16 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
     return { ok: false, failure: 'memory', message: `memory limit reached (heap ${maxHeapMb} MiB)`, durationMs };
   }
   // Killed by a signal: directly, or reported by `timeout` as 128 + the signal's number (124: its own limit).
-  const killedBy = (name: 'SIGXCPU' | 'SIGKILL') => exit.signal === name || exit.code === 128 + osConstants.signals[name];
-  if (killedBy('SIGXCPU') || killedBy('SIGKILL') || exit.code === 124) return { ok: false, failure: 'timeout', message: `CPU limit (${cpuSeconds} s) reached`, durationMs };
+  const killedBy = (name: 'SIGXCPU' | 'SIGKILL') =>
+    exit.signal === name || exit.code === 128 + osConstants.signals[name];
+  if (killedBy('SIGXCPU') || killedBy('SIGKILL') || exit.code === 124)
+    return { ok: false, failure: 'timeout', message: `CPU limit (${cpuSeconds} s) reached`, durationMs };
   const lines = stderr.trim().split('\n');
   const lastLine = lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.pop() ?? '';
-  return { ok: false, failure: 'crash', message: `exited with ${exit.code ?? exit.signal}: ${lastLine.slice(0, 200)}`, durationMs };
+  return {
+    ok: false,
+    failure: 'crash',
+    message: `exited with ${exit.code ?? exit.signal}: ${lastLine.slice(0, 200)}`,
+    durationMs,
+  };
 }

@@ -26,11 +26,40 @@ export interface Corpus {
   questions: Question[];
 }
 
-const onsets = ['b', 'br', 'd', 'dr', 'f', 'g', 'k', 'kr', 'l', 'm', 'n', 'p', 'r', 's', 'st', 't', 'th', 'v', 'z', 'qu'];
+const onsets = [
+  'b',
+  'br',
+  'd',
+  'dr',
+  'f',
+  'g',
+  'k',
+  'kr',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  'st',
+  't',
+  'th',
+  'v',
+  'z',
+  'qu',
+];
 const vowels = ['a', 'e', 'i', 'o', 'u', 'ae', 'ia', 'ou'];
 const codas = ['', '', 'n', 'r', 's', 'l', 'th', 'x'];
 const occupations = ['painter', 'astronomer', 'engineer', 'poet', 'botanist', 'cartographer', 'composer', 'architect'];
-const products = ['clockwork lamps', 'glass bells', 'river barges', 'paper kites', 'copper stoves', 'silk maps', 'salt crackers'];
+const products = [
+  'clockwork lamps',
+  'glass bells',
+  'river barges',
+  'paper kites',
+  'copper stoves',
+  'silk maps',
+  'salt crackers',
+];
 
 export function generateCorpus(seed: number, sizes = { countries: 10, cities: 40, people: 80, companies: 30 }): Corpus {
   const rng = new Rng(seed);
@@ -38,7 +67,8 @@ export function generateCorpus(seed: number, sizes = { countries: 10, cities: 40
   const word = (syllables: number): string => {
     for (;;) {
       let text = '';
-      for (let i = 0; i < syllables; i++) text += rng.pick(onsets) + rng.pick(vowels) + (i === syllables - 1 ? rng.pick(codas) : '');
+      for (let i = 0; i < syllables; i++)
+        text += rng.pick(onsets) + rng.pick(vowels) + (i === syllables - 1 ? rng.pick(codas) : '');
       const name = text.charAt(0).toUpperCase() + text.slice(1);
       if (!used.has(name.toLowerCase())) {
         used.add(name.toLowerCase());
@@ -46,9 +76,22 @@ export function generateCorpus(seed: number, sizes = { countries: 10, cities: 40
       }
     }
   };
-  const countries = Array.from({ length: sizes.countries }, () => ({ name: word(3), capitalYear: rng.range(900, 1700) }));
-  const cities = Array.from({ length: sizes.cities }, () => ({ name: word(2), country: rng.pick(countries), founded: rng.range(400, 1800), river: word(2) }));
-  const people = Array.from({ length: sizes.people }, () => ({ name: `${word(2)} ${word(2)}`, occupation: rng.pick(occupations), born: rng.range(1700, 1990), city: rng.pick(cities) }));
+  const countries = Array.from({ length: sizes.countries }, () => ({
+    name: word(3),
+    capitalYear: rng.range(900, 1700),
+  }));
+  const cities = Array.from({ length: sizes.cities }, () => ({
+    name: word(2),
+    country: rng.pick(countries),
+    founded: rng.range(400, 1800),
+    river: word(2),
+  }));
+  const people = Array.from({ length: sizes.people }, () => ({
+    name: `${word(2)} ${word(2)}`,
+    occupation: rng.pick(occupations),
+    born: rng.range(1700, 1990),
+    city: rng.pick(cities),
+  }));
   const companies = Array.from({ length: sizes.companies }, () => ({
     name: `${word(2)} Works`,
     founder: rng.pick(people),
@@ -60,9 +103,15 @@ export function generateCorpus(seed: number, sizes = { countries: 10, cities: 40
   const articles: Article[] = [];
   const add = (title: string, text: string): void => void articles.push({ id: articles.length, title, text });
   for (const c of countries) add(c.name, `${c.name} is a country. Its first charter was signed in ${c.capitalYear}.`);
-  for (const c of cities) add(c.name, `${c.name} is a city in ${c.country.name}, on the ${c.river} river. It was founded in ${c.founded}.`);
-  for (const p of people) add(p.name, `${p.name} is a ${p.occupation}, born in ${p.born} in the city of ${p.city.name}.`);
-  for (const c of companies) add(c.name, `${c.name} is a company that makes ${c.product}. It was founded in ${c.founded} by ${c.founder.name} and is based in ${c.city.name}.`);
+  for (const c of cities)
+    add(c.name, `${c.name} is a city in ${c.country.name}, on the ${c.river} river. It was founded in ${c.founded}.`);
+  for (const p of people)
+    add(p.name, `${p.name} is a ${p.occupation}, born in ${p.born} in the city of ${p.city.name}.`);
+  for (const c of companies)
+    add(
+      c.name,
+      `${c.name} is a company that makes ${c.product}. It was founded in ${c.founded} by ${c.founder.name} and is based in ${c.city.name}.`,
+    );
 
   const questions: Question[] = [];
   const ask = (question: string, answer: string | number, support: string[]): void =>

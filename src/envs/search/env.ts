@@ -91,7 +91,9 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
   questionsOf(split: Split): Question[] {
     const slot = { test: 0, validation: 1 }[split as 'test' | 'validation'];
     return this.corpus.questions.filter(
-      (question, index) => (slot === undefined ? index % 10 > 1 : index % 10 === slot) && (this.options.hops === 0 || question.hops === this.options.hops),
+      (question, index) =>
+        (slot === undefined ? index % 10 > 1 : index % 10 === slot) &&
+        (this.options.hops === 0 || question.hops === this.options.hops),
     );
   }
 
@@ -100,40 +102,67 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
     if (search === null) return parseAction(text, { maxChars: this.options.maxActionChars });
     const query = (search[2] ?? '').trim();
     if (query === '') return { kind: 'invalid', reason: 'empty <search>' };
-    if (query.length > this.options.maxQueryChars) return { kind: 'invalid', reason: `query of ${query.length} characters is over the limit of ${this.options.maxQueryChars}` };
+    if (query.length > this.options.maxQueryChars)
+      return {
+        kind: 'invalid',
+        reason: `query of ${query.length} characters is over the limit of ${this.options.maxQueryChars}`,
+      };
     return { kind: 'tool_call', thinking: search[1]?.trim() ?? null, call: { name: 'search', arguments: { query } } };
   }
 
   protected override renderToolResult(call: ParsedToolCall, result: string, failed: boolean): string {
-    return call.name === 'search' && !failed ? `\n\n<information>${result}</information>\n\n` : `<tool_response>${result}</tool_response>`;
+    return call.name === 'search' && !failed
+      ? `\n\n<information>${result}</information>\n\n`
+      : `<tool_response>${result}</tool_response>`;
   }
 
   private search(query: string): string {
     const episode = this.current();
-    if (episode.queries.length >= this.options.searchBudget) throw new ToolError('search', `search budget of ${this.options.searchBudget} used up; answer now`);
+    if (episode.queries.length >= this.options.searchBudget)
+      throw new ToolError('search', `search budget of ${this.options.searchBudget} used up; answer now`);
     episode.queries.push(query);
     const documents = this.retriever.search(query, this.options.topK);
-    for (const document of documents) if (!episode.retrieved.some((seen) => seen.id === document.id)) episode.retrieved.push(document);
+    for (const document of documents)
+      if (!episode.retrieved.some((seen) => seen.id === document.id)) episode.retrieved.push(document);
     return documents.length === 0 ? 'no documents found' : renderDocuments(documents);
   }
 
   protected async start(seed: number, task: Question | undefined): Promise<{ episode: SearchEpisode; text: string }> {
     const questions = this.questionsOf(splitOfSeed(seed));
     const question = task ?? at(questions, (seed % SPLIT_SIZE) % questions.length, 'search questions');
-    return { episode: { question, queries: [], retrieved: [], turnsUsed: 0, ended: false }, text: `Question: ${question.question}` };
+    return {
+      episode: { question, queries: [], retrieved: [], turnsUsed: 0, ended: false },
+      text: `Question: ${question.question}`,
+    };
   }
 
   protected async finish(episode: SearchEpisode, answer: string): Promise<Verdict> {
     const { citationWeight, searchCostWeight, hallucinationWeight, searchBudget } = this.options;
     const parts = searchReward(
-      { answer, gold: episode.question.answer, support: episode.question.support, retrieved: episode.retrieved, searches: episode.queries.length, budget: searchBudget },
+      {
+        answer,
+        gold: episode.question.answer,
+        support: episode.question.support,
+        retrieved: episode.retrieved,
+        searches: episode.queries.length,
+        budget: searchBudget,
+      },
       { citation: citationWeight, search: searchCostWeight, hallucination: hallucinationWeight },
     );
-    return { reward: parts.total, success: parts.answer === 1, text: parts.answer === 1 ? 'correct' : 'wrong', info: { ...parts } };
+    return {
+      reward: parts.total,
+      success: parts.answer === 1,
+      text: parts.answer === 1 ? 'correct' : 'wrong',
+      info: { ...parts },
+    };
   }
 
   protected data(episode: SearchEpisode): SearchData {
-    return { question: episode.question, queries: [...episode.queries], searchesLeft: this.options.searchBudget - episode.queries.length };
+    return {
+      question: episode.question,
+      queries: [...episode.queries],
+      searchesLeft: this.options.searchBudget - episode.queries.length,
+    };
   }
 }
 

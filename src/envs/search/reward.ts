@@ -27,7 +27,13 @@ export function exactMatch(prediction: string, gold: string): boolean {
 export function splitCitations(answer: string): { answer: string; cited: string[] } {
   const match = answer.match(/\s*\(sources?:([^)]*)\)\s*$/i);
   if (match === null) return { answer, cited: [] };
-  return { answer: answer.slice(0, match.index), cited: (match[1] ?? '').split(';').map((title) => title.trim()).filter(Boolean) };
+  return {
+    answer: answer.slice(0, match.index),
+    cited: (match[1] ?? '')
+      .split(';')
+      .map((title) => title.trim())
+      .filter(Boolean),
+  };
 }
 
 export interface SearchRewardInput {
@@ -59,11 +65,17 @@ export function searchReward(input: SearchRewardInput, weights: SearchRewardWeig
   const answer = exactMatch(text, input.gold) ? 1 : 0;
   const retrievedTitles = new Set(input.retrieved.map((document) => normalizeAnswer(document.title)));
   const citedTitles = new Set(cited.map(normalizeAnswer));
-  const citation = input.support.filter((title) => citedTitles.has(normalizeAnswer(title)) && retrievedTitles.has(normalizeAnswer(title))).length / input.support.length;
+  const citation =
+    input.support.filter(
+      (title) => citedTitles.has(normalizeAnswer(title)) && retrievedTitles.has(normalizeAnswer(title)),
+    ).length / input.support.length;
   const searchCost = input.budget === 0 ? 0 : input.searches / input.budget;
   const normalized = normalizeAnswer(text);
-  const grounded = normalized !== '' && input.retrieved.some((document) => normalizeAnswer(`${document.title} ${document.text}`).includes(normalized));
+  const grounded =
+    normalized !== '' &&
+    input.retrieved.some((document) => normalizeAnswer(`${document.title} ${document.text}`).includes(normalized));
   const hallucination = answer === 0 && !grounded ? 1 : 0;
-  const total = answer + weights.citation * citation - weights.search * searchCost - weights.hallucination * hallucination;
+  const total =
+    answer + weights.citation * citation - weights.search * searchCost - weights.hallucination * hallucination;
   return { answer, citation, searchCost, hallucination, total };
 }

@@ -14,7 +14,11 @@ import { exactMatch, normalizeAnswer, searchReward } from './reward.ts';
 envContract('search', () => makeSearch({ formatPenalty: 0.1 }), {
   makeExpert: searchExpert,
   maxObservationBytes: 1024,
-  invalidActions: ['<search></search>', '<search>x</search> extra', '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>'],
+  invalidActions: [
+    '<search></search>',
+    '<search>x</search> extra',
+    '<tool_call>{"name": "search", "arguments": {"q": "x"}}</tool_call>',
+  ],
   invalidActionReward: -0.1,
 });
 
@@ -41,10 +45,17 @@ test('corpus: unique titles, linked multi-hop questions; BM25 puts each supporti
   const corpus = generateCorpus(7);
   const titles = corpus.articles.map((article) => article.title.toLowerCase());
   assert.equal(new Set(titles).size, titles.length);
-  assert.ok(corpus.questions.some((question) => question.hops === 2) && corpus.questions.some((question) => question.hops === 1));
+  assert.ok(
+    corpus.questions.some((question) => question.hops === 2) &&
+      corpus.questions.some((question) => question.hops === 1),
+  );
   const retriever = makeRetriever(corpus.articles);
   for (const question of corpus.questions) {
-    for (const title of question.support) assert.ok(retriever.search(title, 3).some((hit) => hit.title === title), title);
+    for (const title of question.support)
+      assert.ok(
+        retriever.search(title, 3).some((hit) => hit.title === title),
+        title,
+      );
     const last = corpus.articles.find((article) => article.title === question.support.at(-1))!;
     assert.ok(last.text.includes(question.answer), `${question.question} → ${question.answer}`);
   }
@@ -55,7 +66,10 @@ test('search episode: <search> gives <information> (top-3), the budget is enforc
   const question = env.questionsOf('test').find((candidate) => candidate.hops === 2)!;
   await env.reset({ seed: splitSeed('test', 0), task: question });
   const first = await env.step({ text: `<think>start</think><search> ${question.support[0]} city </search>` });
-  assert.match(first.observation.text, /^\n\n<information>Doc 1\(Title: [^)]+\) .*\nDoc 2\(Title: .*\nDoc 3\(Title: .*<\/information>\n\n$/s);
+  assert.match(
+    first.observation.text,
+    /^\n\n<information>Doc 1\(Title: [^)]+\) .*\nDoc 2\(Title: .*\nDoc 3\(Title: .*<\/information>\n\n$/s,
+  );
   const over = await env.step({ text: `<search> ${question.support[1]} </search>` });
   assert.equal(over.observation.text, '<tool_response>error: search budget of 1 used up; answer now</tool_response>');
   const last = await env.step({ text: `<answer> the ${question.answer.toUpperCase()} </answer>` });
@@ -111,7 +125,10 @@ test('a 10 MB <search> is an invalid turn answered at once; a query over maxQuer
   const longQuery = corpusWords.repeat(9).trim(); // 584 characters
   await env.reset({ seed: 5 });
   const text = await env.step({ text: `<search>${longQuery}</search>` });
-  assert.deepEqual([text.info.invalidAction, text.info.reason], [true, 'query of 584 characters is over the limit of 512']);
+  assert.deepEqual(
+    [text.info.invalidAction, text.info.reason],
+    [true, 'query of 584 characters is over the limit of 512'],
+  );
   await env.reset({ seed: 5 });
   const call = await env.step({ text: '', toolCall: { id: '1', name: 'search', arguments: { query: longQuery } } });
   assert.equal(call.info.invalidAction, true);

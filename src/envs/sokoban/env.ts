@@ -11,7 +11,15 @@ import { parseMoveAction } from '../action-format.ts';
 import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateSokobanMap } from './generator.ts';
-import { applySokobanMove, isSolved, parseSokobanMap, renderSokoban, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
+import {
+  applySokobanMove,
+  isSolved,
+  parseSokobanMap,
+  renderSokoban,
+  sokobanMoves,
+  type SokobanPosition,
+  type SokobanRoom,
+} from './grid.ts';
 import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
 
 export const sokobanRewards = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
@@ -64,7 +72,13 @@ export class SokobanEnv implements Env<SokobanTask> {
 
   async reset({ seed, task }: { seed: number; task?: SokobanTask }): Promise<Observation> {
     const { maxSteps } = this.options;
-    const map = task?.map ?? generateSokobanMap(new Rng(seed), { ...this.options, maxReverseMoves: 2 * maxSteps, maxSolutionLength: maxSteps });
+    const map =
+      task?.map ??
+      generateSokobanMap(new Rng(seed), {
+        ...this.options,
+        maxReverseMoves: 2 * maxSteps,
+        maxSolutionLength: maxSteps,
+      });
     const { room, position } = parseSokobanMap(map);
     this.episode = { room, position, stepsUsed: 0, ended: false };
     return this.observe(this.episode);
@@ -76,7 +90,12 @@ export class SokobanEnv implements Env<SokobanTask> {
 
     const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty, stepReward: sokobanRewards.step }, (reason) => this.observe(episode, reason));
+      return invalidGridTurn(
+        episode,
+        parsed.reason,
+        { maxSteps, formatPenalty, stepReward: sokobanRewards.step },
+        (reason) => this.observe(episode, reason),
+      );
     }
 
     let reward = 0;

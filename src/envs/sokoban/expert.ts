@@ -26,6 +26,7 @@ export function sokobanExpert(options: ExpertOptions = {}): Expert {
 
 function sokobanData(observation: Observation): SokobanData {
   const data = observation.data as Partial<SokobanData> | undefined;
-  if (!Array.isArray(data?.map)) throw new InvalidArgumentError('sokoban expert needs observation.data.map from the sokoban env');
+  if (!Array.isArray(data?.map))
+    throw new InvalidArgumentError('sokoban expert needs observation.data.map from the sokoban env');
   return data as SokobanData;
 }

@@ -33,7 +33,10 @@ export function generateSokobanMap(rng: Rng, options: SokobanGeneratorOptions): 
     rng.shuffle(floor);
     const targets = floor.slice(0, options.numBoxes);
     for (const cell of targets) room.targets[cell] = true;
-    let position: SokobanPosition = { player: at(floor, options.numBoxes, 'floor cells'), boxes: [...targets].sort((a, b) => a - b) };
+    let position: SokobanPosition = {
+      player: at(floor, options.numBoxes, 'floor cells'),
+      boxes: [...targets].sort((a, b) => a - b),
+    };
     let best: { position: SokobanPosition; length: number } | null = null;
     for (let move = 0; move < options.maxReverseMoves; move++) {
       position = reverseStep(rng, room, position);
@@ -47,7 +50,12 @@ export function generateSokobanMap(rng: Rng, options: SokobanGeneratorOptions): 
 
 function carveRoom(rng: Rng, options: SokobanGeneratorOptions): SokobanRoom {
   const { width, height, floorFraction } = options;
-  const room: SokobanRoom = { width, height, walls: Array(width * height).fill(true), targets: Array(width * height).fill(false) };
+  const room: SokobanRoom = {
+    width,
+    height,
+    walls: Array(width * height).fill(true),
+    targets: Array(width * height).fill(false),
+  };
   const inside = (cell: number): boolean => {
     const row = Math.floor(cell / width);
     const col = cell % width;

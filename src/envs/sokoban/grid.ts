@@ -10,7 +10,12 @@ import { at } from '../../core/indexing.ts';
 
 /** RAGEN order: 1 Up, 2 Down, 3 Left, 4 Right. */
 export const sokobanMoves = ['Up', 'Down', 'Left', 'Right'] as const;
-const deltas: ReadonlyArray<readonly [number, number]> = [[-1, 0], [1, 0], [0, -1], [0, 1]];
+const deltas: ReadonlyArray<readonly [number, number]> = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
+];
 
 /** The fixed part of a puzzle. */
 export interface SokobanRoom {
@@ -32,12 +37,14 @@ export function parseSokobanMap(rows: readonly string[]): { room: SokobanRoom; p
   const grid = rows.map((row) => Array.from(row));
   const height = grid.length;
   const width = grid[0]?.length ?? 0;
-  if (width === 0 || grid.some((row) => row.length !== width)) throw new InvalidArgumentError('sokoban map is empty or ragged', { rows });
+  if (width === 0 || grid.some((row) => row.length !== width))
+    throw new InvalidArgumentError('sokoban map is empty or ragged', { rows });
   const room: SokobanRoom = { width, height, walls: [], targets: [] };
   const players: number[] = [];
   const boxes: number[] = [];
   grid.flat().forEach((symbol, cell) => {
-    if (!allowedSymbols.includes(symbol) || symbol === ' ') throw new InvalidArgumentError(`sokoban map symbol "${symbol}"; allowed: ${allowedSymbols}`, { rows });
+    if (!allowedSymbols.includes(symbol) || symbol === ' ')
+      throw new InvalidArgumentError(`sokoban map symbol "${symbol}"; allowed: ${allowedSymbols}`, { rows });
     room.walls.push(symbol === '#');
     room.targets.push(symbol === 'O' || symbol === '√' || symbol === 'S');
     if (symbol === 'P' || symbol === 'S') players.push(cell);
@@ -46,7 +53,10 @@ export function parseSokobanMap(rows: readonly string[]): { room: SokobanRoom; p
   const targets = room.targets.filter(Boolean).length;
   const [player] = players;
   if (player === undefined || players.length !== 1 || boxes.length === 0 || boxes.length !== targets) {
-    throw new InvalidArgumentError('sokoban map needs one player (P or S) and as many boxes (X, √) as targets (O, √, S)', { rows });
+    throw new InvalidArgumentError(
+      'sokoban map needs one player (P or S) and as many boxes (X, √) as targets (O, √, S)',
+      { rows },
+    );
   }
   return { room, position: { player, boxes } };
 }

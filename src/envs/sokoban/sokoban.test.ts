@@ -52,7 +52,14 @@ test('sokoban generated puzzles: unsolved, solvable within maxSteps, varied', ()
   const maps = new Set<string>();
   const lengths = new Set<number>();
   for (const seed of splitSeeds('train', 100)) {
-    const map = generateSokobanMap(new Rng(seed), { width: 6, height: 6, numBoxes: 1, floorFraction: 0.75, maxReverseMoves: 20, maxSolutionLength: 10 });
+    const map = generateSokobanMap(new Rng(seed), {
+      width: 6,
+      height: 6,
+      numBoxes: 1,
+      floorFraction: 0.75,
+      maxReverseMoves: 20,
+      maxSolutionLength: 10,
+    });
     const { room, position } = parseSokobanMap(map);
     const solution = solveSokoban(room, position);
     assert.ok(solution !== null && solution.length >= 1 && solution.length <= 10, map.join('\n'));
@@ -60,8 +67,21 @@ test('sokoban generated puzzles: unsolved, solvable within maxSteps, varied', ()
     lengths.add(solution.length);
   }
   assert.ok(maps.size > 90 && lengths.size >= 4, `${maps.size} maps, ${lengths.size} solution lengths`);
-  const large = generateSokobanMap(new Rng(1), { width: 8, height: 8, numBoxes: 2, floorFraction: 0.75, maxReverseMoves: 20, maxSolutionLength: 20 });
-  assert.equal(large.join('').split('').filter((s) => s === 'X' || s === '√').length, 2);
+  const large = generateSokobanMap(new Rng(1), {
+    width: 8,
+    height: 8,
+    numBoxes: 2,
+    floorFraction: 0.75,
+    maxReverseMoves: 20,
+    maxSolutionLength: 20,
+  });
+  assert.equal(
+    large
+      .join('')
+      .split('')
+      .filter((s) => s === 'X' || s === '√').length,
+    2,
+  );
 });
 
 test('sokoban expert solves 100% of 50 test tasks within maxSteps; random play does clearly worse', async () => {
@@ -80,6 +100,8 @@ test('sokoban expert on an unsolvable map plays varied moves, not one fixed fall
   // The box sits in a corner off the target: no push can ever move it.
   const stuck = ['#####', '#X__#', '#_P_#', '#__O#', '#####'];
   const expert = sokobanExpert({ seed: 3 });
-  const moves = new Set(Array.from({ length: 40 }, () => expert.act({ text: stuck.join('\n'), data: { map: stuck, stepsLeft: 5 } })));
+  const moves = new Set(
+    Array.from({ length: 40 }, () => expert.act({ text: stuck.join('\n'), data: { map: stuck, stepsLeft: 5 } })),
+  );
   assert.ok(moves.size >= 3, `moves: ${[...moves].join(' ')}`);
 });

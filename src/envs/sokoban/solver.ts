@@ -4,7 +4,11 @@
  */
 import { applySokobanMove, isSolved, sokobanMoves, type SokobanPosition, type SokobanRoom } from './grid.ts';
 
-export function solveSokoban(room: SokobanRoom, start: SokobanPosition, maxDepth = Number.POSITIVE_INFINITY): number[] | null {
+export function solveSokoban(
+  room: SokobanRoom,
+  start: SokobanPosition,
+  maxDepth = Number.POSITIVE_INFINITY,
+): number[] | null {
   const key = (position: SokobanPosition): string => `${position.player}:${position.boxes.join(',')}`;
   const previous = new Map<string, { from: string; move: number } | null>([[key(start), null]]);
   let frontier: SokobanPosition[] = [start];

@@ -22,7 +22,9 @@ async function submit(edits: readonly Edit[]): Promise<StepResult> {
   const env = makeSwe({ testTimeoutMs: 3000 });
   await env.reset({ seed: 0, task: instance });
   for (const edit of edits) {
-    const result = await env.step({ text: formatToolCall({ name: 'edit_file', arguments: { path: edit.path, old: edit.find, new: edit.replace } }) });
+    const result = await env.step({
+      text: formatToolCall({ name: 'edit_file', arguments: { path: edit.path, old: edit.find, new: edit.replace } }),
+    });
     assert.equal(result.observation.text, `<tool_response>edited ${edit.path}</tool_response>`);
   }
   return env.step({ text: '<answer>submit</answer>' });
@@ -55,12 +57,14 @@ test('swe attack baseline: the gold patch still scores 1', async () => {
 });
 
 test('swe attack (a): patching node:assert does not make the hidden tests pass', async () => {
-  const code = "const assertModule = require('node:assert/strict'); for (const key of Object.keys(assertModule)) assertModule[key] = () => {}; require('node:assert').equal = () => {};";
+  const code =
+    "const assertModule = require('node:assert/strict'); for (const key of Object.keys(assertModule)) assertModule[key] = () => {}; require('node:assert').equal = () => {};";
   assertNotResolved(await submit([prepend(code)]), 'patch node:assert');
 });
 
 test('swe attack (b): patching Object.entries (used by the harness) does not fake passing tests', async () => {
-  const code = 'const realEntries = Object.entries; Object.entries = (value) => realEntries(value).map(([name]) => [name, () => {}]);';
+  const code =
+    'const realEntries = Object.entries; Object.entries = (value) => realEntries(value).map(([name]) => [name, () => {}]);';
   assertNotResolved(await submit([prepend(code)]), 'patch Object.entries');
 });
 
@@ -76,7 +80,11 @@ test('swe attack (c, h): a forged result marker with exit 0 scores 0; a malforme
 });
 
 test('swe attack (d): a visible test named like a hidden one does not count', async () => {
-  const addTest: Edit = { path: 'test/stats.test.js', find: 'module.exports = {\n', replace: `module.exports = {\n  ${JSON.stringify(instance.failToPass[0])}: () => {},\n` };
+  const addTest: Edit = {
+    path: 'test/stats.test.js',
+    find: 'module.exports = {\n',
+    replace: `module.exports = {\n  ${JSON.stringify(instance.failToPass[0])}: () => {},\n`,
+  };
   assertNotResolved(await submit([addTest]), 'same-named visible test');
 });
 

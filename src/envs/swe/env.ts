@@ -24,7 +24,14 @@ import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
-import { runRepoTests, runTrustedTests, summarizeRun, testId, type RepoTestRun, type TestRunOptions } from './run-tests.ts';
+import {
+  runRepoTests,
+  runTrustedTests,
+  summarizeRun,
+  testId,
+  type RepoTestRun,
+  type TestRunOptions,
+} from './run-tests.ts';
 import { ToolError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
 
@@ -61,7 +68,10 @@ export function trustedTestsOf(instance: SweInstance): Record<string, string> {
 }
 
 /** Whether a test run resolves the instance: all fail-to-pass and pass-to-pass tests pass, each known by its file's content hash and name. */
-export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: boolean; failToPass: number; passToPass: number } {
+export function resolves(
+  instance: SweInstance,
+  run: RepoTestRun,
+): { resolved: boolean; failToPass: number; passToPass: number } {
   const trusted = trustedTestsOf(instance);
   const passing = new Set(run.outcomes.filter((outcome) => outcome.pass).map((outcome) => outcome.testId));
   const passes = (test: TestRef) => {
@@ -70,11 +80,20 @@ export function resolves(instance: SweInstance, run: RepoTestRun): { resolved: b
   };
   const failToPass = instance.failToPass.filter(passes).length;
   const passToPass = instance.passToPass.filter(passes).length;
-  return { resolved: run.failure === null && failToPass === instance.failToPass.length && passToPass === instance.passToPass.length, failToPass, passToPass };
+  return {
+    resolved:
+      run.failure === null && failToPass === instance.failToPass.length && passToPass === instance.passToPass.length,
+    failToPass,
+    passToPass,
+  };
 }
 
 /** Scores a repository snapshot against an instance: its trusted tests run on the snapshot's source. */
-export async function evaluateSubmission(instance: SweInstance, files: Record<string, string>, options: TestRunOptions = {}): Promise<{ run: RepoTestRun; resolved: boolean; failToPass: number; passToPass: number }> {
+export async function evaluateSubmission(
+  instance: SweInstance,
+  files: Record<string, string>,
+  options: TestRunOptions = {},
+): Promise<{ run: RepoTestRun; resolved: boolean; failToPass: number; passToPass: number }> {
   const run = await runTrustedTests(files, trustedTestsOf(instance), options);
   return { run, ...resolves(instance, run) };
 }
@@ -85,7 +104,8 @@ export function applyEdit(files: Record<string, string>, path: string, find: str
   if (content === undefined) throw new ToolError('edit_file', `no file ${path}; see list_files`, { path });
   if (find === '') throw new ToolError('edit_file', 'old text is empty', { path });
   const count = content.split(find).length - 1;
-  if (count !== 1) throw new ToolError('edit_file', `old text found ${count} times in ${path}; it must occur exactly once`);
+  if (count !== 1)
+    throw new ToolError('edit_file', `old text found ${count} times in ${path}; it must occur exactly once`);
   files[path] = content.replace(find, () => replace);
 }
 
@@ -99,7 +119,12 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     super(parseOptions(sweOptionsSchema, options, 'swe'));
     const files = () => this.current().files;
     const tools: Tool[] = [
-      tool({ name: 'list_files', description: 'Lists the repository files.', inputSchema: z.strictObject({}), execute: () => Object.keys(files()).sort().join('\n') }),
+      tool({
+        name: 'list_files',
+        description: 'Lists the repository files.',
+        inputSchema: z.strictObject({}),
+        execute: () => Object.keys(files()).sort().join('\n'),
+      }),
       tool({
         name: 'read_file',
         description: 'Shows a file with line numbers.',
@@ -107,7 +132,10 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
         execute: ({ path }) => {
           const content = files()[path];
           if (content === undefined) throw new ToolError('read_file', `no file ${path}; see list_files`, { path });
-          return content.split('\n').map((line, i) => `${i + 1}: ${line}`).join('\n');
+          return content
+            .split('\n')
+            .map((line, i) => `${i + 1}: ${line}`)
+            .join('\n');
         },
       }),
       tool({
@@ -137,7 +165,9 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
         inputSchema: z.strictObject({}),
         execute: async () => {
           this.current().testRuns++;
-          return summarizeRun(await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation }));
+          return summarizeRun(
+            await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation }),
+          );
         },
       }),
     ];
@@ -146,7 +176,14 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
 
   protected async start(seed: number, task: SweInstance | undefined): Promise<{ episode: SweEpisode; text: string }> {
     const instance = task ?? at(sweInstances, (seed % SPLIT_SIZE) % sweInstances.length, 'swe instances');
-    const episode: SweEpisode = { instance, files: { ...instance.files }, editsMade: 0, testRuns: 0, turnsUsed: 0, ended: false };
+    const episode: SweEpisode = {
+      instance,
+      files: { ...instance.files },
+      editsMade: 0,
+      testRuns: 0,
+      turnsUsed: 0,
+      ended: false,
+    };
     return { episode, text: `Issue: ${instance.issue}\nFiles: ${Object.keys(instance.files).sort().join(', ')}` };
   }
 
@@ -154,15 +191,32 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     const { instance } = episode;
     let evaluation: Awaited<ReturnType<typeof evaluateSubmission>>;
     try {
-      evaluation = await evaluateSubmission(instance, episode.files, { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation });
+      evaluation = await evaluateSubmission(instance, episode.files, {
+        timeoutMs: this.options.testTimeoutMs,
+        isolation: this.options.isolation,
+      });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return { reward: 0, success: false, text: `not resolved: the tests could not run (${reason})`.slice(0, 400), info: { failToPass: 0, passToPass: 0, testFailure: reason } };
+      return {
+        reward: 0,
+        success: false,
+        text: `not resolved: the tests could not run (${reason})`.slice(0, 400),
+        info: { failToPass: 0, passToPass: 0, testFailure: reason },
+      };
     }
     const { run, resolved, failToPass, passToPass } = evaluation;
     const counts = `fail-to-pass ${failToPass}/${instance.failToPass.length}, pass-to-pass ${passToPass}/${instance.passToPass.length}`;
-    const text = `${resolved ? 'resolved' : 'not resolved'}: ${counts}${run.failure === null ? '' : ` (tests did not run: ${run.failure})`}`.slice(0, 400);
-    return { reward: resolved ? 1 : 0, success: resolved, text, info: { failToPass, passToPass, ...(run.failure === null ? {} : { testFailure: run.failure }) } };
+    const text =
+      `${resolved ? 'resolved' : 'not resolved'}: ${counts}${run.failure === null ? '' : ` (tests did not run: ${run.failure})`}`.slice(
+        0,
+        400,
+      );
+    return {
+      reward: resolved ? 1 : 0,
+      success: resolved,
+      text,
+      info: { failToPass, passToPass, ...(run.failure === null ? {} : { testFailure: run.failure }) },
+    };
   }
 
   protected data(episode: SweEpisode): SweData {

@@ -14,7 +14,8 @@ export function sweExpert(options: ExpertOptions = {}): Expert {
     (observation) => {
       const { instance, editsMade, testRuns } = requireData<SweData>(observation, 'swe', 'instance');
       const edit = instance.goldPatch[editsMade];
-      if (edit !== undefined) return formatToolCall({ name: 'edit_file', arguments: { path: edit.path, old: edit.find, new: edit.replace } });
+      if (edit !== undefined)
+        return formatToolCall({ name: 'edit_file', arguments: { path: edit.path, old: edit.find, new: edit.replace } });
       if (testRuns === 0) return formatToolCall({ name: 'run_tests', arguments: {} });
       return formatAnswer('submit');
     },
@@ -22,7 +23,8 @@ export function sweExpert(options: ExpertOptions = {}): Expert {
       const { instance } = requireData<SweData>(observation, 'swe', 'instance');
       const choice = rng.int(3);
       if (choice === 0) return formatToolCall({ name: 'list_files', arguments: {} });
-      if (choice === 1) return formatToolCall({ name: 'read_file', arguments: { path: rng.pick(Object.keys(instance.files)) } });
+      if (choice === 1)
+        return formatToolCall({ name: 'read_file', arguments: { path: rng.pick(Object.keys(instance.files)) } });
       return formatAnswer('submit');
     },
   );

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runRepoTests, runTrustedTests, testId } from './run-tests.ts';
 
-const trustedFile = (body: string) => `const assert = require('node:assert/strict');\nconst lib = require('../src/lib.js');\nmodule.exports = {\n${body}\n};\n`;
+const trustedFile = (body: string) =>
+  `const assert = require('node:assert/strict');\nconst lib = require('../src/lib.js');\nmodule.exports = {\n${body}\n};\n`;
 
 test('copy-only boundary: classes, async functions, Maps and thrown errors work from trusted tests; data is copied', async () => {
   const candidate = {
@@ -30,7 +31,10 @@ test('copy-only boundary: classes, async functions, Maps and thrown errors work 
   };
   const run = await runTrustedTests(candidate, trusted);
   assert.equal(run.failure, null);
-  assert.deepEqual(run.outcomes.filter((outcome) => !outcome.pass), []);
+  assert.deepEqual(
+    run.outcomes.filter((outcome) => !outcome.pass),
+    [],
+  );
   assert.equal(run.outcomes.length, 7);
   assert.equal(run.outcomes[0]?.testId, testId(trusted['test/lib.test.js'], 'class instances'));
 });
@@ -58,20 +62,30 @@ test('copy-only boundary: candidate code finds no host object — not via constr
       'a thrown candidate error keeps its message only': () => { try { lib.throwing(); } catch (error) { assert.equal(error.message, 'boom'); assert.match(error.stack, /boom/); } },`),
   };
   const run = await runTrustedTests(candidate, trusted);
-  assert.deepEqual(run.outcomes.map((outcome) => [outcome.name, outcome.pass, outcome.error]), [
-    ['probe', true, undefined],
-    ['a thrown candidate error keeps its message only', true, undefined],
-  ]);
+  assert.deepEqual(
+    run.outcomes.map((outcome) => [outcome.name, outcome.pass, outcome.error]),
+    [
+      ['probe', true, undefined],
+      ['a thrown candidate error keeps its message only', true, undefined],
+    ],
+  );
 });
 
-test('run_tests (candidate realm): the snapshot\'s own tests run with the candidate assert; a loop is cut by the call timeout', async () => {
+test("run_tests (candidate realm): the snapshot's own tests run with the candidate assert; a loop is cut by the call timeout", async () => {
   const files = {
     'src/lib.js': 'module.exports = { add: (a, b) => a + b, spin() { for (;;) {} } };',
     'test/lib.test.js': `const assert = require('node:assert');\nconst lib = require('../src/lib.js');\nmodule.exports = {\n  adds: () => assert.equal(lib.add(2, 3), 5),\n  wrong: () => assert.deepStrictEqual([lib.add(1, 1)], [3]),\n  spins: () => lib.spin(),\n};\n`,
   };
   const run = await runRepoTests(files, { callTimeoutMs: 200 });
   assert.equal(run.failure, null);
-  assert.deepEqual(run.outcomes.map((outcome) => [outcome.name, outcome.pass]), [['adds', true], ['wrong', false], ['spins', false]]);
+  assert.deepEqual(
+    run.outcomes.map((outcome) => [outcome.name, outcome.pass]),
+    [
+      ['adds', true],
+      ['wrong', false],
+      ['spins', false],
+    ],
+  );
   assert.match(run.outcomes[1]?.error ?? '', /expected \[3\], got \[2\]/);
   assert.match(run.outcomes[2]?.error ?? '', /timed out after 200ms/);
 });

@@ -51,7 +51,9 @@ export interface TestRunOptions {
 
 const harnessResultSchema = z.strictObject({
   failure: z.string().nullable(),
-  outcomes: z.array(z.strictObject({ file: z.string(), name: z.string(), pass: z.boolean(), error: z.string().optional() })).max(10_000),
+  outcomes: z
+    .array(z.strictObject({ file: z.string(), name: z.string(), pass: z.boolean(), error: z.string().optional() }))
+    .max(10_000),
 });
 
 /** The identity of a test: its file's content hash and its name. */
@@ -67,34 +69,72 @@ function checkPaths(files: Record<string, string>): void {
   }
 }
 
-async function runHarness(candidateFiles: Record<string, string>, tests: Array<{ file: string; source?: string }>, contents: Record<string, string>, options: TestRunOptions): Promise<RepoTestRun> {
+async function runHarness(
+  candidateFiles: Record<string, string>,
+  tests: Array<{ file: string; source?: string }>,
+  contents: Record<string, string>,
+  options: TestRunOptions,
+): Promise<RepoTestRun> {
   checkPaths(candidateFiles);
-  const input = { candidateFiles, tests, callTimeoutMs: options.callTimeoutMs ?? 1000, assertSource: candidateAssertSource };
+  const input = {
+    candidateFiles,
+    tests,
+    callTimeoutMs: options.callTimeoutMs ?? 1000,
+    assertSource: candidateAssertSource,
+  };
   let result;
   try {
-    result = await runInSandbox({ script: candidateRealmSource + testHarnessSource, input, timeoutMs: options.timeoutMs ?? 5000, maxHeapMb: 96, isolation: options.isolation });
+    result = await runInSandbox({
+      script: candidateRealmSource + testHarnessSource,
+      input,
+      timeoutMs: options.timeoutMs ?? 5000,
+      maxHeapMb: 96,
+      isolation: options.isolation,
+    });
   } catch (error) {
-    if (error instanceof SandboxUnavailableError) return { failure: `sandbox unavailable: ${error.message}`, outcomes: [] };
+    if (error instanceof SandboxUnavailableError)
+      return { failure: `sandbox unavailable: ${error.message}`, outcomes: [] };
     throw error;
   }
   if (!result.ok) return { failure: `${result.failure}: ${result.message}`, outcomes: [] };
   const parsed = harnessResultSchema.safeParse(result.value);
   if (!parsed.success) return { failure: 'malformed test result', outcomes: [] };
-  const outcomes = parsed.data.outcomes.map((outcome) => ({ ...outcome, testId: testId(contents[outcome.file] ?? '', outcome.name) }));
+  const outcomes = parsed.data.outcomes.map((outcome) => ({
+    ...outcome,
+    testId: testId(contents[outcome.file] ?? '', outcome.name),
+  }));
   return { failure: parsed.data.failure, outcomes };
 }
 
 /** The scoring run: `trustedTests` (path → content, from the instance data) against the candidate's files. */
-export async function runTrustedTests(candidateFiles: Record<string, string>, trustedTests: Record<string, string>, options: TestRunOptions = {}): Promise<RepoTestRun> {
+export async function runTrustedTests(
+  candidateFiles: Record<string, string>,
+  trustedTests: Record<string, string>,
+  options: TestRunOptions = {},
+): Promise<RepoTestRun> {
   checkPaths(trustedTests);
-  const tests = Object.keys(trustedTests).sort().map((file) => ({ file, source: entry(trustedTests, file, 'trusted test file') }));
+  const tests = Object.keys(trustedTests)
+    .sort()
+    .map((file) => ({ file, source: entry(trustedTests, file, 'trusted test file') }));
   return runHarness(candidateFiles, tests, trustedTests, options);
 }
 
 /** The snapshot's own `*.test.js` files (or those in `testFiles`), run inside the candidate realm. */
-export async function runRepoTests(files: Record<string, string>, options: TestRunOptions & { testFiles?: string[] } = {}): Promise<RepoTestRun> {
-  const testFiles = options.testFiles ?? Object.keys(files).filter((path) => path.endsWith('.test.js')).sort();
-  return runHarness(files, testFiles.map((file) => ({ file })), files, options);
+export async function runRepoTests(
+  files: Record<string, string>,
+  options: TestRunOptions & { testFiles?: string[] } = {},
+): Promise<RepoTestRun> {
+  const testFiles =
+    options.testFiles ??
+    Object.keys(files)
+      .filter((path) => path.endsWith('.test.js'))
+      .sort();
+  return runHarness(
+    files,
+    testFiles.map((file) => ({ file })),
+    files,
+    options,
+  );
 }
 
 /** One line per run: "3 passed, 1 failed: name (message)". */

@@ -8,7 +8,14 @@
  * invalid (−formatPenalty); truncated after `maxTurns` turns.
  */
 import { z } from 'zod';
-import { EpisodeNotStartedError, Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import {
+  EpisodeNotStartedError,
+  Rng,
+  type Action,
+  type Env,
+  type Observation,
+  type StepResult,
+} from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
@@ -69,17 +76,27 @@ export class WebShopEnv implements Env<Goal> {
     const episode = openTurn(this.name, this.episode);
     const parsed = action.toolCall ? null : parseAction(action.text);
     let reason: string;
-    if (parsed === null || parsed.kind === 'tool_call') reason = 'no tools here; reply <answer>search[...]</answer> or <answer>click[...]</answer>';
+    if (parsed === null || parsed.kind === 'tool_call')
+      reason = 'no tools here; reply <answer>search[...]</answer> or <answer>click[...]</answer>';
     else if (parsed.kind === 'invalid') reason = parsed.reason;
     else {
       const shopAction = parseShopAction(parsed.answer);
-      const next = shopAction === null ? 'answer must be search[...] or click[...]' : this.shop.transition(episode.page, shopAction);
+      const next =
+        shopAction === null
+          ? 'answer must be search[...] or click[...]'
+          : this.shop.transition(episode.page, shopAction);
       if (typeof next !== 'string') {
         episode.page = next;
         if (next.kind === 'bought') {
           episode.ended = true;
           episode.reward = purchaseReward(episode.goal, this.shop.product(next.id), next.selected);
-          return { observation: this.observe(episode), reward: episode.reward, done: true, truncated: false, info: { invalidAction: false, success: episode.reward === 1 } };
+          return {
+            observation: this.observe(episode),
+            reward: episode.reward,
+            done: true,
+            truncated: false,
+            info: { invalidAction: false, success: episode.reward === 1 },
+          };
         }
         return this.continueOrCut(episode, { invalidAction: false });
       }
@@ -94,14 +111,24 @@ export class WebShopEnv implements Env<Goal> {
     return renderHtml(this.shop, this.episode.page, this.episode.goal, base, this.episode.reward);
   }
 
-  private continueOrCut(episode: ShopEpisode, info: { invalidAction: boolean; reason?: string }, reward = 0): StepResult {
+  private continueOrCut(
+    episode: ShopEpisode,
+    info: { invalidAction: boolean; reason?: string },
+    reward = 0,
+  ): StepResult {
     const close = closeTurn(episode, this.options.maxTurns, info);
     return { observation: this.observe(episode, info.reason), reward, ...close };
   }
 
   private observe(episode: ShopEpisode, invalidReason?: string): Observation {
-    const text = renderText(this.shop, episode.page, episode.goal, episode.reward) + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`);
-    const data: WebShopData = { goal: episode.goal, page: episode.page, clickables: this.shop.clickables(episode.page) };
+    const text =
+      renderText(this.shop, episode.page, episode.goal, episode.reward) +
+      (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`);
+    const data: WebShopData = {
+      goal: episode.goal,
+      page: episode.page,
+      clickables: this.shop.clickables(episode.page),
+    };
     return { text, data };
   }
 }

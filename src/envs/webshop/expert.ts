@@ -25,7 +25,11 @@ export function nextShopAction(goal: Goal, page: Page, clickables: readonly stri
 }
 
 /** A random possible shop action. */
-export function randomShopAction(goal: Goal, clickables: readonly string[], pick: <T>(items: readonly T[]) => T): string {
+export function randomShopAction(
+  goal: Goal,
+  clickables: readonly string[],
+  pick: <T>(items: readonly T[]) => T,
+): string {
   return clickables.length === 0 ? `search[${pick(goal.instruction.split(' '))}]` : `click[${pick(clickables)}]`;
 }
 
@@ -33,7 +37,11 @@ export function webShopExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { goal, page, clickables } = requireData<{ goal: Goal; page: Page; clickables: string[] }>(observation, 'webshop', 'goal');
+      const { goal, page, clickables } = requireData<{ goal: Goal; page: Page; clickables: string[] }>(
+        observation,
+        'webshop',
+        'goal',
+      );
       return formatAnswer(nextShopAction(goal, page, clickables));
     },
     (observation, rng) => {

@@ -13,14 +13,18 @@ export function renderText(shop: Shop, page: Page, goal: Goal, reward?: number):
   if (page.kind === 'search') lines.push('[Search]');
   if (page.kind === 'results') {
     const { items, total, pages } = shop.resultsPage(page.query, page.page);
-    lines.push(`[Back to Search] Page ${page.page}/${pages} (Total results: ${total})${page.page > 1 ? ' [< Prev]' : ''}${page.page < pages ? ' [Next >]' : ''}`);
+    lines.push(
+      `[Back to Search] Page ${page.page}/${pages} (Total results: ${total})${page.page > 1 ? ' [< Prev]' : ''}${page.page < pages ? ' [Next >]' : ''}`,
+    );
     for (const item of items) lines.push(`[${item.id}] ${item.title} | ${money(item.price)}`);
   }
   if (page.kind === 'item') {
     const product = shop.product(page.id);
     lines.push('[Back to Search] [< Prev]', product.title, `Price: ${money(product.price)}`);
     for (const [name, values] of Object.entries(product.options)) {
-      lines.push(`${name}: ${values.map((value) => (page.selected[name] === value ? `[*${value}*]` : `[${value}]`)).join(' ')}`);
+      lines.push(
+        `${name}: ${values.map((value) => (page.selected[name] === value ? `[*${value}*]` : `[${value}]`)).join(' ')}`,
+      );
     }
     lines.push('[Buy Now]');
   }
@@ -36,28 +40,42 @@ export function renderHtml(shop: Shop, page: Page, goal: Goal, base: string, rew
     `<a href="${escapeHtml(base + href)}"${selected ? ' class="selected" aria-current="true"' : ''}>${escapeHtml(label)}</a>`;
   const body: string[] = [`<p id="instruction">Instruction: ${escapeHtml(goal.instruction)}</p>`];
   if (page.kind === 'search') {
-    body.push(`<form action="${escapeHtml(base)}/search" method="get" role="search"><input name="q" aria-label="Search" type="text"><button type="submit">Search</button></form>`);
+    body.push(
+      `<form action="${escapeHtml(base)}/search" method="get" role="search"><input name="q" aria-label="Search" type="text"><button type="submit">Search</button></form>`,
+    );
   }
   if (page.kind === 'results') {
     const { items, total, pages } = shop.resultsPage(page.query, page.page);
     const at = (n: number): string => `/search?q=${encodeURIComponent(page.query)}&page=${n}`;
-    body.push(`<nav>${link('/', 'Back to Search')} ${page.page > 1 ? link(at(page.page - 1), '< Prev') : ''} ${page.page < pages ? link(at(page.page + 1), 'Next >') : ''}</nav>`);
+    body.push(
+      `<nav>${link('/', 'Back to Search')} ${page.page > 1 ? link(at(page.page - 1), '< Prev') : ''} ${page.page < pages ? link(at(page.page + 1), 'Next >') : ''}</nav>`,
+    );
     body.push(`<p>Page ${page.page}/${pages} (Total results: ${total})</p><ul>`);
-    for (const item of items) body.push(`<li>${link(`/item/${item.id}?q=${encodeURIComponent(page.query)}&page=${page.page}`, item.id)} ${escapeHtml(item.title)} | ${money(item.price)}</li>`);
+    for (const item of items)
+      body.push(
+        `<li>${link(`/item/${item.id}?q=${encodeURIComponent(page.query)}&page=${page.page}`, item.id)} ${escapeHtml(item.title)} | ${money(item.price)}</li>`,
+      );
     body.push('</ul>');
   }
   if (page.kind === 'item') {
     const product = shop.product(page.id);
     const query = (selected: Record<string, string>): string =>
-      `?q=${encodeURIComponent(page.query)}&page=${page.page}${Object.entries(selected).map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('')}`;
-    body.push(`<nav>${link('/', 'Back to Search')} ${link(`/search?q=${encodeURIComponent(page.query)}&page=${page.page}`, '< Prev')}</nav>`);
+      `?q=${encodeURIComponent(page.query)}&page=${page.page}${Object.entries(selected)
+        .map(([k, v]) => `&${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+        .join('')}`;
+    body.push(
+      `<nav>${link('/', 'Back to Search')} ${link(`/search?q=${encodeURIComponent(page.query)}&page=${page.page}`, '< Prev')}</nav>`,
+    );
     body.push(`<h1>${escapeHtml(product.title)}</h1><p>Price: ${money(product.price)}</p>`);
     for (const [name, values] of Object.entries(product.options)) {
-      const choices = values.map((value) => link(`/item/${product.id}${query({ ...page.selected, [name]: value })}`, value, page.selected[name] === value));
+      const choices = values.map((value) =>
+        link(`/item/${product.id}${query({ ...page.selected, [name]: value })}`, value, page.selected[name] === value),
+      );
       body.push(`<p>${escapeHtml(name)}: ${choices.join(' ')}</p>`);
     }
     body.push(link(`/buy/${product.id}${query(page.selected)}`, 'Buy Now'));
   }
-  if (page.kind === 'bought') body.push(`<p id="done">Thank you for shopping with us! Reward: ${(reward ?? 0).toFixed(2)}</p>`);
+  if (page.kind === 'bought')
+    body.push(`<p id="done">Thank you for shopping with us! Reward: ${(reward ?? 0).toFixed(2)}</p>`);
   return `<!doctype html><html><head><meta charset="utf-8"><title>agentrl shop</title></head><body>${body.join('\n')}</body></html>`;
 }

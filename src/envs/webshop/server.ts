@@ -37,7 +37,8 @@ export function pageFromUrl(shop: Shop, url: URL, prefix: string): Page | null {
   const query = url.searchParams.get('q') ?? '';
   const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
   if (path === '/' || path === '') return { kind: 'search' };
-  if (path === '/search') return query.trim() === '' ? { kind: 'search' } : { kind: 'results', query: query.trim(), page };
+  if (path === '/search')
+    return query.trim() === '' ? { kind: 'search' } : { kind: 'results', query: query.trim(), page };
   const [, kind, id] = path.match(/^\/(item|buy)\/([A-Z0-9]+)$/) ?? [];
   const product = id === undefined ? undefined : shop.products.get(id);
   if (product === undefined) return null;
@@ -46,7 +47,9 @@ export function pageFromUrl(shop: Shop, url: URL, prefix: string): Page | null {
     const value = url.searchParams.get(name);
     if (value !== null && values.includes(value)) selected[name] = value;
   }
-  return kind === 'item' ? { kind: 'item', id: product.id, query, page, selected } : { kind: 'bought', id: product.id, selected };
+  return kind === 'item'
+    ? { kind: 'item', id: product.id, query, page, selected }
+    : { kind: 'bought', id: product.id, selected };
 }
 
 export async function startShopServer(shop: Shop): Promise<ShopServer> {
@@ -61,8 +64,11 @@ export async function startShopServer(shop: Shop): Promise<ShopServer> {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    if (page.kind === 'bought' && session.reward === null) session.reward = purchaseReward(session.goal, shop.product(page.id), page.selected);
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(renderHtml(shop, page, session.goal, `/s/${session.id}`, session.reward ?? 0));
+    if (page.kind === 'bought' && session.reward === null)
+      session.reward = purchaseReward(session.goal, shop.product(page.id), page.selected);
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end(renderHtml(shop, page, session.goal, `/s/${session.id}`, session.reward ?? 0));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

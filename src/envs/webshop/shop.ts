@@ -27,7 +27,11 @@ export class Shop {
     readonly maxPages = 5,
   ) {
     this.products = new Map(catalog.map((product) => [product.id, product]));
-    this.index = new MiniSearch<Product>({ fields: ['title', 'category'], storeFields: [], extractField: (product, field) => String(product[field as keyof Product]) });
+    this.index = new MiniSearch<Product>({
+      fields: ['title', 'category'],
+      storeFields: [],
+      extractField: (product, field) => String(product[field as keyof Product]),
+    });
     this.index.addAll(catalog as Product[]);
   }
 
@@ -49,7 +53,11 @@ export class Shop {
   /** The products shown on a results page. */
   resultsPage(query: string, page: number): { items: Product[]; total: number; pages: number } {
     const all = this.hits(query);
-    return { items: all.slice((page - 1) * this.pageSize, page * this.pageSize), total: all.length, pages: Math.max(1, Math.ceil(all.length / this.pageSize)) };
+    return {
+      items: all.slice((page - 1) * this.pageSize, page * this.pageSize),
+      total: all.length,
+      pages: Math.max(1, Math.ceil(all.length / this.pageSize)),
+    };
   }
 
   /** What can be clicked on a page (labels as shown in brackets). */
@@ -57,7 +65,12 @@ export class Shop {
     if (page.kind === 'search' || page.kind === 'bought') return [];
     if (page.kind === 'results') {
       const { items, pages } = this.resultsPage(page.query, page.page);
-      return ['Back to Search', ...(page.page > 1 ? ['< Prev'] : []), ...(page.page < pages ? ['Next >'] : []), ...items.map((item) => item.id)];
+      return [
+        'Back to Search',
+        ...(page.page > 1 ? ['< Prev'] : []),
+        ...(page.page < pages ? ['Next >'] : []),
+        ...items.map((item) => item.id),
+      ];
     }
     const product = this.product(page.id);
     return ['Back to Search', '< Prev', ...Object.values(product.options).flat(), 'Buy Now'];
@@ -70,7 +83,9 @@ export class Shop {
       if (action.query.trim() === '') return 'empty search';
       return { kind: 'results', query: action.query.trim(), page: 1 };
     }
-    const label = this.clickables(page).find((candidate) => candidate.toLowerCase() === action.label.trim().toLowerCase());
+    const label = this.clickables(page).find(
+      (candidate) => candidate.toLowerCase() === action.label.trim().toLowerCase(),
+    );
     if (label === undefined) return `no "${action.label.slice(0, 20)}" to click here`;
     if (label === 'Back to Search') return { kind: 'search' };
     if (page.kind === 'results') {

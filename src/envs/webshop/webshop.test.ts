@@ -11,13 +11,32 @@ import { startShopServer } from './server.ts';
 envContract('webshop', () => makeWebShop({ formatPenalty: 0.1 }), {
   makeExpert: webShopExpert,
   maxObservationBytes: 1024,
-  invalidActions: ['<answer>buy it</answer>', '<answer>click[Buy Now]</answer>', '<answer>click[nothing]</answer>', '<answer>search[]</answer>'],
+  invalidActions: [
+    '<answer>buy it</answer>',
+    '<answer>click[Buy Now]</answer>',
+    '<answer>click[nothing]</answer>',
+    '<answer>search[]</answer>',
+  ],
   invalidActionReward: -0.1,
 });
 
 test('purchase reward: category gate, attribute, option and price matches, by hand', () => {
-  const product: Product = { id: 'B0AAAAAA', title: 'x', category: 'mug', attributes: ['ceramic', 'insulated'], options: { color: ['blue', 'white'], size: ['12 oz'] }, price: 12 };
-  const goal: Goal = { productId: 'B0AAAAAA', category: 'mug', attributes: ['ceramic', 'dishwasher safe'], options: { color: 'blue', size: '12 oz' }, maxPrice: 10, instruction: '' };
+  const product: Product = {
+    id: 'B0AAAAAA',
+    title: 'x',
+    category: 'mug',
+    attributes: ['ceramic', 'insulated'],
+    options: { color: ['blue', 'white'], size: ['12 oz'] },
+    price: 12,
+  };
+  const goal: Goal = {
+    productId: 'B0AAAAAA',
+    category: 'mug',
+    attributes: ['ceramic', 'dishwasher safe'],
+    options: { color: 'blue', size: '12 oz' },
+    maxPrice: 10,
+    instruction: '',
+  };
   // attributes 1/2, options 1/2 (white chosen), price over the bound: (1 + 1 + 0) / (2 + 2 + 1)
   assert.equal(purchaseReward(goal, product, { color: 'white', size: '12 oz' }), 2 / 5);
   assert.equal(purchaseReward({ ...goal, maxPrice: 20 }, product, { color: 'blue', size: '12 oz' }), 4 / 5);
@@ -39,9 +58,15 @@ test('web shop expert buys the exact item on 50/50 test goals; random clicking n
 const server = await startShopServer(makeWebShop().shop);
 after(() => server.close());
 
-const unescape = (text: string): string => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+const unescape = (text: string): string =>
+  text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 const anchors = (html: string): Map<string, string> =>
-  new Map([...html.matchAll(/<a href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map(([, href = '', label = '']) => [unescape(label), unescape(href)]));
+  new Map(
+    [...html.matchAll(/<a href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map(([, href = '', label = '']) => [
+      unescape(label),
+      unescape(href),
+    ]),
+  );
 
 test('the same pages as real HTML over HTTP: same clickables, same path, same reward', async () => {
   for (const seed of splitSeeds('test', 5)) {
@@ -57,7 +82,9 @@ test('the same pages as real HTML over HTTP: same clickables, same path, same re
       assert.deepEqual([...links.keys()].sort(), [...data.clickables].sort(), `page ${data.page.kind}`);
       const action = nextShopAction(goal, data.page, data.clickables);
       const result = await env.step({ text: `<answer>${action}</answer>` });
-      const href = action.startsWith('search[') ? `/s/${session.id}/search?q=${encodeURIComponent(action.slice(7, -1))}` : links.get(action.slice(6, -1))!;
+      const href = action.startsWith('search[')
+        ? `/s/${session.id}/search?q=${encodeURIComponent(action.slice(7, -1))}`
+        : links.get(action.slice(6, -1))!;
       html = await (await fetch(server.origin + href)).text();
       observation = result.observation;
       if (result.done) break;

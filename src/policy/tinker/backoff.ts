@@ -18,7 +18,8 @@ export function isRetryableStatus(status: number): boolean {
 /** Milliseconds to wait after failed attempt `attempt` (1-based). */
 export function backoffDelayMs(attempt: number, options: BackoffOptions = {}, retryAfterSeconds?: number): number {
   const { baseMs = 250, maxMs = 10_000 } = options;
-  if (retryAfterSeconds !== undefined && Number.isFinite(retryAfterSeconds) && retryAfterSeconds >= 0) return Math.min(maxMs, retryAfterSeconds * 1000);
+  if (retryAfterSeconds !== undefined && Number.isFinite(retryAfterSeconds) && retryAfterSeconds >= 0)
+    return Math.min(maxMs, retryAfterSeconds * 1000);
   return Math.min(maxMs, baseMs * 2 ** (attempt - 1));
 }
 

@@ -50,7 +50,8 @@ export class TinkerClient {
   constructor(options: TinkerClientOptions = {}) {
     const environment = options.environment ?? process.env;
     const baseUrl = (options.baseUrl ?? environment.TINKER_BASE_URL ?? hostedTinkerUrl).replace(/\/+$/, '');
-    if (!/^https?:\/\//.test(baseUrl)) throw new InvalidArgumentError(`baseUrl must start with http:// or https://, got "${baseUrl}"`, { baseUrl });
+    if (!/^https?:\/\//.test(baseUrl))
+      throw new InvalidArgumentError(`baseUrl must start with http:// or https://, got "${baseUrl}"`, { baseUrl });
     this.baseUrl = baseUrl;
     const apiKey = options.apiKey ?? environment.TINKER_API_KEY;
     this.headers = apiKey === undefined || apiKey === '' ? {} : { 'x-api-key': apiKey };
@@ -71,7 +72,12 @@ export class TinkerClient {
       const answer = await this.request('POST', path, body);
       const requestId = (answer as { request_id?: unknown } | null)?.request_id;
       if (typeof requestId !== 'string' && typeof requestId !== 'number') {
-        throw new TinkerError(`POST ${path}: the answer has no request_id: ${JSON.stringify(answer).slice(0, 300)}`, { endpoint: `POST ${path}`, status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+        throw new TinkerError(`POST ${path}: the answer has no request_id: ${JSON.stringify(answer).slice(0, 300)}`, {
+          endpoint: `POST ${path}`,
+          status: 200,
+          body: JSON.stringify(answer).slice(0, 500),
+          attempts: 1,
+        });
       }
       return await this.retrieveFuture(String(requestId), path);
     } finally {
@@ -89,11 +95,22 @@ export class TinkerClient {
     for (let poll = 0; ; poll++) {
       let answer: unknown;
       try {
-        answer = await requestJson({ baseUrl: this.baseUrl, method: 'POST', path: '/api/v1/retrieve_future', body: { request_id: requestId }, headers: this.headers, retry: { ...this.retry, timeoutMs: Math.max(this.retry.timeoutMs ?? 0, 330_000) } });
+        answer = await requestJson({
+          baseUrl: this.baseUrl,
+          method: 'POST',
+          path: '/api/v1/retrieve_future',
+          body: { request_id: requestId },
+          headers: this.headers,
+          retry: { ...this.retry, timeoutMs: Math.max(this.retry.timeoutMs ?? 0, 330_000) },
+        });
       } catch (error) {
         if (!(error instanceof TinkerError) || error.status !== 408) {
           if (error instanceof TinkerError && error.status !== undefined && error.status >= 400 && error.status < 500) {
-            throw new TinkerError(`${origin} (future ${requestId}) failed: HTTP ${error.status}: ${error.body ?? ''}`, { ...error.details, requestId }, { cause: error });
+            throw new TinkerError(
+              `${origin} (future ${requestId}) failed: HTTP ${error.status}: ${error.body ?? ''}`,
+              { ...error.details, requestId },
+              { cause: error },
+            );
           }
           throw error;
         }
@@ -102,24 +119,45 @@ export class TinkerClient {
       const record = answer as { type?: unknown; error?: unknown; category?: unknown } | null;
       if (record !== null && typeof record === 'object' && record.type !== 'try_again') {
         if (typeof record.error === 'string') {
-          throw new TinkerError(`${origin} (future ${requestId}) failed (${String(record.category ?? 'unknown')}): ${record.error}`, { endpoint, status: 200, body: record.error.slice(0, 500), attempts: poll + 1, requestId });
+          throw new TinkerError(
+            `${origin} (future ${requestId}) failed (${String(record.category ?? 'unknown')}): ${record.error}`,
+            { endpoint, status: 200, body: record.error.slice(0, 500), attempts: poll + 1, requestId },
+          );
         }
         return answer;
       }
       if (performance.now() > deadline) {
-        throw new TinkerError(`${origin} (future ${requestId}): no result within ${this.futureTimeoutMs} ms`, { endpoint, attempts: poll + 1, requestId });
+        throw new TinkerError(`${origin} (future ${requestId}): no result within ${this.futureTimeoutMs} ms`, {
+          endpoint,
+          attempts: poll + 1,
+          requestId,
+        });
       }
       await sleep(pollDelayMs(poll));
     }
   }
 
   async createSession(tags: readonly string[] = ['agentrl']): Promise<string> {
-    const answer = (await this.request('POST', '/api/v1/create_session', { tags: [...tags], user_metadata: {}, sdk_version: 'agentrl-0.1.0', type: 'create_session' })) as { session_id?: unknown };
-    if (typeof answer.session_id !== 'string') throw new TinkerError('POST /api/v1/create_session: no session_id in the answer', { endpoint: 'POST /api/v1/create_session', status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+    const answer = (await this.request('POST', '/api/v1/create_session', {
+      tags: [...tags],
+      user_metadata: {},
+      sdk_version: 'agentrl-0.1.0',
+      type: 'create_session',
+    })) as { session_id?: unknown };
+    if (typeof answer.session_id !== 'string')
+      throw new TinkerError('POST /api/v1/create_session: no session_id in the answer', {
+        endpoint: 'POST /api/v1/create_session',
+        status: 200,
+        body: JSON.stringify(answer).slice(0, 500),
+        attempts: 1,
+      });
     this.sessionId = answer.session_id;
     if (this.heartbeatMs > 0) {
       this.heartbeat = setInterval(() => {
-        this.request('POST', '/api/v1/session_heartbeat', { session_id: this.sessionId, type: 'session_heartbeat' }).catch(() => undefined);
+        this.request('POST', '/api/v1/session_heartbeat', {
+          session_id: this.sessionId,
+          type: 'session_heartbeat',
+        }).catch(() => undefined);
       }, this.heartbeatMs);
       this.heartbeat.unref();
     }
@@ -136,10 +174,21 @@ export class TinkerClient {
       lora_config: { rank, ...(seed === undefined ? {} : { seed }) },
       type: 'create_model',
     };
-    const answer = (await this.request('POST', '/api/v1/create_model', body)) as { model_id?: unknown; request_id?: unknown };
-    const result = (await this.retrieveFuture(String(answer.request_id), 'POST /api/v1/create_model')) as { model_id?: unknown };
+    const answer = (await this.request('POST', '/api/v1/create_model', body)) as {
+      model_id?: unknown;
+      request_id?: unknown;
+    };
+    const result = (await this.retrieveFuture(String(answer.request_id), 'POST /api/v1/create_model')) as {
+      model_id?: unknown;
+    };
     const modelId = result.model_id ?? answer.model_id;
-    if (typeof modelId !== 'string') throw new TinkerError('POST /api/v1/create_model: no model_id in the answer', { endpoint: 'POST /api/v1/create_model', status: 200, body: JSON.stringify(result).slice(0, 500), attempts: 1 });
+    if (typeof modelId !== 'string')
+      throw new TinkerError('POST /api/v1/create_model: no model_id in the answer', {
+        endpoint: 'POST /api/v1/create_model',
+        status: 200,
+        body: JSON.stringify(result).slice(0, 500),
+        attempts: 1,
+      });
     return modelId;
   }
 

@@ -27,7 +27,14 @@ export interface JsonRequest {
 
 export const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function requestJson({ baseUrl, method, path, body, headers = {}, retry = {} }: JsonRequest): Promise<unknown> {
+export async function requestJson({
+  baseUrl,
+  method,
+  path,
+  body,
+  headers = {},
+  retry = {},
+}: JsonRequest): Promise<unknown> {
   const { timeoutMs = 60_000, maxRetries = 5, sleep = defaultSleep } = retry;
   const endpoint = `${method} ${path}`;
   const url = `${baseUrl}${path}`;
@@ -38,7 +45,11 @@ export async function requestJson({ baseUrl, method, path, body, headers = {}, r
     try {
       const response = await fetch(url, {
         method,
-        headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          accept: 'application/json',
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         ...(payload === undefined ? {} : { body: payload }),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -47,24 +58,37 @@ export async function requestJson({ baseUrl, method, path, body, headers = {}, r
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          throw new TinkerError(`${endpoint}: HTTP ${response.status} but the body is not JSON: ${bodyExcerpt(text)}`, { endpoint, status: response.status, body: bodyExcerpt(text), attempts: attempt });
+          throw new TinkerError(`${endpoint}: HTTP ${response.status} but the body is not JSON: ${bodyExcerpt(text)}`, {
+            endpoint,
+            status: response.status,
+            body: bodyExcerpt(text),
+            attempts: attempt,
+          });
         }
       }
       const plural = attempt === 1 ? '' : 's';
-      failure = new TinkerError(`${endpoint}: HTTP ${response.status} after ${attempt} attempt${plural}: ${bodyExcerpt(text)}`, {
-        endpoint,
-        status: response.status,
-        body: bodyExcerpt(text),
-        attempts: attempt,
-      });
+      failure = new TinkerError(
+        `${endpoint}: HTTP ${response.status} after ${attempt} attempt${plural}: ${bodyExcerpt(text)}`,
+        {
+          endpoint,
+          status: response.status,
+          body: bodyExcerpt(text),
+          attempts: attempt,
+        },
+      );
       if (!isRetryableStatus(response.status)) throw failure;
       const header = response.headers.get('retry-after');
-      if (header !== null && header.trim() !== '' && Number.isFinite(Number(header))) retryAfterSeconds = Number(header);
+      if (header !== null && header.trim() !== '' && Number.isFinite(Number(header)))
+        retryAfterSeconds = Number(header);
     } catch (error) {
       if (error instanceof TinkerError) throw error;
       const timedOut = error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason = timedOut ? `no answer within ${timeoutMs} ms` : `request failed (${describe(error)})`;
-      failure = new TinkerError(`${endpoint}: ${reason} after ${attempt} attempt${attempt === 1 ? '' : 's'} (${url})`, { endpoint, attempts: attempt }, { cause: error });
+      failure = new TinkerError(
+        `${endpoint}: ${reason} after ${attempt} attempt${attempt === 1 ? '' : 's'} (${url})`,
+        { endpoint, attempts: attempt },
+        { cause: error },
+      );
     }
     if (attempt > maxRetries) throw failure;
     await sleep(backoffDelayMs(attempt, retry, retryAfterSeconds));

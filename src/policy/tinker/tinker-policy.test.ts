@@ -8,8 +8,14 @@ import type { GenerateRequest } from '../types.ts';
 import { checkOptions, greedyDuplicates, rowSeed, toGeneration } from './tinker-policy.ts';
 
 test('a value head and an entropy term are refused at construction, naming what works instead', () => {
-  assert.throws(() => checkOptions({ baseModel: 'm', valueHead: true }), (error: unknown) => error instanceof TinkerUnsupportedError && /GRPO family/.test(error.message));
-  assert.throws(() => checkOptions({ baseModel: 'm', entropyCoef: 0.01 }), (error: unknown) => error instanceof TinkerUnsupportedError && /entropyCoef to 0/.test(error.message));
+  assert.throws(
+    () => checkOptions({ baseModel: 'm', valueHead: true }),
+    (error: unknown) => error instanceof TinkerUnsupportedError && /GRPO family/.test(error.message),
+  );
+  assert.throws(
+    () => checkOptions({ baseModel: 'm', entropyCoef: 0.01 }),
+    (error: unknown) => error instanceof TinkerUnsupportedError && /entropyCoef to 0/.test(error.message),
+  );
   assert.throws(() => checkOptions({ baseModel: '' }), InvalidArgumentError);
   assert.throws(() => checkOptions({ baseModel: 'm', rank: 0 }), InvalidArgumentError);
   assert.throws(() => checkOptions({ baseModel: 'm', lossReduction: 'mean' as never }), /sum, sequence-mean/);
@@ -27,13 +33,24 @@ test('a sampled sequence becomes a Generation: cut at the stop token or the firs
   const end = byteTokenizer.specialTokens.end;
   const request = resolveRequest({ prompt: [1, 2], maxNewTokens: 8, stopStrings: ['!'] }, byteTokenizer, Infinity);
   const hi = [...Buffer.from('hi')];
-  assert.deepEqual(toGeneration([...hi, end, 65], [-1, -2, -3, -4], request, byteTokenizer), { tokens: [...hi, end], logprobs: [-1, -2, -3], text: 'hi', finishReason: 'stop' });
-  assert.deepEqual(toGeneration([...Buffer.from('a!b')], [-1, -1, -1], request, byteTokenizer), { tokens: [...Buffer.from('a!')], logprobs: [-1, -1], text: 'a!', finishReason: 'stop' });
+  assert.deepEqual(toGeneration([...hi, end, 65], [-1, -2, -3, -4], request, byteTokenizer), {
+    tokens: [...hi, end],
+    logprobs: [-1, -2, -3],
+    text: 'hi',
+    finishReason: 'stop',
+  });
+  assert.deepEqual(toGeneration([...Buffer.from('a!b')], [-1, -1, -1], request, byteTokenizer), {
+    tokens: [...Buffer.from('a!')],
+    logprobs: [-1, -1],
+    text: 'a!',
+    finishReason: 'stop',
+  });
   assert.equal(toGeneration([...Buffer.from('abc')], [-1, -1, -1], request, byteTokenizer).finishReason, 'length');
 });
 
 test('greedy duplicates: equal greedy requests of a batch map to the first (the seed is ignored), sampled ones never do', () => {
-  const resolve = (request: Partial<GenerateRequest>) => resolveRequest({ prompt: [1, 2], maxNewTokens: 4, ...request }, byteTokenizer, Infinity);
+  const resolve = (request: Partial<GenerateRequest>) =>
+    resolveRequest({ prompt: [1, 2], maxNewTokens: 4, ...request }, byteTokenizer, Infinity);
   const batch = [
     resolve({ temperature: 0, seed: 1 }),
     resolve({ temperature: 0, maxNewTokens: 2 }),

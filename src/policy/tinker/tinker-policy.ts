@@ -35,7 +35,16 @@ import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
 import { firstStopStringEnd } from '../scripted-policy.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';
-import type { GenerateRequest, Generation, LossReport, OptimOptions, OptimReport, PolicyCapabilities, TokenBatch, TrainablePolicy } from '../types.ts';
+import type {
+  GenerateRequest,
+  Generation,
+  LossReport,
+  OptimOptions,
+  OptimReport,
+  PolicyCapabilities,
+  TokenBatch,
+  TrainablePolicy,
+} from '../types.ts';
 import { TinkerClient, type TinkerClientOptions } from './tinker-client.ts';
 import { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';
 import { gradientData, logprobsOfOutput, lossReductions, modelInput, scoringData, type LossReduction } from './wire.ts';
@@ -106,7 +115,9 @@ export class TinkerPolicy implements TrainablePolicy {
     checkOptions(options);
     const client = new TinkerClient(options);
     try {
-      const modelId = options.modelId ?? (await client.createModel({ baseModel: options.baseModel, rank: options.rank ?? 8, seed: options.seed ?? 0 }));
+      const modelId =
+        options.modelId ??
+        (await client.createModel({ baseModel: options.baseModel, rank: options.rank ?? 8, seed: options.seed ?? 0 }));
       return new TinkerPolicy(options, client, modelId);
     } catch (error) {
       client.close();
@@ -147,7 +158,10 @@ export class TinkerPolicy implements TrainablePolicy {
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
     if ((batch.temperature ?? 1) !== 1) {
-      throw new InvalidArgumentError(`TinkerPolicy scores at temperature 1 only (the forward endpoint has no temperature); got ${batch.temperature}`, { temperature: batch.temperature });
+      throw new InvalidArgumentError(
+        `TinkerPolicy scores at temperature 1 only (the forward endpoint has no temperature); got ${batch.temperature}`,
+        { temperature: batch.temperature },
+      );
     }
     if (batch.sequences.length === 0) return [];
     const started = performance.now();
@@ -159,18 +173,26 @@ export class TinkerPolicy implements TrainablePolicy {
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
-    if ((batch.temperature ?? 1) !== 1) throw new InvalidArgumentError(`forwardBackward trains at temperature 1; got temperature ${batch.temperature}`, { temperature: batch.temperature });
+    if ((batch.temperature ?? 1) !== 1)
+      throw new InvalidArgumentError(`forwardBackward trains at temperature 1; got temperature ${batch.temperature}`, {
+        temperature: batch.temperature,
+      });
     const { sequences } = batch;
     const needsCurrent = loss.dependsOnCurrent || this.reduction === 'sequence-mean';
     let current: Float32Array[] | undefined;
     if (needsCurrent) current = await this.logprobs({ sequences });
-    const output = loss.compute({ logprobs: current ?? sequences.map((sequence) => new Float32Array(sequence.length)) });
+    const output = loss.compute({
+      logprobs: current ?? sequences.map((sequence) => new Float32Array(sequence.length)),
+    });
     refuseUnsupportedGradients(output.gradValues, output.gradEntropies);
     const { lossFunction, data } = gradientData(sequences, output.gradLogprobs, this.reduction, current);
     const started = performance.now();
     let answer: unknown;
     try {
-      answer = await this.client.call('/api/v1/forward_backward', { model_id: this.modelId, forward_backward_input: { data, loss_fn: lossFunction } });
+      answer = await this.client.call('/api/v1/forward_backward', {
+        model_id: this.modelId,
+        forward_backward_input: { data, loss_fn: lossFunction },
+      });
     } finally {
       this.times.forwardBackward += performance.now() - started;
     }
@@ -180,13 +202,19 @@ export class TinkerPolicy implements TrainablePolicy {
       const logprobs = this.parseLogprobs(answer, sequences, '/api/v1/forward_backward');
       report = loss.compute({ logprobs });
     }
-    const tokens = output.gradLogprobs.reduce((sum, grad) => sum + grad.reduce((count, g) => count + (g !== 0 ? 1 : 0), 0), 0);
+    const tokens = output.gradLogprobs.reduce(
+      (sum, grad) => sum + grad.reduce((count, g) => count + (g !== 0 ? 1 : 0), 0),
+      0,
+    );
     return { ...report, tokens };
   }
 
   async optimStep(options: OptimOptions): Promise<OptimReport> {
     if ((options.maxGradNorm ?? 0) !== 0) {
-      throw new InvalidArgumentError(`TinkerPolicy cannot clip the gradient norm (the server's optim_step has no clipping); set maxGradNorm to 0, got ${options.maxGradNorm}`, { maxGradNorm: options.maxGradNorm });
+      throw new InvalidArgumentError(
+        `TinkerPolicy cannot clip the gradient norm (the server's optim_step has no clipping); set maxGradNorm to 0, got ${options.maxGradNorm}`,
+        { maxGradNorm: options.maxGradNorm },
+      );
     }
     const adam_params = {
       learning_rate: options.learningRate,
@@ -198,7 +226,11 @@ export class TinkerPolicy implements TrainablePolicy {
     const started = performance.now();
     let answer: unknown;
     try {
-      answer = await this.client.call('/api/v1/optim_step', { model_id: this.modelId, adam_params, type: 'optim_step' });
+      answer = await this.client.call('/api/v1/optim_step', {
+        model_id: this.modelId,
+        adam_params,
+        type: 'optim_step',
+      });
     } finally {
       this.times.optimStep += performance.now() - started;
     }
@@ -219,8 +251,13 @@ export class TinkerPolicy implements TrainablePolicy {
     const started = performance.now();
     try {
       const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
-      const answer = (await this.client.call('/api/v1/save_weights_for_sampler', { model_id: this.modelId, path: name, type: 'save_weights_for_sampler' })) as { path?: unknown };
-      this.samplerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/sampler_weights/${name}`;
+      const answer = (await this.client.call('/api/v1/save_weights_for_sampler', {
+        model_id: this.modelId,
+        path: name,
+        type: 'save_weights_for_sampler',
+      })) as { path?: unknown };
+      this.samplerPath =
+        typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/sampler_weights/${name}`;
       return this.samplerPath;
     } finally {
       this.times.samplerSync += performance.now() - started;
@@ -257,9 +294,20 @@ export class TinkerPolicy implements TrainablePolicy {
 
   private async saveRecord(): Promise<Record<string, unknown>> {
     const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
-    const answer = (await this.client.call('/api/v1/save_weights', { model_id: this.modelId, path: name, type: 'save_weights' })) as { path?: unknown };
+    const answer = (await this.client.call('/api/v1/save_weights', {
+      model_id: this.modelId,
+      path: name,
+      type: 'save_weights',
+    })) as { path?: unknown };
     const tinkerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/weights/${name}`;
-    return { format: 'agentrl-tinker-checkpoint', baseUrl: this.client.baseUrl, baseModel: this.options.baseModel, modelId: this.modelId, tinkerPath, step: this.step };
+    return {
+      format: 'agentrl-tinker-checkpoint',
+      baseUrl: this.client.baseUrl,
+      baseModel: this.options.baseModel,
+      modelId: this.modelId,
+      tinkerPath,
+      step: this.step,
+    };
   }
 
   private async loadRecord(text: string, file: string): Promise<void> {
@@ -270,7 +318,11 @@ export class TinkerPolicy implements TrainablePolicy {
       throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
     }
     if (typeof record.tinkerPath !== 'string') throw new CheckpointError(`${file} has no tinkerPath`, { file });
-    await this.client.call('/api/v1/load_weights', { model_id: this.modelId, path: record.tinkerPath, type: 'load_weights' });
+    await this.client.call('/api/v1/load_weights', {
+      model_id: this.modelId,
+      path: record.tinkerPath,
+      type: 'load_weights',
+    });
     this.step = typeof record.step === 'number' ? record.step : this.step;
     this.samplerPath = undefined;
   }
@@ -282,21 +334,34 @@ export class TinkerPolicy implements TrainablePolicy {
   async close({ unload = true }: { unload?: boolean } = {}): Promise<void> {
     try {
       if (!unload) return;
-      const answer = (await this.client.request('POST', '/api/v1/unload_model', { model_id: this.modelId, type: 'unload_model' })) as { request_id?: unknown };
-      if (answer.request_id !== undefined) await this.client.retrieveFuture(String(answer.request_id), 'POST /api/v1/unload_model');
+      const answer = (await this.client.request('POST', '/api/v1/unload_model', {
+        model_id: this.modelId,
+        type: 'unload_model',
+      })) as { request_id?: unknown };
+      if (answer.request_id !== undefined)
+        await this.client.retrieveFuture(String(answer.request_id), 'POST /api/v1/unload_model');
     } finally {
       this.client.close();
     }
   }
 
   private async forward(sequences: readonly (readonly number[])[]): Promise<Float32Array[]> {
-    const answer = await this.client.call('/api/v1/forward', { model_id: this.modelId, forward_input: { data: scoringData(sequences), loss_fn: 'cross_entropy' } });
+    const answer = await this.client.call('/api/v1/forward', {
+      model_id: this.modelId,
+      forward_input: { data: scoringData(sequences), loss_fn: 'cross_entropy' },
+    });
     return this.parseLogprobs(answer, sequences, '/api/v1/forward');
   }
 
   private parseLogprobs(answer: unknown, sequences: readonly (readonly number[])[], path: string): Float32Array[] {
     const logprobs = logprobsOfOutput(answer, sequences);
-    if (typeof logprobs === 'string') throw new TinkerError(`POST ${path}: ${logprobs}`, { endpoint: `POST ${path}`, status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+    if (typeof logprobs === 'string')
+      throw new TinkerError(`POST ${path}: ${logprobs}`, {
+        endpoint: `POST ${path}`,
+        status: 200,
+        body: JSON.stringify(answer).slice(0, 500),
+        attempts: 1,
+      });
     return logprobs;
   }
 
@@ -305,7 +370,10 @@ export class TinkerPolicy implements TrainablePolicy {
       num_samples: 1,
       prompt: modelInput(request.prompt),
       sampling_params: {
-        max_tokens: Math.min(request.maxNewTokens, Number.isFinite(this.contextWindow) ? this.contextWindow - request.prompt.length : Infinity),
+        max_tokens: Math.min(
+          request.maxNewTokens,
+          Number.isFinite(this.contextWindow) ? this.contextWindow - request.prompt.length : Infinity,
+        ),
         seed,
         stop: [...request.stopTokens],
         temperature: request.temperature,
@@ -316,11 +384,23 @@ export class TinkerPolicy implements TrainablePolicy {
       type: 'sample',
     };
     const answer = await this.client.call('/api/v1/asample', body);
-    const sequence = (answer as { sequences?: { tokens?: unknown; logprobs?: unknown; stop_reason?: unknown }[] } | null)?.sequences?.[0];
+    const sequence = (
+      answer as { sequences?: { tokens?: unknown; logprobs?: unknown; stop_reason?: unknown }[] } | null
+    )?.sequences?.[0];
     const tokens = sequence?.tokens;
     const logprobs = sequence?.logprobs;
-    if (!Array.isArray(tokens) || !Array.isArray(logprobs) || tokens.length !== logprobs.length || tokens.length === 0) {
-      throw new TinkerError('POST /api/v1/asample: the answer has no sequence with one log-prob per token', { endpoint: 'POST /api/v1/asample', status: 200, body: JSON.stringify(answer).slice(0, 500), attempts: 1 });
+    if (
+      !Array.isArray(tokens) ||
+      !Array.isArray(logprobs) ||
+      tokens.length !== logprobs.length ||
+      tokens.length === 0
+    ) {
+      throw new TinkerError('POST /api/v1/asample: the answer has no sequence with one log-prob per token', {
+        endpoint: 'POST /api/v1/asample',
+        status: 200,
+        body: JSON.stringify(answer).slice(0, 500),
+        attempts: 1,
+      });
     }
     return toGeneration(tokens as number[], logprobs as number[], request, this.tokenizer);
   }
@@ -344,7 +424,13 @@ export function greedyDuplicates(requests: readonly ResolvedRequest[]): number[]
   const seen = new Map<string, number>();
   return requests.map((request, index) => {
     if (request.temperature !== 0) return index;
-    const key = JSON.stringify([request.prompt, request.maxNewTokens, request.topP, request.stopTokens, request.stopStrings]);
+    const key = JSON.stringify([
+      request.prompt,
+      request.maxNewTokens,
+      request.topP,
+      request.stopTokens,
+      request.stopStrings,
+    ]);
     const first = seen.get(key);
     if (first !== undefined) return first;
     seen.set(key, index);
@@ -353,7 +439,12 @@ export function greedyDuplicates(requests: readonly ResolvedRequest[]): number[]
 }
 
 /** A sampled sequence as a `Generation`: stop strings cut here, finishReason from the last id. */
-export function toGeneration(sampled: readonly number[], sampledLogprobs: readonly number[], request: ResolvedRequest, tokenizer: Tokenizer): Generation {
+export function toGeneration(
+  sampled: readonly number[],
+  sampledLogprobs: readonly number[],
+  request: ResolvedRequest,
+  tokenizer: Tokenizer,
+): Generation {
   let tokens = sampled.slice(0, request.maxNewTokens);
   let logprobs = sampledLogprobs.slice(0, tokens.length);
   const stopIndex = tokens.findIndex((id) => request.stopTokens.includes(id));
@@ -371,24 +462,48 @@ export function toGeneration(sampled: readonly number[], sampledLogprobs: readon
 }
 
 export function checkOptions(options: TinkerPolicyOptions): void {
-  if (typeof options.baseModel !== 'string' || options.baseModel === '') throw new InvalidArgumentError('TinkerPolicy needs { baseModel }: the name or folder the server serves', {});
+  if (typeof options.baseModel !== 'string' || options.baseModel === '')
+    throw new InvalidArgumentError('TinkerPolicy needs { baseModel }: the name or folder the server serves', {});
   if (options.valueHead === true) {
-    throw new TinkerUnsupportedError('valueHead', 'TinkerPolicy has no value head: the Tinker API trains a LoRA on the language model only, so PPO with a critic (advantageEstimator gae, vfCoef > 0) cannot run on it; use the GRPO family (grpo, rloo, reinforce++) or the built-in model');
+    throw new TinkerUnsupportedError(
+      'valueHead',
+      'TinkerPolicy has no value head: the Tinker API trains a LoRA on the language model only, so PPO with a critic (advantageEstimator gae, vfCoef > 0) cannot run on it; use the GRPO family (grpo, rloo, reinforce++) or the built-in model',
+    );
   }
   if ((options.entropyCoef ?? 0) !== 0) {
-    throw new TinkerUnsupportedError('entropy', `TinkerPolicy cannot train an entropy term (entropyCoef ${options.entropyCoef}): the Tinker API returns per-token log-probs of the targets only, not the full distribution; set entropyCoef to 0`);
+    throw new TinkerUnsupportedError(
+      'entropy',
+      `TinkerPolicy cannot train an entropy term (entropyCoef ${options.entropyCoef}): the Tinker API returns per-token log-probs of the targets only, not the full distribution; set entropyCoef to 0`,
+    );
   }
   const rank = options.rank ?? 8;
-  if (!Number.isInteger(rank) || rank < 1) throw new InvalidArgumentError(`rank must be a positive integer, got ${rank}`, { rank });
+  if (!Number.isInteger(rank) || rank < 1)
+    throw new InvalidArgumentError(`rank must be a positive integer, got ${rank}`, { rank });
   if (options.lossReduction !== undefined && !lossReductions.includes(options.lossReduction)) {
-    throw new InvalidArgumentError(`lossReduction must be one of ${lossReductions.join(', ')}, got "${options.lossReduction}"`, { lossReduction: options.lossReduction });
+    throw new InvalidArgumentError(
+      `lossReduction must be one of ${lossReductions.join(', ')}, got "${options.lossReduction}"`,
+      { lossReduction: options.lossReduction },
+    );
   }
   const concurrency = options.concurrency ?? 16;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
 }
 
-function refuseUnsupportedGradients(gradValues: Float32Array[] | undefined, gradEntropies: Float32Array[] | undefined): void {
-  const nonZero = (arrays: Float32Array[] | undefined): boolean => arrays?.some((array) => array.some((x) => x !== 0)) ?? false;
-  if (nonZero(gradValues)) throw new TinkerUnsupportedError('valueHead', 'the loss has a value term, but TinkerPolicy has no value head; drop the critic (vfCoef 0 / no returns) or use the built-in model');
-  if (nonZero(gradEntropies)) throw new TinkerUnsupportedError('entropy', 'the loss has an entropy term, but TinkerPolicy gets no entropies from the server; set entropyCoef to 0');
+function refuseUnsupportedGradients(
+  gradValues: Float32Array[] | undefined,
+  gradEntropies: Float32Array[] | undefined,
+): void {
+  const nonZero = (arrays: Float32Array[] | undefined): boolean =>
+    arrays?.some((array) => array.some((x) => x !== 0)) ?? false;
+  if (nonZero(gradValues))
+    throw new TinkerUnsupportedError(
+      'valueHead',
+      'the loss has a value term, but TinkerPolicy has no value head; drop the critic (vfCoef 0 / no returns) or use the built-in model',
+    );
+  if (nonZero(gradEntropies))
+    throw new TinkerUnsupportedError(
+      'entropy',
+      'the loss has an entropy term, but TinkerPolicy gets no entropies from the server; set entropyCoef to 0',
+    );
 }

@@ -41,6 +41,9 @@ test("'sequence-mean' (SkyRL tx): importance_sampling with unit weights, current
 test('forward outputs become agentrl-aligned log-probs (index 0 = 0); a malformed answer is named', () => {
   const answer = { loss_fn_outputs: [{ logprobs: { data: [-1, -2, -3] } }] };
   assert.deepEqual(logprobsOfOutput(answer, [sequence]), [new Float32Array([0, -1, -2, -3])]);
-  assert.match(String(logprobsOfOutput({ loss_fn_outputs: [{ logprobs: { data: [-1] } }] }, [sequence])), /not 3 numbers/);
+  assert.match(
+    String(logprobsOfOutput({ loss_fn_outputs: [{ logprobs: { data: [-1] } }] }, [sequence])),
+    /not 3 numbers/,
+  );
   assert.match(String(logprobsOfOutput({}, [sequence])), /loss_fn_outputs with 1 entries/);
 });

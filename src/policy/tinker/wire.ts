@@ -45,10 +45,18 @@ export function modelInput(tokens: readonly number[]): Datum['model_input'] {
 
 /** A sequence as a Datum; `perToken` holds the remaining loss_fn_inputs in agentrl alignment (index 0 dropped). */
 export function toDatum(sequence: readonly number[], perToken: Record<string, ArrayLike<number>> = {}): Datum {
-  if (sequence.length < 2) throw new InvalidArgumentError(`a Tinker datum needs a sequence of at least 2 tokens (one to predict), got ${sequence.length}`, { length: sequence.length });
+  if (sequence.length < 2)
+    throw new InvalidArgumentError(
+      `a Tinker datum needs a sequence of at least 2 tokens (one to predict), got ${sequence.length}`,
+      { length: sequence.length },
+    );
   const loss_fn_inputs: Record<string, TensorData> = { target_tokens: int64(sequence.slice(1)) };
   for (const [name, values] of Object.entries(perToken)) {
-    if (values.length !== sequence.length) throw new InvalidArgumentError(`${name} has ${values.length} entries for a sequence of ${sequence.length} tokens`, { name });
+    if (values.length !== sequence.length)
+      throw new InvalidArgumentError(
+        `${name} has ${values.length} entries for a sequence of ${sequence.length} tokens`,
+        { name },
+      );
     loss_fn_inputs[name] = float32(Array.from(values).slice(1));
   }
   return { model_input: modelInput(sequence.slice(0, -1)), loss_fn_inputs };
@@ -66,11 +74,18 @@ export function gradientData(
   reduction: LossReduction,
   currentLogprobs?: readonly Float32Array[],
 ): { lossFunction: LossFunctionName; data: Datum[] } {
-  if (gradLogprobs.length !== sequences.length) throw new InvalidArgumentError(`${gradLogprobs.length} gradients for ${sequences.length} sequences`, {});
+  if (gradLogprobs.length !== sequences.length)
+    throw new InvalidArgumentError(`${gradLogprobs.length} gradients for ${sequences.length} sequences`, {});
   if (reduction === 'sum') {
-    return { lossFunction: 'cross_entropy', data: sequences.map((sequence, s) => toDatum(sequence, { weights: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g)) })) };
+    return {
+      lossFunction: 'cross_entropy',
+      data: sequences.map((sequence, s) =>
+        toDatum(sequence, { weights: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g)) }),
+      ),
+    };
   }
-  if (currentLogprobs === undefined) throw new InvalidArgumentError("the 'sequence-mean' encoding needs the current log-probs", {});
+  if (currentLogprobs === undefined)
+    throw new InvalidArgumentError("the 'sequence-mean' encoding needs the current log-probs", {});
   const count = sequences.length;
   return {
     lossFunction: 'importance_sampling',
@@ -88,12 +103,14 @@ export function gradientData(
 /** The per-sequence log-probs of a forward / forward_backward answer, in agentrl alignment (index 0 = 0). */
 export function logprobsOfOutput(answer: unknown, sequences: readonly (readonly number[])[]): Float32Array[] | string {
   const outputs = (answer as { loss_fn_outputs?: unknown } | null)?.loss_fn_outputs;
-  if (!Array.isArray(outputs) || outputs.length !== sequences.length) return `expected loss_fn_outputs with ${sequences.length} entries`;
+  if (!Array.isArray(outputs) || outputs.length !== sequences.length)
+    return `expected loss_fn_outputs with ${sequences.length} entries`;
   const result: Float32Array[] = [];
   for (const [s, sequence] of sequences.entries()) {
     const data = (outputs[s] as { logprobs?: { data?: unknown } } | undefined)?.logprobs?.data;
     const length = sequence.length;
-    if (!Array.isArray(data) || data.length !== length - 1 || !data.every((x) => typeof x === 'number')) return `loss_fn_outputs[${s}].logprobs.data is not ${length - 1} numbers`;
+    if (!Array.isArray(data) || data.length !== length - 1 || !data.every((x) => typeof x === 'number'))
+      return `loss_fn_outputs[${s}].logprobs.data is not ${length - 1} numbers`;
     const logprobs = new Float32Array(length);
     logprobs.set(data as number[], 1);
     result.push(logprobs);
