@@ -12,9 +12,14 @@
  * it was sampled in. `tokens` / `lossMask` / `logprobs` are the segments one after another (a
  * record). One turn per call; the session's reward sits on the last turn (and on the segment
  * holding it: `segment.turn` is the last turn of its segment).
+ *
+ * The record is written by the one `TokenTranscript` (agents/token-transcript.ts) the rollout and
+ * the scaffolds record with: a call's new prompt ids as context, its sampled ids as a reply; each
+ * segment is a slice of that record.
  */
-import type { Message, ToolCall, Trajectory, TrajectorySegment, Turn } from '../../core/types.ts';
+import { TokenTranscript } from '../../agents/token-transcript.ts';
 import { assistantText } from '../../chat/chat-template.ts';
+import type { Message, ToolCall, Trajectory, TrajectorySegment, Turn } from '../../core/types.ts';
 
 /** One chat completion as the gateway recorded it. */
 export interface RecordedCall {
@@ -38,30 +43,43 @@ export interface JoinedCalls {
   prefixBreaks: number;
 }
 
-export function joinCalls(calls: readonly RecordedCall[]): JoinedCalls {
-  const segments: TrajectorySegment[] = [];
-  const turns: Turn[] = [];
-  let prefixBreaks = 0;
-  let offset = 0; // tokens of the closed segments, for turn spans in the concatenated record
-  let current: TrajectorySegment | undefined;
+/** The calls in one `TokenTranscript` (the record), and where each segment of it starts. */
+interface RecordedSession {
+  transcript: TokenTranscript;
+  /** Per segment: its first token in the record and its last turn. */
+  segmentStarts: { start: number; turn: number }[];
+}
+
+function recordCalls(calls: readonly RecordedCall[]): RecordedSession {
+  const transcript = new TokenTranscript();
+  const segmentStarts: RecordedSession['segmentStarts'] = [];
   calls.forEach((call, index) => {
-    if (current !== undefined && startsWith(call.prompt, current.tokens)) {
-      append(current, call.prompt.slice(current.tokens.length), 0);
+    let segment = segmentStarts.at(-1);
+    if (segment !== undefined && continues(call.prompt, transcript.tokens, segment.start)) {
+      transcript.appendContext(call.prompt.slice(transcript.tokens.length - segment.start));
     } else {
-      if (current !== undefined) {
-        prefixBreaks++;
-        offset += current.tokens.length;
-      }
-      current = { turn: index, tokens: [], lossMask: [], logprobs: [] };
-      segments.push(current);
-      append(current, call.prompt, 0);
+      segment = { start: transcript.tokens.length, turn: index };
+      segmentStarts.push(segment);
+      transcript.appendContext(call.prompt);
     }
-    const start = offset + current.tokens.length;
-    append(current, call.tokens, 1, call.logprobs);
-    current.turn = index;
-    turns.push({ start, end: offset + current.tokens.length, reward: 0, action: assistantText({ content: call.content ?? '', toolCalls: call.toolCalls }), observation: '', invalidAction: false });
+    const action = assistantText({ content: call.content ?? '', toolCalls: call.toolCalls });
+    transcript.appendReply({ tokens: call.tokens, logprobs: call.logprobs, text: action });
+    segment.turn = index;
   });
-  return { segments, turns, prefixBreaks };
+  return { transcript, segmentStarts };
+}
+
+/** Each unbroken run of calls as the sequence the policy continued: a slice of the record. */
+function segmentsOf({ transcript, segmentStarts }: RecordedSession): TrajectorySegment[] {
+  return segmentStarts.map(({ start, turn }, k) => {
+    const end = segmentStarts[k + 1]?.start ?? transcript.tokens.length;
+    return { turn, tokens: transcript.tokens.slice(start, end), lossMask: transcript.lossMask.slice(start, end), logprobs: transcript.logprobs.slice(start, end) };
+  });
+}
+
+export function joinCalls(calls: readonly RecordedCall[]): JoinedCalls {
+  const session = recordCalls(calls);
+  return { segments: segmentsOf(session), turns: session.transcript.turns, prefixBreaks: Math.max(0, session.segmentStarts.length - 1) };
 }
 
 /** The session as a trajectory scored `reward` (on its last turn). */
@@ -69,27 +87,12 @@ export function sessionTrajectory(
   calls: readonly RecordedCall[],
   { reward, success, groupId, seed }: { reward: number; success: boolean; groupId: string; seed: number },
 ): Trajectory & { prefixBreaks: number } {
-  const { segments, turns, prefixBreaks } = joinCalls(calls);
-  const tokens = segments.flatMap((segment) => segment.tokens);
-  const tokenRewards = tokens.map(() => 0);
-  const last = turns.at(-1);
-  if (last !== undefined) {
-    last.reward = reward;
-    tokenRewards[last.end - 1] = reward;
-  }
+  const session = recordCalls(calls);
+  session.transcript.reward(reward);
   return {
-    tokens,
-    lossMask: segments.flatMap((segment) => segment.lossMask),
-    logprobs: segments.flatMap((segment) => segment.logprobs),
-    tokenRewards,
-    turns,
-    totalReward: last === undefined ? 0 : reward,
-    success,
-    groupId,
-    seed,
-    truncated: false,
-    segments,
-    prefixBreaks,
+    ...session.transcript.trajectory({ success, truncated: false, groupId, seed }),
+    segments: segmentsOf(session),
+    prefixBreaks: Math.max(0, session.segmentStarts.length - 1),
   };
 }
 
@@ -101,16 +104,9 @@ export function finalMessages(calls: readonly RecordedCall[]): Message[] {
   return [...last.messages, reply];
 }
 
-function startsWith(ids: readonly number[], prefix: readonly number[]): boolean {
-  if (prefix.length > ids.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (ids[i] !== prefix[i]) return false;
+/** Whether `prompt` starts with the record's ids from `from` on (the segment so far), token for token. */
+function continues(prompt: readonly number[], record: readonly number[], from: number): boolean {
+  if (record.length - from > prompt.length) return false;
+  for (let i = from; i < record.length; i++) if (prompt[i - from] !== record[i]) return false;
   return true;
-}
-
-function append(segment: TrajectorySegment, ids: readonly number[], mask: 0 | 1, logprobs?: readonly number[]): void {
-  ids.forEach((id, i) => {
-    segment.tokens.push(id);
-    segment.lossMask.push(mask);
-    segment.logprobs.push(mask === 1 ? (logprobs?.[i] ?? 0) : 0);
-  });
 }
