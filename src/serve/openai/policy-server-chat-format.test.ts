@@ -41,28 +41,44 @@ function functionCalls(message: OpenAI.Chat.Completions.ChatCompletionMessage): 
   );
 }
 
-describe('serve-policy in a model’s own chat format (tiny ChatML model, real HTTP, openai SDK)', () => {
-  const format = tinyChatmlFormat(); // SmolLM2-style template, smollm2 tool-call family
-  const prompts: number[][] = [];
-  const reply =
-    '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_call>';
-  let server: PolicyServer;
-  let openai: OpenAI;
+/** A tiny ChatML model's format (SmolLM2-style template, smollm2 tool-call family) served with a scripted two-call reply; the prompts it got. */
+interface SmolServing {
+  format: ChatFormat;
+  reply: string;
+  prompts: number[][];
+  server: PolicyServer;
+  openai: OpenAI;
+}
+
+/** Serves the scripted SmolLM2 tool-call reply for the tests of one describe: started before them, closed after. */
+function serveSmolToolCallsDuringSuite(): SmolServing {
+  const serving = {
+    format: tinyChatmlFormat(),
+    reply:
+      '<tool_call>[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_weather", "arguments": {"city": "Oslo"}}]</tool_call>',
+    prompts: [] as number[][],
+  } as SmolServing;
   before(async () => {
-    server = await startPolicyServer({
-      generate: scriptedReply(format, reply, prompts),
-      tokenizer: format.tokenizer,
-      chatFormat: format,
+    serving.server = await startPolicyServer({
+      generate: scriptedReply(serving.format, serving.reply, serving.prompts),
+      tokenizer: serving.format.tokenizer,
+      chatFormat: serving.format,
       contextWindow: 4096,
       modelName: 'smol',
       port: 0,
       batchWindowMs: 1,
     });
-    openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused' });
+    serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
-  after(() => server.close());
+  after(() => serving.server.close());
+  return serving;
+}
+
+describe('serve-policy in a model’s own chat format (tiny ChatML model, real HTTP, openai SDK): tool calls', () => {
+  const serving = serveSmolToolCallsDuringSuite();
 
   test('the prompt is the model’s template with the tools; a SmolLM2 <tool_call>[…] reply comes back as tool_calls', async () => {
+    const { format, reply, prompts, openai } = serving;
     const messages = [{ role: 'user' as const, content: 'Weather in Paris and Oslo?' }];
     const completion = await openai.chat.completions.create({ model: 'smol', messages, tools: [weatherTool] });
     assert.deepEqual(
@@ -89,6 +105,7 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
   });
 
   test('streamed: the block is held back, then both calls arrive as tool_calls deltas', async () => {
+    const { openai } = serving;
     const streamed = await readToolCallStream(
       await openai.chat.completions.create({
         model: 'smol',
@@ -106,8 +123,13 @@ describe('serve-policy in a model’s own chat format (tiny ChatML model, real H
       finish: 'tool_calls',
     });
   });
+});
+
+describe('serve-policy in a model’s own chat format (tiny ChatML model, real HTTP, openai SDK): tool results and plain text', () => {
+  const serving = serveSmolToolCallsDuringSuite();
 
   test('a reply to a tool result renders the call and the result in the model’s format; without tools the block is text', async () => {
+    const { format, reply, prompts, openai } = serving;
     const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
       { role: 'user', content: 'Weather?' },
       {

@@ -37,6 +37,29 @@ async function timedStream(
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Up to five times while `generating()`: sleeps 15 ms, then asks /health. Timers are the event loop's
+ * pulse: one that fires far past its time (a lag) means the loop was blocked. The /health times
+ * counted are those answered while the generation still ran.
+ */
+async function probeWhileGenerating(
+  server: PolicyServer,
+  generating: () => boolean,
+): Promise<{ lags: number[]; healthMs: number[] }> {
+  const lags: number[] = [];
+  const healthMs: number[] = [];
+  for (let i = 0; i < 5 && generating(); i++) {
+    const asleep = performance.now();
+    await sleep(15);
+    lags.push(performance.now() - asleep - 15);
+    const asked = performance.now();
+    const health = await fetch(`${server.url}/health`);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    if (generating()) healthMs.push(performance.now() - asked);
+  }
+  return { lags, healthMs };
+}
+
 describe('serve-policy streams while it samples and stays responsive (tiny built-in model, real HTTP)', () => {
   let server: PolicyServer;
   before(async () => {
@@ -89,18 +112,7 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
         stream: true,
       }),
     }).then((response) => ({ response, acceptMs: performance.now() - askedSecond, duringGeneration: generating }));
-    // Timers are the event loop's pulse: one that fires far past its time means the loop was blocked.
-    const lags: number[] = [];
-    const healthMs: number[] = [];
-    for (let i = 0; i < 5 && generating; i++) {
-      const asleep = performance.now();
-      await sleep(15);
-      lags.push(performance.now() - asleep - 15);
-      const asked = performance.now();
-      const health = await fetch(`${server.url}/health`);
-      assert.deepEqual(await health.json(), { status: 'ok' });
-      if (generating) healthMs.push(performance.now() - asked);
-    }
+    const { lags, healthMs } = await probeWhileGenerating(server, () => generating);
     const lagText = lags.map((lag) => lag.toFixed(0)).join(', ');
     assert.ok(
       healthMs.length >= 3,

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Env } from '../../core/types.ts';
 import { makeEnv } from '../../envs/index.ts';
 import { OpenEnvClient } from './client.ts';
-import { startEnvServer, type EnvServer } from './env-server.ts';
+import { startEnvServer, type EnvServer, type EnvServerOptions } from './env-server.ts';
 
 /** An env whose `count` tool counts calls on its instance (from the episode's seed): shows which instance answered. */
 function counterEnv(): Env {
@@ -111,14 +111,24 @@ async function socket(
   };
 }
 
-describe('what OpenEnv clients read (calculator)', () => {
-  let server: EnvServer;
+/** A server for the tests of one describe: started before them, closed after. */
+function serveDuringSuite(options: EnvServerOptions): { server: EnvServer } {
+  const suite = {} as { server: EnvServer };
   before(async () => {
-    server = await startEnvServer({ env: () => makeEnv('calculator'), port: 0 });
+    suite.server = await startEnvServer(options);
   });
-  after(() => server.close());
+  after(() => suite.server.close());
+  return suite;
+}
+
+const calculator: EnvServerOptions = { env: () => makeEnv('calculator'), port: 0 };
+const counters: EnvServerOptions = { env: counterEnv, port: 0, maxSessions: 2, sessionTimeoutS: 0.5 };
+
+describe('what OpenEnv clients read (calculator): metadata and tools/call data', () => {
+  const suite = serveDuringSuite(calculator);
 
   test("the env's info travels in observation.metadata (GenericEnvClient hands back only the observation); no top-level metadata", async () => {
+    const { server } = suite;
     const http = await post(server, '/step', { action: { text: 'no tags' }, seed: 3 });
     assert.equal(http.status, 200);
     assert.deepEqual(Object.keys(http.json).sort(), ['done', 'observation', 'reward']);
@@ -140,6 +150,7 @@ describe('what OpenEnv clients read (calculator)', () => {
   });
 
   test('tools/call results carry data, the value MCPToolClient returns', async () => {
+    const { server } = suite;
     const call = await rpc(server, 'tools/call', { name: 'calculator', arguments: { expression: '6 * 7' } }, 3);
     assert.deepEqual(call, {
       jsonrpc: '2.0',
@@ -150,8 +161,13 @@ describe('what OpenEnv clients read (calculator)', () => {
     assert.equal(failed.result.isError, true);
     assert.equal('data' in failed.result, false, 'a failed call has no data, so the client shows the whole result');
   });
+});
+
+describe('what OpenEnv clients read (calculator): MCP actions through step', () => {
+  const suite = serveDuringSuite(calculator);
 
   test('MCP actions through step: {"type":"list_tools"} and {"type":"call_tool"} over /ws (MCPToolClient step mode)', async () => {
+    const { server } = suite;
     const ws = await socket(`${server.url.replace('http', 'ws')}/ws`);
     try {
       const reset = await ws.send({ type: 'reset', data: { seed: 4 } });
@@ -206,6 +222,7 @@ describe('what OpenEnv clients read (calculator)', () => {
   });
 
   test('MCP actions through the stateless HTTP /step (the first turn of the episode of seed)', async () => {
+    const { server } = suite;
     const list = await post(server, '/step', { action: { type: 'list_tools' } });
     assert.equal(list.status, 200);
     assert.equal(list.json.observation.tools[0].name, 'calculator');
@@ -219,14 +236,11 @@ describe('what OpenEnv clients read (calculator)', () => {
   });
 });
 
-describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', () => {
-  let server: EnvServer;
-  before(async () => {
-    server = await startEnvServer({ env: counterEnv, port: 0, maxSessions: 2, sessionTimeoutS: 0.5 });
-  });
-  after(() => server.close());
+describe('MCP sessions (openenv/session/create|close) over HTTP', () => {
+  const suite = serveDuringSuite(counters);
 
   test("tools/* with a session_id use that session's env; without one, a fresh env each call; close frees it", async () => {
+    const { server } = suite;
     const created = await rpc(server, 'openenv/session/create');
     const sessionId = created.result.session_id as string;
     assert.equal(typeof sessionId, 'string');
@@ -265,14 +279,20 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
   });
 
   test('an MCP session silent for the idle timeout is closed', async () => {
+    const { server } = suite;
     const sessionId = (await rpc(server, 'openenv/session/create')).result.session_id;
     assert.equal(server.activeSessions(), 1);
     await new Promise((resolve) => setTimeout(resolve, 900));
     assert.equal(server.activeSessions(), 0);
     assert.match((await rpc(server, 'tools/list', { session_id: sessionId })).error.message, /Unknown session_id/);
   });
+});
+
+describe('MCP over WebSockets: /mcp and openenv/session/create on /ws', () => {
+  const suite = serveDuringSuite(counters);
 
   test('WebSocket /mcp: JSON-RPC messages on one env per connection; errors answer, the socket stays', async () => {
+    const { server } = suite;
     const first = await socket(`${server.url.replace('http', 'ws')}/mcp`);
     const second = await socket(`${server.url.replace('http', 'ws')}/mcp`);
     try {
@@ -297,6 +317,7 @@ describe('MCP sessions (openenv/session/create|close) and the WebSocket /mcp', (
   });
 
   test("on /ws, openenv/session/create names the socket's own session, which MCP cannot close", async () => {
+    const { server } = suite;
     const ws = await socket(`${server.url.replace('http', 'ws')}/ws`);
     try {
       const created = await ws.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 1, method: 'openenv/session/create' } });
