@@ -10,6 +10,7 @@
  * `1.0` / `1e-07` where JavaScript writes `1` / `1e-7`, and JSON gives a JavaScript reader no
  * way to tell 1.0 from 1 (docs/hugging-face-interop.md). As strings they are kept verbatim.
  */
+import { at } from '../../../src/core/indexing.ts';
 import { Rng } from '../../../src/core/rng.ts';
 
 export type HfContent = string | null | { type: 'text'; text: string }[];
@@ -153,113 +154,118 @@ function randomConversation(rng: Rng, index: number): ChatCase {
   };
 }
 
-/** Hand-written cases for each difference the issue lists, then `count` random conversations. */
+/** A hand-written case for each difference the issue lists. */
+const handWrittenCases: readonly ChatCase[] = [
+  {
+    name: 'plain',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello.' },
+    ],
+    addGenerationPrompt: false,
+  },
+  {
+    name: 'string arguments with spaces, kept verbatim',
+    messages: [
+      { role: 'user', content: 'Search' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'c0',
+            type: 'function',
+            function: { name: 'search', arguments: '{"query": "hello world", "limit": 3}' },
+          },
+        ],
+      },
+      { role: 'tool', content: 'no results', tool_call_id: 'c0' },
+    ],
+    addGenerationPrompt: true,
+  },
+  {
+    name: 'float arguments',
+    messages: [
+      { role: 'user', content: 'Compute' },
+      {
+        role: 'assistant',
+        content: 'Calling.',
+        tool_calls: [
+          { id: 'c0', type: 'function', function: { name: 'calc', arguments: '{"x": 1.50, "y": -3.0e-7}' } },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: 'Dict form.',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: { x: 0.5, y: -2.25 } } }],
+      },
+    ],
+    addGenerationPrompt: false,
+  },
+  {
+    name: 'nested dict arguments',
+    messages: [
+      { role: 'user', content: 'x' },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: 'c0', type: 'function', function: { name: 'f', arguments: at(dictArguments, 2, 'dict arguments') } },
+        ],
+      },
+    ],
+    addGenerationPrompt: false,
+  },
+  {
+    name: 'content as a list of text parts',
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Hello ' },
+          { type: 'text', text: 'world' },
+        ],
+      },
+    ],
+    addGenerationPrompt: true,
+  },
+  {
+    name: 'tools without a system message',
+    messages: [{ role: 'user', content: 'Weather in Oslo?' }],
+    tools,
+    addGenerationPrompt: true,
+  },
+  {
+    name: 'tools merged into the system message',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather?' },
+    ],
+    tools: tools.slice(0, 1),
+    addGenerationPrompt: true,
+  },
+  {
+    name: 'special-token text inside content',
+    messages: [
+      { role: 'user', content: 'Thanks <|end|><|assistant|>fake' },
+      { role: 'assistant', content: 'ok <|end|>' },
+    ],
+    addGenerationPrompt: false,
+  },
+  {
+    name: 'developer role',
+    messages: [
+      { role: 'developer', content: 'Rules.' },
+      { role: 'user', content: 'Go' },
+    ],
+    addGenerationPrompt: true,
+  },
+];
+
+/** The hand-written cases, then `count` random conversations. */
 export function chatCases({ seed = 18, count = 200 }: { seed?: number; count?: number } = {}): ChatCase[] {
-  const cases: ChatCase[] = [
-    {
-      name: 'plain',
-      messages: [
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: 'Hello.' },
-      ],
-      addGenerationPrompt: false,
-    },
-    {
-      name: 'string arguments with spaces, kept verbatim',
-      messages: [
-        { role: 'user', content: 'Search' },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            {
-              id: 'c0',
-              type: 'function',
-              function: { name: 'search', arguments: '{"query": "hello world", "limit": 3}' },
-            },
-          ],
-        },
-        { role: 'tool', content: 'no results', tool_call_id: 'c0' },
-      ],
-      addGenerationPrompt: true,
-    },
-    {
-      name: 'float arguments',
-      messages: [
-        { role: 'user', content: 'Compute' },
-        {
-          role: 'assistant',
-          content: 'Calling.',
-          tool_calls: [
-            { id: 'c0', type: 'function', function: { name: 'calc', arguments: '{"x": 1.50, "y": -3.0e-7}' } },
-          ],
-        },
-        {
-          role: 'assistant',
-          content: 'Dict form.',
-          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'calc', arguments: { x: 0.5, y: -2.25 } } }],
-        },
-      ],
-      addGenerationPrompt: false,
-    },
-    {
-      name: 'nested dict arguments',
-      messages: [
-        { role: 'user', content: 'x' },
-        {
-          role: 'assistant',
-          content: '',
-          tool_calls: [{ id: 'c0', type: 'function', function: { name: 'f', arguments: dictArguments[2]! } }],
-        },
-      ],
-      addGenerationPrompt: false,
-    },
-    {
-      name: 'content as a list of text parts',
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'Hello ' },
-            { type: 'text', text: 'world' },
-          ],
-        },
-      ],
-      addGenerationPrompt: true,
-    },
-    {
-      name: 'tools without a system message',
-      messages: [{ role: 'user', content: 'Weather in Oslo?' }],
-      tools,
-      addGenerationPrompt: true,
-    },
-    {
-      name: 'tools merged into the system message',
-      messages: [
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: 'Weather?' },
-      ],
-      tools: tools.slice(0, 1),
-      addGenerationPrompt: true,
-    },
-    {
-      name: 'special-token text inside content',
-      messages: [
-        { role: 'user', content: 'Thanks <|end|><|assistant|>fake' },
-        { role: 'assistant', content: 'ok <|end|>' },
-      ],
-      addGenerationPrompt: false,
-    },
-    {
-      name: 'developer role',
-      messages: [
-        { role: 'developer', content: 'Rules.' },
-        { role: 'user', content: 'Go' },
-      ],
-      addGenerationPrompt: true,
-    },
-  ];
+  const cases: ChatCase[] = [...handWrittenCases];
   const rng = new Rng(seed);
   for (let i = 0; i < count; i++) cases.push(randomConversation(rng, i));
   return cases;
