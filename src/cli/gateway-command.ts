@@ -71,10 +71,8 @@ function checkpointArgument(positional: readonly string[]): string {
   return checkpoint;
 }
 
-export async function gatewayCommand(argv: readonly string[]): Promise<number> {
-  const { values, positional } = parseFlags(gatewayCommandSchema, argv);
-  const options = validateFlags(gatewayCommandSchema, values);
-  const checkpoint = checkpointArgument(positional);
+/** The checkpoint's model as the gateway's sampler, with its tokenizer and (when the checkpoint has one) its own chat template. */
+async function checkpointSampler(checkpoint: string) {
   const loaded = await loadCheckpoint(checkpoint);
   const chatFormat = checkpointChatFormat(checkpoint, loaded.tokenizer); // the model's own template, when the checkpoint has one
   const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;
@@ -84,6 +82,37 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
     tokenizer,
     ...(chatFormat === undefined ? {} : { chatFormat, inference: 'onnx' as const }),
   });
+  return { sampler, tokenizer, chatFormat };
+}
+
+/** Opens the store and creates the gateway's run in it; closes the gateway if either fails. */
+async function createGatewayRun(
+  options: z.output<typeof gatewayCommandSchema>,
+  config: { checkpoint: string; modelName: string },
+  gateway: { close(): Promise<void> },
+): Promise<{ store: RunStore; run: RunRecord }> {
+  try {
+    const store = RunStore.open(options.store);
+    const run = store.createRun({
+      name: options.runName,
+      namePrefix: 'gateway',
+      command: 'gateway',
+      seed: 0,
+      gitCommit: sourceCommit(),
+      config: { checkpoint: config.checkpoint, ...options, modelName: config.modelName },
+    });
+    return { store, run };
+  } catch (error) {
+    await gateway.close();
+    throw error;
+  }
+}
+
+export async function gatewayCommand(argv: readonly string[]): Promise<number> {
+  const { values, positional } = parseFlags(gatewayCommandSchema, argv);
+  const options = validateFlags(gatewayCommandSchema, values);
+  const checkpoint = checkpointArgument(positional);
+  const { sampler, tokenizer, chatFormat } = await checkpointSampler(checkpoint);
   const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
   const stopped = untilStopped(); // from here on a signal closes the run cleanly
   const gateway = await startGateway({
@@ -96,22 +125,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
     maxBatchSize: options.maxBatchSize,
     ...(chatFormat === undefined ? {} : { chatFormat }),
   });
-  let store: RunStore;
-  let run: RunRecord;
-  try {
-    store = RunStore.open(options.store);
-    run = store.createRun({
-      name: options.runName,
-      namePrefix: 'gateway',
-      command: 'gateway',
-      seed: 0,
-      gitCommit: sourceCommit(),
-      config: { checkpoint, ...options, modelName },
-    });
-  } catch (error) {
-    await gateway.close();
-    throw error;
-  }
+  const { store, run } = await createGatewayRun(options, { checkpoint, modelName }, gateway);
   const recording = new GatewayRecording({ store, runId: run.id, gateway, tokenizer });
   let fail!: (error: unknown) => void;
   const failed = new Promise<never>((_, reject) => (fail = reject));

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
+import type { RunRecord } from '../store/types.ts';
 import { at } from '../core/indexing.ts';
 
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
@@ -182,6 +183,45 @@ test('agentrl train: two concurrent runs of one env/algo keep their own folders;
   });
 });
 
+/**
+ * One process at a time: while a --resume of the run is in its 3rd iteration, a second --resume is refused
+ * naming the holder; SIGTERM then stops the first after saving its iteration (exit 143, run interrupted).
+ */
+async function assertOneResumeAtATime(dir: string, store: string, reader: RunStore, runId: RunRecord['id']) {
+  const first = start(dir, ['train', '--resume', 'bandit-grpo-1', '--store', store, '--iterations', '200']);
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (/\] 3\/200 /.test(first.stderr())) resolve();
+      else return;
+      clearInterval(poll);
+    }, 50);
+    void first.done.then((r) => reject(new Error(`the first resume ended: ${r.stderr}`)));
+  });
+  const second = await start(dir, ['train', '--resume', 'bandit-grpo-1', '--store', store, '--iterations', '200']).done;
+  assert.equal(second.code, 1);
+  assert.equal(
+    second.stderr,
+    `agentrl train: ${store}: run bandit-grpo-1 is in use by process ${first.child.pid} on ${/on (\S+) \(since/.exec(second.stderr)?.[1]} (since ${/since ([^)]+)\)/.exec(second.stderr)?.[1]}); wait for it to end, or stop it (kill ${first.child.pid}) and resume again\n`,
+  );
+  first.child.kill('SIGTERM');
+  const stopped = await first.done;
+  assert.equal(stopped.code, 143, stopped.stderr);
+  assert.match(
+    stopped.stderr,
+    /train: SIGTERM — finishing this iteration, then saving it \(SIGTERM again to stop at once\)/,
+  );
+  assert.match(stopped.stderr, /train: saved iteration \d+ of 200/);
+  const after = reader.run(runId);
+  assert.equal(after.status, 'interrupted');
+  assert.equal(after.statusReason, 'SIGTERM during the RL iterations');
+  const steps = reader.metrics(runId).map((m) => m.step);
+  assert.deepEqual(
+    steps,
+    Array.from({ length: steps.length }, (_, i) => i + 1),
+  );
+  assert.ok(steps.length >= 3, `${steps.length} iterations committed`);
+}
+
 test('agentrl train: a run killed between its last iteration and the final test finishes on --resume; a second --resume is refused; SIGTERM mid-iterations saves and exits 143', async () => {
   await withDir(async (dir) => {
     const store = join(dir, 'runs.db');
@@ -233,40 +273,7 @@ test('agentrl train: a run killed between its last iteration and the final test 
       [0, 2],
     );
 
-    // One process at a time: a second --resume of the run in use names the holder.
-    const first = start(dir, ['train', '--resume', 'bandit-grpo-1', '--store', store, '--iterations', '200']);
-    await new Promise<void>((resolve, reject) => {
-      const poll = setInterval(() => {
-        if (/\] 3\/200 /.test(first.stderr())) resolve();
-        else return;
-        clearInterval(poll);
-      }, 50);
-      void first.done.then((r) => reject(new Error(`the first resume ended: ${r.stderr}`)));
-    });
-    const second = await start(dir, ['train', '--resume', 'bandit-grpo-1', '--store', store, '--iterations', '200'])
-      .done;
-    assert.equal(second.code, 1);
-    assert.equal(
-      second.stderr,
-      `agentrl train: ${store}: run bandit-grpo-1 is in use by process ${first.child.pid} on ${/on (\S+) \(since/.exec(second.stderr)?.[1]} (since ${/since ([^)]+)\)/.exec(second.stderr)?.[1]}); wait for it to end, or stop it (kill ${first.child.pid}) and resume again\n`,
-    );
-    first.child.kill('SIGTERM');
-    const stopped = await first.done;
-    assert.equal(stopped.code, 143, stopped.stderr);
-    assert.match(
-      stopped.stderr,
-      /train: SIGTERM — finishing this iteration, then saving it \(SIGTERM again to stop at once\)/,
-    );
-    assert.match(stopped.stderr, /train: saved iteration \d+ of 200/);
-    const after = reader.run(run.id);
-    assert.equal(after.status, 'interrupted');
-    assert.equal(after.statusReason, 'SIGTERM during the RL iterations');
-    const steps = reader.metrics(run.id).map((m) => m.step);
-    assert.deepEqual(
-      steps,
-      Array.from({ length: steps.length }, (_, i) => i + 1),
-    );
-    assert.ok(steps.length >= 3, `${steps.length} iterations committed`);
+    await assertOneResumeAtATime(dir, store, reader, run.id);
     reader.close();
   });
 });

@@ -64,6 +64,57 @@ async function train(
   return run.id;
 }
 
+/** How a resume point's states become policies: each restores its own `BuiltinPolicy`. */
+const restore = {
+  policy: (state: Uint8Array) => BuiltinPolicy.fromState(state),
+  reference: (state: Uint8Array) => BuiltinPolicy.fromState(state),
+};
+
+/** Resumes the interrupted run (2 iterations done) and runs iterations 3 and 4, recording them in its run. */
+async function resumeToTheEnd(store: RunStore, interrupted: number, warmStartSteps: number): Promise<void> {
+  const point = (await loadResumePoint(store, interrupted, restore))!;
+  assert.equal(point.resume!.iteration, 2);
+  assert.equal(
+    point.policy.model.step,
+    warmStartSteps + 2 * stepsPerIteration,
+    'optimizer step counter restored (warm-start steps + 2 iterations of steps)',
+  );
+  const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
+  const result = await runRl({
+    policy: point.policy,
+    reference: point.reference,
+    env: makeBanditEnv,
+    config,
+    resume: point.resume,
+    ...recorder.hooks(),
+    onIteration: async (metrics, state) => {
+      await recorder.commit(point.policy, metrics, state);
+    },
+  });
+  assert.deepEqual(
+    result.history.map((m) => m.iteration),
+    [3, 4],
+  );
+}
+
+/** Final weights and optimizer state of the two runs are bit-identical. */
+async function assertSameFinalState(
+  store: RunStore,
+  straight: number,
+  interrupted: number,
+  warmStartSteps: number,
+): Promise<void> {
+  const a = (await loadResumePoint(store, straight, restore))!;
+  const b = (await loadResumePoint(store, interrupted, restore))!;
+  const stateA = await captureBuiltinState(a.policy.model);
+  const stateB = await captureBuiltinState(b.policy.model);
+  assert.equal(stateA.optimizer!.step, warmStartSteps + 4 * stepsPerIteration);
+  for (const [name, tensor] of stateA.params)
+    assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
+  for (const [name, tensor] of stateA.optimizer!.v)
+    assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
+}
+
 function withoutTiming(values: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(values).filter(([key]) => !timing.includes(key)));
 }
@@ -74,10 +125,6 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
     const fixture = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
     const start = { model: await fixture.policy.saveState(), reference: await fixture.referencePolicy.saveState() };
     const warmStartSteps = parseBuiltinState(start.model).optimizer!.step;
-    const restore = {
-      policy: (state: Uint8Array) => BuiltinPolicy.fromState(state),
-      reference: (state: Uint8Array) => BuiltinPolicy.fromState(state),
-    };
     const store = RunStore.open(join(dir, 'agentrl.db'));
 
     const straight = await train(store, start);
@@ -89,29 +136,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
       'the crashed iteration left nothing',
     );
 
-    const point = (await loadResumePoint(store, interrupted, restore))!;
-    assert.equal(point.resume!.iteration, 2);
-    assert.equal(
-      point.policy.model.step,
-      warmStartSteps + 2 * stepsPerIteration,
-      'optimizer step counter restored (warm-start steps + 2 iterations of steps)',
-    );
-    const recorder = new RunRecorder({ store, runId: interrupted, validationEpisodes: 4 });
-    const result = await runRl({
-      policy: point.policy,
-      reference: point.reference,
-      env: makeBanditEnv,
-      config,
-      resume: point.resume,
-      ...recorder.hooks(),
-      onIteration: async (metrics, state) => {
-        await recorder.commit(point.policy, metrics, state);
-      },
-    });
-    assert.deepEqual(
-      result.history.map((m) => m.iteration),
-      [3, 4],
-    );
+    await resumeToTheEnd(store, interrupted, warmStartSteps);
 
     const expected = store.metrics(straight);
     const actual = store.metrics(interrupted);
@@ -143,16 +168,7 @@ test('resume: 2 iterations, a crash in the 3rd, resume to 4 matches an uninterru
         );
       }
     }
-    // Final weights and optimizer state are bit-identical.
-    const a = (await loadResumePoint(store, straight, restore))!;
-    const b = (await loadResumePoint(store, interrupted, restore))!;
-    const stateA = await captureBuiltinState(a.policy.model);
-    const stateB = await captureBuiltinState(b.policy.model);
-    assert.equal(stateA.optimizer!.step, warmStartSteps + 4 * stepsPerIteration);
-    for (const [name, tensor] of stateA.params)
-      assert.deepEqual(stateB.params.get(name)!.data, tensor.data, `parameter ${name}`);
-    for (const [name, tensor] of stateA.optimizer!.v)
-      assert.deepEqual(stateB.optimizer!.v.get(name)!.data, tensor.data, `adam v ${name}`);
+    await assertSameFinalState(store, straight, interrupted, warmStartSteps);
     store.close();
   } finally {
     await rm(dir, { recursive: true, force: true });
