@@ -16,6 +16,7 @@ import {
   toolformerExamples,
   weightedLoss,
   writeAnnotatedCorpus,
+  type CandidateCall,
   type ToolformerTool,
 } from './toolformer.ts';
 import { at } from '../core/indexing.ts';
@@ -32,7 +33,7 @@ const calculator: ToolformerTool = { name: 'Calculator', execute: (input) => eva
 function logprobOf(before: string, character: string): number {
   if (character === '[') return Math.log(before.endsWith('had ') ? 0.6 : before.endsWith('bought ') ? 0.3 : 0.01);
   if (!/\d/.test(character)) return -0.5;
-  const run = /\d*$/.exec(before)![0] + character;
+  const run = (/\d*$/.exec(before)?.[0] ?? '') + character;
   const results = [...before.matchAll(/→ (-?\d+)\]/g)].map((match) => at(match, 1));
   if (results.some((number) => number.startsWith(run))) return -0.1;
   const inputs = [...before.matchAll(/\(([^)]*)\)/g)].flatMap((match) => at(match, 1).match(/\d+/g) ?? []);
@@ -86,7 +87,7 @@ describe('Toolformer self-annotation', () => {
   });
 
   test('filtering keeps calls whose result helps predict what follows and drops calls that do not', async () => {
-    const [annotated, plain] = await annotate({
+    const corpus = await annotate({
       texts: [story, 'The sky is blue and the grass is green.'],
       tool: calculator,
       sampler: callSampler(),
@@ -95,7 +96,9 @@ describe('Toolformer self-annotation', () => {
       filteringThreshold: 0.5,
       callsPerPosition: 3,
     });
-    const summary = annotated!.candidates.map((c) => [story.slice(c.offset, c.offset + 3), c.input, c.status]);
+    const annotated = at(corpus, 0, 'corpus');
+    const plain = at(corpus, 1, 'corpus');
+    const summary = annotated.candidates.map((c) => [story.slice(c.offset, c.offset + 3), c.input, c.status]);
     assert.deepEqual(summary, [
       [' 12', '6 * 2', 'kept'],
       [' 30', '30 apples', 'tool-error'],
@@ -104,32 +107,38 @@ describe('Toolformer self-annotation', () => {
       [' 42', '12 - 30', 'filtered'],
       [' 42', '42 + 0', 'filtered'],
     ]);
-    const byInput = new Map(annotated!.candidates.map((c) => [c.input, c]));
+    const byInput = new Map(annotated.candidates.map((c) => [c.input, c]));
+    const candidate = (input: string): CandidateCall => {
+      const found = byInput.get(input);
+      assert.ok(found, `a candidate with input ${input}`);
+      return found;
+    };
     // Digits "4" and "2" sit at t = 1, 2 of the window (weights 4/15, 3/15): log 0.1 → −0.1 with the result.
     const helped = (Math.log(0.1) * -1 - 0.1) * (7 / 15);
     assert.ok(
-      Math.abs(byInput.get('12 + 30')!.gain! - helped) < 1e-5,
-      `gain ${byInput.get('12 + 30')!.gain} vs ${helped}`,
+      Math.abs((candidate('12 + 30').gain ?? Number.NaN) - helped) < 1e-5,
+      `gain ${candidate('12 + 30').gain} vs ${helped}`,
     );
-    assert.equal(byInput.get('12 - 30')!.result, '-18');
-    assert.ok(Math.abs(byInput.get('12 - 30')!.gain!) < 1e-6, 'a wrong result does not help');
-    const echo = byInput.get('42 + 0')!;
-    assert.ok(echo.losses!.none - echo.losses!.withResult > 0.5, 'better than no call at all …');
+    assert.equal(candidate('12 - 30').result, '-18');
+    assert.ok(Math.abs(candidate('12 - 30').gain ?? Number.NaN) < 1e-6, 'a wrong result does not help');
+    const echo = candidate('42 + 0').losses;
+    assert.ok(echo, 'the echo call was scored');
+    assert.ok(echo.none - echo.withResult > 0.5, 'better than no call at all …');
     assert.ok(
-      echo.losses!.empty - echo.losses!.withResult < 0.5,
+      echo.empty - echo.withResult < 0.5,
       '… but not better enough than the call without its result: dropped',
     );
     assert.equal(
-      byInput.get('30 apples')?.error,
+      candidate('30 apples').error,
       'error: unexpected "a"; allowed: integers, + - * ( )',
       "runTool's wording for a throwing tool",
     );
     assert.equal(
-      annotated!.annotated,
+      annotated.annotated,
       'Tom had [Calculator(6 * 2) → 12] 12 apples and bought 30 more, so he had [Calculator(12 + 30) → 42] 42 apples.',
     );
-    assert.deepEqual(plain!.candidates, [], 'no position passes τ_s in a text without numbers');
-    assert.equal(plain!.annotated, plain!.text);
+    assert.deepEqual(plain.candidates, [], 'no position passes τ_s in a text without numbers');
+    assert.equal(plain.annotated, plain.text);
   });
 });
 
@@ -164,7 +173,8 @@ describe('Toolformer self-annotation with a tiny built-in model', () => {
       assert.ok(positions.size <= 2, 'at most topK positions');
       for (const candidate of entry.candidates) {
         if (candidate.status === 'malformed') continue;
-        const { none, empty, withResult } = candidate.losses!;
+        assert.ok(candidate.losses, 'a call that parsed was scored');
+        const { none, empty, withResult } = candidate.losses;
         assert.ok([none, empty, withResult].every(Number.isFinite));
         assert.equal(
           candidate.status === 'kept',

@@ -173,7 +173,7 @@ export function flagHelp(
 ): string {
   return fieldsOf(schema)
     .map((f) => {
-      const type = f.kind === 'enum' ? f.values!.join('|') : (f.typeLabel ?? f.kind);
+      const type = f.kind === 'enum' ? (f.values ?? []).join('|') : (f.typeLabel ?? f.kind);
       const runs = effective[f.key];
       const fallback = f.defaultValue === undefined ? '' : `default ${JSON.stringify(f.defaultValue)}`;
       const shown =

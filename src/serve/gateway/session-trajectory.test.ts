@@ -32,11 +32,12 @@ describe('joinCalls: a session’s calls → segments by exact prefix continuati
   test('sessionTrajectory puts the reward on the last turn and is always segmented', () => {
     const trajectory = sessionTrajectory([call([1, 2], [3]), call([7], [8, 9])], { reward: 0.75, success: true, groupId: 'g', seed: 4 });
     assert.equal(trajectory.totalReward, 0.75);
-    assert.equal(trajectory.turns.at(-1)!.reward, 0.75);
+    const last = at(trajectory.turns, trajectory.turns.length - 1, 'turns');
+    assert.equal(last.reward, 0.75);
     assert.equal(at(trajectory.turns, 0, 'turns').reward, 0);
     assert.equal(trajectory.tokens.length, trajectory.lossMask.length);
-    assert.equal(trajectory.tokenRewards[trajectory.turns.at(-1)!.end - 1], 0.75);
-    assert.equal(trajectory.segments!.length, 2);
+    assert.equal(trajectory.tokenRewards[last.end - 1], 0.75);
+    assert.equal(trajectory.segments?.length, 2);
     assert.equal(trajectory.prefixBreaks, 1);
   });
 });
