@@ -90,6 +90,9 @@ describe('tool-calling loop (scripted policy)', () => {
     );
   });
 
+});
+
+describe('tool-calling loop (scripted policy): malformed calls', () => {
   test('a malformed <tool_call> gets a user message saying so and the loop goes on', async () => {
     const policy = new ScriptedPolicy({ reply: ['<tool_call>{"name": "calculator", "arguments": {</tool_call>', '4'] });
     const result = await runToolLoop({ policy, tools: [calculatorTool], prompt: 'What is 2 + 2?' });
