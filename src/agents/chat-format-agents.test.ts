@@ -94,7 +94,9 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
       ),
       transcript,
     );
-    trajectory.logprobs.forEach((logprob, t) => assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0));
+    trajectory.logprobs.forEach((logprob, t) => {
+      assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0);
+    });
   });
 
   test("tool calling: a reply's tool results go in together, so a template grouping them in one turn (Qwen2.5's <tool_response>s) stays prefix-stable", async () => {

@@ -5,14 +5,14 @@ import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { runMcts, uct, type MctsNode, type MctsProblem } from './mcts.ts';
 import { at } from '../core/indexing.ts';
 
-const valueOf = (state: string): number => Number(/n = (-?\d+)/.exec(state)![1]);
+const counterValue = (state: string): number => Number(/n = (-?\d+)/.exec(state)![1]);
 
 /** Reach n = 10 from n = 1 with +1, *2, +3; the scripted policy proposes the actions and predicts the states. */
 function numberPolicy(): ScriptedPolicy {
   return new ScriptedPolicy({
     reply: ({ messages }) => {
       const prompt = at(messages, messages.length - 1).content;
-      const n = valueOf(prompt);
+      const n = counterValue(prompt);
       if (prompt.includes('possible next actions')) return n === 5 ? '' : '1. +1\n2. *2\n3. +3\n4. +3';
       const action = at(/Action: (.*)/.exec(prompt) ?? [], 1);
       if (n === 2 && action === '+3') return '   ';
@@ -25,9 +25,9 @@ function numberPolicy(): ScriptedPolicy {
 const problem: MctsProblem = {
   initialState: 'n = 1',
   maxDepth: 4,
-  isTerminal: (state) => valueOf(state) >= 10,
-  isGoal: (state) => valueOf(state) === 10,
-  reward: ({ nextState }) => -Math.abs(10 - valueOf(nextState)) / 10 + (valueOf(nextState) === 10 ? 1 : 0),
+  isTerminal: (state) => counterValue(state) >= 10,
+  isGoal: (state) => counterValue(state) === 10,
+  reward: ({ nextState }) => -Math.abs(10 - counterValue(nextState)) / 10 + (counterValue(nextState) === 10 ? 1 : 0),
 };
 
 function allNodes(root: MctsNode): MctsNode[] {
@@ -44,7 +44,7 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
   test('finds a path to the goal; visits and Q are consistent with back-propagated returns', async () => {
     const result = await runMcts({ policy: numberPolicy(), problem, iterations: 12, explorationWeight: 1 });
     assert.equal(result.solved, true);
-    assert.equal(valueOf(result.state), 10);
+    assert.equal(counterValue(result.state), 10);
     assert.deepEqual(result.path.map((node) => node.state)[0], 'n = 1');
     assert.ok(result.path.length - 1 <= problem.maxDepth);
     const { root } = result;
@@ -82,14 +82,16 @@ describe('MCTS, RAP-style (scripted policy as proposer and world model)', () => 
   test('malformed model output: an empty prediction drops the action, an empty proposal list makes a dead end', async () => {
     const result = await runMcts({ policy: numberPolicy(), problem, iterations: 30, explorationWeight: 2 });
     const nodes = allNodes(result.root);
-    const two = nodes.filter((node) => valueOf(node.state) === 2 && node.expanded);
+    const two = nodes.filter((node) => counterValue(node.state) === 2 && node.expanded);
     assert.ok(two.length > 0, 'a state n = 2 was expanded');
     for (const node of two)
       assert.deepEqual(
         node.children.map((child) => child.action),
         ['+1', '*2'],
       );
-    const fives = nodes.filter((node) => valueOf(node.state) === 5 && node.expanded && node.depth < problem.maxDepth);
+    const fives = nodes.filter(
+      (node) => counterValue(node.state) === 5 && node.expanded && node.depth < problem.maxDepth,
+    );
     assert.ok(fives.length > 0, 'a state n = 5 was expanded');
     for (const node of fives) assert.equal(node.children.length, 0);
     assert.equal(result.solved, true);

@@ -85,7 +85,9 @@ describe('MemGPT-style memory (scripted policy): steps', () => {
     for (const segment of trajectory.segments!) {
       const generated = segment.tokens.filter((_, t) => segment.lossMask[t] === 1);
       assert.equal(generated.at(-1), byteTokenizer.specialTokens.end);
-      segment.logprobs.forEach((logprob, t) => assert.equal(logprob, segment.lossMask[t] === 1 ? -0.25 : 0));
+      segment.logprobs.forEach((logprob, t) => {
+        assert.equal(logprob, segment.lossMask[t] === 1 ? -0.25 : 0);
+      });
     }
     assert.deepEqual(
       trajectory.turns.map((t) => t.reward),
@@ -249,7 +251,10 @@ describe('MemGPT-style memory (scripted policy): the prompts the policy sees', (
   test('the main context renders as the prompt the policy sees', async () => {
     let seen: Message[] = [];
     const policy = new ScriptedPolicy({
-      reply: ({ messages }) => ((seen = messages), call('send_message', { message: 'hi' })),
+      reply: ({ messages }) => {
+        seen = messages;
+        return call('send_message', { message: 'hi' });
+      },
     });
     const agent = new MemGPTAgent({ policy, sampling, human: 'Likes tea.' });
     await agent.send('hello');

@@ -105,7 +105,10 @@ describe('Reflexion (scripted policy, ReAct actor): settings and the context win
     const requests: string[] = [];
     const policy = new ScriptedPolicy({
       contextWindow: window,
-      reply: ({ messages }) => (requests.push(at(messages, 0).content), 'Look it up first.'),
+      reply: ({ messages }) => {
+        requests.push(at(messages, 0).content);
+        return 'Look it up first.';
+      },
     });
     const result = await runReflexion({
       policy,

@@ -31,7 +31,11 @@ describe('aggregate', () => {
       const { value, weights } = aggregate(losses, mask, { mode, lossScaleFactor });
       assertClose(value, expected);
       let recomposed = 0;
-      weights.forEach((w, i) => w.forEach((wt, t) => (recomposed += wt * at(at(losses, i), t))));
+      weights.forEach((w, i) => {
+        w.forEach((wt, t) => {
+          recomposed += wt * at(at(losses, i), t);
+        });
+      });
       assertClose(recomposed, expected);
       assertAllClose(at(weights, 2), [0, 0]);
       assert.equal(at(weights, 0)[0], 0);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { at } from '../core/indexing.ts';
 import type { Rng } from '../core/rng.ts';
 
-export function randomSequences(rng: Rng, lengths: readonly number[], sample: () => number): Float64Array[] {
+export function randomSequences(_rng: Rng, lengths: readonly number[], sample: () => number): Float64Array[] {
   return lengths.map((length) => Float64Array.from({ length }, sample));
 }
 

@@ -100,9 +100,15 @@ describe('rlLoss (TokenLoss)', () => {
     const expected = rlLossTerms(batch, input, rlLossConfigSchema.parse(config));
     assert.ok(output.gradLogprobs[0] instanceof Float32Array);
     assertClose(output.loss, expected.loss);
-    output.gradLogprobs.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradLogprobs, i))));
-    output.gradValues!.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradValues!, i))));
-    output.gradEntropies!.forEach((g, i) => assertAllClose(g, Float32Array.from(at(expected.gradEntropies!, i))));
+    output.gradLogprobs.forEach((g, i) => {
+      assertAllClose(g, Float32Array.from(at(expected.gradLogprobs, i)));
+    });
+    output.gradValues!.forEach((g, i) => {
+      assertAllClose(g, Float32Array.from(at(expected.gradValues!, i)));
+    });
+    output.gradEntropies!.forEach((g, i) => {
+      assertAllClose(g, Float32Array.from(at(expected.gradEntropies!, i)));
+    });
   });
 
   it('without returns there is no value term and no gradValues; without entropyCoef no gradEntropies', () => {

@@ -32,7 +32,7 @@ function literal(text: string): string {
       out += code > 0xffff ? `\\U${code.toString(16).padStart(8, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
     else out += char;
   }
-  return out + "'";
+  return `${out}'`;
 }
 
 const roles: (keyof SpecialTokens)[] = ['system', 'user', 'assistant', 'tool'];

@@ -9,9 +9,13 @@ import { loadHfTokenizer } from './hf-tokenizer.ts';
 function tinyBpeJson({ arrayMerges = false } = {}): Record<string, unknown> {
   const table = bytesToUnicode();
   const vocab: Record<string, number> = {};
-  table.forEach((char, byte) => (vocab[char] = byte));
+  table.forEach((char, byte) => {
+    vocab[char] = byte;
+  });
   const merged = ['th', 'the', 'Ġthe', 'Ġc', 'at', 'Ġcat'];
-  merged.forEach((token, i) => (vocab[token] = 256 + i));
+  merged.forEach((token, i) => {
+    vocab[token] = 256 + i;
+  });
   const merges = [
     ['t', 'h'],
     ['th', 'e'],

@@ -106,13 +106,13 @@ function readBpeModel(spec: unknown, fail: Fail): BpeModel {
   }
   const merges: unknown[] = Array.isArray(model.merges) ? model.merges : fail('model.merges is not a list');
   const mergeRank = new Map<string, number>();
-  merges.forEach((merge, rank) => {
+  for (const [rank, merge] of merges.entries()) {
     const pair: unknown = typeof merge === 'string' ? merge.split(' ') : merge;
     if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((part) => typeof part === 'string')) {
       return fail(`merge ${rank} is not a pair: ${JSON.stringify(merge)}`);
     }
     mergeRank.set(pair.join(' '), rank);
-  });
+  }
   return { idOf, tokenOf, mergeRank, ignoreMerges: model.ignore_merges === true };
 }
 
@@ -231,7 +231,7 @@ function preTokenizerOf(spec: unknown, fail: Fail): (text: string) => string[] {
     const object = asObject(step);
     const regex = asObject(object?.pattern)?.Regex;
     if (object?.type === 'ByteLevel') {
-      if (object.add_prefix_space === true) splitters.push((text) => [text.startsWith(' ') ? text : ' ' + text]);
+      if (object.add_prefix_space === true) splitters.push((text) => [text.startsWith(' ') ? text : ` ${text}`]);
       if (object.use_regex !== false) splitters.push(regexSplitter(gpt2Pattern, fail));
     } else if (object?.type === 'Split' && typeof regex === 'string' && object.behavior === 'Isolated') {
       splitters.push(regexSplitter(regex, fail));

@@ -13,9 +13,13 @@ export const tinyChatmlTemplate =
 
 export function tinyTokenizerJson(): Record<string, unknown> {
   const vocab: Record<string, number> = {};
-  bytesToUnicode().forEach((char, byte) => (vocab[char] = byte + 3));
+  bytesToUnicode().forEach((char, byte) => {
+    vocab[char] = byte + 3;
+  });
   const special = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
-  special.forEach((content, id) => (vocab[content] = id));
+  special.forEach((content, id) => {
+    vocab[content] = id;
+  });
   return {
     version: '1.0',
     added_tokens: special.map((content, id) => ({

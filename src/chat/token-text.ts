@@ -11,5 +11,5 @@ import { StreamingDecoder, type Tokenizer } from './tokenizer.ts';
 export function tokenPieces(tokens: readonly number[], tokenizer: Tokenizer): string[] {
   const decoder = new StreamingDecoder(tokenizer);
   // A spare id the tokenizer lacks (the model's vocabulary may be larger) reads as U+FFFD.
-  return tokens.map((id) => (id >= tokenizer.vocabSize ? decoder.flush() + '\uFFFD' : decoder.push(id)));
+  return tokens.map((id) => (id >= tokenizer.vocabSize ? `${decoder.flush()}\uFFFD` : decoder.push(id)));
 }

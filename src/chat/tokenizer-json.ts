@@ -152,10 +152,9 @@ function tokenBytesReader(
       const piece = library.id_to_token(id) ?? '';
       const raw = byteLevel ? [...piece].map((char) => byteOfChar.get(char)) : undefined;
       // Byte-level vocabularies store bytes as printable characters; others decode the token alone.
-      bytes =
-        raw !== undefined && raw.every((byte) => byte !== undefined)
-          ? Uint8Array.from(raw as number[])
-          : encoder.encode(library.decode([id]));
+      bytes = raw?.every((byte) => byte !== undefined)
+        ? Uint8Array.from(raw as number[])
+        : encoder.encode(library.decode([id]));
     }
     cache.set(id, bytes);
     return bytes;

@@ -115,7 +115,9 @@ test('tokenizer.json: GPT-2 byte table is a bijection and vocab maps byte b to i
     model: { vocab: Record<string, number> };
     added_tokens: { id: number; content: string }[];
   };
-  table.forEach((char, byte) => assert.equal(json.model.vocab[char], byte));
+  table.forEach((char, byte) => {
+    assert.equal(json.model.vocab[char], byte);
+  });
   assert.deepEqual(
     json.added_tokens.map((t) => [t.id, t.content]),
     [

@@ -34,7 +34,7 @@ function twoRuns(store: RunStore): void {
   };
   store.addCheckpoint(a.id, { step: 0, kind: 'start', path: '/tmp/checkpoints/bandit-grpo-1/start' });
   store.addEvaluation(a.id, { step: 0, split: 'test', episodes: 100, success: 0.25 });
-  rewardsA.forEach((reward, i) =>
+  rewardsA.forEach((reward, i) => {
     store.recordStep(a.id, {
       step: i + 1,
       metrics: {
@@ -52,14 +52,14 @@ function twoRuns(store: RunStore): void {
       },
       trajectories: i === 0 ? [good, bad] : [],
       checkpoint: { kind: 'resume' },
-    }),
-  );
-  rewardsB.forEach((reward, i) =>
+    });
+  });
+  rewardsB.forEach((reward, i) => {
     store.recordStep(b.id, {
       step: i + 1,
       metrics: { reward, success: reward, kl: 0, entropy: 1, loss: 0, trainedTokens: 50, rolloutTokensPerSecond: 800 },
-    }),
-  );
+    });
+  });
 }
 
 type Plotted = { run: string; steps: number[]; xs: number[]; raw: (number | null)[]; smoothed: (number | null)[] }[];

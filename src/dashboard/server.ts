@@ -105,8 +105,10 @@ async function handle(store: RunStore, request: IncomingMessage, response: Serve
 
 function api(store: RunStore, pathname: string, query: URLSearchParams, response: ServerResponse): void {
   const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[1] !== 'runs')
-    return sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
+  if (parts[1] !== 'runs') {
+    sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
+    return;
+  }
   try {
     sendJson(response, 200, answerApi(store, parts.slice(2), query));
   } catch (error) {

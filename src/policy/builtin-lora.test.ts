@@ -65,5 +65,9 @@ test('a LoRA policy saves merged weights: the checkpoint serves without adapters
   const merged = new BuiltinPolicy({ model: await TransformerModel.fromParams(tiny, await policy.model.hostParams()) });
   const a = await policy.logprobs({ sequences });
   const b = await merged.logprobs({ sequences });
-  a.forEach((row, i) => row.forEach((x, t) => assert.ok(Math.abs(x - at(at(b, i), t)) <= 1e-5)));
+  a.forEach((row, i) => {
+    row.forEach((x, t) => {
+      assert.ok(Math.abs(x - at(at(b, i), t)) <= 1e-5);
+    });
+  });
 });

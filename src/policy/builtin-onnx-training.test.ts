@@ -54,7 +54,9 @@ test('builtin LoRA, training on onnx: the same adapters, moments and saved state
     let worst = 0;
     for (const [name, t] of a) {
       const other = b.get(name)?.data ?? [];
-      t.data.forEach((x, i) => (worst = Math.max(worst, Math.abs(x - at(other, i)))));
+      t.data.forEach((x, i) => {
+        worst = Math.max(worst, Math.abs(x - at(other, i)));
+      });
     }
     return worst;
   };

@@ -38,14 +38,16 @@ test('builtin, inference on onnx: the same samples and log-probs as on jax-js, b
   for (let round = 0; round < 2; round++) {
     const [a, b] = [await onnx.generate(request), await jax.generate(request)];
     assert.deepEqual(a.tokens, b.tokens);
-    a.logprobs.forEach((logprob, i) => assert.ok(Math.abs(logprob - at(b.logprobs, i)) <= 1e-4));
+    a.logprobs.forEach((logprob, i) => {
+      assert.ok(Math.abs(logprob - at(b.logprobs, i)) <= 1e-4);
+    });
     const sequence = [...request.prompt, ...a.tokens];
     await jax.forwardBackward({ sequences: [sequence] }, sftLoss([sequence.map((_, t) => (t >= 3 ? 1 : 0))]));
     await jax.optimStep({ learningRate: 5e-2, maxGradNorm: 0 }); // the ORT copy must follow this step
     const scoredOnnx = at(await onnx.logprobs({ sequences: [sequence] }), 0);
     const scoredJax = at(await jax.logprobs({ sequences: [sequence] }), 0);
-    scoredOnnx.forEach((x, t) =>
-      assert.ok(Math.abs(x - at(scoredJax, t)) <= 1e-4, `token ${t}: ${x} vs ${scoredJax[t]}`),
-    );
+    scoredOnnx.forEach((x, t) => {
+      assert.ok(Math.abs(x - at(scoredJax, t)) <= 1e-4, `token ${t}: ${x} vs ${scoredJax[t]}`);
+    });
   }
 });

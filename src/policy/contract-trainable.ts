@@ -201,7 +201,9 @@ function negativeLogLikelihood(mask: readonly number[]): TokenLoss {
     compute({ logprobs }) {
       const current = at(logprobs, 0, 'current log-probs');
       let loss = 0;
-      mask.forEach((m, t) => (loss -= (m * at(current, t)) / count));
+      mask.forEach((m, t) => {
+        loss -= (m * at(current, t)) / count;
+      });
       return { loss, gradLogprobs: [Float32Array.from(mask, (m) => -m / count)], metrics: {} };
     },
   };

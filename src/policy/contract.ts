@@ -145,7 +145,9 @@ function batchContract({ makePolicy, maxNewTokens, promptOf }: ContractContext):
     ];
     const generations = await (await makePolicy()).generateBatch(requests);
     assert.equal(generations.length, requests.length);
-    generations.forEach((generation, i) => checkGeneration(policy, at(requests, i, 'requests'), generation));
+    generations.forEach((generation, i) => {
+      checkGeneration(policy, at(requests, i, 'requests'), generation);
+    });
     assert.ok(at(generations, 1).tokens.length <= 2, 'the second request keeps its own maxNewTokens');
     assert.deepEqual(generations[2], generations[0], 'equal prompts with equal options in one batch agree');
     assert.deepEqual(await policy.generateBatch([]), []);

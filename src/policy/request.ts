@@ -111,7 +111,7 @@ export function decodeGenerated(tokenizer: Tokenizer, ids: readonly number[]): s
       run.push(id);
       continue;
     }
-    text += tokenizer.decode(run) + '\uFFFD';
+    text += `${tokenizer.decode(run)}\uFFFD`;
     run = [];
   }
   return text + tokenizer.decode(run);

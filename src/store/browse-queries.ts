@@ -40,11 +40,18 @@ type Row = Record<string, any>;
 export function trajectoryPage(db: Database.Database, runId: number, filter: TrajectoryFilter = {}): TrajectoryPage {
   const where = ['run_id = ?'];
   const parameters: (number | string)[] = [runId];
-  if (filter.step !== undefined) where.push('step = ?'), parameters.push(filter.step);
-  if (filter.groupId !== undefined) where.push('group_id = ?'), parameters.push(filter.groupId);
-  if (filter.minReward !== undefined) where.push('total_reward >= ?'), parameters.push(filter.minReward);
-  if (filter.maxReward !== undefined) where.push('total_reward <= ?'), parameters.push(filter.maxReward);
-  if (filter.success !== undefined) where.push('success = ?'), parameters.push(filter.success ? 1 : 0);
+  const conditions: [sql: string, value: number | string | undefined][] = [
+    ['step = ?', filter.step],
+    ['group_id = ?', filter.groupId],
+    ['total_reward >= ?', filter.minReward],
+    ['total_reward <= ?', filter.maxReward],
+    ['success = ?', filter.success === undefined ? undefined : filter.success ? 1 : 0],
+  ];
+  for (const [sql, value] of conditions) {
+    if (value === undefined) continue;
+    where.push(sql);
+    parameters.push(value);
+  }
   const offset = Math.max(0, Math.floor(filter.offset ?? 0));
   const limit = Math.min(500, Math.max(1, Math.floor(filter.limit ?? 50)));
   const clause = where.join(' AND ');

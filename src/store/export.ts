@@ -112,7 +112,7 @@ async function writeJsonl(
   const stream = createWriteStream(file);
   let rows = 0;
   for (const t of trajectories) {
-    if (!stream.write(JSON.stringify(exportRow(run, t)) + '\n')) await once(stream, 'drain');
+    if (!stream.write(`${JSON.stringify(exportRow(run, t))}\n`)) await once(stream, 'drain');
     if (++rows % 256 === 0) onProgress?.(rows);
   }
   stream.end();

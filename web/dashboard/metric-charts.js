@@ -146,14 +146,14 @@ export class MetricCharts {
       series: uplotSeries,
       axes: [
         {
-          values: (u, splits) => splits.map(formatX),
+          values: (_plot, splits) => splits.map(formatX),
           label: X_LABELS[view.xAxis],
           labelSize: 18,
           size: 36,
           font: '11px system-ui',
           labelFont: '11px system-ui',
         },
-        { values: (u, splits) => splits.map(formatValue), size: 56, font: '11px system-ui' },
+        { values: (_plot, splits) => splits.map(formatValue), size: 56, font: '11px system-ui' },
       ],
       cursor: { sync: { key: 'agentrl-metrics' }, drag: { x: true, y: false }, points: { show: false } },
       hooks: {

@@ -52,7 +52,8 @@ function append(have, fresh) {
   have.seconds.push(...fresh.seconds);
   have.tokens.push(...fresh.tokens);
   for (const key of new Set([...Object.keys(have.values), ...Object.keys(fresh.values)])) {
-    const column = have.values[key] ?? (have.values[key] = new Array(length).fill(null));
+    have.values[key] ??= new Array(length).fill(null);
+    const column = have.values[key];
     column.push(...(fresh.values[key] ?? new Array(fresh.steps.length).fill(null)));
   }
   have.lastStep = fresh.lastStep;

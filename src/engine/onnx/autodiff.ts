@@ -123,7 +123,7 @@ export function addGradients(g: GraphBuilder, loss: ValueId, wrt: readonly Value
     const rule = rules[node.op];
     if (rule === undefined || node.domain !== '') {
       throw new InvalidArgumentError(
-        `addGradients: no gradient rule for ${node.domain === '' ? '' : node.domain + '.'}${node.op}; differentiable ops: ${differentiableOps().join(', ')}`,
+        `addGradients: no gradient rule for ${node.domain === '' ? '' : `${node.domain}.`}${node.op}; differentiable ops: ${differentiableOps().join(', ')}`,
       );
     }
     const inputGradients = rule(g, node, outputGradients, needs);

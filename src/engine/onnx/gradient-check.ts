@@ -83,12 +83,12 @@ async function lossSession(spec: GradientCase, rng: Rng) {
     loss,
     checked.map((input) => entry(values, input.name, 'gradient-check input')),
   );
-  gradients.forEach((gradient, i) =>
+  gradients.forEach((gradient, i) => {
     g.graph.output(
       at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0),
       `grad.${at(checked, i).name}`,
-    ),
-  );
+    );
+  });
   const session = await OnnxSession.create(serializeModel(g.graph), { threads: 1 });
   const data = new Map(
     spec.inputs.map((input) => [

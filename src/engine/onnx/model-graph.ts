@@ -103,19 +103,19 @@ function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, past
   const hd = headDim(config);
   const H = config.numHeads;
   const KV = config.numKvHeads;
-  let q = linear(c, p + 'wq', h); // [B, T, H·hd]
-  let k = linear(c, p + 'wk', h); // [B, T, KV·hd]
-  let v = linear(c, p + 'wv', h); // [B, T, KV·hd]
+  let q = linear(c, `${p}wq`, h); // [B, T, H·hd]
+  let k = linear(c, `${p}wk`, h); // [B, T, KV·hd]
+  let v = linear(c, `${p}wv`, h); // [B, T, KV·hd]
   if (config.attentionBias) {
-    q = g.add(q, c.weights.get(p + 'bq')!);
-    k = g.add(k, c.weights.get(p + 'bk')!);
-    v = g.add(v, c.weights.get(p + 'bv')!);
+    q = g.add(q, c.weights.get(`${p}bq`)!);
+    k = g.add(k, c.weights.get(`${p}bk`)!);
+    v = g.add(v, c.weights.get(`${p}bv`)!);
   }
   let qh = splitHeads(c, q, H); // [B, H, T, hd]
   let kh = splitHeads(c, k, KV); // [B, KV, T, hd]
   if (config.qkNorm) {
-    qh = rmsNorm(c, qh, c.weights.get(p + 'qNorm')!);
-    kh = rmsNorm(c, kh, c.weights.get(p + 'kNorm')!);
+    qh = rmsNorm(c, qh, c.weights.get(`${p}qNorm`)!);
+    kh = rmsNorm(c, kh, c.weights.get(`${p}kNorm`)!);
   }
   qh = rope(c, qh, hd / 2);
   kh = rope(c, kh, hd / 2);
@@ -134,14 +134,14 @@ function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, past
   const toNew = g.sliceDynamic(weights, c.cacheLength, c.fullLength, [-1], 'T');
   const context = g.add(g.matMul(toCache, pastValue), g.matMul(toNew, vh)); // [B, KV, G·T, hd]
   const merged = g.reshape(g.transpose(g.reshape(context, [0, H, -1, hd]), [0, 2, 1, 3]), [0, 0, H * hd]); // [B, T, H·hd]
-  return { out: linear(c, p + 'wo', merged), key: kh, value: vh };
+  return { out: linear(c, `${p}wo`, merged), key: kh, value: vh };
 }
 
 function mlp(c: Context, layer: number, h: ValueId): ValueId {
   const p = `layers.${layer}.`;
-  const gate = linear(c, p + 'wGate', h);
+  const gate = linear(c, `${p}wGate`, h);
   const activated = c.g.mul(gate, c.g.sigmoid(gate)); // silu
-  return linear(c, p + 'wDown', c.g.mul(activated, linear(c, p + 'wUp', h)));
+  return linear(c, `${p}wDown`, c.g.mul(activated, linear(c, `${p}wUp`, h)));
 }
 
 /** The output heads on the final hidden states [B, T, D]. */
@@ -182,10 +182,10 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
     for (const [name, shape] of loraShapes(config, lora)) {
       if (!name.endsWith('.loraA')) continue;
       const weight = name.slice(0, -'.loraA'.length);
-      const b = loraShapes(config, lora).get(weight + '.loraB')!;
+      const b = loraShapes(config, lora).get(`${weight}.loraB`)!;
       adapters.set(weight, {
         a: g.graph.input(name, 'float32', shape),
-        b: g.graph.input(weight + '.loraB', 'float32', b),
+        b: g.graph.input(`${weight}.loraB`, 'float32', b),
       });
     }
   }
@@ -219,14 +219,14 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
     const block = attention(
       c,
       i,
-      rmsNorm(c, x, weights.get(p + 'attnNorm')!),
+      rmsNorm(c, x, weights.get(`${p}attnNorm`)!),
       at(pastKeys, i, 'pastKeys'),
       at(pastValues, i, 'pastValues'),
     );
     g.graph.output(block.key, keyOutputName(i));
     g.graph.output(block.value, valueOutputName(i));
     x = g.add(x, block.out);
-    x = g.add(x, mlp(c, i, rmsNorm(c, x, weights.get(p + 'mlpNorm')!)));
+    x = g.add(x, mlp(c, i, rmsNorm(c, x, weights.get(`${p}mlpNorm`)!)));
   }
   heads(c, x);
   return g.graph;

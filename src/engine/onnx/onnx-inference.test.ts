@@ -38,7 +38,11 @@ function randomSequences(seed: number, lengths: readonly number[], vocab: number
 
 function maxDifference(a: readonly Float32Array[], b: readonly Float32Array[]): number {
   let worst = 0;
-  a.forEach((row, i) => row.forEach((x, t) => (worst = Math.max(worst, Math.abs(x - at(at(b, i), t))))));
+  a.forEach((row, i) => {
+    row.forEach((x, t) => {
+      worst = Math.max(worst, Math.abs(x - at(at(b, i), t)));
+    });
+  });
   return worst;
 }
 
@@ -81,7 +85,9 @@ for (const [name, config, options] of variants) {
         `${padding}: ${maxDifference(actual.logprobs, expected.logprobs)}`,
       );
       if (expected.values) assert.ok(maxDifference(actual.values!, expected.values) <= 1e-4);
-      actual.logprobs.forEach((row, i) => assert.equal(row.length, at(sequences, i).length));
+      actual.logprobs.forEach((row, i) => {
+        assert.equal(row.length, at(sequences, i).length);
+      });
     }
     await inference.release();
   });
@@ -131,9 +137,9 @@ test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA);
     { temperature: 0.8 },
   );
   sampled.forEach((row, i) => {
-    row.logprobs.forEach((logprob, k) =>
-      assert.ok(Math.abs(logprob - at(at(scored.logprobs, i), at(prompts, i).length + k)) <= 1e-4),
-    );
+    row.logprobs.forEach((logprob, k) => {
+      assert.ok(Math.abs(logprob - at(at(scored.logprobs, i), at(prompts, i).length + k)) <= 1e-4);
+    });
   });
   const jaxSampled = await generate(model, prompts, {
     maxNewTokens: 16,

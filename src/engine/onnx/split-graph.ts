@@ -36,7 +36,7 @@ function extract(
     const info = source.info(id);
     mapped.set(id, graph.input(info.name, info.dtype, info.shape));
   }
-  const valueOf = (id: ValueId): ValueId => {
+  const mappedValue = (id: ValueId): ValueId => {
     let target = mapped.get(id);
     if (target === undefined) {
       const tensor = source.initializers.get(id) as Tensor | undefined;
@@ -51,7 +51,7 @@ function extract(
   };
   for (const index of nodes) {
     const node = at(source.nodes, index, 'graph nodes');
-    const ins = node.inputs.map(valueOf);
+    const ins = node.inputs.map(mappedValue);
     const outs = graph.node(
       node.op,
       ins,
@@ -59,9 +59,11 @@ function extract(
       node.outputs.map((id) => ({ ...source.info(id) })),
       node.domain,
     );
-    node.outputs.forEach((id, i) => mapped.set(id, at(outs, i)));
+    node.outputs.forEach((id, i) => {
+      mapped.set(id, at(outs, i));
+    });
   }
-  for (const id of outputs) graph.output(valueOf(id));
+  for (const id of outputs) graph.output(mappedValue(id));
   return graph;
 }
 

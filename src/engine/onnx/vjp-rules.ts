@@ -13,7 +13,7 @@
  *   Y = A B:   ∂A = ∂Y Bᵀ, ∂B = Aᵀ ∂Y (batch axes summed back where an operand broadcast)
  */
 import { at } from '../../core/indexing.ts';
-import { attr, type GraphNode, type ValueId } from './graph.ts';
+import { attr, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import type { VjpRule } from './autodiff.ts';
 import {
@@ -29,8 +29,6 @@ import {
   reducedAxes,
   sumToShape,
 } from './vjp-helpers.ts';
-
-type Grads = (ValueId | undefined)[];
 
 /** A rule for a unary op: ∂x from (∂y, x, y). */
 function unary(derivative: (g: GraphBuilder, dy: ValueId, x: ValueId, y: ValueId) => ValueId): VjpRule {

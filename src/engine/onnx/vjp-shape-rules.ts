@@ -11,7 +11,7 @@
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
-import { attr, type Dim, type GraphNode, type ValueId } from './graph.ts';
+import { attr, type Dim, type ValueId } from './graph.ts';
 import type { GraphBuilder } from './ops.ts';
 import type { VjpRule } from './autodiff.ts';
 import {
@@ -34,7 +34,9 @@ const transpose: VjpRule = (g, node, gradients) => {
   const rank = g.shape(input(node, 0)).length;
   const perm = intsAttribute(node, 'perm') ?? Array.from({ length: rank }, (_, i) => rank - 1 - i);
   const inverse = new Array<number>(rank);
-  perm.forEach((p, i) => (inverse[p] = i));
+  perm.forEach((p, i) => {
+    inverse[p] = i;
+  });
   return [g.transpose(gradientOf(gradients), inverse)];
 };
 
@@ -56,8 +58,7 @@ const slice: VjpRule = (g, node, gradients) => {
   const x = input(node, 0);
   const rank = g.shape(x).length;
   const steps = constantInts(g, node, 4);
-  if (steps !== undefined && steps.some((s) => s !== 1))
-    throw new InvalidArgumentError(`gradient of Slice: steps must be 1, got [${steps}]`);
+  if (steps?.some((s) => s !== 1)) throw new InvalidArgumentError(`gradient of Slice: steps must be 1, got [${steps}]`);
   const starts = asInt64(g, input(node, 1));
   const ends = asInt64(g, input(node, 2));
   const count = g.shape(starts)[0];
@@ -162,7 +163,9 @@ const gather: VjpRule = (g, node, gradients) => {
     reduction,
   );
   const inverse = new Array<number>(rank);
-  permData.forEach((p, i) => (inverse[p] = i));
+  permData.forEach((p, i) => {
+    inverse[p] = i;
+  });
   return [g.transpose(scattered, inverse), undefined];
 };
 

@@ -63,7 +63,12 @@ test('the proposer is rewarded for learnable tasks: 1 − solve rate when strict
   let replies = ['<answer>9</answer>', '<answer>9</answer>', '<answer>8</answer>', 'junk'];
   const env = makeAbsoluteZero(
     { solverSamples: 4 },
-    { solver: async (prompt, count) => (prompts.push(prompt), replies.slice(0, count)) },
+    {
+      solver: async (prompt, count) => {
+        prompts.push(prompt);
+        return replies.slice(0, count);
+      },
+    },
   );
   await env.reset({ seed: 1 });
   const learnable = await env.step({ text: propose('function f(x) { return x * x; }', 3) });

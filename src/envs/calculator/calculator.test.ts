@@ -38,7 +38,7 @@ test('evaluateExpression rejects everything but integer arithmetic, with typed e
     'process.exit(1)',
     '1.5 + 1',
     '9'.repeat(17) + ' * 9'.repeat(5),
-    '('.repeat(60) + '1' + ')'.repeat(60),
+    `${'('.repeat(60)}1${')'.repeat(60)}`,
   ]) {
     assert.throws(() => evaluateExpression(bad), CalculatorError, bad);
   }
@@ -64,7 +64,7 @@ test('calculator episode: tool result comes back, then an exact answer scores 1'
   const first = await env.reset({ seed: 0, task: { expression: '(2 + 3) * 4' } });
   assert.equal(first.text, '(2 + 3) * 4');
   let result = await env.step({
-    text: '<think>use the tool</think>' + formatToolCall({ name: 'calculator', arguments: { expression: '(2+3)*4' } }),
+    text: `<think>use the tool</think>${formatToolCall({ name: 'calculator', arguments: { expression: '(2+3)*4' } })}`,
   });
   assert.equal(result.observation.text, '<tool_response>20</tool_response>');
   assert.equal((result.observation.data as CalculatorData).lastToolResult, '20');

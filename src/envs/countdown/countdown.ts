@@ -7,7 +7,7 @@
 import type { Rng } from '../../core/index.ts';
 import { at } from '../../core/indexing.ts';
 import { TaskGenerationError } from '../errors.ts';
-import { equals, evaluateRational, rational } from '../math/rational.ts';
+import { equals, evaluateRational, type Rational, rational } from '../math/rational.ts';
 
 export interface CountdownTask {
   numbers: number[];
@@ -111,7 +111,7 @@ export function checkEquation(equation: string, task: CountdownTask): EquationCh
   if (right !== undefined && right.trim() !== String(task.target))
     return { kind: 'wrong', reason: `the right side must be ${task.target}` };
   if (/\d\.\d/.test(left)) return { kind: 'unreadable', reason: 'use the given integers only' };
-  let value;
+  let value: Rational;
   try {
     value = evaluateRational(left);
   } catch (error) {

@@ -49,7 +49,7 @@ export async function connectMcp(server: McpServerSpec, options: { timeoutMs?: n
           stderr: 'pipe',
         });
   const timeout = options.timeoutMs ?? 10_000;
-  let listed;
+  let listed: Awaited<ReturnType<Client['listTools']>>;
   try {
     await client.connect(transport, { timeout });
     listed = await client.listTools(undefined, { timeout });

@@ -39,7 +39,9 @@ describe('memory-recall episodes', () => {
       /^Question: what is the code of locker \d+\?/,
       /^<tool_response>locker \d+: \d{4}( \| locker \d+: \d{4})*<\/tool_response>\nQuestion:/, // a search answers with the saved facts and asks again
     ];
-    expected.forEach((pattern, index) => assert.match(at(seen, index, 'observations'), pattern));
+    expected.forEach((pattern, index) => {
+      assert.match(at(seen, index, 'observations'), pattern);
+    });
     assert.equal(seen.at(-1), 'correct');
   });
 

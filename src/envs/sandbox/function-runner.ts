@@ -13,7 +13,7 @@
  */
 import { InvalidArgumentError } from '../../core/index.ts';
 import { SandboxUnavailableError } from './namespaces.ts';
-import { runInSandbox, type SandboxFailure, type SandboxOptions } from './sandbox.ts';
+import { runInSandbox, type SandboxFailure, type SandboxOptions, type SandboxResult } from './sandbox.ts';
 
 export interface FunctionRunOptions {
   code: string;
@@ -74,7 +74,7 @@ export async function runFunction(options: FunctionRunOptions): Promise<Function
   if (!/^[A-Za-z_$][\w$]*$/.test(entry))
     throw new InvalidArgumentError(`entry must be a JavaScript identifier, got "${entry}"`, { entry });
   const timeoutMs = options.timeoutMs ?? 1500 + calls.length * callTimeoutMs;
-  let outcome;
+  let outcome: SandboxResult;
   try {
     outcome = await runInSandbox({
       script,

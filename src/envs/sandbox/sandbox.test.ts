@@ -67,12 +67,12 @@ test('sandbox: no network — fetch, sockets and http never reach a live 127.0.0
     assert.equal(result.ok, false, script);
     assert.match(!result.ok ? result.message : '', /fetch is not defined|network access is denied/, script);
   }
-  const escape = await runFunction({
+  const escapeAttempt = await runFunction({
     code: "function f() { return this.constructor.constructor('return process')().pid; }",
     entry: 'f',
     calls: [[]],
   });
-  assert.deepEqual(escape.results, [{ error: 'Code generation from strings disallowed for this context' }]);
+  assert.deepEqual(escapeAttempt.results, [{ error: 'Code generation from strings disallowed for this context' }]);
   const globals = await runFunction({
     code: 'function f() { return [typeof process, typeof require, typeof fetch, typeof setTimeout].join(); }',
     entry: 'f',

@@ -219,6 +219,7 @@ export const sweInstances: readonly SweInstance[] = [
     issue: 'formatCents(5) returns "$0.5"; it should be "$0.05". Cents always have two digits.',
     module: [
       'src/money.js',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the buggy module's own source, a template literal inside
       'function formatCents(cents) {\n  const dollars = Math.floor(cents / 100);\n  return `$${dollars}.${cents % 100}`;\n}\n\nmodule.exports = { formatCents };\n',
     ],
     visible: { 'two-digit cents': "assert.equal(lib.formatCents(1234), '$12.34');" },
@@ -226,6 +227,7 @@ export const sweInstances: readonly SweInstance[] = [
       'pads single-digit cents': "assert.equal(lib.formatCents(5), '$0.05');",
       'zero cents': "assert.equal(lib.formatCents(700), '$7.00');",
     },
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the fix replaces text in the module's template literal
     gold: [['${cents % 100}', "${String(cents % 100).padStart(2, '0')}"]],
   }),
   instance({

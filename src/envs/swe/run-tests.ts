@@ -22,7 +22,7 @@ import { entry } from '../../core/indexing.ts';
 import { candidateAssertSource } from '../sandbox/candidate-assert-source.ts';
 import { candidateRealmSource } from '../sandbox/copy-boundary-source.ts';
 import { SandboxUnavailableError } from '../sandbox/namespaces.ts';
-import { runInSandbox } from '../sandbox/sandbox.ts';
+import { runInSandbox, type SandboxResult } from '../sandbox/sandbox.ts';
 import { testHarnessSource } from './test-harness-source.ts';
 
 export interface TestOutcome {
@@ -82,7 +82,7 @@ async function runHarness(
     callTimeoutMs: options.callTimeoutMs ?? 1000,
     assertSource: candidateAssertSource,
   };
-  let result;
+  let result: SandboxResult;
   try {
     result = await runInSandbox({
       script: candidateRealmSource + testHarnessSource,
@@ -142,5 +142,5 @@ export function summarizeRun(run: RepoTestRun): string {
   if (run.failure !== null) return `tests did not run: ${run.failure}`;
   const failed = run.outcomes.filter((outcome) => !outcome.pass);
   const passed = run.outcomes.length - failed.length;
-  return `${passed} passed, ${failed.length} failed${failed.length === 0 ? '' : ': ' + failed.map((f) => `${f.name} (${f.error})`).join('; ')}`;
+  return `${passed} passed, ${failed.length} failed${failed.length === 0 ? '' : `: ${failed.map((f) => `${f.name} (${f.error})`).join('; ')}`}`;
 }

@@ -58,13 +58,13 @@ test('web shop expert buys the exact item on 50/50 test goals; random clicking n
 const server = await startShopServer(makeWebShop().shop);
 after(() => server.close());
 
-const unescape = (text: string): string =>
+const decodeEntities = (text: string): string =>
   text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 const anchors = (html: string): Map<string, string> =>
   new Map(
     [...html.matchAll(/<a href="([^"]*)"[^>]*>([^<]*)<\/a>/g)].map(([, href = '', label = '']) => [
-      unescape(label),
-      unescape(href),
+      decodeEntities(label),
+      decodeEntities(href),
     ]),
   );
 

@@ -81,7 +81,8 @@ export class TinkerClient {
       }
       return await this.retrieveFuture(String(requestId), path);
     } finally {
-      const entry = (this.times[path] ??= { calls: 0, ms: 0 });
+      const entry = this.times[path] ?? { calls: 0, ms: 0 };
+      this.times[path] = entry;
       entry.calls += 1;
       entry.ms += performance.now() - started;
     }

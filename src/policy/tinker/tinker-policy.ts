@@ -237,7 +237,7 @@ export class TinkerPolicy implements TrainablePolicy {
     this.step += 1;
     this.samplerPath = undefined;
     const metrics = (answer as { metrics?: Record<string, unknown> | null } | null)?.metrics ?? {};
-    const gradNorm = Number(metrics['grad_norm'] ?? metrics['grad_norm:mean'] ?? NaN);
+    const gradNorm = Number(metrics.grad_norm ?? metrics['grad_norm:mean'] ?? NaN);
     return { gradNorm, step: this.step };
   }
 
@@ -268,7 +268,7 @@ export class TinkerPolicy implements TrainablePolicy {
   async save(path: string): Promise<void> {
     const record = await this.saveRecord();
     await mkdir(path, { recursive: true });
-    await writeFile(join(path, 'tinker-checkpoint.json'), JSON.stringify(record, null, 2) + '\n');
+    await writeFile(join(path, 'tinker-checkpoint.json'), `${JSON.stringify(record, null, 2)}\n`);
   }
 
   /** Loads the weights and optimizer state a `save` wrote (from this or another run of the same base model). */

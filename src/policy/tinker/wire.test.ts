@@ -21,7 +21,9 @@ test("'sum' (hosted Tinker): cross_entropy with weights −dL/dlogp, so Σ w·(�
   assert.equal(lossFunction, 'cross_entropy');
   assert.deepEqual(at(data, 0).loss_fn_inputs.weights!.data, [0, 0.5, -0.25]);
   // d/dlogp_t of Σ_t w_t·(−logp_t) = −w_t = dL/dlogp_t.
-  at(data, 0).loss_fn_inputs.weights!.data.forEach((w, i) => assert.equal(w === 0 ? 0 : -w, at(grad, 0)[i + 1]));
+  at(data, 0).loss_fn_inputs.weights!.data.forEach((w, i) => {
+    assert.equal(w === 0 ? 0 : -w, at(grad, 0)[i + 1]);
+  });
 });
 
 test("'sequence-mean' (SkyRL tx): importance_sampling with unit weights, current log-probs, advantages scaled by (T−1)·N", () => {
