@@ -96,6 +96,52 @@ export function uct(child: Pick<MctsNode, 'q' | 'visits'>, parentVisits: number,
   return child.q + explorationWeight * Math.sqrt(Math.log(Math.max(parentVisits, 1)) / child.visits);
 }
 
+function assertPositiveIntegers(values: Record<string, number>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (!Number.isInteger(value) || value < 1)
+      throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
+  }
+}
+
+/** 1. selection: from the root down the expanded nodes, each step to the child with the highest UCT score. */
+function selectPath(root: MctsNode, explorationWeight: number): MctsNode[] {
+  const path = [root];
+  let node = root;
+  while (node.expanded && node.children.length > 0) {
+    const parentVisits = node.visits;
+    node = node.children.reduce((best, child) =>
+      uct(child, parentVisits, explorationWeight) > uct(best, parentVisits, explorationWeight) ? child : best,
+    );
+    path.push(node);
+  }
+  return path;
+}
+
+/** 4. back-propagation: each node on `path` gets one more visit and the discounted return from it on. */
+function backPropagate(path: readonly MctsNode[], discount: number, aggregate: 'mean' | 'max'): void {
+  let future = 0;
+  for (let i = path.length - 1; i >= 0; i--) {
+    const step = at(path, i, 'path');
+    future = (i === 0 ? 0 : step.reward) + discount * future;
+    step.visits++;
+    step.returns.push(future);
+    step.q =
+      aggregate === 'max'
+        ? Math.max(...step.returns)
+        : step.returns.reduce((sum, value) => sum + value, 0) / step.returns.length;
+  }
+}
+
+/** The answer: from the root, each step to the visited child with the highest Q. */
+function highestQPath(root: MctsNode): MctsNode[] {
+  const best: MctsNode[] = [root];
+  for (let node = root; node.children.some((child) => child.visits > 0); ) {
+    node = node.children.filter((child) => child.visits > 0).reduce((top, child) => (child.q > top.q ? child : top));
+    best.push(node);
+  }
+  return best;
+}
+
 export async function runMcts(options: MctsOptions): Promise<MctsResult> {
   const {
     policy,
@@ -106,10 +152,7 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
     discount = 1,
     aggregate = 'mean',
   } = options;
-  for (const [name, value] of Object.entries({ iterations, actions, maxDepth: problem.maxDepth })) {
-    if (!Number.isInteger(value) || value < 1)
-      throw new InvalidArgumentError(`${name} must be a positive integer, got ${value}`, { [name]: value });
-  }
+  assertPositiveIntegers({ iterations, actions, maxDepth: problem.maxDepth });
   const sampling = options.sampling ?? { maxNewTokens: 128, temperature: 0.7 };
   const propose = options.proposePrompt ?? defaultMctsPrompts.propose;
   const predict = options.worldModelPrompt ?? defaultMctsPrompts.worldModel;
@@ -154,42 +197,19 @@ export async function runMcts(options: MctsOptions): Promise<MctsResult> {
 
   const root = makeNode(problem.initialState, '', null, 0);
   for (let iteration = 0; iteration < iterations; iteration++) {
-    // 1. selection
-    const path = [root];
-    let node = root;
-    while (node.expanded && node.children.length > 0) {
-      const parentVisits = node.visits;
-      node = node.children.reduce((best, child) =>
-        uct(child, parentVisits, explorationWeight) > uct(best, parentVisits, explorationWeight) ? child : best,
-      );
-      path.push(node);
-    }
+    const path = selectPath(root, explorationWeight);
     // 2. expansion and 3. simulation (greedy in the step reward)
+    let node = at(path, path.length - 1, 'path');
     while (!node.terminal && node.depth < problem.maxDepth) {
       if (!node.expanded) await expand(node);
       if (node.children.length === 0) break;
       node = node.children.reduce((best, child) => (child.reward > best.reward ? child : best));
       path.push(node);
     }
-    // 4. back-propagation
-    let future = 0;
-    for (let i = path.length - 1; i >= 0; i--) {
-      const step = at(path, i, 'path');
-      future = (i === 0 ? 0 : step.reward) + discount * future;
-      step.visits++;
-      step.returns.push(future);
-      step.q =
-        aggregate === 'max'
-          ? Math.max(...step.returns)
-          : step.returns.reduce((sum, value) => sum + value, 0) / step.returns.length;
-    }
+    backPropagate(path, discount, aggregate);
   }
 
-  const best: MctsNode[] = [root];
-  for (let node = root; node.children.some((child) => child.visits > 0); ) {
-    node = node.children.filter((child) => child.visits > 0).reduce((top, child) => (child.q > top.q ? child : top));
-    best.push(node);
-  }
+  const best = highestQPath(root);
   const last = at(best, best.length - 1, 'best path');
   return {
     root,

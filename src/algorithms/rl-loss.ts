@@ -19,7 +19,7 @@ import { klEstimators, klPenaltyLoss } from './kl.ts';
 import { dpoPairLoss, type DpoOptions } from './losses/dpo.ts';
 import { entropyBonus } from './losses/entropy.ts';
 import { gspoLoss } from './losses/gspo.ts';
-import { ppoClipLoss } from './losses/ppo-clip.ts';
+import { type PolicyLossResult, ppoClipLoss } from './losses/ppo-clip.ts';
 import { negativeLogLikelihood } from './losses/sft.ts';
 import { valueLoss } from './losses/value.ts';
 import { assertSameShape, toFloat32, type Sequences } from './sequences.ts';
@@ -89,31 +89,37 @@ export interface RlLossTerms {
   metrics: Record<string, number>;
 }
 
-/** The composite loss and its gradients, in float64. */
-export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossConfig): RlLossTerms {
+/** The policy-gradient term the config names: GSPO's sequence-level ratio, or PPO's clipped token ratio. */
+function policyTerm(batch: RlBatch, current: RlCurrent, config: RlLossConfig): PolicyLossResult {
   const { lossMask, advantages, oldLogprobs } = batch;
   const aggregation = { lossAggMode: config.lossAggMode, lossScaleFactor: config.lossScaleFactor };
-  const policy =
-    config.policyLoss === 'gspo'
-      ? gspoLoss({
-          logprobs: current.logprobs,
-          oldLogprobs,
-          advantages,
-          lossMask,
-          clipRatioLow: config.clipRatioLow,
-          clipRatioHigh: config.clipRatioHigh,
-          lossAggMode: 'seq-mean-token-mean',
-        })
-      : ppoClipLoss({
-          ...aggregation,
-          logprobs: current.logprobs,
-          oldLogprobs,
-          advantages,
-          lossMask,
-          clipRatioLow: config.clipRatioLow,
-          clipRatioHigh: config.clipRatioHigh,
-          clipRatioC: config.clipRatioC,
-        });
+  return config.policyLoss === 'gspo'
+    ? gspoLoss({
+        logprobs: current.logprobs,
+        oldLogprobs,
+        advantages,
+        lossMask,
+        clipRatioLow: config.clipRatioLow,
+        clipRatioHigh: config.clipRatioHigh,
+        lossAggMode: 'seq-mean-token-mean',
+      })
+    : ppoClipLoss({
+        ...aggregation,
+        logprobs: current.logprobs,
+        oldLogprobs,
+        advantages,
+        lossMask,
+        clipRatioLow: config.clipRatioLow,
+        clipRatioHigh: config.clipRatioHigh,
+        clipRatioC: config.clipRatioC,
+      });
+}
+
+/** The composite loss and its gradients, in float64. */
+export function rlLossTerms(batch: RlBatch, current: RlCurrent, config: RlLossConfig): RlLossTerms {
+  const { lossMask } = batch;
+  const aggregation = { lossAggMode: config.lossAggMode, lossScaleFactor: config.lossScaleFactor };
+  const policy = policyTerm(batch, current, config);
   let loss = policy.loss;
   const gradLogprobs = policy.gradLogprobs;
   const metrics: Record<string, number> = { pg_loss: policy.loss, ...policy.metrics };

@@ -52,15 +52,9 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
     name = 'jinja',
     files,
   } = options;
-  let template: Template;
-  try {
-    template = new Template(source);
-  } catch (error) {
-    throw new ChatTemplateError(`${name}: the chat template does not parse: ${(error as Error).message}`, { name });
-  }
+  const template = parseTemplate(source, name);
   const readsToolCalls = source.includes('tool_calls');
   const readsTools = /\btools\b/.test(source);
-  const stopSet = new Set(stopTokens);
 
   const renderText = (
     messages: readonly Message[],
@@ -80,21 +74,9 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       throw new ChatTemplateError(`${name}: the chat template failed: ${(error as Error).message}`, { name });
     }
   };
-  const encode = (messages: readonly Message[], tools: readonly PromptTool[], addGenerationPrompt: boolean): number[] =>
+  const encode: Encode = (messages, tools, addGenerationPrompt) =>
     tokenizer.encode(renderText(messages, tools, addGenerationPrompt));
-
-  // What closes a reply, and what a new user turn adds, by rendering a probe conversation.
-  const probe: Message[] = [{ role: 'user', content: 'x' }];
-  const probePrompt = encode(probe, [], true);
-  const probeReply = encode([...probe, { role: 'assistant', content: 'y' }], [], false);
-  const stopAt = probeReply.findIndex((id, i) => i >= probePrompt.length && stopSet.has(id));
-  if (!startsWith(probeReply, probePrompt) || stopAt < 0) {
-    throw new ChatTemplateError(
-      `${name}: an assistant reply does not follow the generation prompt, or ends in none of the stop tokens [${stopTokens.join(', ')}]`,
-      { name },
-    );
-  }
-  const turnEnd = probeReply.slice(stopAt);
+  const turnEnd = probeTurnEnd(encode, stopTokens, name);
 
   const format: ChatFormat = {
     name,
@@ -106,24 +88,10 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       { tools = [], addGenerationPrompt = false }: ChatRenderOptions = {},
     ): RenderedChat {
       const tokens = encode(messages, tools, addGenerationPrompt);
-      const assistantMask = tokens.map(() => 0);
-      messages.forEach((message, i) => {
-        if (message.role !== 'assistant') return;
-        const before = encode(messages.slice(0, i), tools, true);
-        const through = encode(messages.slice(0, i + 1), tools, false);
-        if (!startsWith(through, before) || !startsWith(tokens, through)) {
-          throw new ChatTemplateError(
-            `${name}: the template is not prefix-stable at message ${i} (assistant): its rendering does not extend the rendering before it, so no assistant mask can be taken from it`,
-            { name, message: i },
-          );
-        }
-        const stop = through.length - (turnEnd.length - 1);
-        for (let t = before.length; t < stop; t++) assistantMask[t] = 1;
-      });
-      return { tokens, assistantMask };
+      return { tokens, assistantMask: assistantMaskOf(tokens, messages, tools, { encode, turnEnd, name }) };
     },
     userTurn(text: string): number[] {
-      const closed = [...probe, { role: 'assistant' as const, content: 'y' }];
+      const closed = [...probeConversation, { role: 'assistant' as const, content: 'y' }];
       const before = encode(closed, [], false);
       const after = encode([...closed, { role: 'user', content: text }], [], true);
       if (!startsWith(after, before))
@@ -135,7 +103,7 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
     },
     toolTurn(content: string, call: AnsweredCall): number[] {
       const closed: Message[] = [
-        ...probe,
+        ...probeConversation,
         { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] },
       ];
       const before = encode(closed, [], false);
@@ -153,6 +121,59 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
     ...(files === undefined ? {} : { files }),
   };
   return format;
+}
+
+/** The token ids of a conversation rendered by the template (with the generation prompt or not). */
+type Encode = (messages: readonly Message[], tools: readonly PromptTool[], addGenerationPrompt: boolean) => number[];
+
+/** The conversation rendered to learn what closes a reply and what a new user or tool turn adds. */
+const probeConversation: readonly Message[] = [{ role: 'user', content: 'x' }];
+
+function parseTemplate(source: string, name: string): Template {
+  try {
+    return new Template(source);
+  } catch (error) {
+    throw new ChatTemplateError(`${name}: the chat template does not parse: ${(error as Error).message}`, { name });
+  }
+}
+
+/** The ids that close an assistant reply, from its first stop token on (e.g. `<|im_end|>` and `\n`). */
+function probeTurnEnd(encode: Encode, stopTokens: readonly number[], name: string): number[] {
+  const stopSet = new Set(stopTokens);
+  const probePrompt = encode(probeConversation, [], true);
+  const probeReply = encode([...probeConversation, { role: 'assistant', content: 'y' }], [], false);
+  const stopAt = probeReply.findIndex((id, i) => i >= probePrompt.length && stopSet.has(id));
+  if (!startsWith(probeReply, probePrompt) || stopAt < 0) {
+    throw new ChatTemplateError(
+      `${name}: an assistant reply does not follow the generation prompt, or ends in none of the stop tokens [${stopTokens.join(', ')}]`,
+      { name },
+    );
+  }
+  return probeReply.slice(stopAt);
+}
+
+/** 1 on each assistant reply and its stop token in `tokens` (the rendering of `messages`), 0 elsewhere; see the header. */
+function assistantMaskOf(
+  tokens: readonly number[],
+  messages: readonly Message[],
+  tools: readonly PromptTool[],
+  { encode, turnEnd, name }: { encode: Encode; turnEnd: readonly number[]; name: string },
+): number[] {
+  const assistantMask = tokens.map(() => 0);
+  messages.forEach((message, i) => {
+    if (message.role !== 'assistant') return;
+    const before = encode(messages.slice(0, i), tools, true);
+    const through = encode(messages.slice(0, i + 1), tools, false);
+    if (!startsWith(through, before) || !startsWith(tokens, through)) {
+      throw new ChatTemplateError(
+        `${name}: the template is not prefix-stable at message ${i} (assistant): its rendering does not extend the rendering before it, so no assistant mask can be taken from it`,
+        { name, message: i },
+      );
+    }
+    const stop = through.length - (turnEnd.length - 1);
+    for (let t = before.length; t < stop; t++) assistantMask[t] = 1;
+  });
+  return assistantMask;
 }
 
 /** The messages (and tools) as transformers' templates read them; see the header. */

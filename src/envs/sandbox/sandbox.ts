@@ -146,11 +146,33 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   );
   clearTimeout(timer);
   const durationMs = performance.now() - started;
+  return resultOf(
+    { stdout, stderr, exit, killedFor, durationMs, resultMarker: marker + nonce },
+    { timeoutMs, maxOutputBytes, maxHeapMb, cpuSeconds },
+  );
+}
+
+/** What a finished sandbox process left: its output, how it exited and why it was killed, if it was. */
+interface FinishedRun {
+  stdout: string;
+  stderr: string;
+  exit: { code: number | null; signal: NodeJS.Signals | null };
+  killedFor: SandboxFailure | null;
+  durationMs: number;
+  /** The marker and nonce the script's `emit` writes before its result. */
+  resultMarker: string;
+}
+
+/** The result a finished run reads as: its emitted value, or the limit it hit, or how it crashed. */
+function resultOf(
+  { stdout, stderr, exit, killedFor, durationMs, resultMarker }: FinishedRun,
+  limits: { timeoutMs: number; maxOutputBytes: number; maxHeapMb: number; cpuSeconds: number },
+): SandboxResult {
+  const { timeoutMs, maxOutputBytes, maxHeapMb, cpuSeconds } = limits;
   if (killedFor === 'timeout')
     return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
   if (killedFor === 'output')
     return { ok: false, failure: 'output', message: `output over ${maxOutputBytes} bytes`, durationMs };
-  const resultMarker = marker + nonce;
   const at = stdout.indexOf(resultMarker);
   if (at >= 0 && exit.code === 0) {
     try {
