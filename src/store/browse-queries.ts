@@ -3,6 +3,7 @@
  * (a run can hold tens of thousands of episodes), a task group's episodes, a run's metric summary.
  */
 import type Database from 'better-sqlite3';
+import type { Row } from './rows.ts';
 import type { MetricsRecord } from './types.ts';
 
 /** A trajectory's header: everything but the token arrays. */
@@ -35,8 +36,6 @@ export interface TrajectoryPage {
   items: TrajectoryHeader[];
 }
 
-type Row = Record<string, any>;
-
 export function trajectoryPage(db: Database.Database, runId: number, filter: TrajectoryFilter = {}): TrajectoryPage {
   const where = ['run_id = ?'];
   const parameters: (number | string)[] = [runId];
@@ -63,6 +62,17 @@ export function trajectoryPage(db: Database.Database, runId: number, filter: Tra
     )
     .all(...parameters, limit, offset) as Row[];
   return { total, offset, items: rows.map(headerFromRow) };
+}
+
+/** Every trajectory header of a run, in step and batch order. */
+export function trajectoryHeaders(db: Database.Database, runId: number): TrajectoryHeader[] {
+  return (
+    db
+      .prepare(
+        'SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE run_id = ? ORDER BY step, idx',
+      )
+      .all(runId) as Row[]
+  ).map(headerFromRow);
 }
 
 export function headerFromRow(r: Row): TrajectoryHeader {

@@ -19,12 +19,16 @@ import { AgentRlError } from '../core/errors.ts';
 import {
   groupIndices,
   metricsSummary,
+  trajectoryHeaders,
   trajectoryPage,
   type TrajectoryFilter,
+  type TrajectoryHeader,
   type TrajectoryPage,
 } from './browse-queries.ts';
-import { RunLockedError, StoreError, translateSqliteError } from './errors.ts';
+import { StoreError, translateSqliteError } from './errors.ts';
 import { openDatabase } from './open-database.ts';
+import { releaseRunLock, type RunLockHolder, runLockHolder, takeRunLock } from './run-lock.ts';
+import { insertTrajectories, type Row, runFromRow, trajectoryFromRow } from './rows.ts';
 import type {
   CheckpointRecord,
   EvaluationRecord,
@@ -53,14 +57,7 @@ export interface OpenStoreOptions {
   maxPageCount?: number;
 }
 
-/** Who holds a run's lock. */
-export interface RunLockHolder {
-  pid: number;
-  host: string;
-  since: string;
-}
-
-type Row = Record<string, any>;
+export type { RunLockHolder } from './run-lock.ts';
 
 export class RunStore {
   readonly path: string;
@@ -165,49 +162,18 @@ export class RunStore {
    */
   lockRun(runId: number): { tookOverFrom?: RunLockHolder } {
     return this.write('locking the run', () =>
-      this.db
-        .transaction(() => {
-          const row = this.db
-            .prepare('SELECT name, lock_pid, lock_host, lock_since FROM runs WHERE id = ?')
-            .get(runId) as Row;
-          let tookOverFrom: RunLockHolder | undefined;
-          if (row.lock_pid !== null && !(row.lock_pid === process.pid && row.lock_host === hostname())) {
-            const holder = {
-              pid: row.lock_pid as number,
-              host: row.lock_host as string,
-              since: row.lock_since as string,
-            };
-            const sameHost = holder.host === hostname();
-            if (!sameHost || processIsAlive(holder.pid))
-              throw new RunLockedError(this.path, row.name, holder, sameHost);
-            tookOverFrom = holder;
-          }
-          this.db
-            .prepare('UPDATE runs SET lock_pid = ?, lock_host = ?, lock_since = ? WHERE id = ?')
-            .run(process.pid, hostname(), new Date().toISOString(), runId);
-          return { tookOverFrom };
-        })
-        .immediate(),
+      this.db.transaction(() => takeRunLock(this.db, this.path, runId)).immediate(),
     );
   }
 
   /** Releases the run's lock if this process holds it. */
   unlockRun(runId: number): void {
-    this.write('unlocking the run', () =>
-      this.db
-        .prepare(
-          'UPDATE runs SET lock_pid = NULL, lock_host = NULL, lock_since = NULL WHERE id = ? AND lock_pid = ? AND lock_host = ?',
-        )
-        .run(runId, process.pid, hostname()),
-    );
+    this.write('unlocking the run', () => releaseRunLock(this.db, runId));
   }
 
   /** The process holding the run, if any. */
   lockHolder(runId: number): RunLockHolder | undefined {
-    const row = this.db.prepare('SELECT lock_pid, lock_host, lock_since FROM runs WHERE id = ?').get(runId) as
-      | Row
-      | undefined;
-    return row?.lock_pid == null ? undefined : { pid: row.lock_pid, host: row.lock_host, since: row.lock_since };
+    return runLockHolder(this.db, runId);
   }
 
   /** Runs, newest first. */
@@ -259,7 +225,7 @@ export class RunStore {
             .prepare('INSERT INTO metrics (run_id, step, time, "values") VALUES (?, ?, ?, ?)')
             .run(runId, record.step, time, JSON.stringify(record.metrics));
           if (record.trajectories && record.trajectories.length > 0)
-            this.insertTrajectories(runId, record.step, record.trajectories);
+            insertTrajectories(this.db, runId, record.step, record.trajectories);
           for (const evaluation of record.evaluations ?? [])
             this.addEvaluation(runId, { ...evaluation, step: record.step });
           if (record.checkpoint) this.addCheckpoint(runId, { ...record.checkpoint, step: record.step });
@@ -327,38 +293,6 @@ export class RunStore {
     );
   }
 
-  private insertTrajectories(
-    runId: number,
-    step: number,
-    trajectories: readonly Omit<TrajectoryRecord, 'step'>[],
-  ): void {
-    const insert = this.db.prepare(
-      `INSERT INTO trajectories (run_id, step, idx, group_id, seed, total_reward, success, truncated, messages, tokens, pieces,
-         loss_mask, logprobs, rewards, advantages, turns)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    for (const t of trajectories) {
-      insert.run(
-        runId,
-        step,
-        t.index,
-        t.groupId,
-        t.seed,
-        t.totalReward,
-        t.success ? 1 : 0,
-        t.truncated ? 1 : 0,
-        JSON.stringify(t.messages),
-        JSON.stringify(t.tokens),
-        JSON.stringify(t.pieces),
-        JSON.stringify(t.lossMask),
-        JSON.stringify(t.logprobs),
-        JSON.stringify(t.rewards),
-        t.advantages === null ? null : JSON.stringify(t.advantages),
-        JSON.stringify(t.turns),
-      );
-    }
-  }
-
   // --- reading ---------------------------------------------------------------------------------
 
   /** Runs `body` in one transaction: its reads see one committed snapshot, its writes commit together. */
@@ -409,23 +343,8 @@ export class RunStore {
   }
 
   /** Trajectory headers (no token arrays) for browsing. */
-  trajectoryList(
-    runId: number,
-  ): { step: number; index: number; groupId: string; totalReward: number; success: boolean; tokens: number }[] {
-    return (
-      this.db
-        .prepare(
-          'SELECT step, idx, group_id, total_reward, success, json_array_length(tokens) AS n FROM trajectories WHERE run_id = ? ORDER BY step, idx',
-        )
-        .all(runId) as Row[]
-    ).map((r) => ({
-      step: r.step,
-      index: r.idx,
-      groupId: r.group_id,
-      totalReward: r.total_reward,
-      success: r.success === 1,
-      tokens: r.n,
-    }));
+  trajectoryList(runId: number): TrajectoryHeader[] {
+    return trajectoryHeaders(this.db, runId);
   }
 
   /** Trajectory headers, filtered (step, group, reward range, success) and paged in SQL. */
@@ -467,51 +386,4 @@ export class RunStore {
   integrityCheck(): string {
     return this.db.pragma('integrity_check', { simple: true }) as string;
   }
-}
-
-/** Whether a process with this id runs on this host (EPERM: it runs, as another user). */
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function runFromRow(row: Row): RunRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    command: row.command,
-    // A version-1 file opened read-only still says `stopped` (now `interrupted`) and has no version-2 columns.
-    status: row.status === 'stopped' ? 'interrupted' : row.status,
-    statusReason: row.status_reason ?? null,
-    seed: row.seed,
-    gitCommit: row.git_commit,
-    config: JSON.parse(row.config),
-    checkpointDir: row.checkpoint_dir ?? null,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function trajectoryFromRow(row: Row): TrajectoryRecord {
-  return {
-    step: row.step,
-    index: row.idx,
-    groupId: row.group_id,
-    seed: row.seed,
-    totalReward: row.total_reward,
-    success: row.success === 1,
-    truncated: row.truncated === 1,
-    messages: JSON.parse(row.messages),
-    tokens: JSON.parse(row.tokens),
-    pieces: JSON.parse(row.pieces),
-    lossMask: JSON.parse(row.loss_mask),
-    logprobs: JSON.parse(row.logprobs),
-    rewards: JSON.parse(row.rewards),
-    advantages: row.advantages === null ? null : JSON.parse(row.advantages),
-    turns: JSON.parse(row.turns),
-  };
 }
