@@ -1,5 +1,8 @@
-export { TinkerPolicy, checkOptions, rowSeed, toGeneration } from './tinker-policy.ts';
-export type { TinkerPolicyOptions, TinkerTimes } from './tinker-policy.ts';
+export { TinkerPolicy } from './tinker-policy.ts';
+export type { TinkerTimes } from './tinker-policy.ts';
+export { checkOptions } from './tinker-options.ts';
+export type { TinkerPolicyOptions } from './tinker-options.ts';
+export { rowSeed, toGeneration } from './tinker-sampling.ts';
 export { TinkerClient, hostedTinkerUrl } from './tinker-client.ts';
 export type { CallTimes, TinkerClientOptions } from './tinker-client.ts';
 export { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';

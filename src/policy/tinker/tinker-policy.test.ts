@@ -5,7 +5,8 @@ import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { resolveRequest } from '../request.ts';
 import { TinkerUnsupportedError } from './tinker-error.ts';
 import type { GenerateRequest } from '../types.ts';
-import { checkOptions, greedyDuplicates, rowSeed, toGeneration } from './tinker-policy.ts';
+import { checkOptions } from './tinker-options.ts';
+import { greedyDuplicates, rowSeed, toGeneration } from './tinker-sampling.ts';
 
 test('a value head and an entropy term are refused at construction, naming what works instead', () => {
   assert.throws(

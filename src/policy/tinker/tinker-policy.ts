@@ -33,8 +33,7 @@ import { at } from '../../core/indexing.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
-import { firstStopStringEnd } from '../scripted-policy.ts';
-import { generationText, resolveRequest, type ResolvedRequest } from '../request.ts';
+import { resolveRequest, type ResolvedRequest } from '../request.ts';
 import type {
   GenerateRequest,
   Generation,
@@ -45,36 +44,11 @@ import type {
   TokenBatch,
   TrainablePolicy,
 } from '../types.ts';
-import { TinkerClient, type TinkerClientOptions } from './tinker-client.ts';
-import { TinkerError, TinkerUnsupportedError } from './tinker-error.ts';
-import { gradientData, logprobsOfOutput, lossReductions, modelInput, scoringData, type LossReduction } from './wire.ts';
-
-export interface TinkerPolicyOptions extends TinkerClientOptions {
-  /** The server's base model: a hub name (hosted) or the model folder the server was started with (SkyRL tx). */
-  baseModel: string;
-  /** LoRA rank. Default 8. */
-  rank?: number;
-  /** Seed of the LoRA initialisation. Default 0. */
-  seed?: number;
-  /** Tokenizer of the prompt and generated ids (the base model's). Default the built-in byte tokenizer. */
-  tokenizer?: Tokenizer;
-  /** Longest prompt + generation. Default Infinity. */
-  contextWindow?: number;
-  /** The base model's chat protocol (src/chat: its tokenizer.json and Jinja template); the rollout renders with it. Its tokenizer replaces `tokenizer`. */
-  chatFormat?: ChatFormat;
-  /** How the server reduces the per-token loss (./wire.ts): 'sum' for hosted Tinker (default), 'sequence-mean' for SkyRL tx 0.3.0. */
-  lossReduction?: LossReduction;
-  /** Adam ε sent with every optim_step when `OptimOptions.epsilon` is unset. Default 1e-8 (agentrl's). */
-  epsilon?: number;
-  /** Refused: the remote trainer has no value head (PPO's critic). */
-  valueHead?: boolean;
-  /** Refused unless 0: the remote trainer returns no entropies. */
-  entropyCoef?: number;
-  /** Samples in flight at once. Default 16. */
-  concurrency?: number;
-  /** An existing model id to attach to (skips create_model). */
-  modelId?: string;
-}
+import { TinkerClient } from './tinker-client.ts';
+import { TinkerError } from './tinker-error.ts';
+import { checkOptions, refuseUnsupportedGradients, type TinkerPolicyOptions } from './tinker-options.ts';
+import { greedyDuplicates, rowSeed, toGeneration } from './tinker-sampling.ts';
+import { gradientData, logprobsOfOutput, modelInput, scoringData, type LossReduction } from './wire.ts';
 
 /** Wall time per phase (ms), for the time split: sampling, forward_backward, optim_step, sampler sync. */
 export interface TinkerTimes {
@@ -404,106 +378,4 @@ export class TinkerPolicy implements TrainablePolicy {
     }
     return toGeneration(tokens as number[], logprobs as number[], request, this.tokenizer);
   }
-}
-
-/**
- * The server seed of row `index` of a batch whose requests carry `seed`: rows of one batch sample
- * differently (as the built-in policy's shared batch sampler does), row 0 uses the request's own
- * seed (a batch of one equals `generate`), and the server's int32 PRNG seed range is respected.
- */
-export function rowSeed(seed: number, index: number): number {
-  return (((seed >>> 0) + Math.imul(index, 0x9e3779b1)) >>> 0) % 2 ** 31;
-}
-
-/**
- * For each request of a batch, the index of the first request it duplicates: equal greedy
- * (temperature 0) requests — same prompt, length, top-p and stops; the seed does not matter — map to the
- * first of them; every other request maps to itself (sampled rows get their own seeds).
- */
-export function greedyDuplicates(requests: readonly ResolvedRequest[]): number[] {
-  const seen = new Map<string, number>();
-  return requests.map((request, index) => {
-    if (request.temperature !== 0) return index;
-    const key = JSON.stringify([
-      request.prompt,
-      request.maxNewTokens,
-      request.topP,
-      request.stopTokens,
-      request.stopStrings,
-    ]);
-    const first = seen.get(key);
-    if (first !== undefined) return first;
-    seen.set(key, index);
-    return index;
-  });
-}
-
-/** A sampled sequence as a `Generation`: stop strings cut here, finishReason from the last id. */
-export function toGeneration(
-  sampled: readonly number[],
-  sampledLogprobs: readonly number[],
-  request: ResolvedRequest,
-  tokenizer: Tokenizer,
-): Generation {
-  let tokens = sampled.slice(0, request.maxNewTokens);
-  let logprobs = sampledLogprobs.slice(0, tokens.length);
-  const stopIndex = tokens.findIndex((id) => request.stopTokens.includes(id));
-  if (stopIndex >= 0) {
-    tokens = tokens.slice(0, stopIndex + 1);
-    logprobs = logprobs.slice(0, stopIndex + 1);
-  }
-  const stopAt = stopIndex >= 0 ? undefined : firstStopStringEnd(tokens, request.stopStrings, tokenizer);
-  if (stopAt !== undefined) {
-    tokens = tokens.slice(0, stopAt);
-    logprobs = logprobs.slice(0, stopAt);
-  }
-  const finishReason: Generation['finishReason'] = stopIndex >= 0 || stopAt !== undefined ? 'stop' : 'length';
-  return { tokens, logprobs, text: generationText(tokens, finishReason, request, tokenizer), finishReason };
-}
-
-export function checkOptions(options: TinkerPolicyOptions): void {
-  if (typeof options.baseModel !== 'string' || options.baseModel === '')
-    throw new InvalidArgumentError('TinkerPolicy needs { baseModel }: the name or folder the server serves', {});
-  if (options.valueHead === true) {
-    throw new TinkerUnsupportedError(
-      'valueHead',
-      'TinkerPolicy has no value head: the Tinker API trains a LoRA on the language model only, so PPO with a critic (advantageEstimator gae, vfCoef > 0) cannot run on it; use the GRPO family (grpo, rloo, reinforce++) or the built-in model',
-    );
-  }
-  if ((options.entropyCoef ?? 0) !== 0) {
-    throw new TinkerUnsupportedError(
-      'entropy',
-      `TinkerPolicy cannot train an entropy term (entropyCoef ${options.entropyCoef}): the Tinker API returns per-token log-probs of the targets only, not the full distribution; set entropyCoef to 0`,
-    );
-  }
-  const rank = options.rank ?? 8;
-  if (!Number.isInteger(rank) || rank < 1)
-    throw new InvalidArgumentError(`rank must be a positive integer, got ${rank}`, { rank });
-  if (options.lossReduction !== undefined && !lossReductions.includes(options.lossReduction)) {
-    throw new InvalidArgumentError(
-      `lossReduction must be one of ${lossReductions.join(', ')}, got "${options.lossReduction}"`,
-      { lossReduction: options.lossReduction },
-    );
-  }
-  const concurrency = options.concurrency ?? 16;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });
-}
-
-function refuseUnsupportedGradients(
-  gradValues: Float32Array[] | undefined,
-  gradEntropies: Float32Array[] | undefined,
-): void {
-  const nonZero = (arrays: Float32Array[] | undefined): boolean =>
-    arrays?.some((array) => array.some((x) => x !== 0)) ?? false;
-  if (nonZero(gradValues))
-    throw new TinkerUnsupportedError(
-      'valueHead',
-      'the loss has a value term, but TinkerPolicy has no value head; drop the critic (vfCoef 0 / no returns) or use the built-in model',
-    );
-  if (nonZero(gradEntropies))
-    throw new TinkerUnsupportedError(
-      'entropy',
-      'the loss has an entropy term, but TinkerPolicy gets no entropies from the server; set entropyCoef to 0',
-    );
 }
