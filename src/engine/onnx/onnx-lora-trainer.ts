@@ -23,41 +23,17 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
 import type { TokenLoss, TokenLossOutput } from '../../core/loss.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
-import {
-  headDim,
-  modelConfigSchema,
-  type HostParams,
-  type ModelConfig,
-  type ModelConfigInput,
-} from '../../model/config.ts';
+import { modelConfigSchema, type HostParams, type ModelConfig, type ModelConfigInput } from '../../model/config.ts';
 import { checkByShapes, loraShapes, mergeLora, type LoraConfig } from '../../model/lora.ts';
 import type { LossReport, ScoreResult, StepReport } from '../../model/model.ts';
 import { checkHostParams } from '../../model/params.ts';
-import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
-import { modelGraphInputs, pastKeyName, pastValueName } from './model-graph.ts';
 import { serializeModel } from './serialize.ts';
 import { OnnxSession, type Feed, type HostArray } from './session.ts';
 import { hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
 import { buildTrainGraphs, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
+import { type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
 
-export interface OnnxTrainerOptions {
-  /** ORT intra-op threads; default: ORT's choice (every core). */
-  threads?: number;
-  /** Padded tokens (rows × longest) per training run. */
-  trainTokenBudget?: number;
-  /** Most [M, V] logits per run. */
-  headElementBudget?: number;
-}
-
-/**
- * Per run: 2048 padded tokens (the jax-js model's budget) and 2^26 logits, so 4 × 256 tokens of
- * SmolLM2's vocabulary are one run. A run's saved activations cross to the backward on the host
- * (~70 MB per SmolLM2 layer at 1024 tokens + the [M, V] logits), which bounds the token budget.
- */
-export const ONNX_TRAIN_TOKEN_BUDGET = 2048;
-export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
-
-/** One run's rows: the packed sequences and the head slice it reads. */
+/** The forward and backward sessions of one head combination, and what crosses from one to the other. */
 interface SessionPair {
   forward: OnnxSession;
   backward: OnnxSession;
@@ -72,14 +48,6 @@ type RunOutputs = Record<string, { shape: number[]; data: HostArray }>;
 /** The feeds a session declares (ORT refuses unknown names). */
 function pick(feeds: Record<string, Feed>, names: readonly string[]): Record<string, Feed> {
   return Object.fromEntries(names.map((name) => [name, entry(feeds, name, 'feed')]));
-}
-
-interface RunRows {
-  indices: readonly number[];
-  packed: ReturnType<typeof packRows>;
-  headRows: Int32Array;
-  targets: Int32Array;
-  slots: [number, number][];
 }
 
 function copyParams(params: HostParams): HostParams {
@@ -192,76 +160,13 @@ export class OnnxLoraTrainer {
     return pair;
   }
 
-  /** The runs a batch splits into: token-budget chunks, each split further by head rows. */
-  private *runs(sequences: readonly ArrayLike<number>[]): Generator<RunRows> {
-    for (const sequence of sequences) {
-      if (sequence.length > this.config.maxSeqLen) {
-        throw new InvalidArgumentError(
-          `a sequence of ${sequence.length} tokens exceeds the model's context window of ${this.config.maxSeqLen}`,
-        );
-      }
-    }
-    const headRowsPerRun = Math.max(
-      1,
-      Math.floor((this.options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / this.config.vocabSize),
-    );
-    const tokenBudget = this.options.trainTokenBudget ?? ONNX_TRAIN_TOKEN_BUDGET;
-    for (const indices of scoringChunks(
-      sequences.map((s) => s.length),
-      { tokenBudget, headRowsPerRun },
-    )) {
-      const packed = packRows(
-        indices.map((i) => at(sequences, i)),
-        'right',
-      );
-      const { headRows, targets, slots } = scoringRows(packed);
-      for (let start = 0; start < headRows.length; start += headRowsPerRun) {
-        const end = Math.min(headRows.length, start + headRowsPerRun);
-        yield {
-          indices,
-          packed,
-          headRows: headRows.subarray(start, end),
-          targets: targets.subarray(start, end),
-          slots: slots.slice(start, end),
-        };
-      }
-    }
-  }
-
-  /** The graph's inputs for one run (adapters, tokens, RoPE, bias, one masked cache slot). */
-  private feeds(run: RunRows, temperature: number): Record<string, Feed> {
-    const { packed } = run;
-    const hd = headDim(this.config);
-    const KV = this.config.numKvHeads;
-    const rope = ropeFeeds(packed.positions, packed.rows, packed.length, hd, this.config.ropeTheta);
-    const M = run.headRows.length;
-    const feeds: Record<string, Feed> = {
-      [modelGraphInputs.tokens]: { dtype: 'int32', shape: [packed.rows, packed.length], data: packed.tokens },
-      [modelGraphInputs.cos]: rope.cos,
-      [modelGraphInputs.sin]: rope.sin,
-      [modelGraphInputs.bias]: promptBias(packed, 1),
-      [modelGraphInputs.headRows]: { dtype: 'int32', shape: [M], data: run.headRows },
-      [modelGraphInputs.targets]: { dtype: 'int32', shape: [M], data: run.targets },
-      [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(1 / temperature) },
-    };
-    for (const [name, tensor] of this.adapters)
-      feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
-    const dummy: Feed = {
-      dtype: 'float32',
-      shape: [packed.rows, KV, 1, hd],
-      data: new Float32Array(packed.rows * KV * hd),
-    };
-    for (let i = 0; i < this.config.numLayers; i++) {
-      feeds[pastKeyName(i)] = dummy;
-      feeds[pastValueName(i)] = dummy;
-    }
-    return feeds;
-  }
-
   /** One forward run: the scored heads and the activations the backward graph reads. */
   private async forwardRun(pair: SessionPair, run: RunRows, temperature: number): Promise<RunOutputs> {
     const fetches = [...new Set([...pair.scored, ...pair.transferred.map((t) => t.name)])];
-    return pair.forward.run(pick(this.feeds(run, temperature), pair.forward.inputNames), fetches);
+    return pair.forward.run(
+      pick(runFeeds(run, temperature, this.config, this.adapters), pair.forward.inputNames),
+      fetches,
+    );
   }
 
   /** Per-token log-probs, entropies (and values) of the current adapters, aligned as TransformerModel.score. */
@@ -270,7 +175,9 @@ export class OnnxLoraTrainer {
     { temperature = 1 }: { temperature?: number } = {},
   ): Promise<Required<Pick<ScoreResult, 'logprobs' | 'entropies'>> & ScoreResult> {
     checkTemperature(temperature);
-    return (await this.scoreRuns([...this.runs(sequences)], sequences, temperature, false)).result;
+    return (
+      await this.scoreRuns([...trainingRuns(sequences, this.config, this.options)], sequences, temperature, false)
+    ).result;
   }
 
   /** Scores every run with the last loss's forward graph; keeps the run outputs when `keep` (for the backward). */
@@ -309,7 +216,7 @@ export class OnnxLoraTrainer {
     { temperature = 1 }: { temperature?: number } = {},
   ): Promise<LossReport> {
     checkTemperature(temperature);
-    const runs = [...this.runs(sequences)];
+    const runs = [...trainingRuns(sequences, this.config, this.options)];
     let kept: (RunOutputs | null)[] = runs.map(() => null);
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
@@ -357,7 +264,7 @@ export class OnnxLoraTrainer {
     for (const [index, run] of runs.entries()) {
       const forward = kept[index] ?? (await this.forwardRun(pair, run, temperature));
       kept[index] = null;
-      const feeds = this.feeds(run, temperature);
+      const feeds = runFeeds(run, temperature, this.config, this.adapters);
       for (const { name, dtype } of pair.transferred) {
         const { shape, data } = entry(forward, name, 'run output');
         feeds[name] = { dtype, shape, data };

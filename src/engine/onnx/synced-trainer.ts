@@ -10,7 +10,8 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import type { OptimOptions } from '../../model/adamw.ts';
 import type { LossReport, StepReport, TransformerModel } from '../../model/model.ts';
-import { OnnxLoraTrainer, type OnnxTrainerOptions } from './onnx-lora-trainer.ts';
+import { OnnxLoraTrainer } from './onnx-lora-trainer.ts';
+import type { OnnxTrainerOptions } from './train-runs.ts';
 
 export class SyncedOnnxTrainer {
   private trainer: Promise<OnnxLoraTrainer> | null = null;

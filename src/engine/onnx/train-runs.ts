@@ -1,0 +1,110 @@
+/**
+ * The runs a training batch splits into — token-budget chunks of sequences, each split further by
+ * head rows — and the graph inputs of one run (adapters, tokens, RoPE, bias, one masked cache slot).
+ */
+import { InvalidArgumentError } from '../../core/errors.ts';
+import { at } from '../../core/indexing.ts';
+import { headDim, type HostParams, type ModelConfig } from '../../model/config.ts';
+import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
+import { modelGraphInputs, pastKeyName, pastValueName } from './model-graph.ts';
+import type { Feed } from './session.ts';
+
+export interface OnnxTrainerOptions {
+  /** ORT intra-op threads; default: ORT's choice (every core). */
+  threads?: number;
+  /** Padded tokens (rows × longest) per training run. */
+  trainTokenBudget?: number;
+  /** Most [M, V] logits per run. */
+  headElementBudget?: number;
+}
+
+/**
+ * Per run: 2048 padded tokens (the jax-js model's budget) and 2^26 logits, so 4 × 256 tokens of
+ * SmolLM2's vocabulary are one run. A run's saved activations cross to the backward on the host
+ * (~70 MB per SmolLM2 layer at 1024 tokens + the [M, V] logits), which bounds the token budget.
+ */
+export const ONNX_TRAIN_TOKEN_BUDGET = 2048;
+export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
+
+/** One run's rows: the packed sequences and the head slice it reads. */
+export interface RunRows {
+  indices: readonly number[];
+  packed: ReturnType<typeof packRows>;
+  headRows: Int32Array;
+  targets: Int32Array;
+  slots: [number, number][];
+}
+
+/** The runs a batch splits into: token-budget chunks, each split further by head rows. */
+export function* trainingRuns(
+  sequences: readonly ArrayLike<number>[],
+  config: ModelConfig,
+  options: OnnxTrainerOptions,
+): Generator<RunRows> {
+  for (const sequence of sequences) {
+    if (sequence.length > config.maxSeqLen) {
+      throw new InvalidArgumentError(
+        `a sequence of ${sequence.length} tokens exceeds the model's context window of ${config.maxSeqLen}`,
+      );
+    }
+  }
+  const headRowsPerRun = Math.max(
+    1,
+    Math.floor((options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / config.vocabSize),
+  );
+  const tokenBudget = options.trainTokenBudget ?? ONNX_TRAIN_TOKEN_BUDGET;
+  for (const indices of scoringChunks(
+    sequences.map((s) => s.length),
+    { tokenBudget, headRowsPerRun },
+  )) {
+    const packed = packRows(
+      indices.map((i) => at(sequences, i)),
+      'right',
+    );
+    const { headRows, targets, slots } = scoringRows(packed);
+    for (let start = 0; start < headRows.length; start += headRowsPerRun) {
+      const end = Math.min(headRows.length, start + headRowsPerRun);
+      yield {
+        indices,
+        packed,
+        headRows: headRows.subarray(start, end),
+        targets: targets.subarray(start, end),
+        slots: slots.slice(start, end),
+      };
+    }
+  }
+}
+
+/** The graph's inputs for one run (adapters, tokens, RoPE, bias, one masked cache slot). */
+export function runFeeds(
+  run: RunRows,
+  temperature: number,
+  config: ModelConfig,
+  adapters: HostParams,
+): Record<string, Feed> {
+  const { packed } = run;
+  const hd = headDim(config);
+  const KV = config.numKvHeads;
+  const rope = ropeFeeds(packed.positions, packed.rows, packed.length, hd, config.ropeTheta);
+  const M = run.headRows.length;
+  const feeds: Record<string, Feed> = {
+    [modelGraphInputs.tokens]: { dtype: 'int32', shape: [packed.rows, packed.length], data: packed.tokens },
+    [modelGraphInputs.cos]: rope.cos,
+    [modelGraphInputs.sin]: rope.sin,
+    [modelGraphInputs.bias]: promptBias(packed, 1),
+    [modelGraphInputs.headRows]: { dtype: 'int32', shape: [M], data: run.headRows },
+    [modelGraphInputs.targets]: { dtype: 'int32', shape: [M], data: run.targets },
+    [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(1 / temperature) },
+  };
+  for (const [name, tensor] of adapters) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
+  const dummy: Feed = {
+    dtype: 'float32',
+    shape: [packed.rows, KV, 1, hd],
+    data: new Float32Array(packed.rows * KV * hd),
+  };
+  for (let i = 0; i < config.numLayers; i++) {
+    feeds[pastKeyName(i)] = dummy;
+    feeds[pastValueName(i)] = dummy;
+  }
+  return feeds;
+}
