@@ -98,7 +98,9 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
       assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0);
     });
   });
+});
 
+describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool calls): grouped tool results, malformed calls", () => {
   test("tool calling: a reply's tool results go in together, so a template grouping them in one turn (Qwen2.5's <tool_response>s) stays prefix-stable", async () => {
     // Qwen2.5's tool-result rule: consecutive results share one user turn, closed after the last.
     const template =
@@ -149,7 +151,7 @@ describe("agents in the policy's own chat format (tiny ChatML, SmolLM2 tool call
   });
 });
 
-describe("agents in the policy's own chat format: ReAct, MemGPT and the search scaffolds", () => {
+describe("agents in the policy's own chat format: ReAct and MemGPT", () => {
   test("ReAct: a reply cut at its stop string is closed with the template's whole turn end", async () => {
     const policy = chatmlPolicy([
       'Thought: add\nAction: calculator[{"expression": "1 + 1"}]\nObservation: 3',
@@ -205,7 +207,9 @@ describe("agents in the policy's own chat format: ReAct, MemGPT and the search s
       assert.equal(segment.tokens.at(-1), 2, 'each reply ends in <|im_end|>');
     }
   });
+});
 
+describe("agents in the policy's own chat format: Tree of Thoughts, MCTS, Reflexion and self-play", () => {
   test('Tree of Thoughts, MCTS, Reflexion and self-play prompt with a user turn in the format and stop at its tokens', async () => {
     const { policy, requests } = recording(chatmlPolicy(['step', 'sure']));
     await runTreeOfThoughts({

@@ -83,7 +83,9 @@ describe('ReAct (scripted policy)', () => {
       trajectory.turns.reduce((sum, turn) => sum + turn.end - turn.start, 0),
     );
   });
+});
 
+describe('ReAct (scripted policy): failures and limits', () => {
   test('malformed output and tool errors are observations; the step limit ends the episode', async () => {
     const replies = [
       'I am not sure what to do.',

@@ -120,7 +120,9 @@ describe('runRl trains through the scaffolds', () => {
       'the update moved the weights',
     );
   });
+});
 
+describe('runRl trains through the scaffolds: MemGPT', () => {
   test('MemGPT trajectories (one segment per step)', async () => {
     const model = await TransformerModel.create(tiny, { seed: 6 });
     const reference = await TransformerModel.fromParams(model.config, await model.hostParams());

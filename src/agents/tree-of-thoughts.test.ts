@@ -85,7 +85,9 @@ describe('Tree of Thoughts (scripted policy)', () => {
     assert.equal(narrow.solved, false);
     assert.equal(narrow.best!.thoughts[0], 'K');
   });
+});
 
+describe('Tree of Thoughts (scripted policy): DFS', () => {
   test('DFS with a pruning threshold backtracks out of a dead subtree and stops at the first solution', async () => {
     const result = await runTreeOfThoughts({
       policy: policy(),
@@ -110,7 +112,9 @@ describe('Tree of Thoughts (scripted policy)', () => {
     assert.equal(capped.solved, false);
     assert.deepEqual(capped.best!.thoughts, ['K'], 'the deepest best state reached');
   });
+});
 
+describe('Tree of Thoughts (scripted policy): sampled thoughts and bad settings', () => {
   test('sampled thoughts with vote evaluation (malformed votes dropped)', async () => {
     let votes = 0;
     const sampler = new ScriptedPolicy({

@@ -23,23 +23,24 @@ test("tool(): execute's input is the schema's output type, inferred (a wrong pro
   });
 });
 
-describe('runTool(tools, call): one result shape, one error wording', () => {
-  const double = tool({
-    name: 'double',
-    description: 'Doubles a number.',
-    inputSchema: z.strictObject({ value: z.number() }),
-    execute: ({ value }) => {
-      if (value < 0) throw new Error('negative values are not allowed');
-      return value * 2;
-    },
-  });
-  const echo = tool({
-    name: 'echo',
-    description: 'Echoes text.',
-    inputSchema: z.object({ text: z.string() }),
-    execute: async ({ text }) => text,
-  });
+/** The tools the runTool tests call: one that doubles (and throws on a negative), one that echoes. */
+const double = tool({
+  name: 'double',
+  description: 'Doubles a number.',
+  inputSchema: z.strictObject({ value: z.number() }),
+  execute: ({ value }) => {
+    if (value < 0) throw new Error('negative values are not allowed');
+    return value * 2;
+  },
+});
+const echo = tool({
+  name: 'echo',
+  description: 'Echoes text.',
+  inputSchema: z.object({ text: z.string() }),
+  execute: async ({ text }) => text,
+});
 
+describe('runTool(tools, call): one result shape, one error wording', () => {
   test('a valid call: the output and its text (a string as it is, anything else as JSON)', async () => {
     assert.deepEqual(await runTool([double, echo], { name: 'double', arguments: { value: 21 } }), {
       ok: true,
@@ -76,7 +77,9 @@ describe('runTool(tools, call): one result shape, one error wording', () => {
     const long = (await runTool([double], { name: 'x'.repeat(100), arguments: {} })) as { error: string };
     assert.equal(long.error, `unknown tool "${'x'.repeat(39)}…"; allowed: double`);
   });
+});
 
+describe('runTool(tools, call): bad arguments and throwing tools', () => {
   test('invalid arguments list every problem by path ("input" for the whole), and the tool does not run', async () => {
     let ran = false;
     const spy = tool({

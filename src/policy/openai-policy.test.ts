@@ -236,6 +236,10 @@ describe('OpenAIPolicy: tools and tool calls', () => {
     );
     assert.deepEqual(parseAction(generation.text), { kind: 'invalid', reason: 'text outside tags: "Let me compute."' });
   });
+});
+
+describe('OpenAIPolicy: tool-call history', () => {
+  const replay = useReplayServer();
 
   test('an earlier <tool_call> answered by a tool message goes out as tool_calls with matching tool_call_id', async () => {
     replay.server.queue({ body: fixture('vllm-text-logprobs') });
@@ -310,6 +314,10 @@ describe('OpenAIPolicy: retries and errors', () => {
     });
     assert.equal(replay.server.requests.length, 1);
   });
+});
+
+describe('OpenAIPolicy: timeouts, bad bodies and closed ports', () => {
+  const replay = useReplayServer();
 
   test('a server that does not answer in time: retried, then a timeout error', async () => {
     replay.server.queue(

@@ -48,7 +48,9 @@ describe('gspoLoss', () => {
     assertClose(loss, Math.exp(10));
     assertAllClose(at(gradLogprobs, 0), [0, 0]);
   });
+});
 
+describe('gspoLoss: gradients and the clip branch', () => {
   it('gradient matches finite differences of the sequence-level loss (advantages constant per sequence)', () => {
     const rng = new Rng(5);
     const lengths = [6, 4, 9, 5, 7];

@@ -56,7 +56,9 @@ describe('ppoClipLoss', () => {
     assertClose(at(at(tokenLosses, 0), 0), Math.exp(20));
     assert.equal(at(gradLogprobs, 0)[0], 0);
   });
+});
 
+describe('ppoClipLoss: gradients, bounds and the clip branch', () => {
   it('gradient matches finite differences under every aggregation mode', () => {
     const rng = new Rng(3);
     const lengths = [6, 4, 9, 5];
