@@ -72,11 +72,13 @@ async function plotted(page: Page, metric: string): Promise<Plotted> {
   assert.ok(series !== null, `a chart of ${metric}`);
   return series;
 }
+/** Where step `x` of a metric's chart is on the page, and the chart's x range and y distribution. */
+type ChartGeometry = { left: number; top: number; xMin: number; xMax: number; yDistribution: number };
 const geometry = (page: Page, metric: string, x: number) =>
   page.evaluate(([key, xValue]) => (globalThis as any).agentrlDashboard.geometry(key, xValue), [
     metric,
     x,
-  ] as const) as Promise<{ left: number; top: number; xMin: number; xMax: number; yDistribution: number }>;
+  ] as const) as Promise<ChartGeometry>;
 const swatchColours = (page: Page) =>
   page
     .locator('#run-table tbody tr')
@@ -86,123 +88,144 @@ const swatchColours = (page: Page) =>
       ),
     );
 
+/** Run list, newest first, and the metric picker: every recorded metric offered, the defaults charted. */
+async function checkRunListAndMetricPicker(page: Page): Promise<void> {
+  // Run list, newest first; both runs selected; each name links to the run.
+  assert.deepEqual(
+    await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run'))),
+    ['bandit-ppo-2', 'bandit-grpo-1'],
+  );
+  assert.equal(await page.locator('#run-table a[href="/runs/bandit-grpo-1"]').count(), 1);
+
+  // The picker offers every recorded metric, grouped; the defaults are charted, the rest one click away.
+  const offered = await page
+    .locator('#metric-groups label')
+    .evaluateAll((labels) => labels.map((l) => l.getAttribute('data-metric')));
+  assert.deepEqual(
+    new Set(offered),
+    new Set([
+      'reward',
+      'success',
+      'invalidActionRate',
+      'kl',
+      'entropy',
+      'loss',
+      'clipfrac',
+      'gradNorm',
+      'learningRate',
+      'trainedTokens',
+      'rolloutTokensPerSecond',
+    ]),
+  );
+  const charted = () =>
+    page.locator('#chart-grid figure').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-metric')));
+  assert.deepEqual(await charted(), ['reward', 'success', 'loss', 'kl', 'entropy', 'clipfrac', 'gradNorm']);
+  await page.locator('#metric-groups label[data-metric="learningRate"] input').check();
+  await page.waitForSelector('#chart-grid figure[data-metric="learningRate"] canvas');
+  assert.match(page.url(), /metrics=[^&]*learningRate/);
+}
+
+/** The reward chart overlays both runs; the tooltip at step 2 lists both. Returns step 2's position. */
+async function checkOverlaidRunsAndTooltip(page: Page): Promise<ChartGeometry> {
+  // The reward chart overlays both runs, each with exactly its recorded points.
+  const reward = await plotted(page, 'reward');
+  assert.deepEqual(
+    reward.map((s) => s.run),
+    ['bandit-ppo-2', 'bandit-grpo-1'],
+  );
+  assert.deepEqual(at(reward, 1, 'reward series').steps, [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(at(reward, 1, 'reward series').raw, rewardsA);
+  assert.deepEqual(at(reward, 0, 'reward series').raw, rewardsB);
+  assert.equal(await page.locator('[data-metric="reward"] canvas').count(), 1);
+
+  // The tooltip at step 2 lists both runs with their values at that step.
+  const at2 = await geometry(page, 'reward', 2);
+  await page.mouse.move(at2.left, at2.top);
+  const tooltip = page.locator('[data-metric="reward"] .tooltip');
+  await tooltip.waitFor({ state: 'visible' });
+  const rows = await tooltip
+    .locator('tr')
+    .evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-step'), tr.getAttribute('data-value')]),
+    );
+  assert.deepEqual(rows, [
+    ['bandit-ppo-2', '2', String(rewardsB[1])],
+    ['bandit-grpo-1', '2', String(rewardsA[1])],
+  ]);
+  await screenshot(page, 'charts-tooltip');
+  return at2;
+}
+
+/** Drag-zoom from step 2 to step 4 on the reward chart zooms every chart; a double-click resets. */
+async function checkSharedZoom(page: Page, at2: ChartGeometry): Promise<void> {
+  // Drag-zoom on one chart zooms all of them; double-click resets.
+  const at4 = await geometry(page, 'reward', 4);
+  await page.mouse.move(at2.left, at2.top);
+  await page.mouse.down();
+  await page.mouse.move(at4.left, at4.top, { steps: 4 });
+  await page.mouse.up();
+  const zoomed = await geometry(page, 'entropy', 3);
+  assert.ok(
+    Math.abs(zoomed.xMin - 2) < 0.1 && Math.abs(zoomed.xMax - 4) < 0.1,
+    `entropy chart follows the zoom: ${zoomed.xMin}..${zoomed.xMax}`,
+  );
+  await page.mouse.dblclick(at2.left, at2.top);
+  const reset = await geometry(page, 'entropy', 3);
+  assert.deepEqual([reset.xMin, reset.xMax], [1, 6]);
+}
+
+/** Log scale (values ≤ 0 left out) and smoothing (TensorBoard's debiased EMA). */
+async function checkLogScaleAndSmoothing(page: Page): Promise<void> {
+  // Log scale: y on a log axis; values ≤ 0 (run B's KL is 0) cannot be drawn there and are left out.
+  await page.locator('#log-scale').check();
+  assert.equal((await geometry(page, 'kl', 3)).yDistribution, 3);
+  const kl = await plotted(page, 'kl');
+  assert.deepEqual(at(kl, 0, 'kl series').raw, [null, null, null]);
+  assert.deepEqual(at(kl, 1, 'kl series').raw, [null, 0.01, 0.02, 0.03, 0.04, 0.05]);
+  assert.match(page.url(), /log=1/);
+  await page.locator('#log-scale').uncheck();
+
+  // Smoothing: the smoothed line is TensorBoard's debiased EMA of the raw values.
+  await page.locator('#smoothing').fill('0.5');
+  const smoothed = at(await plotted(page, 'reward'), 1, 'reward series').smoothed;
+  const secondSmoothed = at(smoothed, 1, 'smoothed reward');
+  assert.ok(
+    secondSmoothed !== null && Math.abs(secondSmoothed - (0.5 * 0.5 * 0.125 + 0.5 * 0.25) / 0.75) < 1e-12,
+    `debiased EMA: ${secondSmoothed}`,
+  );
+  assert.equal(smoothed[0], 0.125);
+}
+
+/** The token axis, and the held-out evaluations and checkpoints tables. */
+async function checkTokenAxisAndTables(page: Page): Promise<void> {
+  // Token axis: x is the cumulative token count.
+  await page.selectOption('#x-axis', 'tokens');
+  assert.deepEqual(at(await plotted(page, 'reward'), 1, 'reward series').xs, [100, 300, 600, 1000, 1500, 2100]);
+  assert.match(page.url(), /x=tokens/);
+
+  // Held-out evaluations and checkpoints are shown.
+  assert.deepEqual(
+    await page
+      .locator('#evaluation-table tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => (tr as any).innerText.split('\t').slice(0, 5))),
+    [['bandit-grpo-1', '0', 'test', '100', '25%']],
+  );
+  assert.equal(await page.locator('#checkpoint-table tbody tr[data-kind="resume"]').count(), 6);
+  assert.match(
+    await page.locator('#checkpoint-table tbody tr[data-kind="start"]').innerText(),
+    /\/tmp\/checkpoints\/bandit-grpo-1\/start/,
+  );
+}
+
 test('dashboard charts in headless chromium: every recorded metric in the picker, runs overlaid, tooltip lists every run at a step, zoom, log scale, token axis', async () => {
   await withDashboardSession(twoRuns, async ({ open, url }) => {
     const { page, requested, errors } = await open('/?smooth=0');
     await page.waitForSelector('body[data-ready="true"]');
-
-    // Run list, newest first; both runs selected; each name links to the run.
-    assert.deepEqual(
-      await page.locator('#run-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run'))),
-      ['bandit-ppo-2', 'bandit-grpo-1'],
-    );
-    assert.equal(await page.locator('#run-table a[href="/runs/bandit-grpo-1"]').count(), 1);
-
-    // The picker offers every recorded metric, grouped; the defaults are charted, the rest one click away.
-    const offered = await page
-      .locator('#metric-groups label')
-      .evaluateAll((labels) => labels.map((l) => l.getAttribute('data-metric')));
-    assert.deepEqual(
-      new Set(offered),
-      new Set([
-        'reward',
-        'success',
-        'invalidActionRate',
-        'kl',
-        'entropy',
-        'loss',
-        'clipfrac',
-        'gradNorm',
-        'learningRate',
-        'trainedTokens',
-        'rolloutTokensPerSecond',
-      ]),
-    );
-    const charted = () =>
-      page.locator('#chart-grid figure').evaluateAll((figures) => figures.map((f) => f.getAttribute('data-metric')));
-    assert.deepEqual(await charted(), ['reward', 'success', 'loss', 'kl', 'entropy', 'clipfrac', 'gradNorm']);
-    await page.locator('#metric-groups label[data-metric="learningRate"] input').check();
-    await page.waitForSelector('#chart-grid figure[data-metric="learningRate"] canvas');
-    assert.match(page.url(), /metrics=[^&]*learningRate/);
-
-    // The reward chart overlays both runs, each with exactly its recorded points.
-    const reward = await plotted(page, 'reward');
-    assert.deepEqual(
-      reward.map((s) => s.run),
-      ['bandit-ppo-2', 'bandit-grpo-1'],
-    );
-    assert.deepEqual(at(reward, 1, 'reward series').steps, [1, 2, 3, 4, 5, 6]);
-    assert.deepEqual(at(reward, 1, 'reward series').raw, rewardsA);
-    assert.deepEqual(at(reward, 0, 'reward series').raw, rewardsB);
-    assert.equal(await page.locator('[data-metric="reward"] canvas').count(), 1);
-
-    // The tooltip at step 2 lists both runs with their values at that step.
-    const at2 = await geometry(page, 'reward', 2);
-    await page.mouse.move(at2.left, at2.top);
-    const tooltip = page.locator('[data-metric="reward"] .tooltip');
-    await tooltip.waitFor({ state: 'visible' });
-    const rows = await tooltip
-      .locator('tr')
-      .evaluateAll((trs) =>
-        trs.map((tr) => [tr.getAttribute('data-run'), tr.getAttribute('data-step'), tr.getAttribute('data-value')]),
-      );
-    assert.deepEqual(rows, [
-      ['bandit-ppo-2', '2', String(rewardsB[1])],
-      ['bandit-grpo-1', '2', String(rewardsA[1])],
-    ]);
-    await screenshot(page, 'charts-tooltip');
-
-    // Drag-zoom on one chart zooms all of them; double-click resets.
-    const at4 = await geometry(page, 'reward', 4);
-    await page.mouse.move(at2.left, at2.top);
-    await page.mouse.down();
-    await page.mouse.move(at4.left, at4.top, { steps: 4 });
-    await page.mouse.up();
-    const zoomed = await geometry(page, 'entropy', 3);
-    assert.ok(
-      Math.abs(zoomed.xMin - 2) < 0.1 && Math.abs(zoomed.xMax - 4) < 0.1,
-      `entropy chart follows the zoom: ${zoomed.xMin}..${zoomed.xMax}`,
-    );
-    await page.mouse.dblclick(at2.left, at2.top);
-    const reset = await geometry(page, 'entropy', 3);
-    assert.deepEqual([reset.xMin, reset.xMax], [1, 6]);
-
-    // Log scale: y on a log axis; values ≤ 0 (run B's KL is 0) cannot be drawn there and are left out.
-    await page.locator('#log-scale').check();
-    assert.equal((await geometry(page, 'kl', 3)).yDistribution, 3);
-    const kl = await plotted(page, 'kl');
-    assert.deepEqual(at(kl, 0, 'kl series').raw, [null, null, null]);
-    assert.deepEqual(at(kl, 1, 'kl series').raw, [null, 0.01, 0.02, 0.03, 0.04, 0.05]);
-    assert.match(page.url(), /log=1/);
-    await page.locator('#log-scale').uncheck();
-
-    // Smoothing: the smoothed line is TensorBoard's debiased EMA of the raw values.
-    await page.locator('#smoothing').fill('0.5');
-    const smoothed = at(await plotted(page, 'reward'), 1, 'reward series').smoothed;
-    const secondSmoothed = at(smoothed, 1, 'smoothed reward');
-    assert.ok(
-      secondSmoothed !== null && Math.abs(secondSmoothed - (0.5 * 0.5 * 0.125 + 0.5 * 0.25) / 0.75) < 1e-12,
-      `debiased EMA: ${secondSmoothed}`,
-    );
-    assert.equal(smoothed[0], 0.125);
-
-    // Token axis: x is the cumulative token count.
-    await page.selectOption('#x-axis', 'tokens');
-    assert.deepEqual(at(await plotted(page, 'reward'), 1, 'reward series').xs, [100, 300, 600, 1000, 1500, 2100]);
-    assert.match(page.url(), /x=tokens/);
-
-    // Held-out evaluations and checkpoints are shown.
-    assert.deepEqual(
-      await page
-        .locator('#evaluation-table tbody tr')
-        .evaluateAll((trs) => trs.map((tr) => (tr as any).innerText.split('\t').slice(0, 5))),
-      [['bandit-grpo-1', '0', 'test', '100', '25%']],
-    );
-    assert.equal(await page.locator('#checkpoint-table tbody tr[data-kind="resume"]').count(), 6);
-    assert.match(
-      await page.locator('#checkpoint-table tbody tr[data-kind="start"]').innerText(),
-      /\/tmp\/checkpoints\/bandit-grpo-1\/start/,
-    );
+    await checkRunListAndMetricPicker(page);
+    const at2 = await checkOverlaidRunsAndTooltip(page);
+    await checkSharedZoom(page, at2);
+    await checkLogScaleAndSmoothing(page);
+    await checkTokenAxisAndTables(page);
 
     // Offline: the page fetched only from the dashboard itself.
     assert.ok(requested.length > 0 && requested.every((address) => address.startsWith(url)), requested.join('\n'));
