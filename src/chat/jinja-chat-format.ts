@@ -90,31 +90,23 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       const tokens = encode(messages, tools, addGenerationPrompt);
       return { tokens, assistantMask: assistantMaskOf(tokens, messages, tools, { encode, turnEnd, name }) };
     },
-    userTurn(text: string): number[] {
-      const closed = [...probeConversation, { role: 'assistant' as const, content: 'y' }];
-      const before = encode(closed, [], false);
-      const after = encode([...closed, { role: 'user', content: text }], [], true);
-      if (!startsWith(after, before))
-        throw new ChatTemplateError(
-          `${name}: a user turn after an assistant turn changes the ids before it (template not prefix-stable)`,
-          { name },
-        );
-      return after.slice(before.length);
-    },
-    toolTurn(content: string, call: AnsweredCall): number[] {
-      const closed: Message[] = [
-        ...probeConversation,
-        { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] },
-      ];
-      const before = encode(closed, [], false);
-      const after = encode([...closed, { role: 'tool', content, toolCallId: call.id, name: call.name }], [], true);
-      if (!startsWith(after, before))
-        throw new ChatTemplateError(
-          `${name}: a tool message after an assistant tool call changes the ids before it (template not prefix-stable)`,
-          { name },
-        );
-      return after.slice(before.length);
-    },
+    userTurn: (text: string): number[] =>
+      turnAfter(
+        encode,
+        [...probeConversation, { role: 'assistant', content: 'y' }],
+        { role: 'user', content: text },
+        { name, turn: 'a user turn after an assistant turn' },
+      ),
+    toolTurn: (content: string, call: AnsweredCall): number[] =>
+      turnAfter(
+        encode,
+        [
+          ...probeConversation,
+          { role: 'assistant', content: '', toolCalls: [{ id: call.id, name: call.name, arguments: {} }] },
+        ],
+        { role: 'tool', content, toolCallId: call.id, name: call.name },
+        { name, turn: 'a tool message after an assistant tool call' },
+      ),
     assistantText: (message) =>
       joinContent(message.content, formatToolCalls(toolCallFamily, message.toolCalls ?? []), toolCallFamily),
     parseAssistant: (text, parseOptions) => parseToolCalls(toolCallFamily, text, parseOptions),
@@ -150,6 +142,20 @@ function probeTurnEnd(encode: Encode, stopTokens: readonly number[], name: strin
     );
   }
   return probeReply.slice(stopAt);
+}
+
+/** The ids `next` adds after the closed conversation `closed` (with the generation prompt after it). */
+function turnAfter(
+  encode: Encode,
+  closed: readonly Message[],
+  next: Message,
+  { name, turn }: { name: string; turn: string },
+): number[] {
+  const before = encode(closed, [], false);
+  const after = encode([...closed, next], [], true);
+  if (!startsWith(after, before))
+    throw new ChatTemplateError(`${name}: ${turn} changes the ids before it (template not prefix-stable)`, { name });
+  return after.slice(before.length);
 }
 
 /** 1 on each assistant reply and its stop token in `tokens` (the rendering of `messages`), 0 elsewhere; see the header. */
