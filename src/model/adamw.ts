@@ -32,8 +32,8 @@ export function hyperVector(options: OptimOptions, step: number): Float32Array {
   const maxNorm = options.maxGradNorm ?? optimDefaults.maxGradNorm;
   return new Float32Array([
     options.learningRate,
-    1 / (1 - Math.pow(beta1, step)),
-    1 / (1 - Math.pow(beta2, step)),
+    1 / (1 - beta1 ** step),
+    1 / (1 - beta2 ** step),
     maxNorm > 0 ? maxNorm : 3.0e38,
     options.weightDecay ?? optimDefaults.weightDecay,
     beta1,
@@ -82,8 +82,12 @@ export function clipAndAdamW(
   const v: DeviceParams = {};
   for (const name of names) {
     const g = entry(grads, name, 'gradient').mul(scale.ref);
-    const mNew = entry(state.m, name, 'first moment').mul(beta1.ref).add(g.ref.mul(np.subtract(1, beta1.ref)));
-    const vNew = entry(state.v, name, 'second moment').mul(beta2.ref).add(np.square(g).mul(np.subtract(1, beta2.ref)));
+    const mNew = entry(state.m, name, 'first moment')
+      .mul(beta1.ref)
+      .add(g.ref.mul(np.subtract(1, beta1.ref)));
+    const vNew = entry(state.v, name, 'second moment')
+      .mul(beta2.ref)
+      .add(np.square(g).mul(np.subtract(1, beta2.ref)));
     let update = mNew.ref.mul(c1.ref).div(np.sqrt(vNew.ref.mul(c2.ref)).add(epsilon.ref));
     const p = entry(params, name, 'trained array');
     if (decayed.has(name)) update = update.add(p.ref.mul(weightDecay.ref));

@@ -36,10 +36,13 @@ export function packRightPadded(
   let longest = 0;
   for (const sequence of sequences) longest = Math.max(longest, sequence.length);
   if (longest > maxSeqLen) {
-    throw new InvalidArgumentError(`a sequence of ${longest} tokens exceeds the model's context window of ${maxSeqLen}`, {
-      length: longest,
-      maxSeqLen,
-    });
+    throw new InvalidArgumentError(
+      `a sequence of ${longest} tokens exceeds the model's context window of ${maxSeqLen}`,
+      {
+        length: longest,
+        maxSeqLen,
+      },
+    );
   }
   const batch = Math.max(rows ?? sequences.length, sequences.length);
   const seqLen = bucketLength(longest, maxSeqLen, bucket);
@@ -69,7 +72,11 @@ export function packRightPadded(
  * Spreads per-sequence arrays aligned to tokens (index t = quantity for token t, see
  * core/loss.ts) into the packed "next-token" layout (index t−1), or back.
  */
-export function toNextTokenLayout(packed: PackedBatch, perSequence: readonly ArrayLike<number>[], out?: Float32Array): Float32Array {
+export function toNextTokenLayout(
+  packed: PackedBatch,
+  perSequence: readonly ArrayLike<number>[],
+  out?: Float32Array,
+): Float32Array {
   const result = out ?? new Float32Array(packed.batch * packed.seqLen);
   result.fill(0);
   perSequence.forEach((values, b) => {

@@ -14,13 +14,24 @@ import { loadHfTokenizer } from '../chat/hf-tokenizer.ts';
 import { chatTemplateJinja } from '../chat/chat-template.ts';
 
 const small = (input: ModelConfigInput = {}) =>
-  modelConfigSchema.parse({ hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 32, ...input });
+  modelConfigSchema.parse({
+    hiddenSize: 8,
+    numLayers: 2,
+    numHeads: 2,
+    numKvHeads: 1,
+    intermediateSize: 12,
+    maxSeqLen: 32,
+    ...input,
+  });
 
 function randomParams(config: ReturnType<typeof small>, seed: number): HostParams {
   const rng = new Rng(seed);
   const params: HostParams = new Map();
   for (const [name, shape] of parameterShapes(config)) {
-    params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()) });
+    params.set(name, {
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+    });
   }
   return params;
 }
@@ -29,7 +40,11 @@ function assertSameParams(actual: HostParams, expected: HostParams): void {
   assert.deepEqual([...actual.keys()], [...expected.keys()]);
   for (const [name, tensor] of expected) {
     assert.deepEqual(actual.get(name)!.shape, tensor.shape, name);
-    assert.deepEqual(new Uint32Array(actual.get(name)!.data.slice().buffer), new Uint32Array(tensor.data.slice().buffer), name);
+    assert.deepEqual(
+      new Uint32Array(actual.get(name)!.data.slice().buffer),
+      new Uint32Array(tensor.data.slice().buffer),
+      name,
+    );
   }
 }
 
@@ -44,11 +59,20 @@ async function withTempDir(body: (root: string) => Promise<void>): Promise<void>
 
 test('save → load is bit-exact and writes the HF files', () =>
   withTempDir(async (root) => {
-    for (const [i, config] of [small(), small({ attentionBias: true, tieWordEmbeddings: false, valueHead: true })].entries()) {
+    for (const [i, config] of [
+      small(),
+      small({ attentionBias: true, tieWordEmbeddings: false, valueHead: true }),
+    ].entries()) {
       const dir = join(root, `ckpt-${i}`);
       const params = randomParams(config, i);
       await saveCheckpoint(dir, { config, params, extra: { step: 7, note: 'é' } });
-      assert.deepEqual((await readdir(dir)).sort(), ['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+      assert.deepEqual((await readdir(dir)).sort(), [
+        'config.json',
+        'generation_config.json',
+        'model.safetensors',
+        'tokenizer.json',
+        'tokenizer_config.json',
+      ]);
       const loaded = await loadCheckpoint(dir);
       assert.deepEqual(loaded.config, config);
       assertSameParams(loaded.params, params);
@@ -117,10 +141,16 @@ test('loads a plain HF folder (no agentrl block), sharded, with a TRL value head
     const weightMap: Record<string, string> = {};
     for (const [i, shard] of shards.entries()) {
       const file = `model-0000${i + 1}-of-00002.safetensors`;
-      await writeFileAtomic(join(root, file), serializeSafetensors(new Map(shard.map((name) => [name, hfTensors.get(name)!]))));
+      await writeFileAtomic(
+        join(root, file),
+        serializeSafetensors(new Map(shard.map((name) => [name, hfTensors.get(name)!]))),
+      );
       for (const name of shard) weightMap[name] = file;
     }
-    await writeFile(join(root, 'model.safetensors.index.json'), JSON.stringify({ metadata: {}, weight_map: weightMap }));
+    await writeFile(
+      join(root, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: {}, weight_map: weightMap }),
+    );
     await writeFile(join(root, 'config.json'), JSON.stringify(toHfConfig(config)));
     const loaded = await loadCheckpoint(root);
     assert.equal(loaded.config.valueHead, true);
@@ -144,7 +174,10 @@ test('a custom BPE tokenizer is saved and loaded back', () =>
 
 test('broken checkpoints are CheckpointErrors naming the file', () =>
   withTempDir(async (root) => {
-    await assert.rejects(loadCheckpoint(join(root, 'missing')), (error: unknown) => error instanceof CheckpointError && /config\.json: cannot read/.test(error.message));
+    await assert.rejects(
+      loadCheckpoint(join(root, 'missing')),
+      (error: unknown) => error instanceof CheckpointError && /config\.json: cannot read/.test(error.message),
+    );
     const config = small();
     const dir = join(root, 'c');
     await saveCheckpoint(dir, { config, params: randomParams(config, 5) });

@@ -65,22 +65,34 @@ export interface LoadedCheckpoint {
 export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions): Promise<void> {
   const { config, params, tokenizer = byteTokenizer, architecture, extra = {}, chatFiles } = options;
   if (tokenizer.vocabSize > config.vocabSize) {
-    throw new InvalidArgumentError(`tokenizer has ${tokenizer.vocabSize} ids but config.vocabSize is ${config.vocabSize}`, {
-      tokenizerVocabSize: tokenizer.vocabSize,
-      vocabSize: config.vocabSize,
-    });
+    throw new InvalidArgumentError(
+      `tokenizer has ${tokenizer.vocabSize} ids but config.vocabSize is ${config.vocabSize}`,
+      {
+        tokenizerVocabSize: tokenizer.vocabSize,
+        vocabSize: config.vocabSize,
+      },
+    );
   }
   const special = tokenizer.specialTokens;
   const tokenIds = { bosTokenId: special.bos, eosTokenId: special.end, padTokenId: special.pad };
   const hfTensors = toHfTensors(config, params);
   const files: [string, Uint8Array | string][] = [
-    ['config.json', json({ ...toHfConfig(config, { architecture, tokenIds }), agentrl: { format: checkpointFormat, modelConfig: config, extra } })],
+    [
+      'config.json',
+      json({
+        ...toHfConfig(config, { architecture, tokenIds }),
+        agentrl: { format: checkpointFormat, modelConfig: config, extra },
+      }),
+    ],
     ['model.safetensors', serializeSafetensors(hfTensors, { format: 'pt' })],
     ...(chatFiles === undefined
       ? ([
           ['tokenizer.json', json(tokenizer.toTokenizerJson())],
           ['tokenizer_config.json', json(tokenizerConfig(tokenizer, config))],
-          ['generation_config.json', json({ bos_token_id: special.bos, eos_token_id: special.end, pad_token_id: special.pad })],
+          [
+            'generation_config.json',
+            json({ bos_token_id: special.bos, eos_token_id: special.end, pad_token_id: special.pad }),
+          ],
         ] as [string, string][])
       : ([
           ['tokenizer.json', JSON.stringify(chatFiles.tokenizerJson)],
@@ -108,7 +120,7 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
     await syncDirectory(dirname(dir));
   } catch (error) {
     await rm(temp, { recursive: true, force: true });
-    throw new CheckpointError(`${dir}: saving failed (${(error as Error).message})`, { dir }, );
+    throw new CheckpointError(`${dir}: saving failed (${(error as Error).message})`, { dir });
   }
 }
 
@@ -117,7 +129,10 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   const configFile = join(dir, 'config.json');
   const hfConfig = await readJson(configFile);
   if (typeof hfConfig !== 'object' || hfConfig === null || Array.isArray(hfConfig)) {
-    throw new CheckpointError(`${configFile}: holds ${JSON.stringify(hfConfig)}, not a model config object; point at a checkpoint folder written by agentrl or a Hugging Face model folder`, { file: configFile });
+    throw new CheckpointError(
+      `${configFile}: holds ${JSON.stringify(hfConfig)}, not a model config object; point at a checkpoint folder written by agentrl or a Hugging Face model folder`,
+      { file: configFile },
+    );
   }
   const agentrl = (hfConfig as { agentrl?: { modelConfig?: unknown; extra?: Record<string, unknown> } }).agentrl;
   const tensors = await readModelTensors(dir);
@@ -137,8 +152,15 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
   const tokenizerFile = join(dir, 'tokenizer.json');
   if (!(await exists(tokenizerFile))) return { config, params, tokenizer: undefined, extra: agentrl?.extra ?? {} };
   const tokenizerJson = await readJson(tokenizerFile);
-  if (isDeepStrictEqual(tokenizerJson, byteTokenizer.toTokenizerJson())) return { config, params, tokenizer: byteTokenizer, extra: agentrl?.extra ?? {} };
-  if (usesByteTemplate(tokenizerJson)) return { config, params, tokenizer: loadHfTokenizer(tokenizerJson, { file: tokenizerFile }), extra: agentrl?.extra ?? {} };
+  if (isDeepStrictEqual(tokenizerJson, byteTokenizer.toTokenizerJson()))
+    return { config, params, tokenizer: byteTokenizer, extra: agentrl?.extra ?? {} };
+  if (usesByteTemplate(tokenizerJson))
+    return {
+      config,
+      params,
+      tokenizer: loadHfTokenizer(tokenizerJson, { file: tokenizerFile }),
+      extra: agentrl?.extra ?? {},
+    };
   return { config, params, ...modelTokenizerOf(dir, tokenizerJson, tokenizerFile), extra: agentrl?.extra ?? {} };
 }
 
@@ -146,14 +168,22 @@ export async function loadCheckpoint(dir: string): Promise<LoadedCheckpoint> {
 export function usesByteTemplate(tokenizerJson: unknown): boolean {
   const added = (tokenizerJson as { added_tokens?: { content?: unknown }[] }).added_tokens;
   const contents = new Set(Array.isArray(added) ? added.map((token) => token?.content) : []);
-  return [specialTokenText.end, specialTokenText.user, specialTokenText.assistant].every((content) => contents.has(content));
+  return [specialTokenText.end, specialTokenText.user, specialTokenText.assistant].every((content) =>
+    contents.has(content),
+  );
 }
 
 /** A model's own tokenizer, with its chat format when the folder has a chat template. */
-function modelTokenizerOf(dir: string, tokenizerJson: unknown, file: string): { tokenizer: Tokenizer; chatFormat?: ChatFormat } {
+function modelTokenizerOf(
+  dir: string,
+  tokenizerJson: unknown,
+  file: string,
+): { tokenizer: Tokenizer; chatFormat?: ChatFormat } {
   const files = readChatFormatFilesIfTemplated(dir);
   if (files === undefined) {
-    const tokenizerConfig = existsSync(join(dir, 'tokenizer_config.json')) ? (JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>) : {};
+    const tokenizerConfig = existsSync(join(dir, 'tokenizer_config.json'))
+      ? (JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>)
+      : {};
     return { tokenizer: loadTokenizerJson(tokenizerJson, { tokenizerConfig, file }) };
   }
   const chatFormat = chatFormatFromFiles(files, { name: basename(resolve(dir)), file });
@@ -201,7 +231,12 @@ function tokenizerConfig(tokenizer: Tokenizer, config: ModelConfig): Record<stri
     eos_token: specialTokenText.end,
     pad_token: specialTokenText.pad,
     unk_token: null,
-    additional_special_tokens: [specialTokenText.system, specialTokenText.user, specialTokenText.assistant, specialTokenText.tool],
+    additional_special_tokens: [
+      specialTokenText.system,
+      specialTokenText.user,
+      specialTokenText.assistant,
+      specialTokenText.tool,
+    ],
     added_tokens_decoder: addedTokensDecoder,
     add_bos_token: false,
     add_eos_token: false,
@@ -218,8 +253,9 @@ async function readModelTensors(dir: string): Promise<Map<string, HostTensor>> {
   let files: string[];
   if (await exists(single)) files = [single];
   else if (await exists(index)) {
-    const weightMap = (await readJson(index) as { weight_map?: Record<string, string> }).weight_map;
-    if (typeof weightMap !== 'object' || weightMap === null) throw new CheckpointError(`${index}: no weight_map`, { file: index });
+    const weightMap = ((await readJson(index)) as { weight_map?: Record<string, string> }).weight_map;
+    if (typeof weightMap !== 'object' || weightMap === null)
+      throw new CheckpointError(`${index}: no weight_map`, { file: index });
     files = [...new Set(Object.values(weightMap))].sort().map((name) => join(dir, name));
   } else {
     throw new CheckpointError(`${dir}: no model.safetensors or model.safetensors.index.json`, { dir });
@@ -247,7 +283,9 @@ async function refuseToClobber(dir: string): Promise<void> {
     return; // absent (or not a folder: the rename will report it)
   }
   if (entries.length > 0 && !entries.includes('config.json')) {
-    throw new CheckpointError(`${dir}: exists and is not a checkpoint (no config.json); refusing to replace it`, { dir });
+    throw new CheckpointError(`${dir}: exists and is not a checkpoint (no config.json); refusing to replace it`, {
+      dir,
+    });
   }
 }
 

@@ -15,7 +15,8 @@ function randomBlocks(type: GgmlTypeName, blocks: number, halfFields: [number, n
   const bytes = new Uint8Array(blocks * size);
   for (let i = 0; i < bytes.length; i++) bytes[i] = rng.nextUint32() & 0xff;
   const view = new DataView(bytes.buffer);
-  for (let b = 0; b < blocks; b++) for (const [offset, bits] of halfFields) view.setUint16(b * size + offset, bits, true);
+  for (let b = 0; b < blocks; b++)
+    for (const [offset, bits] of halfFields) view.setUint16(b * size + offset, bits, true);
   return bytes;
 }
 
@@ -32,7 +33,8 @@ test('F32, F16 and BF16 decode little-endian floats', () => {
 test('Q8_0: y = d·q with d the f16 at the start of each 34-byte block', () => {
   const bytes = randomBlocks('Q8_0', 2, [[0, half['0.5']]], 1);
   const out = dequantize('Q8_0', bytes, 64);
-  for (let b = 0; b < 2; b++) for (let j = 0; j < 32; j++) assert.equal(out[b * 32 + j], 0.5 * int8(at(bytes, b * 34 + 2 + j)));
+  for (let b = 0; b < 2; b++)
+    for (let j = 0; j < 32; j++) assert.equal(out[b * 32 + j], 0.5 * int8(at(bytes, b * 34 + 2 + j)));
 });
 
 test('Q4_0: y[j] = d·(low nibble − 8), y[j+16] = d·(high nibble − 8)', () => {
@@ -48,7 +50,15 @@ test('Q4_0: y[j] = d·(low nibble − 8), y[j+16] = d·(high nibble − 8)', () 
 });
 
 test('Q4_1: y = d·q + m', () => {
-  const bytes = randomBlocks('Q4_1', 2, [[0, half['0.25']], [2, half['-0.125']]], 3);
+  const bytes = randomBlocks(
+    'Q4_1',
+    2,
+    [
+      [0, half['0.25']],
+      [2, half['-0.125']],
+    ],
+    3,
+  );
   const out = dequantize('Q4_1', bytes, 64);
   for (let b = 0; b < 2; b++) {
     for (let j = 0; j < 16; j++) {
@@ -63,7 +73,17 @@ test('Q5_0 and Q5_1: the fifth bit of value j is bit j (low half) or j + 16 (hig
   for (const type of ['Q5_0', 'Q5_1'] as const) {
     const withMin = type === 'Q5_1';
     const size = ggmlBlockLayout[type].bytes;
-    const bytes = randomBlocks(type, 2, withMin ? [[0, half['0.5']], [2, half['0.25']]] : [[0, half['0.5']]], 4);
+    const bytes = randomBlocks(
+      type,
+      2,
+      withMin
+        ? [
+            [0, half['0.5']],
+            [2, half['0.25']],
+          ]
+        : [[0, half['0.5']]],
+      4,
+    );
     const out = dequantize(type, bytes, 64);
     const view = new DataView(bytes.buffer);
     for (let b = 0; b < 2; b++) {
@@ -82,13 +102,23 @@ test('Q5_0 and Q5_1: the fifth bit of value j is bit j (low half) or j + 16 (hig
 
 /** ggml-quants.c `get_scale_min_k4`, transliterated. */
 function scaleMin(j: number, q: Uint8Array): [number, number] {
-  return j < 4 ? [at(q, j) & 63, at(q, j + 4) & 63] : [(at(q, j + 4) & 0xf) | ((at(q, j - 4) >> 6) << 4), (at(q, j + 4) >> 4) | ((at(q, j) >> 6) << 4)];
+  return j < 4
+    ? [at(q, j) & 63, at(q, j + 4) & 63]
+    : [(at(q, j + 4) & 0xf) | ((at(q, j - 4) >> 6) << 4), (at(q, j + 4) >> 4) | ((at(q, j) >> 6) << 4)];
 }
 
 test('Q4_K and Q5_K: 256-value super-blocks, eight 6-bit scales and mins (ggml dequantize_row_q4_K / q5_K)', () => {
   for (const type of ['Q4_K', 'Q5_K'] as const) {
     const size = ggmlBlockLayout[type].bytes;
-    const bytes = randomBlocks(type, 2, [[0, half['1.5']], [2, half['0.25']]], 5);
+    const bytes = randomBlocks(
+      type,
+      2,
+      [
+        [0, half['1.5']],
+        [2, half['0.25']],
+      ],
+      5,
+    );
     const out = dequantize(type, bytes, 512);
     const expected: number[] = [];
     for (let b = 0; b < 2; b++) {
@@ -102,8 +132,14 @@ test('Q4_K and Q5_K: 256-value super-blocks, eight 6-bit scales and mins (ggml d
       for (let j = 0; j < 256; j += 64) {
         const [sc1, m1] = scaleMin(is, scales);
         const [sc2, m2] = scaleMin(is + 1, scales);
-        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc1) * ((at(bytes, ql + l) & 0xf) + (type === 'Q5_K' && at(qh, l) & u1 ? 16 : 0))) - f(0.25 * m1));
-        for (let l = 0; l < 32; l++) expected.push(f(f(1.5 * sc2) * ((at(bytes, ql + l) >> 4) + (type === 'Q5_K' && at(qh, l) & u2 ? 16 : 0))) - f(0.25 * m2));
+        for (let l = 0; l < 32; l++)
+          expected.push(
+            f(f(1.5 * sc1) * ((at(bytes, ql + l) & 0xf) + (type === 'Q5_K' && at(qh, l) & u1 ? 16 : 0))) - f(0.25 * m1),
+          );
+        for (let l = 0; l < 32; l++)
+          expected.push(
+            f(f(1.5 * sc2) * ((at(bytes, ql + l) >> 4) + (type === 'Q5_K' && at(qh, l) & u2 ? 16 : 0))) - f(0.25 * m2),
+          );
         ql += 32;
         is += 2;
         u1 <<= 2;
@@ -145,7 +181,11 @@ test('Q6_K: 256 values from 4 low bits, 2 high bits and 16 int8 scales (ggml deq
 });
 
 test('an unsupported type id or a partial block is a CheckpointError naming the alternatives', () => {
-  assert.throws(() => ggmlTypeName(10, { tensor: 'blk.0.attn_q.weight' }), (error: unknown) => error instanceof CheckpointError && /GGML type 10 is not supported; supported: F32, F16/.test(error.message));
+  assert.throws(
+    () => ggmlTypeName(10, { tensor: 'blk.0.attn_q.weight' }),
+    (error: unknown) =>
+      error instanceof CheckpointError && /GGML type 10 is not supported; supported: F32, F16/.test(error.message),
+  );
   assert.throws(() => dequantize('Q4_K', new Uint8Array(144), 128), CheckpointError);
   assert.throws(() => dequantize('Q8_0', new Uint8Array(33), 32), CheckpointError);
 });

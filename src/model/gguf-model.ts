@@ -30,19 +30,27 @@ export const ggufArchitectures = ['llama', 'qwen2', 'qwen3'] as const;
 export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   const architecture = String(ggufMetadata(gguf, 'general.architecture'));
   if (!(ggufArchitectures as readonly string[]).includes(architecture)) {
-    throw new CheckpointError(`${gguf.file}: general.architecture "${architecture}" is not supported; supported: ${ggufArchitectures.join(', ')}`, { file: gguf.file, architecture });
+    throw new CheckpointError(
+      `${gguf.file}: general.architecture "${architecture}" is not supported; supported: ${ggufArchitectures.join(', ')}`,
+      { file: gguf.file, architecture },
+    );
   }
-  const number = (key: string, fallback?: number): number => Number(ggufMetadata(gguf, `${architecture}.${key}`, fallback));
+  const number = (key: string, fallback?: number): number =>
+    Number(ggufMetadata(gguf, `${architecture}.${key}`, fallback));
   const names = new Set(gguf.tensors.map((tensor) => tensor.name));
   const embedding = gguf.tensors.find((tensor) => tensor.name === 'token_embd.weight');
-  if (embedding === undefined) throw new CheckpointError(`${gguf.file}: no token_embd.weight tensor`, { file: gguf.file });
+  if (embedding === undefined)
+    throw new CheckpointError(`${gguf.file}: no token_embd.weight tensor`, { file: gguf.file });
   const hiddenSize = number('embedding_length');
   const numHeads = number('attention.head_count');
   const keyLength = gguf.metadata.get(`${architecture}.attention.key_length`);
   const headSize = keyLength === undefined ? hiddenSize / numHeads : Number(keyLength);
   const ropeDimensions = gguf.metadata.get(`${architecture}.rope.dimension_count`);
   if (ropeDimensions !== undefined && Number(ropeDimensions) !== headSize) {
-    throw new CheckpointError(`${gguf.file}: rope.dimension_count ${ropeDimensions} differs from the head size ${headSize} (partial rotary is not supported)`, { file: gguf.file });
+    throw new CheckpointError(
+      `${gguf.file}: rope.dimension_count ${ropeDimensions} differs from the head size ${headSize} (partial rotary is not supported)`,
+      { file: gguf.file },
+    );
   }
   if (gguf.metadata.has(`${architecture}.rope.scaling.type`) || names.has('rope_freqs.weight')) {
     throw new CheckpointError(`${gguf.file}: rope scaling is not supported`, { file: gguf.file });
@@ -72,7 +80,8 @@ export function ggufHostParams(gguf: GgufFile, config: ModelConfig): HostParams 
   const used = new Set<string>();
   const read = (name: string): HostTensor => {
     const info = infos.get(name);
-    if (info === undefined) throw new CheckpointError(`${gguf.file}: tensor "${name}" is missing`, { file: gguf.file, tensor: name });
+    if (info === undefined)
+      throw new CheckpointError(`${gguf.file}: tensor "${name}" is missing`, { file: gguf.file, tensor: name });
     used.add(name);
     return readGgufTensor(gguf, info);
   };
@@ -94,7 +103,12 @@ export function ggufHostParams(gguf: GgufFile, config: ModelConfig): HostParams 
     params.set(layer + 'wk', linear(block + 'attn_k.weight', permuted ? config.numKvHeads : undefined));
     params.set(layer + 'wv', linear(block + 'attn_v.weight'));
     if (config.attentionBias) {
-      for (const [internal, name] of [['bq', 'attn_q.bias'], ['bk', 'attn_k.bias'], ['bv', 'attn_v.bias']] as const) params.set(layer + internal, read(block + name));
+      for (const [internal, name] of [
+        ['bq', 'attn_q.bias'],
+        ['bk', 'attn_k.bias'],
+        ['bv', 'attn_v.bias'],
+      ] as const)
+        params.set(layer + internal, read(block + name));
     }
     if (config.qkNorm) {
       params.set(layer + 'qNorm', read(block + 'attn_q_norm.weight'));
@@ -109,7 +123,8 @@ export function ggufHostParams(gguf: GgufFile, config: ModelConfig): HostParams 
   params.set('finalNorm', read('output_norm.weight'));
   if (!config.tieWordEmbeddings) params.set('lmHead', linear('output.weight'));
   const unknown = gguf.tensors.map((info) => info.name).filter((name) => !used.has(name));
-  if (unknown.length > 0) throw new CheckpointError(`${gguf.file}: unknown tensors: ${unknown.join(', ')}`, { file: gguf.file, unknown });
+  if (unknown.length > 0)
+    throw new CheckpointError(`${gguf.file}: unknown tensors: ${unknown.join(', ')}`, { file: gguf.file, unknown });
   return params;
 }
 
@@ -142,11 +157,16 @@ function shortestFloat32(value: number): number {
 }
 
 /** A `.gguf` file as the built-in model's config and float32 params, plus its tokenizer. */
-export async function loadGgufModel(path: string): Promise<{ config: ModelConfig; params: HostParams; tokenizer: ModelTokenizer; gguf: GgufFile }> {
+export async function loadGgufModel(
+  path: string,
+): Promise<{ config: ModelConfig; params: HostParams; tokenizer: ModelTokenizer; gguf: GgufFile }> {
   const gguf = await readGguf(path);
   const config = ggufModelConfig(gguf);
   const params = ggufHostParams(gguf, config);
   const files = ggufTokenizerFiles(gguf);
-  const tokenizer = loadTokenizerJson(files.tokenizerJson, { tokenizerConfig: files.tokenizerConfig, file: `${path} (tokenizer.ggml.*)` });
+  const tokenizer = loadTokenizerJson(files.tokenizerJson, {
+    tokenizerConfig: files.tokenizerConfig,
+    file: `${path} (tokenizer.ggml.*)`,
+  });
   return { config, params, tokenizer, gguf };
 }

@@ -29,28 +29,68 @@ export interface GgufTokenizerFiles {
 export function ggufTokenizerFiles(gguf: GgufFile): GgufTokenizerFiles {
   const file = gguf.file;
   const model = String(ggufMetadata(gguf, 'tokenizer.ggml.model'));
-  if (model !== 'gpt2') throw new CheckpointError(`${file}: tokenizer.ggml.model "${model}" is not supported; supported: gpt2 (byte-level BPE)`, { file, model });
-  const pre = String(ggufMetadata(gguf, 'tokenizer.ggml.pre', 'default'));
+  if (model !== 'gpt2')
+    throw new CheckpointError(
+      `${file}: tokenizer.ggml.model "${model}" is not supported; supported: gpt2 (byte-level BPE)`,
+      { file, model },
+    );
   const tokens = stringList(gguf, 'tokenizer.ggml.tokens');
+  return { tokenizerJson: tokenizerJsonOf(gguf, tokens), ...tokenizerConfigsOf(gguf, tokens) };
+}
+
+const byteLevel = (useRegex: boolean) => ({
+  type: 'ByteLevel',
+  add_prefix_space: false,
+  trim_offsets: true,
+  use_regex: useRegex,
+});
+const split = (pattern: string) => ({
+  type: 'Split',
+  pattern: { Regex: pattern },
+  behavior: 'Isolated',
+  invert: false,
+});
+
+/** tokenizer.ggml.pre → the tokenizer.json normalizer and pre-tokenizer that Hugging Face uses for it. */
+function preTokenization(gguf: GgufFile): { normalizer: unknown; preTokenizer: unknown } {
+  const pre = String(ggufMetadata(gguf, 'tokenizer.ggml.pre', 'default'));
+  if (pre === 'smollm' || pre === 'gpt2' || pre === 'default')
+    return { normalizer: null, preTokenizer: byteLevel(true) };
+  if (pre === 'qwen2')
+    return {
+      normalizer: { type: 'NFC' },
+      preTokenizer: { type: 'Sequence', pretokenizers: [split(qwen2Split), byteLevel(false)] },
+    };
+  if (pre === 'llama-bpe')
+    return {
+      normalizer: null,
+      preTokenizer: { type: 'Sequence', pretokenizers: [split(llama3Split), byteLevel(false)] },
+    };
+  throw new CheckpointError(
+    `${gguf.file}: tokenizer.ggml.pre "${pre}" is not supported; supported: ${ggufPreTokenizers.join(', ')}`,
+    { file: gguf.file, pre },
+  );
+}
+
+/** The byte-level BPE tokenizer.json of the GGUF's vocabulary, merges and special (type 3) tokens. */
+function tokenizerJsonOf(gguf: GgufFile, tokens: string[]): Record<string, unknown> {
   const merges = stringList(gguf, 'tokenizer.ggml.merges');
   const types = (gguf.metadata.get('tokenizer.ggml.token_type') ?? []) as GgufValue[];
   const vocab: Record<string, number> = {};
-  tokens.forEach((token, id) => (vocab[token] = id));
+  for (const [id, token] of tokens.entries()) vocab[token] = id;
   const addedTokens = tokens
-    .map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }))
+    .map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    }))
     .filter((token) => Number(types[token.id]) === 3);
-  const byteLevel = (useRegex: boolean) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: useRegex });
-  const split = (pattern: string) => ({ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false });
-  let normalizer: unknown = null;
-  let preTokenizer: unknown;
-  if (pre === 'smollm' || pre === 'gpt2' || pre === 'default') preTokenizer = byteLevel(true);
-  else if (pre === 'qwen2') {
-    normalizer = { type: 'NFC' };
-    preTokenizer = { type: 'Sequence', pretokenizers: [split(qwen2Split), byteLevel(false)] };
-  } else if (pre === 'llama-bpe') preTokenizer = { type: 'Sequence', pretokenizers: [split(llama3Split), byteLevel(false)] };
-  else throw new CheckpointError(`${file}: tokenizer.ggml.pre "${pre}" is not supported; supported: ${ggufPreTokenizers.join(', ')}`, { file, pre });
-
-  const tokenizerJson = {
+  const { normalizer, preTokenizer } = preTokenization(gguf);
+  return {
     version: '1.0',
     truncation: null,
     padding: null,
@@ -59,11 +99,26 @@ export function ggufTokenizerFiles(gguf: GgufFile): GgufTokenizerFiles {
     pre_tokenizer: preTokenizer,
     post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: merges.map((merge) => merge.split(' ', 2)) },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: merges.map((merge) => merge.split(' ', 2)),
+    },
   };
+}
+
+/** tokenizer_config.json (special tokens, the chat template) and generation_config.json from the GGUF's metadata. */
+function tokenizerConfigsOf(gguf: GgufFile, tokens: string[]): Omit<GgufTokenizerFiles, 'tokenizerJson'> {
   const tokenOf = (key: string): string | null => {
     const id = gguf.metadata.get(`tokenizer.ggml.${key}_token_id`);
-    return id === undefined ? null : tokens[Number(id)] ?? null;
+    return id === undefined ? null : (tokens[Number(id)] ?? null);
   };
   const idOf = (key: string): number | null => {
     const id = gguf.metadata.get(`tokenizer.ggml.${key}_token_id`);
@@ -81,7 +136,7 @@ export function ggufTokenizerFiles(gguf: GgufFile): GgufTokenizerFiles {
   const template = gguf.metadata.get('tokenizer.chat_template');
   if (typeof template === 'string') tokenizerConfig.chat_template = template;
   const generationConfig = { bos_token_id: idOf('bos'), eos_token_id: idOf('eos'), pad_token_id: idOf('padding') };
-  return { tokenizerJson, tokenizerConfig, generationConfig };
+  return { tokenizerConfig, generationConfig };
 }
 
 /** Writes tokenizer.json, tokenizer_config.json and generation_config.json into `folder` (for `loadChatFormat`). */

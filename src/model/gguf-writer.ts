@@ -24,7 +24,15 @@ export interface GgufWriterTensor {
 
 const typeIds = { u32: 4, i32: 5, f32: 6, bool: 7, string: 8, list: 9 } as const;
 
-export function writeGguf({ metadata, tensors, alignment = 32 }: { metadata: Record<string, GgufWriterValue>; tensors: GgufWriterTensor[]; alignment?: number }): Uint8Array {
+export function writeGguf({
+  metadata,
+  tensors,
+  alignment = 32,
+}: {
+  metadata: Record<string, GgufWriterValue>;
+  tensors: GgufWriterTensor[];
+  alignment?: number;
+}): Uint8Array {
   const parts: Uint8Array[] = [];
   const encoder = new TextEncoder();
   const number = (kind: 'u32' | 'i32' | 'f32' | 'u64', value: number): void => {
@@ -41,12 +49,16 @@ export function writeGguf({ metadata, tensors, alignment = 32 }: { metadata: Rec
     number('u64', bytes.length);
     parts.push(bytes);
   };
-  const item = (kind: 'u32' | 'i32' | 'f32' | 'string', value: number | string): void => (kind === 'string' ? string(String(value)) : number(kind, Number(value)));
+  const item = (kind: 'u32' | 'i32' | 'f32' | 'string', value: number | string): void =>
+    kind === 'string' ? string(String(value)) : number(kind, Number(value));
 
   parts.push(encoder.encode('GGUF'));
   number('u32', 3);
   number('u64', tensors.length);
-  const entries = Object.entries({ ...metadata, 'general.alignment': { type: 'u32', value: alignment } as GgufWriterValue });
+  const entries = Object.entries({
+    ...metadata,
+    'general.alignment': { type: 'u32', value: alignment } as GgufWriterValue,
+  });
   number('u64', entries.length);
   for (const [key, entry] of entries) {
     string(key);
@@ -61,8 +73,15 @@ export function writeGguf({ metadata, tensors, alignment = 32 }: { metadata: Rec
   let offset = 0;
   const offsets: number[] = [];
   for (const tensor of tensors) {
-    const expected = ggmlByteSize(tensor.type, tensor.shape.reduce((a, b) => a * b, 1));
-    if (tensor.bytes.length !== expected) throw new CheckpointError(`tensor "${tensor.name}": ${tensor.type} [${tensor.shape}] needs ${expected} bytes, got ${tensor.bytes.length}`, { tensor: tensor.name });
+    const expected = ggmlByteSize(
+      tensor.type,
+      tensor.shape.reduce((a, b) => a * b, 1),
+    );
+    if (tensor.bytes.length !== expected)
+      throw new CheckpointError(
+        `tensor "${tensor.name}": ${tensor.type} [${tensor.shape}] needs ${expected} bytes, got ${tensor.bytes.length}`,
+        { tensor: tensor.name },
+      );
     string(tensor.name);
     number('u32', tensor.shape.length);
     for (const size of [...tensor.shape].reverse()) number('u64', size);
@@ -79,6 +98,8 @@ export function writeGguf({ metadata, tensors, alignment = 32 }: { metadata: Rec
     out.set(part, position);
     position += part.length;
   }
-  tensors.forEach((tensor, i) => out.set(tensor.bytes, dataStart + at(offsets, i, 'offsets')));
+  tensors.forEach((tensor, i) => {
+    out.set(tensor.bytes, dataStart + at(offsets, i, 'offsets'));
+  });
   return out;
 }

@@ -13,14 +13,29 @@ import { writeGgufTokenizerFiles } from './gguf-tokenizer.ts';
 import { toHfTensors } from './hf-config.ts';
 import { writeGguf, type GgufWriterTensor } from './gguf-writer.ts';
 
-const config = modelConfigSchema.parse({ vocabSize: 8, hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 64, ropeTheta: 10000, rmsNormEps: 1e-5 });
+const config = modelConfigSchema.parse({
+  vocabSize: 8,
+  hiddenSize: 8,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 12,
+  maxSeqLen: 64,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+});
 const tokens = ['a', 'b', 'ab', 'Ġ', 'Ġab', '<|im_start|>', '<|im_end|>', 'c'];
-const chatTemplate = "{% for m in messages %}{{ '<|im_start|>' + m['content'] + '<|im_end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>' }}{% endif %}";
+const chatTemplate =
+  "{% for m in messages %}{{ '<|im_start|>' + m['content'] + '<|im_end|>' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>' }}{% endif %}";
 
 function randomParams(seed: number, modelConfig: ModelConfig = config): HostParams {
   const rng = new Rng(seed);
   const params: HostParams = new Map();
-  for (const [name, shape] of parameterShapes(modelConfig)) params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()) });
+  for (const [name, shape] of parameterShapes(modelConfig))
+    params.set(name, {
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+    });
   return params;
 }
 
@@ -40,7 +55,13 @@ function permute(data: Float32Array, heads: number, rows: number, cols: number):
 }
 
 /** The HF weights as llama.cpp writes a llama GGUF: renamed, q/k permuted, embeddings Q8_0-free F32, one F16 tensor. */
-function llamaGguf(params: HostParams, { modelConfig = config, architecture = 'llama' }: { modelConfig?: ModelConfig; architecture?: 'llama' | 'qwen3' } = {}): Uint8Array {
+function llamaGguf(
+  params: HostParams,
+  {
+    modelConfig = config,
+    architecture = 'llama',
+  }: { modelConfig?: ModelConfig; architecture?: 'llama' | 'qwen3' } = {},
+): Uint8Array {
   const hf = toHfTensors(modelConfig, params);
   const rename: [RegExp, string][] = [
     [/^model\.embed_tokens\.weight$/, 'token_embd.weight'],
@@ -57,8 +78,10 @@ function llamaGguf(params: HostParams, { modelConfig = config, architecture = 'l
     const ggufName = rename.reduce((current, [pattern, replacement]) => current.replace(pattern, replacement), name);
     let data = tensor.data;
     const [rows, cols] = tensor.shape as [number, number];
-    if (architecture === 'llama' && ggufName.endsWith('attn_q.weight')) data = permute(data, modelConfig.numHeads, rows, cols);
-    if (architecture === 'llama' && ggufName.endsWith('attn_k.weight')) data = permute(data, modelConfig.numKvHeads, rows, cols);
+    if (architecture === 'llama' && ggufName.endsWith('attn_q.weight'))
+      data = permute(data, modelConfig.numHeads, rows, cols);
+    if (architecture === 'llama' && ggufName.endsWith('attn_k.weight'))
+      data = permute(data, modelConfig.numKvHeads, rows, cols);
     tensors.push({ name: ggufName, shape: tensor.shape, type: 'F32', bytes: new Uint8Array(data.slice().buffer) });
   }
   const u32 = (value: number) => ({ type: 'u32', value }) as const;
@@ -75,7 +98,12 @@ function llamaGguf(params: HostParams, { modelConfig = config, architecture = 'l
       [`${architecture}.rope.freq_base`]: { type: 'f32', value: 10000 },
       [`${architecture}.attention.layer_norm_rms_epsilon`]: { type: 'f32', value: 1e-5 },
       [`${architecture}.rope.dimension_count`]: u32(headDim(modelConfig)),
-      ...(architecture === 'qwen3' ? { 'qwen3.attention.key_length': u32(headDim(modelConfig)), 'qwen3.attention.value_length': u32(headDim(modelConfig)) } : {}),
+      ...(architecture === 'qwen3'
+        ? {
+            'qwen3.attention.key_length': u32(headDim(modelConfig)),
+            'qwen3.attention.value_length': u32(headDim(modelConfig)),
+          }
+        : {}),
       'tokenizer.ggml.model': { type: 'string', value: 'gpt2' },
       'tokenizer.ggml.pre': { type: 'string', value: 'smollm' },
       'tokenizer.ggml.tokens': { type: 'list', itemType: 'string', value: tokens },
@@ -135,8 +163,14 @@ test('a llama GGUF loads as the same config and weights: names mapped, q/k rotar
 
 test('a truncated or foreign file is a CheckpointError with the byte position', () => {
   const bytes = llamaGguf(randomParams(3));
-  assert.throws(() => parseGguf(bytes.subarray(0, 100), { file: 'cut.gguf' }), (error: unknown) => error instanceof CheckpointError && /cut\.gguf: truncated/.test(error.message));
-  assert.throws(() => parseGguf(new TextEncoder().encode('PK\u0003\u0004 not gguf at all')), (error: unknown) => error instanceof CheckpointError && /not a GGUF file/.test(error.message));
+  assert.throws(
+    () => parseGguf(bytes.subarray(0, 100), { file: 'cut.gguf' }),
+    (error: unknown) => error instanceof CheckpointError && /cut\.gguf: truncated/.test(error.message),
+  );
+  assert.throws(
+    () => parseGguf(new TextEncoder().encode('PK\u0003\u0004 not gguf at all')),
+    (error: unknown) => error instanceof CheckpointError && /not a GGUF file/.test(error.message),
+  );
 });
 
 test('a qwen3 GGUF loads with its head size (attention.key_length), q/k norms and unpermuted q/k', async () => {

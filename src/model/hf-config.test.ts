@@ -7,7 +7,16 @@ import { fromHfConfig, fromHfTensors, toHfConfig, toHfTensors, transpose2d } fro
 import { at } from '../core/indexing.ts';
 
 const small = (input: ModelConfigInput = {}) =>
-  modelConfigSchema.parse({ vocabSize: 11, hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 16, ...input });
+  modelConfigSchema.parse({
+    vocabSize: 11,
+    hiddenSize: 8,
+    numLayers: 2,
+    numHeads: 2,
+    numKvHeads: 1,
+    intermediateSize: 12,
+    maxSeqLen: 16,
+    ...input,
+  });
 
 function randomParams(config: ReturnType<typeof small>, seed: number): HostParams {
   const rng = new Rng(seed);
@@ -35,24 +44,53 @@ test('toHfConfig writes Llama fields, and Qwen2 for q/k/v biases', () => {
   assert.equal(qwen.model_type, 'qwen2');
   assert.equal(qwen.use_sliding_window, false);
   assert.throws(() => toHfConfig(small(), { architecture: 'Qwen2ForCausalLM' }), InvalidArgumentError);
-  assert.throws(() => toHfConfig(small({ attentionBias: true }), { architecture: 'LlamaForCausalLM' }), InvalidArgumentError);
+  assert.throws(
+    () => toHfConfig(small({ attentionBias: true }), { architecture: 'LlamaForCausalLM' }),
+    InvalidArgumentError,
+  );
 });
 
 test('fromHfConfig(toHfConfig(c)) === c for both architectures', () => {
-  for (const config of [small(), small({ attentionBias: true, tieWordEmbeddings: false, ropeTheta: 1e6, rmsNormEps: 1e-5, initStd: 0.01 })]) {
+  for (const config of [
+    small(),
+    small({ attentionBias: true, tieWordEmbeddings: false, ropeTheta: 1e6, rmsNormEps: 1e-5, initStd: 0.01 }),
+  ]) {
     assert.deepEqual(fromHfConfig(toHfConfig(config)), config);
   }
 });
 
 test('fromHfConfig reads a Qwen2-0.5B style config', () => {
   const config = fromHfConfig({
-    architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
-    num_attention_heads: 14, num_key_value_heads: 2, vocab_size: 151936, max_position_embeddings: 32768, rope_theta: 1000000.0,
-    rms_norm_eps: 1e-6, tie_word_embeddings: true, hidden_act: 'silu', sliding_window: 32768, use_sliding_window: false,
-    max_window_layers: 24, torch_dtype: 'bfloat16', bos_token_id: 151643, eos_token_id: 151643,
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    hidden_size: 896,
+    intermediate_size: 4864,
+    num_hidden_layers: 24,
+    num_attention_heads: 14,
+    num_key_value_heads: 2,
+    vocab_size: 151936,
+    max_position_embeddings: 32768,
+    rope_theta: 1000000.0,
+    rms_norm_eps: 1e-6,
+    tie_word_embeddings: true,
+    hidden_act: 'silu',
+    sliding_window: 32768,
+    use_sliding_window: false,
+    max_window_layers: 24,
+    torch_dtype: 'bfloat16',
+    bos_token_id: 151643,
+    eos_token_id: 151643,
   });
   assert.deepEqual(
-    [config.hiddenSize, config.intermediateSize, config.numLayers, config.numHeads, config.numKvHeads, config.vocabSize, config.maxSeqLen],
+    [
+      config.hiddenSize,
+      config.intermediateSize,
+      config.numLayers,
+      config.numHeads,
+      config.numKvHeads,
+      config.vocabSize,
+      config.maxSeqLen,
+    ],
     [896, 4864, 24, 14, 2, 151936, 32768],
   );
   assert.equal(config.ropeTheta, 1e6);
@@ -61,32 +99,63 @@ test('fromHfConfig reads a Qwen2-0.5B style config', () => {
 });
 
 test('fromHfConfig lists every unsupported feature', () => {
-  const hf = { ...toHfConfig(small()), hidden_act: 'gelu', rope_scaling: { type: 'linear', factor: 2 }, mlp_bias: true };
-  assert.throws(() => fromHfConfig(hf, { file: 'x/config.json' }), (error: unknown) => {
-    assert.ok(error instanceof CheckpointError);
-    assert.match(error.message, /^x\/config\.json: /);
-    assert.match(error.message, /hidden_act "gelu"/);
-    assert.match(error.message, /rope_scaling/);
-    assert.match(error.message, /mlp_bias/);
-    return true;
-  });
-  assert.throws(() => fromHfConfig({ architectures: ['GPT2LMHeadModel'] }), /allowed: LlamaForCausalLM, Qwen2ForCausalLM/);
-  assert.throws(() => fromHfConfig({ architectures: ['LlamaForCausalLM'], hidden_size: 8 }), /vocab_size must be a positive integer/);
+  const hf = {
+    ...toHfConfig(small()),
+    hidden_act: 'gelu',
+    rope_scaling: { type: 'linear', factor: 2 },
+    mlp_bias: true,
+  };
+  assert.throws(
+    () => fromHfConfig(hf, { file: 'x/config.json' }),
+    (error: unknown) => {
+      assert.ok(error instanceof CheckpointError);
+      assert.match(error.message, /^x\/config\.json: /);
+      assert.match(error.message, /hidden_act "gelu"/);
+      assert.match(error.message, /rope_scaling/);
+      assert.match(error.message, /mlp_bias/);
+      return true;
+    },
+  );
+  assert.throws(
+    () => fromHfConfig({ architectures: ['GPT2LMHeadModel'] }),
+    /allowed: LlamaForCausalLM, Qwen2ForCausalLM/,
+  );
+  assert.throws(
+    () => fromHfConfig({ architectures: ['LlamaForCausalLM'], hidden_size: 8 }),
+    /vocab_size must be a positive integer/,
+  );
 });
 
 test('tensor names follow HF; linear weights are transposed to [out, in]', () => {
   const config = small({ attentionBias: true, tieWordEmbeddings: false, valueHead: true });
   const params = randomParams(config, 1);
   const hf = toHfTensors(config, params);
-  assert.deepEqual([...hf.keys()].sort(), [
-    'lm_head.weight', 'model.embed_tokens.weight',
-    ...[0, 1].flatMap((i) => [
-      'input_layernorm.weight', 'mlp.down_proj.weight', 'mlp.gate_proj.weight', 'mlp.up_proj.weight', 'post_attention_layernorm.weight',
-      'self_attn.k_proj.bias', 'self_attn.k_proj.weight', 'self_attn.o_proj.weight', 'self_attn.q_proj.bias', 'self_attn.q_proj.weight',
-      'self_attn.v_proj.bias', 'self_attn.v_proj.weight',
-    ].map((suffix) => `model.layers.${i}.${suffix}`)),
-    'model.norm.weight', 'v_head.summary.bias', 'v_head.summary.weight',
-  ].sort());
+  assert.deepEqual(
+    [...hf.keys()].sort(),
+    [
+      'lm_head.weight',
+      'model.embed_tokens.weight',
+      ...[0, 1].flatMap((i) =>
+        [
+          'input_layernorm.weight',
+          'mlp.down_proj.weight',
+          'mlp.gate_proj.weight',
+          'mlp.up_proj.weight',
+          'post_attention_layernorm.weight',
+          'self_attn.k_proj.bias',
+          'self_attn.k_proj.weight',
+          'self_attn.o_proj.weight',
+          'self_attn.q_proj.bias',
+          'self_attn.q_proj.weight',
+          'self_attn.v_proj.bias',
+          'self_attn.v_proj.weight',
+        ].map((suffix) => `model.layers.${i}.${suffix}`),
+      ),
+      'model.norm.weight',
+      'v_head.summary.bias',
+      'v_head.summary.weight',
+    ].sort(),
+  );
   // k_proj: internal [D=8, KV·hd=4] → HF [4, 8]; HF[o][i] == internal[i][o]
   const wk = params.get('layers.1.wk')!;
   const kProj = hf.get('model.layers.1.self_attn.k_proj.weight')!;
@@ -135,12 +204,18 @@ test('missing, misshapen and unknown tensors are listed in one CheckpointError',
   hf.delete('model.norm.weight');
   hf.set('model.layers.0.mlp.up_proj.weight', { shape: [8, 12], data: new Float32Array(96) });
   hf.set('model.layers.0.self_attn.o_proj.bias', { shape: [8], data: new Float32Array(8) });
-  assert.throws(() => fromHfTensors(config, hf, { file: 'm.safetensors' }), (error: unknown) => {
-    assert.ok(error instanceof CheckpointError);
-    assert.match(error.message, /^m\.safetensors: missing tensors: model\.norm\.weight; wrong shapes: model\.layers\.0\.mlp\.up_proj\.weight \[8,12\] \(expected \[12,8\]\); unknown tensors: model\.layers\.0\.self_attn\.o_proj\.bias$/);
-    assert.deepEqual(error.details.missing, ['model.norm.weight']);
-    return true;
-  });
+  assert.throws(
+    () => fromHfTensors(config, hf, { file: 'm.safetensors' }),
+    (error: unknown) => {
+      assert.ok(error instanceof CheckpointError);
+      assert.match(
+        error.message,
+        /^m\.safetensors: missing tensors: model\.norm\.weight; wrong shapes: model\.layers\.0\.mlp\.up_proj\.weight \[8,12\] \(expected \[12,8\]\); unknown tensors: model\.layers\.0\.self_attn\.o_proj\.bias$/,
+      );
+      assert.deepEqual(error.details.missing, ['model.norm.weight']);
+      return true;
+    },
+  );
 });
 
 test('toHfTensors rejects params that do not match the config', () => {

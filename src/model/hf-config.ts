@@ -19,14 +19,25 @@
  * pairs with j + hd/2 inside each head) and head-major q/k/v columns ([head, hd]).
  */
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
-import { headDim, modelConfigSchema, parameterShapes, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
+import {
+  headDim,
+  modelConfigSchema,
+  parameterShapes,
+  type HostParams,
+  type HostTensor,
+  type ModelConfig,
+} from './config.ts';
 import { byteSpecialTokens } from '../chat/tokenizer.ts';
 import { at } from '../core/indexing.ts';
 
 export const hfArchitectures = ['LlamaForCausalLM', 'Qwen2ForCausalLM', 'Qwen3ForCausalLM'] as const;
 export type HfArchitecture = (typeof hfArchitectures)[number];
 
-const modelTypeOf: Record<HfArchitecture, string> = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' };
+const modelTypeOf: Record<HfArchitecture, string> = {
+  LlamaForCausalLM: 'llama',
+  Qwen2ForCausalLM: 'qwen2',
+  Qwen3ForCausalLM: 'qwen3',
+};
 
 export interface HfTokenIds {
   bosTokenId: number;
@@ -34,7 +45,11 @@ export interface HfTokenIds {
   padTokenId: number;
 }
 
-const byteTokenIds: HfTokenIds = { bosTokenId: byteSpecialTokens.bos, eosTokenId: byteSpecialTokens.end, padTokenId: byteSpecialTokens.pad };
+const byteTokenIds: HfTokenIds = {
+  bosTokenId: byteSpecialTokens.bos,
+  eosTokenId: byteSpecialTokens.end,
+  padTokenId: byteSpecialTokens.pad,
+};
 
 /** The HF architecture a config exports as by default: Qwen3 with q/k norms, Qwen2 with q/k/v biases, else Llama. */
 export function defaultArchitecture(config: ModelConfig): HfArchitecture {
@@ -45,19 +60,33 @@ export function defaultArchitecture(config: ModelConfig): HfArchitecture {
 /** ModelConfig → HF `config.json` fields. */
 export function toHfConfig(
   config: ModelConfig,
-  { architecture = defaultArchitecture(config), tokenIds = byteTokenIds }: { architecture?: HfArchitecture; tokenIds?: HfTokenIds } = {},
+  {
+    architecture = defaultArchitecture(config),
+    tokenIds = byteTokenIds,
+  }: { architecture?: HfArchitecture; tokenIds?: HfTokenIds } = {},
 ): Record<string, unknown> {
   if (!hfArchitectures.includes(architecture)) {
-    throw new InvalidArgumentError(`unknown architecture "${architecture}"; allowed: ${hfArchitectures.join(', ')}`, { architecture });
+    throw new InvalidArgumentError(`unknown architecture "${architecture}"; allowed: ${hfArchitectures.join(', ')}`, {
+      architecture,
+    });
   }
   if (architecture === 'Qwen2ForCausalLM' && !config.attentionBias) {
-    throw new InvalidArgumentError('Qwen2ForCausalLM always has q/k/v biases; set attentionBias: true or export as LlamaForCausalLM', { architecture });
+    throw new InvalidArgumentError(
+      'Qwen2ForCausalLM always has q/k/v biases; set attentionBias: true or export as LlamaForCausalLM',
+      { architecture },
+    );
   }
   if ((architecture === 'Qwen3ForCausalLM') !== (config.qkNorm === true)) {
-    throw new InvalidArgumentError(`${architecture} ${config.qkNorm ? 'lacks' : 'needs'} q/k norms; export a config with qkNorm as Qwen3ForCausalLM, without as Llama/Qwen2`, { architecture });
+    throw new InvalidArgumentError(
+      `${architecture} ${config.qkNorm ? 'lacks' : 'needs'} q/k norms; export a config with qkNorm as Qwen3ForCausalLM, without as Llama/Qwen2`,
+      { architecture },
+    );
   }
   if (architecture !== 'Qwen2ForCausalLM' && config.attentionBias) {
-    throw new InvalidArgumentError(`${architecture} attention_bias also adds an o_proj bias the built-in model lacks; export as Qwen2ForCausalLM`, { architecture });
+    throw new InvalidArgumentError(
+      `${architecture} attention_bias also adds an o_proj bias the built-in model lacks; export as Qwen2ForCausalLM`,
+      { architecture },
+    );
   }
   const common = {
     architectures: [architecture],
@@ -86,7 +115,14 @@ export function toHfConfig(
     return { ...common, attention_bias: false, mlp_bias: false, head_dim: headDim(config), pretraining_tp: 1 };
   }
   if (architecture === 'Qwen3ForCausalLM') {
-    return { ...common, head_dim: headDim(config), attention_bias: false, use_sliding_window: false, sliding_window: null, max_window_layers: config.numLayers };
+    return {
+      ...common,
+      head_dim: headDim(config),
+      attention_bias: false,
+      use_sliding_window: false,
+      sliding_window: null,
+      max_window_layers: config.numLayers,
+    };
   }
   return { ...common, use_sliding_window: false, sliding_window: null, max_window_layers: config.numLayers };
 }
@@ -103,7 +139,8 @@ export function fromHfConfig(json: unknown, { file = 'config.json' }: { file?: s
   const hf = json as Record<string, unknown>;
   const problems: string[] = [];
   const architecture = hfArchitectures.find(
-    (name) => (Array.isArray(hf.architectures) && hf.architectures.includes(name)) || hf.model_type === modelTypeOf[name],
+    (name) =>
+      (Array.isArray(hf.architectures) && hf.architectures.includes(name)) || hf.model_type === modelTypeOf[name],
   );
   if (architecture === undefined) {
     throw new CheckpointError(
@@ -113,12 +150,14 @@ export function fromHfConfig(json: unknown, { file = 'config.json' }: { file?: s
   }
   const integer = (key: string, fallback?: number): number => {
     const value = hf[key] ?? fallback;
-    if (!Number.isInteger(value) || (value as number) <= 0) problems.push(`${key} must be a positive integer (got ${JSON.stringify(hf[key])})`);
+    if (!Number.isInteger(value) || (value as number) <= 0)
+      problems.push(`${key} must be a positive integer (got ${JSON.stringify(hf[key])})`);
     return value as number;
   };
   const positive = (key: string, fallback: number): number => {
     const value = hf[key] ?? fallback;
-    if (typeof value !== 'number' || !(value > 0)) problems.push(`${key} must be a positive number (got ${JSON.stringify(hf[key])})`);
+    if (typeof value !== 'number' || !(value > 0))
+      problems.push(`${key} must be a positive number (got ${JSON.stringify(hf[key])})`);
     return value as number;
   };
   const numHeads = integer('num_attention_heads');
@@ -138,20 +177,32 @@ export function fromHfConfig(json: unknown, { file = 'config.json' }: { file?: s
     valueHead: false,
     initStd: positive('initializer_range', 0.02),
   };
-  if ((hf.hidden_act ?? 'silu') !== 'silu') problems.push(`hidden_act ${JSON.stringify(hf.hidden_act)} is not supported (only "silu")`);
+  if ((hf.hidden_act ?? 'silu') !== 'silu')
+    problems.push(`hidden_act ${JSON.stringify(hf.hidden_act)} is not supported (only "silu")`);
   if (hf.rope_scaling !== undefined && hf.rope_scaling !== null) problems.push('rope_scaling is not supported');
   if (hf.mlp_bias === true) problems.push('mlp_bias is not supported');
-  if (architecture !== 'Qwen2ForCausalLM' && hf.attention_bias === true) problems.push(`attention_bias (with o_proj bias) is not supported for ${architecture}`);
+  if (architecture !== 'Qwen2ForCausalLM' && hf.attention_bias === true)
+    problems.push(`attention_bias (with o_proj bias) is not supported for ${architecture}`);
   if (hf.use_sliding_window === true) problems.push('use_sliding_window is not supported');
   const headDimension = hf.head_dim ?? undefined;
   if (headDimension !== undefined && headDimension !== hiddenSize / numHeads) {
-    if (architecture !== 'Qwen3ForCausalLM') problems.push(`head_dim ${JSON.stringify(hf.head_dim)} differs from hidden_size / num_attention_heads = ${hiddenSize / numHeads}`);
-    else if (!Number.isInteger(headDimension) || (headDimension as number) <= 0 || (headDimension as number) % 2 !== 0) problems.push(`head_dim ${JSON.stringify(hf.head_dim)} must be a positive even integer`);
+    if (architecture !== 'Qwen3ForCausalLM')
+      problems.push(
+        `head_dim ${JSON.stringify(hf.head_dim)} differs from hidden_size / num_attention_heads = ${hiddenSize / numHeads}`,
+      );
+    else if (!Number.isInteger(headDimension) || (headDimension as number) <= 0 || (headDimension as number) % 2 !== 0)
+      problems.push(`head_dim ${JSON.stringify(hf.head_dim)} must be a positive even integer`);
     else Object.assign(config, { headDimension });
   }
   if (architecture === 'Qwen3ForCausalLM') Object.assign(config, { qkNorm: true });
-  if (problems.length === 0 && ((config as ModelConfig).headDimension === undefined && hiddenSize % numHeads !== 0 || numHeads % config.numKvHeads !== 0)) {
-    problems.push('hidden_size must be divisible by num_attention_heads (or head_dim given), and num_attention_heads by num_key_value_heads');
+  if (
+    problems.length === 0 &&
+    (((config as ModelConfig).headDimension === undefined && hiddenSize % numHeads !== 0) ||
+      numHeads % config.numKvHeads !== 0)
+  ) {
+    problems.push(
+      'hidden_size must be divisible by num_attention_heads (or head_dim given), and num_attention_heads by num_key_value_heads',
+    );
   }
   if (problems.length > 0) throw new CheckpointError(`${file}: ${problems.join('; ')}`, { file, problems });
   return modelConfigSchema.parse(config);
@@ -198,7 +249,8 @@ const topRules: Record<string, [string, boolean]> = {
 function ruleFor(internal: string): NameRule {
   const [, layer, weight] = /^layers\.(\d+)\.(\w+)$/.exec(internal) ?? [];
   const rule = layer !== undefined && weight !== undefined ? layerRules[weight] : topRules[internal];
-  if (rule === undefined) throw new InvalidArgumentError(`no Hugging Face name for parameter "${internal}"`, { name: internal });
+  if (rule === undefined)
+    throw new InvalidArgumentError(`no Hugging Face name for parameter "${internal}"`, { name: internal });
   return { internal, hf: layer !== undefined ? `model.layers.${layer}.${rule[0]}` : rule[0], transpose: rule[1] };
 }
 
@@ -229,7 +281,8 @@ export function toHfTensors(config: ModelConfig, params: HostParams): Map<string
     }
   }
   for (const name of params.keys()) if (!shapes.has(name)) problems.push(`unexpected "${name}"`);
-  if (problems.length > 0) throw new InvalidArgumentError(`parameters do not match the config: ${problems.join('; ')}`, { problems });
+  if (problems.length > 0)
+    throw new InvalidArgumentError(`parameters do not match the config: ${problems.join('; ')}`, { problems });
   const out = new Map<string, HostTensor>();
   for (const rule of hfTensorNames(config)) out.set(rule.hf, convert(params.get(rule.internal)!, rule.transpose));
   return out;
@@ -244,7 +297,11 @@ function isIgnorable(name: string, config: ModelConfig): boolean {
  * HF-named tensors → HostParams. Missing, misshapen and unknown tensors are one CheckpointError
  * listing all of them. (`lm_head.weight` is ignored for tied configs; rotary buffers are ignored.)
  */
-export function fromHfTensors(config: ModelConfig, tensors: ReadonlyMap<string, HostTensor>, { file = 'model.safetensors' }: { file?: string } = {}): HostParams {
+export function fromHfTensors(
+  config: ModelConfig,
+  tensors: ReadonlyMap<string, HostTensor>,
+  { file = 'model.safetensors' }: { file?: string } = {},
+): HostParams {
   const shapes = parameterShapes(config);
   const params: HostParams = new Map();
   const missing: string[] = [];

@@ -9,12 +9,25 @@ import { loadCheckpoint } from './checkpoint.ts';
 import { toHfConfig, toHfTensors } from './hf-config.ts';
 import { at } from '../core/indexing.ts';
 
-const config = modelConfigSchema.parse({ vocabSize: 16, hiddenSize: 8, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 12, maxSeqLen: 32, tieWordEmbeddings: false });
+const config = modelConfigSchema.parse({
+  vocabSize: 16,
+  hiddenSize: 8,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 12,
+  maxSeqLen: 32,
+  tieWordEmbeddings: false,
+});
 
 function randomParams(seed: number): HostParams {
   const rng = new Rng(seed);
   const params: HostParams = new Map();
-  for (const [name, shape] of parameterShapes(config)) params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()) });
+  for (const [name, shape] of parameterShapes(config))
+    params.set(name, {
+      shape,
+      data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+    });
   return params;
 }
 
@@ -25,7 +38,11 @@ function toBf16Bits(value: number): number {
 }
 
 /** A safetensors file of 16-bit tensors, written the way torch's save_file lays it out. */
-function safetensors16(tensors: [string, HostTensor][], dtype: 'BF16' | 'F16', encode: (value: number) => number): Uint8Array {
+function safetensors16(
+  tensors: [string, HostTensor][],
+  dtype: 'BF16' | 'F16',
+  encode: (value: number) => number,
+): Uint8Array {
   const header: Record<string, unknown> = {};
   let offset = 0;
   for (const [name, tensor] of tensors) {
@@ -38,7 +55,8 @@ function safetensors16(tensors: [string, HostTensor][], dtype: 'BF16' | 'F16', e
   view.setBigUint64(0, BigInt(headerBytes.length), true);
   out.set(headerBytes, 8);
   let position = 8 + headerBytes.length;
-  for (const [, tensor] of tensors) for (const value of tensor.data) (view.setUint16(position, encode(value), true), (position += 2));
+  for (const [, tensor] of tensors)
+    for (const value of tensor.data) view.setUint16(position, encode(value), true), (position += 2);
   return out;
 }
 
@@ -62,14 +80,19 @@ test('a Hugging Face folder with sharded bf16 safetensors (model.safetensors.ind
       await writeFile(join(folder, file), safetensors16(shard, 'BF16', toBf16Bits));
       for (const [name] of shard) weightMap[name] = file;
     }
-    await writeFile(join(folder, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: 0 }, weight_map: weightMap }));
+    await writeFile(
+      join(folder, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: { total_size: 0 }, weight_map: weightMap }),
+    );
     await writeFile(join(folder, 'config.json'), JSON.stringify({ ...toHfConfig(config), torch_dtype: 'bfloat16' }));
     const loaded = await loadCheckpoint(folder);
     assert.deepEqual(loaded.config, config);
     const expected = toHfTensors(config, randomParams(7));
     const reloaded = toHfTensors(loaded.config, loaded.params);
     for (const [name, tensor] of expected) {
-      const bf16 = Float32Array.from(tensor.data, (value) => at(new Float32Array(new Uint32Array([toBf16Bits(value) << 16]).buffer), 0));
+      const bf16 = Float32Array.from(tensor.data, (value) =>
+        at(new Float32Array(new Uint32Array([toBf16Bits(value) << 16]).buffer), 0),
+      );
       assert.deepEqual(reloaded.get(name)!.data, bf16, name);
     }
   } finally {
@@ -83,8 +106,18 @@ test('a Hugging Face folder with one fp16 model.safetensors loads as float32', a
     // Values exact in float16: k/64 for k in [-128, 128].
     const rng = new Rng(8);
     const params: HostParams = new Map();
-    for (const [name, shape] of parameterShapes(config)) params.set(name, { shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => ((rng.nextUint32() % 257) - 128) / 64) });
-    await writeFile(join(folder, 'model.safetensors'), safetensors16([...toHfTensors(config, params)], 'F16', toF16Bits));
+    for (const [name, shape] of parameterShapes(config))
+      params.set(name, {
+        shape,
+        data: Float32Array.from(
+          { length: shape.reduce((a, b) => a * b, 1) },
+          () => ((rng.nextUint32() % 257) - 128) / 64,
+        ),
+      });
+    await writeFile(
+      join(folder, 'model.safetensors'),
+      safetensors16([...toHfTensors(config, params)], 'F16', toF16Bits),
+    );
     await writeFile(join(folder, 'config.json'), JSON.stringify({ ...toHfConfig(config), torch_dtype: 'float16' }));
     const loaded = await loadCheckpoint(folder);
     for (const [name, tensor] of params) assert.deepEqual(loaded.params.get(name)!.data, tensor.data, name);

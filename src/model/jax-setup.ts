@@ -105,7 +105,9 @@ class NodeWebWorker {
     this.worker.unref();
     const blob = resolveObjectURL(String(url));
     if (blob === undefined) {
-      queueMicrotask(() => this.onerror?.({ message: `worker source ${String(url)} is not a blob URL of this thread` }));
+      queueMicrotask(() =>
+        this.onerror?.({ message: `worker source ${String(url)} is not a blob URL of this thread` }),
+      );
       return;
     }
     void blob.text().then((source) => {

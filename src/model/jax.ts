@@ -3,7 +3,20 @@
  */
 import './jax-setup.ts';
 
-export { numpy, nn, lax, random, tree, jit, grad, valueAndGrad, vjp, init, defaultDevice, blockUntilReady } from '@jax-js/jax';
+export {
+  numpy,
+  nn,
+  lax,
+  random,
+  tree,
+  jit,
+  grad,
+  valueAndGrad,
+  vjp,
+  init,
+  defaultDevice,
+  blockUntilReady,
+} from '@jax-js/jax';
 export type { Array as JaxArray, DType } from '@jax-js/jax';
 export { threadCount } from './jax-setup.ts';
 

@@ -7,7 +7,16 @@ import { layerwiseByDefault } from './layerwise-backward.ts';
 import { modelConfigSchema, type HostParams, type ModelConfigInput } from './config.ts';
 import { at } from '../core/indexing.ts';
 
-const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 3, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
+const tiny: ModelConfigInput = {
+  vocabSize: 40,
+  hiddenSize: 16,
+  numLayers: 3,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 32,
+  maxSeqLen: 32,
+  initStd: 0.2,
+};
 
 function sequences(seed: number, count: number): number[][] {
   const rng = new Rng(seed);
@@ -32,7 +41,9 @@ function assertClose(expected: HostParams, actual: HostParams, what: string): vo
   for (const [name, tensor] of expected) {
     const other = actual.get(name)!.data;
     const scale = tensor.data.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
-    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - at(other, i)) <= 1e-5 * Math.max(1, scale), `${what} ${name}[${i}]: ${x} vs ${other[i]}`));
+    tensor.data.forEach((x, i) => {
+      assert.ok(Math.abs(x - at(other, i)) <= 1e-5 * Math.max(1, scale), `${what} ${name}[${i}]: ${x} vs ${other[i]}`);
+    });
   }
 }
 
@@ -50,11 +61,20 @@ async function bothGradients(config: ModelConfigInput, options: ModelOptions, lo
 
 for (const variant of [
   { name: 'tied head, value head', config: { ...tiny, valueHead: true }, withValue: true },
-  { name: 'untied head, q/k/v bias, Qwen3 q/k norm', config: { ...tiny, tieWordEmbeddings: false, attentionBias: true, qkNorm: true }, withValue: false },
+  {
+    name: 'untied head, q/k/v bias, Qwen3 q/k norm',
+    config: { ...tiny, tieWordEmbeddings: false, attentionBias: true, qkNorm: true },
+    withValue: false,
+  },
 ]) {
   test(`layer-by-layer backward gives the whole-graph gradient of every weight (${variant.name})`, async () => {
     const batch = sequences(1, 5);
-    const { whole, layered } = await bothGradients(variant.config, { seed: 4 }, linearLoss(batch, variant.withValue), batch);
+    const { whole, layered } = await bothGradients(
+      variant.config,
+      { seed: 4 },
+      linearLoss(batch, variant.withValue),
+      batch,
+    );
     assertClose(whole, layered, variant.name);
   });
 }
@@ -89,8 +109,15 @@ test('layer-by-layer backward of LoRA adapters with dropout equals the whole-gra
   assertClose(await fused.adapterParams(), await stepped.adapterParams(), 'adapters after two steps');
 });
 
-test('layerwiseByDefault: on at SmolLM2-135M\'s shape, off for the byte models', () => {
-  const smolLm2 = modelConfigSchema.parse({ vocabSize: 49152, hiddenSize: 576, numLayers: 30, numHeads: 9, numKvHeads: 3, intermediateSize: 1536 });
+test("layerwiseByDefault: on at SmolLM2-135M's shape, off for the byte models", () => {
+  const smolLm2 = modelConfigSchema.parse({
+    vocabSize: 49152,
+    hiddenSize: 576,
+    numLayers: 30,
+    numHeads: 9,
+    numKvHeads: 3,
+    intermediateSize: 1536,
+  });
   assert.equal(layerwiseByDefault(smolLm2, 256), true);
   assert.equal(layerwiseByDefault(modelConfigSchema.parse({}), 2048), false);
 });

@@ -23,7 +23,17 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { at, entry } from '../core/indexing.ts';
 import { numpy as np, jit, grad, valueAndGrad, blockUntilReady, type JaxArray } from './jax.ts';
 import type { ModelConfig } from './config.ts';
-import { causalBias, decoderLayer, fullAttention, param, policyHeads, rmsNorm, valueHeadOutput, type DeviceParams, type HeadOutputs } from './transformer.ts';
+import {
+  causalBias,
+  decoderLayer,
+  fullAttention,
+  param,
+  policyHeads,
+  rmsNorm,
+  valueHeadOutput,
+  type DeviceParams,
+  type HeadOutputs,
+} from './transformer.ts';
 
 /** Device inputs for a right-padded batch. */
 export interface DeviceBatch {
@@ -62,7 +72,9 @@ export function surrogateOfHeads(out: HeadOutputs, cot: Cotangents, needs: HeadN
 /** Σ head output ⊙ its cotangent; both must be there when the loss needs the head. */
 function headTerm(output: JaxArray | undefined, cotangent: JaxArray | undefined, head: string): JaxArray {
   if (output === undefined || cotangent === undefined) {
-    throw new InvalidArgumentError(`the loss needs the ${head} head, but the forward pass or the cotangents lack it`, { head });
+    throw new InvalidArgumentError(`the loss needs the ${head} head, but the forward pass or the cotangents lack it`, {
+      head,
+    });
   }
   return output.mul(cotangent).sum();
 }
@@ -153,7 +165,9 @@ export class LayerwiseBackward {
 
     for (let i = numLayers - 1; i >= 0; i--) {
       const [layerTrained, layerFrozen] = split(layerParams(i, false), layerEntries(trained, i));
-      const out = (await blockUntilReady(this.layerBackward()(layerTrained, layerFrozen, at(layerInputs, i, 'layerInputs'), dx, mask()))) as {
+      const out = (await blockUntilReady(
+        this.layerBackward()(layerTrained, layerFrozen, at(layerInputs, i, 'layerInputs'), dx, mask()),
+      )) as {
         trained: DeviceParams;
         x: JaxArray;
       };
@@ -163,7 +177,9 @@ export class LayerwiseBackward {
     if ('embed' in trained) {
       const fromHead = gradients.embed; // tied: the LM head's part
       gradients.embed = (await blockUntilReady(
-        fromHead === undefined ? this.embedBackward()(param(all, 'embed'), batch.tokens, dx) : this.embedBackward()(param(all, 'embed'), batch.tokens, dx).add(fromHead),
+        fromHead === undefined
+          ? this.embedBackward()(param(all, 'embed'), batch.tokens, dx)
+          : this.embedBackward()(param(all, 'embed'), batch.tokens, dx).add(fromHead),
       )) as JaxArray;
     } else {
       param(all, 'embed').dispose();
@@ -180,19 +196,29 @@ export class LayerwiseBackward {
   }
 
   /** The head's two calls (headLoss, headLinear): the value, and ∂ of x_L, finalNorm, the LM head and the value head. */
-  private async head(all: DeviceParams, trained: DeviceParams, x: JaxArray, batch: DeviceBatch, cot: Cotangents, needs: HeadNeeds) {
+  private async head(
+    all: DeviceParams,
+    trained: DeviceParams,
+    x: JaxArray,
+    batch: DeviceBatch,
+    cot: Cotangents,
+    needs: HeadNeeds,
+  ) {
     const config = this.config;
     const weight = param(all, config.tieWordEmbeddings ? 'embed' : 'lmHead');
-    const valueHead: DeviceParams = config.valueHead ? { 'valueHead.w': param(all, 'valueHead.w'), 'valueHead.b': param(all, 'valueHead.b') } : {};
+    const valueHead: DeviceParams = config.valueHead
+      ? { 'valueHead.w': param(all, 'valueHead.w'), 'valueHead.b': param(all, 'valueHead.b') }
+      : {};
     const loss = { targets: batch.targets, invTemperature: batch.invTemperature };
-    const [value, grads] = (await blockUntilReady(this.headLoss(needs)(param(all, 'finalNorm').ref, weight.ref, valueHead, x.ref, loss, cot))) as [
-      JaxArray,
-      { logits: JaxArray; h: JaxArray; valueHead: DeviceParams },
-    ];
+    const [value, grads] = (await blockUntilReady(
+      this.headLoss(needs)(param(all, 'finalNorm').ref, weight.ref, valueHead, x.ref, loss, cot),
+    )) as [JaxArray, { logits: JaxArray; h: JaxArray; valueHead: DeviceParams }];
     const trainHead = (config.tieWordEmbeddings ? 'embed' : 'lmHead') in trained;
     // Tied, the embedding is read again by its own backward (valueAndGrad): pass a new reference.
     const headWeight = config.tieWordEmbeddings ? weight.ref : weight;
-    const back = (await blockUntilReady(this.headLinear(trainHead)(param(all, 'finalNorm'), headWeight, x, grads.logits, grads.h))) as {
+    const back = (await blockUntilReady(
+      this.headLinear(trainHead)(param(all, 'finalNorm'), headWeight, x, grads.logits, grads.h),
+    )) as {
       x: JaxArray;
       finalNorm: JaxArray;
       weight?: JaxArray;
@@ -201,8 +227,10 @@ export class LayerwiseBackward {
   }
 
   private memo(key: string, make: () => Compiled): Compiled {
-    let fn = this.compiled.get(key);
-    if (fn === undefined) this.compiled.set(key, (fn = jit(make() as any) as Compiled));
+    const known = this.compiled.get(key);
+    if (known !== undefined) return known;
+    const fn = jit(make() as any) as Compiled;
+    this.compiled.set(key, fn);
     return fn;
   }
 
@@ -210,7 +238,13 @@ export class LayerwiseBackward {
     const [batch, seqLen] = mask.keyMask.shape as [number, number];
     const bias = causalBias(mask.keyMask, seqLen); // [B, 1, T, T]
     const attention = fullAttention(bias, this.config, batch, seqLen);
-    return decoderLayer(params, '', x, { batch, queryLen: seqLen, cos: mask.cos, sin: mask.sin, attention }, this.config); // [N, D]
+    return decoderLayer(
+      params,
+      '',
+      x,
+      { batch, queryLen: seqLen, cos: mask.cos, sin: mask.sin, attention },
+      this.config,
+    ); // [N, D]
   }
 
   private embedForward(): Compiled {
@@ -218,13 +252,22 @@ export class LayerwiseBackward {
   }
 
   private layerForward(): Compiled {
-    return this.memo('layer', () => (params: DeviceParams, x: JaxArray, mask: LayerMask) => this.layer(params, x, mask));
+    return this.memo(
+      'layer',
+      () => (params: DeviceParams, x: JaxArray, mask: LayerMask) => this.layer(params, x, mask),
+    );
   }
 
   /** ∂/∂(trained, x) of Σ layer(x) ⊙ dOut: the layer's vjp, its forward recomputed. */
   private layerBackward(): Compiled {
-    return this.memo('layer-vjp', () => (trained: DeviceParams, frozen: DeviceParams, x: JaxArray, dOut: JaxArray, mask: LayerMask) =>
-      grad((wrt: { trained: DeviceParams; x: JaxArray }) => this.layer({ ...frozen, ...wrt.trained }, wrt.x, mask).mul(dOut).sum())({ trained, x }),
+    return this.memo(
+      'layer-vjp',
+      () => (trained: DeviceParams, frozen: DeviceParams, x: JaxArray, dOut: JaxArray, mask: LayerMask) =>
+        grad((wrt: { trained: DeviceParams; x: JaxArray }) =>
+          this.layer({ ...frozen, ...wrt.trained }, wrt.x, mask)
+            .mul(dOut)
+            .sum(),
+        )({ trained, x }),
     );
   }
 
@@ -235,16 +278,27 @@ export class LayerwiseBackward {
    */
   private headLoss(needs: HeadNeeds): Compiled {
     const config = this.config;
-    return this.memo(`head-loss:${needs.entropy}:${needs.value}:${needs.detachValue}`, () =>
-      (finalNorm: JaxArray, weight: JaxArray, valueHead: DeviceParams, x: JaxArray, batch: { targets: JaxArray; invTemperature: JaxArray }, cot: Cotangents) => {
-        const h = rmsNorm(x, finalNorm, config.rmsNormEps); // [N, D]
-        const logits = config.tieWordEmbeddings ? np.matmul(h.ref, weight.transpose()) : np.matmul(h.ref, weight); // [N, V]
-        return valueAndGrad((wrt: { logits: JaxArray; h: JaxArray; valueHead: DeviceParams }) => {
-          const values = config.valueHead ? valueHeadOutput(wrt.valueHead, wrt.h, needs.detachValue) : (wrt.h.dispose(), undefined);
-          const out = policyHeads(wrt.logits, batch.targets, batch.invTemperature, needs.entropy);
-          return surrogateOfHeads({ ...out, values }, cot, needs);
-        })({ logits, h, valueHead });
-      },
+    return this.memo(
+      `head-loss:${needs.entropy}:${needs.value}:${needs.detachValue}`,
+      () =>
+        (
+          finalNorm: JaxArray,
+          weight: JaxArray,
+          valueHead: DeviceParams,
+          x: JaxArray,
+          batch: { targets: JaxArray; invTemperature: JaxArray },
+          cot: Cotangents,
+        ) => {
+          const h = rmsNorm(x, finalNorm, config.rmsNormEps); // [N, D]
+          const logits = config.tieWordEmbeddings ? np.matmul(h.ref, weight.transpose()) : np.matmul(h.ref, weight); // [N, V]
+          return valueAndGrad((wrt: { logits: JaxArray; h: JaxArray; valueHead: DeviceParams }) => {
+            const values = config.valueHead
+              ? valueHeadOutput(wrt.valueHead, wrt.h, needs.detachValue)
+              : (wrt.h.dispose(), undefined);
+            const out = policyHeads(wrt.logits, batch.targets, batch.invTemperature, needs.entropy);
+            return surrogateOfHeads({ ...out, values }, cot, needs);
+          })({ logits, h, valueHead });
+        },
     );
   }
 
@@ -257,10 +311,15 @@ export class LayerwiseBackward {
    */
   private headLinear(trainHead: boolean): Compiled {
     const config = this.config;
-    return this.memo(`head-linear:${trainHead}`, () =>
-      (finalNorm: JaxArray, weight: JaxArray, x: JaxArray, dLogits: JaxArray, dHidden: JaxArray) => {
-        const dh = (config.tieWordEmbeddings ? np.matmul(dLogits.ref, weight) : np.matmul(dLogits.ref, weight.transpose())).add(dHidden); // [N, D]
-        const grads = grad((wrt: { x: JaxArray; finalNorm: JaxArray }) => rmsNorm(wrt.x, wrt.finalNorm, config.rmsNormEps).mul(dh).sum())({ x: x.ref, finalNorm: finalNorm.ref });
+    return this.memo(
+      `head-linear:${trainHead}`,
+      () => (finalNorm: JaxArray, weight: JaxArray, x: JaxArray, dLogits: JaxArray, dHidden: JaxArray) => {
+        const dh = (
+          config.tieWordEmbeddings ? np.matmul(dLogits.ref, weight) : np.matmul(dLogits.ref, weight.transpose())
+        ).add(dHidden); // [N, D]
+        const grads = grad((wrt: { x: JaxArray; finalNorm: JaxArray }) =>
+          rmsNorm(wrt.x, wrt.finalNorm, config.rmsNormEps).mul(dh).sum(),
+        )({ x: x.ref, finalNorm: finalNorm.ref });
         const out: { x: JaxArray; finalNorm: JaxArray; weight?: JaxArray } = grads;
         if (trainHead) {
           const h = rmsNorm(x, finalNorm, config.rmsNormEps); // [N, D]
@@ -277,7 +336,11 @@ export class LayerwiseBackward {
 
   /** ∂/∂embed of Σ embed[tokens] ⊙ dx₀. */
   private embedBackward(): Compiled {
-    return this.memo('embed-vjp', () => (embed: JaxArray, tokens: JaxArray, dx: JaxArray) => grad((e: JaxArray) => np.take(e, tokens, 0).mul(dx).sum())(embed));
+    return this.memo(
+      'embed-vjp',
+      () => (embed: JaxArray, tokens: JaxArray, dx: JaxArray) =>
+        grad((e: JaxArray) => np.take(e, tokens, 0).mul(dx).sum())(embed),
+    );
   }
 }
 

@@ -19,7 +19,9 @@ import { writeFileAtomic } from './checkpoint.ts';
 import { at } from '../core/indexing.ts';
 
 const attentionModules: ReadonlySet<LoraModule> = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
-const moduleOfWeight = new Map(Object.entries(loraModuleWeights).map(([module, weight]) => [weight as string, module as LoraModule]));
+const moduleOfWeight = new Map(
+  Object.entries(loraModuleWeights).map(([module, weight]) => [weight as string, module as LoraModule]),
+);
 
 export interface SaveAdapterOptions {
   lora: LoraConfig;
@@ -32,7 +34,8 @@ export interface SaveAdapterOptions {
 function transpose(tensor: HostTensor): HostTensor {
   const [rows, columns] = tensor.shape as [number, number];
   const data = new Float32Array(rows * columns);
-  for (let i = 0; i < rows; i++) for (let j = 0; j < columns; j++) data[j * rows + i] = at(tensor.data, i * columns + j, 'tensor.data');
+  for (let i = 0; i < rows; i++)
+    for (let j = 0; j < columns; j++) data[j * rows + i] = at(tensor.data, i * columns + j, 'tensor.data');
   return { shape: [columns, rows], data };
 }
 
@@ -52,7 +55,10 @@ export function toPeftTensors(adapters: HostParams): Map<string, HostTensor> {
   return tensors;
 }
 
-export function peftAdapterConfig({ lora, baseModelNameOrPath }: Pick<SaveAdapterOptions, 'lora' | 'baseModelNameOrPath'>): Record<string, unknown> {
+export function peftAdapterConfig({
+  lora,
+  baseModelNameOrPath,
+}: Pick<SaveAdapterOptions, 'lora' | 'baseModelNameOrPath'>): Record<string, unknown> {
   return {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
@@ -75,8 +81,14 @@ export function peftAdapterConfig({ lora, baseModelNameOrPath }: Pick<SaveAdapte
 /** Writes adapter_config.json and adapter_model.safetensors into `folder` (created if needed). */
 export async function saveAdapter(folder: string, options: SaveAdapterOptions): Promise<void> {
   await mkdir(folder, { recursive: true });
-  await writeFileAtomic(join(folder, 'adapter_model.safetensors'), serializeSafetensors(toPeftTensors(options.adapters), { format: 'pt' }));
-  await writeFileAtomic(join(folder, 'adapter_config.json'), JSON.stringify(peftAdapterConfig(options), null, 2) + '\n');
+  await writeFileAtomic(
+    join(folder, 'adapter_model.safetensors'),
+    serializeSafetensors(toPeftTensors(options.adapters), { format: 'pt' }),
+  );
+  await writeFileAtomic(
+    join(folder, 'adapter_config.json'),
+    JSON.stringify(peftAdapterConfig(options), null, 2) + '\n',
+  );
 }
 
 /** Reads a PEFT folder's tensors back to agentrl's adapter names and layout. */
@@ -84,7 +96,8 @@ export async function loadAdapterTensors(folder: string): Promise<HostParams> {
   const content = await readSafetensors(join(folder, 'adapter_model.safetensors'));
   const adapters: HostParams = new Map();
   for (const [key, tensor] of content.tensors) {
-    const [, layer, module, side] = /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key) ?? [];
+    const [, layer, module, side] =
+      /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key) ?? [];
     const weight = module === undefined ? undefined : loraModuleWeights[module as LoraModule];
     if (weight === undefined) throw new CheckpointError(`${folder}: unexpected adapter tensor ${key}`, { key });
     const name = `layers.${layer}.${weight}.lora${side}`;

@@ -12,7 +12,16 @@ import { readSafetensors } from './safetensors.ts';
 import type { HostParams, ModelConfigInput } from './config.ts';
 import { at } from '../core/indexing.ts';
 
-const tiny: ModelConfigInput = { vocabSize: 40, hiddenSize: 16, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 32, maxSeqLen: 32, initStd: 0.2 };
+const tiny: ModelConfigInput = {
+  vocabSize: 40,
+  hiddenSize: 16,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  intermediateSize: 32,
+  maxSeqLen: 32,
+  initStd: 0.2,
+};
 const lora = { rank: 4, alpha: 8 };
 
 function sequences(seed: number, count: number): number[][] {
@@ -24,7 +33,11 @@ function sequences(seed: number, count: number): number[][] {
 const nll: TokenLoss = {
   name: 'negative-log-likelihood',
   dependsOnCurrent: false,
-  compute: ({ logprobs }) => ({ loss: 0, gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))), metrics: {} }),
+  compute: ({ logprobs }) => ({
+    loss: 0,
+    gradLogprobs: logprobs.map((row) => Float32Array.from(row, (_, t) => (t === 0 ? 0 : -1))),
+    metrics: {},
+  }),
 };
 
 function assertSame(a: HostParams, b: HostParams): void {
@@ -35,7 +48,8 @@ function assertSame(a: HostParams, b: HostParams): void {
 async function trained(options: { dropout?: number; steps?: number; micro?: boolean } = {}): Promise<TransformerModel> {
   const model = await TransformerModel.create(tiny, { seed: 3, lora: { ...lora, dropout: options.dropout ?? 0 } });
   if (options.micro) model.trainTokenBudget = 64;
-  for (let step = 0; step < (options.steps ?? 3); step++) await model.trainStep(sequences(step, 8), nll, { learningRate: 0.05 });
+  for (let step = 0; step < (options.steps ?? 3); step++)
+    await model.trainStep(sequences(step, 8), nll, { learningRate: 0.05 });
   return model;
 }
 
@@ -58,7 +72,7 @@ test('LoRA: the base weights stay bit for bit, every adapter moves, and the loss
   for (const [name, tensor] of after) assert.notDeepEqual(tensor.data, before.get(name)!.data, `${name} moved`);
 });
 
-test('LoRA: the optimizer state holds the adapters\' moments only', async () => {
+test("LoRA: the optimizer state holds the adapters' moments only", async () => {
   const model = await trained({ steps: 1 });
   const state = await model.optimizerState();
   const adapters = await model.adapterParams();
@@ -74,7 +88,11 @@ test('LoRA: merged weights (W + α/r·A B) give the unmerged forward to 1e-5', a
   const adapted = await model.score(batch, { entropies: true });
   const folded = await merged.score(batch, { entropies: true });
   let largest = 0;
-  adapted.logprobs.forEach((row, i) => row.forEach((x, t) => (largest = Math.max(largest, Math.abs(x - at(at(folded.logprobs, i), t))))));
+  adapted.logprobs.forEach((row, i) => {
+    row.forEach((x, t) => {
+      largest = Math.max(largest, Math.abs(x - at(at(folded.logprobs, i), t)));
+    });
+  });
   assert.ok(largest <= 1e-5, `max |Δ logprob| ${largest}`);
   // The adapters changed the model: the base alone scores differently.
   const base = await TransformerModel.fromParams(model.config, await model.baseParams());
@@ -82,7 +100,7 @@ test('LoRA: merged weights (W + α/r·A B) give the unmerged forward to 1e-5', a
   assert.ok(Math.abs(at(at(plain.logprobs, 0), 1) - at(at(adapted.logprobs, 0), 1)) > 1e-4);
 });
 
-test('LoRA: generation reads the adapters (sampled log-probs and tokens as the merged model\'s)', async () => {
+test("LoRA: generation reads the adapters (sampled log-probs and tokens as the merged model's)", async () => {
   const model = await trained({ steps: 3 });
   const merged = await TransformerModel.fromParams(model.config, await model.hostParams());
   const prompts = sequences(12, 3).map((row) => row.slice(0, 4));
@@ -90,7 +108,9 @@ test('LoRA: generation reads the adapters (sampled log-probs and tokens as the m
   const folded = await generate(merged, prompts, { maxNewTokens: 8, temperature: 1, seed: 4 });
   adapted.forEach((row, i) => {
     assert.deepEqual(row.tokens, at(folded, i).tokens);
-    row.logprobs.forEach((x, t) => assert.ok(Math.abs(x - at(at(folded, i).logprobs, t)) <= 1e-5));
+    row.logprobs.forEach((x, t) => {
+      assert.ok(Math.abs(x - at(at(folded, i).logprobs, t)) <= 1e-5);
+    });
   });
 });
 
@@ -100,7 +120,10 @@ test('LoRA: micro-batched accumulation equals one micro-batch', async () => {
   const a = await whole.adapterParams();
   const b = await split.adapterParams();
   let largest = 0;
-  for (const [name, tensor] of a) tensor.data.forEach((x, i) => (largest = Math.max(largest, Math.abs(x - at(b.get(name)!.data, i)))));
+  for (const [name, tensor] of a)
+    tensor.data.forEach((x, i) => {
+      largest = Math.max(largest, Math.abs(x - at(b.get(name)!.data, i)));
+    });
   assert.ok(largest < 1e-5, `max |Δ adapter| ${largest}`);
 });
 
@@ -114,7 +137,7 @@ test('LoRA dropout: training draws masks (another result than without), scoring 
   assert.deepEqual((await withDropout.score(batch)).logprobs, (await withDropout.score(batch)).logprobs);
 });
 
-test('saveAdapter writes PEFT\'s layout: config fields, keys and shapes (lora_A [r, in], lora_B [out, r])', async () => {
+test("saveAdapter writes PEFT's layout: config fields, keys and shapes (lora_A [r, in], lora_B [out, r])", async () => {
   const model = await trained({ steps: 1 });
   const folder = await mkdtemp(join(tmpdir(), 'agentrl-lora-'));
   try {
@@ -126,7 +149,15 @@ test('saveAdapter writes PEFT\'s layout: config fields, keys and shapes (lora_A 
     assert.equal(config.lora_alpha, 8);
     assert.equal(config.lora_dropout, 0);
     assert.equal(config.base_model_name_or_path, 'base-folder');
-    assert.deepEqual(config.target_modules, ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']);
+    assert.deepEqual(config.target_modules, [
+      'q_proj',
+      'k_proj',
+      'v_proj',
+      'o_proj',
+      'gate_proj',
+      'up_proj',
+      'down_proj',
+    ]);
     const { tensors } = await readSafetensors(join(folder, 'adapter_model.safetensors'));
     assert.equal(tensors.size, 28);
     const shape = (key: string) => tensors.get(`base_model.model.model.layers.1.${key}.weight`)?.shape;

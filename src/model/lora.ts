@@ -36,7 +36,10 @@ export const loraConfigSchema = z.object({
   /** Dropout on the adapter input, in training only. */
   dropout: z.number().min(0).lt(1).default(0),
   /** Projections that get adapters (attention and MLP by default). */
-  targetModules: z.array(z.enum(allModules as [LoraModule, ...LoraModule[]])).nonempty().default(allModules),
+  targetModules: z
+    .array(z.enum(allModules as [LoraModule, ...LoraModule[]]))
+    .nonempty()
+    .default(allModules),
 });
 export type LoraConfig = z.infer<typeof loraConfigSchema>;
 export type LoraConfigInput = z.input<typeof loraConfigSchema>;
@@ -54,7 +57,8 @@ export function loraShapes(config: ModelConfig, lora: LoraConfig): Map<string, n
       if (!lora.targetModules.includes(module)) continue;
       const name = `layers.${i}.${loraModuleWeights[module]}`;
       const [input, output] = base.get(name) ?? [];
-      if (input === undefined || output === undefined) throw new InvalidArgumentError(`LoRA target ${name} is not a weight of this model`, { name });
+      if (input === undefined || output === undefined)
+        throw new InvalidArgumentError(`LoRA target ${name} is not a weight of this model`, { name });
       shapes.set(`${name}.loraA`, [input, lora.rank]);
       shapes.set(`${name}.loraB`, [lora.rank, output]);
     }
@@ -112,7 +116,8 @@ export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConf
         const aik = at(a.data, i * rank + k, 'loraA') * scale;
         if (aik === 0) continue;
         const row = k * output;
-        for (let j = 0; j < output; j++) data[i * output + j] = at(data, i * output + j, 'weight') + aik * at(b.data, row + j, 'loraB');
+        for (let j = 0; j < output; j++)
+          data[i * output + j] = at(data, i * output + j, 'weight') + aik * at(b.data, row + j, 'loraB');
       }
     }
     merged.set(weight, { shape: w.shape, data });
@@ -125,7 +130,8 @@ export function toDeviceByShapes(shapes: ReadonlyMap<string, number[]>, host: Ho
   const device: DeviceParams = {};
   for (const [name, shape] of shapes) {
     const tensor = host.get(name);
-    if (tensor === undefined) throw new InvalidArgumentError(`no host tensor ${name} (checkByShapes lists what is missing)`, { name });
+    if (tensor === undefined)
+      throw new InvalidArgumentError(`no host tensor ${name} (checkByShapes lists what is missing)`, { name });
     device[name] = np.array(tensor.data.slice()).reshape(shape);
   }
   return device;
@@ -134,7 +140,11 @@ export function toDeviceByShapes(shapes: ReadonlyMap<string, number[]>, host: Ho
 /** Copies device arrays of the given names to the host. Does not consume them. */
 export async function toHostByShapes(shapes: ReadonlyMap<string, number[]>, device: DeviceParams): Promise<HostParams> {
   const host: HostParams = new Map();
-  for (const [name, shape] of shapes) host.set(name, { shape, data: new Float32Array((await entry(device, name, 'device array').ref.data()) as Float32Array) });
+  for (const [name, shape] of shapes)
+    host.set(name, {
+      shape,
+      data: new Float32Array((await entry(device, name, 'device array').ref.data()) as Float32Array),
+    });
   return host;
 }
 
@@ -149,10 +159,14 @@ export function checkByShapes(shapes: ReadonlyMap<string, number[]>, host: HostP
   for (const [name, shape] of shapes) {
     const tensor = host.get(name);
     if (tensor === undefined || tensor.shape.join(',') !== shape.join(',')) {
-      throw new InvalidArgumentError(`${what}: ${name} should have shape [${shape}], got ${tensor === undefined ? 'nothing' : `[${tensor.shape}]`}`, { name });
+      throw new InvalidArgumentError(
+        `${what}: ${name} should have shape [${shape}], got ${tensor === undefined ? 'nothing' : `[${tensor.shape}]`}`,
+        { name },
+      );
     }
   }
-  if (host.size !== shapes.size) throw new InvalidArgumentError(`${what}: expected ${shapes.size} tensors, got ${host.size}`);
+  if (host.size !== shapes.size)
+    throw new InvalidArgumentError(`${what}: expected ${shapes.size} tensors, got ${host.size}`);
 }
 
 /**

@@ -61,17 +61,24 @@ export interface MicroBatch {
  */
 export function microBatches(
   sequences: readonly ArrayLike<number>[],
-  { tokenBudget, headElements, vocabSize, maxSeqLen }: { tokenBudget: number; headElements: number; vocabSize: number; maxSeqLen: number },
+  {
+    tokenBudget,
+    headElements,
+    vocabSize,
+    maxSeqLen,
+  }: { tokenBudget: number; headElements: number; vocabSize: number; maxSeqLen: number },
 ): MicroBatch[] {
   const budget = tokensPerCall(tokenBudget, vocabSize, headElements);
   const byLength = new Map<number, number[]>();
   sequences.forEach((sequence, index) => {
     const length = powerOfTwoBucket(sequence.length, maxSeqLen);
     if (sequence.length > maxSeqLen) {
-      throw new InvalidArgumentError(`a sequence of ${sequence.length} tokens exceeds the model's context window of ${maxSeqLen}`);
+      throw new InvalidArgumentError(
+        `a sequence of ${sequence.length} tokens exceeds the model's context window of ${maxSeqLen}`,
+      );
     }
-    let group = byLength.get(length);
-    if (group === undefined) byLength.set(length, (group = []));
+    const group = byLength.get(length) ?? [];
+    if (group.length === 0) byLength.set(length, group);
     group.push(index);
   });
   const micro: MicroBatch[] = [];

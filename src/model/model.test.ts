@@ -23,13 +23,20 @@ const tiny: ModelConfigInput = {
 };
 
 function randomSequences(rng: Rng, count: number, vocab: number, minLength: number, maxLength: number): number[][] {
-  return Array.from({ length: count }, () => Array.from({ length: rng.range(minLength, maxLength) }, () => rng.int(vocab)));
+  return Array.from({ length: count }, () =>
+    Array.from({ length: rng.range(minLength, maxLength) }, () => rng.int(vocab)),
+  );
 }
 
 /** loss = Σ a·logπ + Σ b·entropy + Σ c·value with fixed random weights: its gradient is (a, b, c). */
-function linearLoss(sequences: number[][], seed: number, withValue: boolean): { loss: TokenLoss; weights: Float32Array[][] } {
+function linearLoss(
+  sequences: number[][],
+  seed: number,
+  withValue: boolean,
+): { loss: TokenLoss; weights: Float32Array[][] } {
   const rng = new Rng(seed);
-  const make = () => sequences.map((s) => Float32Array.from({ length: s.length }, (_, t) => (t === 0 ? 0 : rng.normal())));
+  const make = () =>
+    sequences.map((s) => Float32Array.from({ length: s.length }, (_, t) => (t === 0 ? 0 : rng.normal())));
   const a = make();
   const b = make();
   const c = make();
@@ -38,21 +45,52 @@ function linearLoss(sequences: number[][], seed: number, withValue: boolean): { 
     dependsOnCurrent: true,
     compute: (input) => {
       let value = 0;
-      input.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += at(at(a, i), t) * x)));
-      input.entropies!.forEach((e, i) => e.forEach((x, t) => (value += at(at(b, i), t) * x)));
-      if (withValue) input.values?.forEach((v, i) => v.forEach((x, t) => (value += at(at(c, i), t) * x)));
+      input.logprobs.forEach((lp, i) => {
+        lp.forEach((x, t) => {
+          value += at(at(a, i), t) * x;
+        });
+      });
+      input.entropies!.forEach((e, i) => {
+        e.forEach((x, t) => {
+          value += at(at(b, i), t) * x;
+        });
+      });
+      if (withValue)
+        input.values?.forEach((v, i) => {
+          v.forEach((x, t) => {
+            value += at(at(c, i), t) * x;
+          });
+        });
       return { loss: value, gradLogprobs: a, gradEntropies: b, gradValues: withValue ? c : undefined, metrics: {} };
     },
   };
   return { loss, weights: [a, b, c] };
 }
 
-async function lossAt(model: TransformerModel, sequences: number[][], weights: Float32Array[][], withValue: boolean): Promise<number> {
+async function lossAt(
+  model: TransformerModel,
+  sequences: number[][],
+  weights: Float32Array[][],
+  withValue: boolean,
+): Promise<number> {
   const out = await model.score(sequences, { entropies: true });
   let value = 0;
-  out.logprobs.forEach((lp, i) => lp.forEach((x, t) => (value += at(at(at(weights, 0), i), t) * x)));
-  out.entropies!.forEach((e, i) => e.forEach((x, t) => (value += at(at(at(weights, 1), i), t) * x)));
-  if (withValue) out.values!.forEach((v, i) => v.forEach((x, t) => (value += at(at(at(weights, 2), i), t) * x)));
+  out.logprobs.forEach((lp, i) => {
+    lp.forEach((x, t) => {
+      value += at(at(at(weights, 0), i), t) * x;
+    });
+  });
+  out.entropies!.forEach((e, i) => {
+    e.forEach((x, t) => {
+      value += at(at(at(weights, 1), i), t) * x;
+    });
+  });
+  if (withValue)
+    out.values!.forEach((v, i) => {
+      v.forEach((x, t) => {
+        value += at(at(at(weights, 2), i), t) * x;
+      });
+    });
   return value;
 }
 
@@ -61,7 +99,10 @@ function clone(params: HostParams): HostParams {
 }
 
 for (const variant of [
-  { name: 'untied head, q/k/v bias, value head, GQA', config: { ...tiny, tieWordEmbeddings: false, attentionBias: true, valueHead: true } },
+  {
+    name: 'untied head, q/k/v bias, value head, GQA',
+    config: { ...tiny, tieWordEmbeddings: false, attentionBias: true, valueHead: true },
+  },
   { name: 'tied head', config: { ...tiny, tieWordEmbeddings: true } },
 ]) {
   test(`train-step gradients match finite differences for every parameter kind (${variant.name})`, async () => {
@@ -83,7 +124,8 @@ for (const variant of [
     model.zeroGradients();
 
     const kinds = new Map<string, string>(); // kind → first parameter name of that kind
-    for (const name of base.keys()) kinds.set(name.replace(/^layers\.\d+\./, ''), kinds.get(name.replace(/^layers\.\d+\./, '')) ?? name);
+    for (const name of base.keys())
+      kinds.set(name.replace(/^layers\.\d+\./, ''), kinds.get(name.replace(/^layers\.\d+\./, '')) ?? name);
     const epsilon = 1e-2;
     for (const [kind, name] of kinds) {
       const g = grads.get(name)!.data;
@@ -103,7 +145,10 @@ for (const variant of [
         const numeric = (up - down) / (2 * epsilon);
         const analytic = at(g, index);
         const error = Math.abs(numeric - analytic) / Math.max(1e-3, Math.abs(numeric) + Math.abs(analytic));
-        assert.ok(error < 0.03, `${kind} (${name}[${index}]): analytic ${analytic}, numeric ${numeric}, relative error ${error}`);
+        assert.ok(
+          error < 0.03,
+          `${kind} (${name}[${index}]): analytic ${analytic}, numeric ${numeric}, relative error ${error}`,
+        );
       }
     }
   });
@@ -112,10 +157,19 @@ for (const variant of [
 test('KV-cache sampling log-probs equal full-forward scoring (batch of different prompt lengths)', async () => {
   const model = await TransformerModel.create({ ...tiny, maxSeqLen: 64, valueHead: true }, { seed: 1 });
   const prompts = randomSequences(new Rng(2), 20, 40, 3, 17);
-  for (const [temperature, prefillTokenBudget, decodeOnWorkers] of [[1, undefined, false], [0.7, 64, true]] as const) {
+  for (const [temperature, prefillTokenBudget, decodeOnWorkers] of [
+    [1, undefined, false],
+    [0.7, 64, true],
+  ] as const) {
     // A budget of 64 prefills the 24 (padded) rows in three groups of 8; decoding runs on the
     // calling thread in one case and on the worker pool in the other.
-    const rows = await generate(model, prompts, { maxNewTokens: 40, temperature, seed: 9, prefillTokenBudget, decodeOnWorkers });
+    const rows = await generate(model, prompts, {
+      maxNewTokens: 40,
+      temperature,
+      seed: 9,
+      prefillTokenBudget,
+      decodeOnWorkers,
+    });
     const scored = await model.score(
       prompts.map((p, b) => [...p, ...at(rows, b).tokens]),
       { temperature },
@@ -132,7 +186,10 @@ test('KV-cache sampling log-probs equal full-forward scoring (batch of different
 
 test('sampling honours stop tokens, greedy decoding is deterministic, and seeds reproduce', async () => {
   const model = await TransformerModel.create(tiny, { seed: 4 });
-  const prompts = [[1, 2, 3], [4, 5, 6, 7, 8]];
+  const prompts = [
+    [1, 2, 3],
+    [4, 5, 6, 7, 8],
+  ];
   const a = await generate(model, prompts, { maxNewTokens: 12, temperature: 0 });
   const b = await generate(model, prompts, { maxNewTokens: 12, temperature: 0 });
   assert.deepEqual(a, b);
@@ -145,13 +202,20 @@ test('sampling honours stop tokens, greedy decoding is deterministic, and seeds 
   assert.equal(at(stopped, 0).tokens.at(-1), stop);
   assert.ok(at(stopped, 0).tokens.length <= 4);
   const topP = await generate(model, prompts, { maxNewTokens: 12, temperature: 1, topP: 1e-6, seed: 5 });
-  assert.deepEqual(topP.map((r) => r.tokens), a.map((r) => r.tokens), 'top-p → 0 is greedy');
+  assert.deepEqual(
+    topP.map((r) => r.tokens),
+    a.map((r) => r.tokens),
+    'top-p → 0 is greedy',
+  );
 });
 
 test('checkpoint round trip is bit-exact and training continues identically from it', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-ckpt-'));
   try {
-    const model = await TransformerModel.create({ ...tiny, vocabSize: 272, valueHead: true, attentionBias: true }, { seed: 8 });
+    const model = await TransformerModel.create(
+      { ...tiny, vocabSize: 272, valueHead: true, attentionBias: true },
+      { seed: 8 },
+    );
     const sequences = randomSequences(new Rng(1), 4, 272, 8, 16);
     const sft: TokenLoss = {
       name: 'nll',
@@ -169,7 +233,10 @@ test('checkpoint round trip is bit-exact and training continues identically from
     assert.deepEqual(loaded.config, model.config);
     for (const [name, tensor] of params) {
       assert.deepEqual(loaded.params.get(name)!.shape, tensor.shape, name);
-      assert.ok(Buffer.from(loaded.params.get(name)!.data.buffer).equals(Buffer.from(tensor.data.buffer)), `${name} differs`);
+      assert.ok(
+        Buffer.from(loaded.params.get(name)!.data.buffer).equals(Buffer.from(tensor.data.buffer)),
+        `${name} differs`,
+      );
     }
     const restored = await TransformerModel.fromParams(loaded.config, loaded.params);
     restored.loadOptimizerState(await model.optimizerState());
@@ -205,11 +272,17 @@ test('micro-batched training and scoring equal one big batch (gradients, scores,
   const gb = await split.accumulatedGradients();
   for (const [name, tensor] of ga) {
     const other = gb.get(name)!.data;
-    tensor.data.forEach((x, i) => assert.ok(Math.abs(x - at(other, i)) < 1e-5 + 1e-4 * Math.abs(x), `${name}[${i}]: ${x} vs ${other[i]}`));
+    tensor.data.forEach((x, i) => {
+      assert.ok(Math.abs(x - at(other, i)) < 1e-5 + 1e-4 * Math.abs(x), `${name}[${i}]: ${x} vs ${other[i]}`);
+    });
   }
   const sa = await whole.score(sequences, { entropies: true });
   const sb = await split.score(sequences, { entropies: true });
-  sa.logprobs.forEach((lp, i) => lp.forEach((x, t) => assert.ok(Math.abs(x - at(at(sb.logprobs, i), t)) < 1e-5)));
+  sa.logprobs.forEach((lp, i) => {
+    lp.forEach((x, t) => {
+      assert.ok(Math.abs(x - at(at(sb.logprobs, i), t)) < 1e-5);
+    });
+  });
 });
 
 test('detachValueHead: a value-only loss trains the value head alone; shared, it also moves the trunk', async () => {
@@ -233,7 +306,9 @@ test('detachValueHead: a value-only loss trains the value head alone; shared, it
     const before = await model.hostParams();
     await model.trainStep(sequences, valueLoss(detach), { learningRate: 1e-2 });
     const after = await model.hostParams();
-    const moved = [...before].filter(([name, t]) => after.get(name)!.data.some((x, i) => x !== t.data[i])).map(([name]) => name);
+    const moved = [...before]
+      .filter(([name, t]) => after.get(name)!.data.some((x, i) => x !== t.data[i]))
+      .map(([name]) => name);
     assert.ok(moved.includes('valueHead.w') && moved.includes('valueHead.b'), `${detach}: the value head moves`);
     const trunk = moved.filter((name) => !name.startsWith('valueHead'));
     if (detach) assert.deepEqual(trunk, [], 'detached: nothing but the value head moves');

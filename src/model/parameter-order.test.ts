@@ -5,7 +5,15 @@ import { parameterShapes, type HostParams } from './config.ts';
 import { TransformerModel } from './model.ts';
 import { parseSafetensors, serializeSafetensors, toFloat32 } from './safetensors.ts';
 
-const config = { vocabSize: 272, hiddenSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, intermediateSize: 128, maxSeqLen: 64 };
+const config = {
+  vocabSize: 272,
+  hiddenSize: 64,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  intermediateSize: 128,
+  maxSeqLen: 64,
+};
 const sequences = [
   [1, 2, 3, 4, 5, 6, 7, 8],
   [9, 10, 11, 12, 13, 14],

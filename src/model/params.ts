@@ -37,7 +37,8 @@ export function initHostParams(config: ModelConfig, seed: number): HostParams {
 /** Names of the parameters that get weight decay (matrices, not norms or biases). */
 export function decayedNames(config: ModelConfig): Set<string> {
   const names = new Set<string>();
-  for (const [name, shape] of parameterShapes(config)) if (shape.length === 2 && !name.startsWith('valueHead')) names.add(name);
+  for (const [name, shape] of parameterShapes(config))
+    if (shape.length === 2 && !name.startsWith('valueHead')) names.add(name);
   return names;
 }
 
@@ -46,10 +47,13 @@ export function checkHostParams(config: ModelConfig, params: HostParams): void {
   const missing = [...expected.keys()].filter((name) => !params.has(name));
   const unexpected = [...params.keys()].filter((name) => !expected.has(name));
   if (missing.length > 0 || unexpected.length > 0) {
-    throw new CheckpointError(`parameters do not match the config: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`, {
-      missing,
-      unexpected,
-    });
+    throw new CheckpointError(
+      `parameters do not match the config: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`,
+      {
+        missing,
+        unexpected,
+      },
+    );
   }
   for (const [name, shape] of expected) {
     const actual = params.get(name)!;

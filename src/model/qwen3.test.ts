@@ -42,7 +42,10 @@ test('a Qwen3 config.json maps to head_dim from the config, q/k norms, no q/k/v 
   assert.deepEqual(shapes.get('layers.1.qNorm'), [6]);
   assert.deepEqual(shapes.get('layers.1.kNorm'), [6]);
   assert.equal(shapes.has('layers.0.bq'), false);
-  assert.throws(() => fromHfConfig({ ...qwen3Json, attention_bias: true }), /attention_bias .*not supported for Qwen3ForCausalLM/);
+  assert.throws(
+    () => fromHfConfig({ ...qwen3Json, attention_bias: true }),
+    /attention_bias .*not supported for Qwen3ForCausalLM/,
+  );
 });
 
 test('Qwen3 forward: finite log-probs of the right shape, and the q/k norms take part', async () => {
@@ -54,7 +57,11 @@ test('Qwen3 forward: finite log-probs of the right shape, and the q/k norms take
   assert.equal(logprobs.length, 1);
   assert.equal(at(logprobs, 0).length, sequence.length);
   assert.ok(at(logprobs, 0).every(Number.isFinite));
-  assert.ok(at(logprobs, 0).slice(1).every((value) => value < 0));
+  assert.ok(
+    at(logprobs, 0)
+      .slice(1)
+      .every((value) => value < 0),
+  );
 
   const scaled = new Map(params);
   scaled.set('layers.0.qNorm', { shape: [6], data: new Float32Array([3, 0.5, 2, 1, 4, 0.25]) });

@@ -15,7 +15,7 @@ export function ropeTables(
   for (let n = 0; n < positions.length; n++) {
     const p = at(positions, n, 'positions');
     for (let i = 0; i < half; i++) {
-      const angle = p * Math.pow(theta, (-2 * i) / headDimension);
+      const angle = p * theta ** ((-2 * i) / headDimension);
       cos[n * half + i] = Math.cos(angle);
       sin[n * half + i] = Math.sin(angle);
     }

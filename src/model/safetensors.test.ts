@@ -20,7 +20,9 @@ function leBytes(write: (view: DataView) => void, length: number): Uint8Array {
 }
 
 test('serialization matches the reference layout (header padded with spaces to 8 bytes)', () => {
-  const bytes = serializeSafetensors(new Map([['attn.0', { shape: [1, 2, 3], data: Float32Array.of(0, 1, 2, 3, 4, 5) }]]));
+  const bytes = serializeSafetensors(
+    new Map([['attn.0', { shape: [1, 2, 3], data: Float32Array.of(0, 1, 2, 3, 4, 5) }]]),
+  );
   const headerJson = '{"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}}';
   const headerLength = Math.ceil(headerJson.length / 8) * 8;
   assert.equal(new DataView(bytes.buffer).getBigUint64(0, true), BigInt(headerLength));
@@ -51,8 +53,20 @@ test('float32 round trip is bit-exact, with metadata, including NaN payloads and
 
 test('reads F16, BF16, F64, I32, I64 (unaligned offsets included)', () => {
   // F16 [1, -2, 0.5] = 6 bytes, so the BF16 tensor after it starts at offset 6 (not 4-aligned).
-  const f16 = leBytes((v) => [0x3c00, 0xc000, 0x3800].forEach((h, i) => v.setUint16(2 * i, h, true)), 6);
-  const bf16 = leBytes((v) => [0x3f80, 0xc0a0].forEach((h, i) => v.setUint16(2 * i, h, true)), 4); // 1, -5
+  const f16 = leBytes(
+    (v) =>
+      [0x3c00, 0xc000, 0x3800].forEach((h, i) => {
+        v.setUint16(2 * i, h, true);
+      }),
+    6,
+  );
+  const bf16 = leBytes(
+    (v) =>
+      [0x3f80, 0xc0a0].forEach((h, i) => {
+        v.setUint16(2 * i, h, true);
+      }),
+    4,
+  ); // 1, -5
   const f64 = leBytes((v) => v.setFloat64(0, Math.PI, true), 8);
   const i32 = leBytes((v) => v.setInt32(0, -7, true), 4);
   const i64 = leBytes((v) => v.setBigInt64(0, 123456789012345n, true), 8);
@@ -101,22 +115,51 @@ function assertCheckpointError(bytes: Uint8Array, pattern: RegExp, tensor?: stri
 test('malformed files are CheckpointErrors naming the file and tensor', () => {
   const eight = new Uint8Array(8);
   assertCheckpointError(new Uint8Array(3), /shorter than the 8-byte/);
-  assertCheckpointError(leBytes((v) => v.setBigUint64(0, 1000n, true), 16), /exceeds the file size/);
+  assertCheckpointError(
+    leBytes((v) => v.setBigUint64(0, 1000n, true), 16),
+    /exceeds the file size/,
+  );
   assertCheckpointError(buildFile(null, eight, { headerText: '{not json' }), /not valid UTF-8 JSON/);
   assertCheckpointError(buildFile([1, 2], eight), /not a JSON object/);
   assertCheckpointError(buildFile({ __metadata__: { a: 1 } }, eight), /__metadata__\["a"\] is not a string/);
-  assertCheckpointError(buildFile({ w: { dtype: 'Q4', shape: [2], data_offsets: [0, 8] } }, eight), /dtype "Q4" is not supported; supported: F32, F16/, 'w');
-  assertCheckpointError(buildFile({ w: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, eight), /out of range/, 'w');
-  assertCheckpointError(buildFile({ w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, eight), /needs 12 bytes but data_offsets span 8/, 'w');
-  assertCheckpointError(buildFile({ w: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, eight), /out of range/, 'w');
-  assertCheckpointError(buildFile({ w: { dtype: 'F32', shape: ['2'], data_offsets: [0, 8] } }, eight), /shape is not/, 'w');
   assertCheckpointError(
-    buildFile({ a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } }, eight),
+    buildFile({ w: { dtype: 'Q4', shape: [2], data_offsets: [0, 8] } }, eight),
+    /dtype "Q4" is not supported; supported: F32, F16/,
+    'w',
+  );
+  assertCheckpointError(
+    buildFile({ w: { dtype: 'F32', shape: [4], data_offsets: [0, 16] } }, eight),
+    /out of range/,
+    'w',
+  );
+  assertCheckpointError(
+    buildFile({ w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } }, eight),
+    /needs 12 bytes but data_offsets span 8/,
+    'w',
+  );
+  assertCheckpointError(
+    buildFile({ w: { dtype: 'F32', shape: [2], data_offsets: [8, 0] } }, eight),
+    /out of range/,
+    'w',
+  );
+  assertCheckpointError(
+    buildFile({ w: { dtype: 'F32', shape: ['2'], data_offsets: [0, 8] } }, eight),
+    /shape is not/,
+    'w',
+  );
+  assertCheckpointError(
+    buildFile(
+      { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] }, b: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } },
+      eight,
+    ),
     /overlaps tensor "a"/,
     'b',
   );
 });
 
 test('serializing a tensor whose shape disagrees with its data is an error', () => {
-  assert.throws(() => serializeSafetensors(new Map([['w', { shape: [3], data: new Float32Array(2) }]])), CheckpointError);
+  assert.throws(
+    () => serializeSafetensors(new Map([['w', { shape: [3], data: new Float32Array(2) }]])),
+    CheckpointError,
+  );
 });

@@ -4,14 +4,27 @@ import { sftLoss } from '../algorithms/index.ts';
 import { TransformerModel } from './model.ts';
 
 test('forwardBackward at temperature 0.7 differentiates log_softmax(logits / 0.7), the scorer’s log-probs at that temperature', async () => {
-  const model = await TransformerModel.create({ vocabSize: 40, hiddenSize: 16, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 32, maxSeqLen: 32, initStd: 0.5 }, { seed: 2 });
+  const model = await TransformerModel.create(
+    {
+      vocabSize: 40,
+      hiddenSize: 16,
+      numLayers: 1,
+      numHeads: 2,
+      numKvHeads: 1,
+      intermediateSize: 32,
+      maxSeqLen: 32,
+      initStd: 0.5,
+    },
+    { seed: 2 },
+  );
   const sequences = [
     [1, 2, 3, 4, 5, 6],
     [7, 8, 9, 10],
   ];
   const lossMask: number[][] = sequences.map((s) => s.map((_, t) => (t > 0 ? 1 : 0)));
   const count = lossMask.flat().reduce((a, b) => a + b, 0);
-  const meanNegativeLogprob = (logprobs: Float32Array[]) => -logprobs.reduce((sum, row) => sum + row.reduce((a, b) => a + b, 0), 0) / count;
+  const meanNegativeLogprob = (logprobs: Float32Array[]) =>
+    -logprobs.reduce((sum, row) => sum + row.reduce((a, b) => a + b, 0), 0) / count;
   const atTemperature = meanNegativeLogprob((await model.score(sequences, { temperature: 0.7 })).logprobs);
   const atOne = meanNegativeLogprob((await model.score(sequences)).logprobs);
   assert.ok(Math.abs(atTemperature - atOne) > 1e-3, 'the two temperatures give different log-probs');

@@ -34,11 +34,15 @@ export async function exportStage(spec: string, outDir: string, prompts: readonl
   const started = Date.now();
   const base = await loadModelCheckpoint(spec);
   const chatFormat = base.chatFormat;
-  if (chatFormat?.files === undefined) throw new InvalidArgumentError(`${spec}: no chat format of its own; the export stage needs a real model's`, { spec });
+  if (chatFormat?.files === undefined)
+    throw new InvalidArgumentError(`${spec}: no chat format of its own; the export stage needs a real model's`, {
+      spec,
+    });
   const lora = loraConfigSchema.parse(builtinLora({ loraRank: 4 }));
   const adapters = initLoraParams(base.config, lora, seed);
   const rng = new Rng(seed + 1);
-  for (const [name, tensor] of adapters) if (name.endsWith('.loraB')) for (let i = 0; i < tensor.data.length; i++) tensor.data[i] = 0.02 * rng.normal();
+  for (const [name, tensor] of adapters)
+    if (name.endsWith('.loraB')) for (let i = 0; i < tensor.data.length; i++) tensor.data[i] = 0.02 * rng.normal();
   const model = await TransformerModel.fromParams(base.config, base.params, { lora, seed, adapters });
   const policy = new BuiltinPolicy({ model, chatFormat });
   await mkdir(outDir, { recursive: true });
@@ -55,7 +59,15 @@ export async function exportStage(spec: string, outDir: string, prompts: readonl
   const chats = chatCases(chatFormat);
   await writeFile(
     join(outDir, 'agentrl.json'),
-    JSON.stringify({ prompts, ids, seqLen: T, vocabSize: model.config.vocabSize, tokenizerCases, chats, stopTokens: chatFormat.stopTokens }),
+    JSON.stringify({
+      prompts,
+      ids,
+      seqLen: T,
+      vocabSize: model.config.vocabSize,
+      tokenizerCases,
+      chats,
+      stopTokens: chatFormat.stopTokens,
+    }),
   );
   console.log(
     `agentrl: ${spec} + LoRA rank ${lora.rank} on ${lora.targetModules.length} projections (B seeded, merged weights move by up to ${moved.toFixed(3)}) ` +
@@ -69,7 +81,8 @@ function largestChange(base: HostParams, merged: HostParams): number {
   for (const [name, tensor] of merged) {
     const original = base.get(name);
     if (original === undefined || original === tensor) continue;
-    tensor.data.forEach((value, i) => (largest = Math.max(largest, Math.abs(value - (original.data[i] ?? value)))));
+    for (const [i, value] of tensor.data.entries())
+      largest = Math.max(largest, Math.abs(value - (original.data[i] ?? value)));
   }
   return largest;
 }
@@ -79,22 +92,50 @@ async function tokenizerStrings(chatFormat: ChatFormat): Promise<string[]> {
   const added = (chatFormat.files?.tokenizerJson.added_tokens ?? []) as { content: string }[];
   const special = added.map((token) => token.content);
   const inText = special.slice(0, 12).map((token, i) => `before ${token}after${i % 2 === 0 ? '\n' : ' '}${token}`);
-  const awkward = ['naïve café — 東京 🚀 ', '  two  spaces\tand\ttabs\n\n', "it's I'LL we've", '12345678901234', '', ' ', '\r\n\r\n', 'e\u0301 a\u0308', '<|im_end', '<|', '|>'];
+  const awkward = [
+    'naïve café — 東京 🚀 ',
+    '  two  spaces\tand\ttabs\n\n',
+    "it's I'LL we've",
+    '12345678901234',
+    '',
+    ' ',
+    '\r\n\r\n',
+    'e\u0301 a\u0308',
+    '<|im_end',
+    '<|',
+    '|>',
+  ];
   const docs = (await readdir('docs')).filter((name) => name.endsWith('.md')).sort();
   const texts = await Promise.all(docs.map((name) => readFile(join('docs', name), 'utf8')));
-  const lines = texts.flatMap((text) => text.split('\n')).filter((line) => line.trim() !== '').slice(0, 40);
+  const lines = texts
+    .flatMap((text) => text.split('\n'))
+    .filter((line) => line.trim() !== '')
+    .slice(0, 40);
   return [...special, ...inText, ...awkward, ...lines];
 }
 
 /** A calculator episode's conversation (system, user, assistant tool call, tool result, answer) with the env's tools, and its prompt before the answer. */
-function chatCases(chatFormat: ChatFormat): { messages: TemplateMessage[]; tools: readonly object[]; addGenerationPrompt: boolean; ids: number[] }[] {
+function chatCases(
+  chatFormat: ChatFormat,
+): { messages: TemplateMessage[]; tools: readonly object[]; addGenerationPrompt: boolean; ids: number[] }[] {
   const tools = (getEnvironment('calculator').make({}).tools ?? []).map(toolSchema);
   const template = String(chatFormat.files?.tokenizerConfig.chat_template ?? '');
-  const flags = { readsToolCalls: template.includes('tool_calls'), readsTools: /\btools\b/.test(template), family: detectToolCallFamily(template) };
+  const flags = {
+    readsToolCalls: template.includes('tool_calls'),
+    readsTools: /\btools\b/.test(template),
+    family: detectToolCallFamily(template),
+  };
   const conversation: Message[] = [
-    { role: 'system', content: 'Compute the integer value of the expression. Use the calculator tool, then answer with the number.' },
+    {
+      role: 'system',
+      content: 'Compute the integer value of the expression. Use the calculator tool, then answer with the number.',
+    },
     { role: 'user', content: 'What is 17 * 23 - 4?' },
-    { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'calculator', arguments: { expression: '17 * 23 - 4' } }] },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: 'call_1', name: 'calculator', arguments: { expression: '17 * 23 - 4' } }],
+    },
     { role: 'tool', content: '387', toolCallId: 'call_1', name: 'calculator' },
     { role: 'assistant', content: 'The answer is 387.' },
   ];
@@ -104,6 +145,11 @@ function chatCases(chatFormat: ChatFormat): { messages: TemplateMessage[]; tools
   ].map(({ messages, addGenerationPrompt }) => {
     // The messages as transformers' template reads them (a template that reads neither tools nor tool_calls gets them in the family's text).
     const input = templateInput(messages, tools, flags);
-    return { messages: input.messages, tools: input.tools ?? tools, addGenerationPrompt, ids: chatFormat.render(messages, { tools, addGenerationPrompt }).tokens };
+    return {
+      messages: input.messages,
+      tools: input.tools ?? tools,
+      addGenerationPrompt,
+      ids: chatFormat.render(messages, { tools, addGenerationPrompt }).tokens,
+    };
   });
 }
