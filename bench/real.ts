@@ -29,7 +29,11 @@ import { realTaskName, realTaskOptions } from './real/task.ts';
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const budgetSeconds = setting('BENCH_REAL_MINUTES', 55) * 60;
 const testEpisodes = setting('BENCH_REAL_TEST', 64);
-const lora = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const };
+const lora = {
+  rank: 16,
+  alpha: 32,
+  targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const,
+};
 const config: RlConfigInput = {
   algo: 'grpo',
   klCoef: 0,
@@ -55,17 +59,28 @@ const percent = (rate: number): string => `${(rate * 100).toFixed(1)}%`;
 async function makePolicy() {
   const checkpoint = await loadModelCheckpoint('smollm2-135m-instruct');
   if (checkpoint.chatFormat === undefined) throw new Error('smollm2-135m-instruct: no chat format in the pulled model');
-  const model = await TransformerModel.fromParams({ ...checkpoint.config, maxSeqLen: 512 }, checkpoint.params, { seed: 0, lora: { ...lora, targetModules: [...lora.targetModules] } });
-  return withPhaseTimes(new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat, inference: 'onnx', training: 'onnx' }));
+  const model = await TransformerModel.fromParams({ ...checkpoint.config, maxSeqLen: 512 }, checkpoint.params, {
+    seed: 0,
+    lora: { ...lora, targetModules: [...lora.targetModules] },
+  });
+  return withPhaseTimes(
+    new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat, inference: 'onnx', training: 'onnx' }),
+  );
 }
 
-async function heldOut(policy: BuiltinPolicy, env: () => ReturnType<typeof makeCalculator>, label: string): Promise<{ greedy: number; sampled: number; seconds: number }> {
+async function heldOut(
+  policy: BuiltinPolicy,
+  env: () => ReturnType<typeof makeCalculator>,
+  label: string,
+): Promise<{ greedy: number; sampled: number; seconds: number }> {
   const t0 = performance.now();
   const testConfig = { ...config, validationEpisodes: testEpisodes } as Parameters<typeof validate>[2];
   const greedy = await validate(policy, env, testConfig, 'test');
   const sampled = await validate(policy, env, testConfig, 'test', { samples: 1, seed: 12_345 });
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`held-out test ${label}: greedy ${percent(greedy)}, sampled (T=${config.temperature}) ${percent(sampled)} on ${testEpisodes} seeds (${seconds.toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB)`);
+  console.log(
+    `held-out test ${label}: greedy ${percent(greedy)}, sampled (T=${config.temperature}) ${percent(sampled)} on ${testEpisodes} seeds (${seconds.toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB)`,
+  );
   return { greedy, sampled, seconds };
 }
 
@@ -82,7 +97,9 @@ async function main(): Promise<void> {
   const policy = await makePolicy();
   const format = policy.chatFormat!;
   const env = () => makeCalculator(realTaskOptions(format));
-  console.log(`bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`);
+  console.log(
+    `bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`,
+  );
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
   const curve: { iteration: number; minutes: number; success: number; validation?: number }[] = [];
@@ -95,11 +112,19 @@ async function main(): Promise<void> {
     shouldStop: () => elapsed() + reserve() > budgetSeconds,
     onTrajectories: (trajectories) => {
       const first = trajectories[0]?.turns[0];
-      if (first !== undefined) console.log(`  a reply: ${JSON.stringify(first.action.slice(0, 120))} → ${JSON.stringify(first.observation.slice(0, 60))}`);
+      if (first !== undefined)
+        console.log(
+          `  a reply: ${JSON.stringify(first.action.slice(0, 120))} → ${JSON.stringify(first.observation.slice(0, 60))}`,
+        );
     },
     onIteration: (m) => {
       lastIterationSeconds = m.seconds;
-      curve.push({ iteration: m.iteration, minutes: elapsed() / 60, success: m.success, ...(m.validationSuccess === undefined ? {} : { validation: m.validationSuccess }) });
+      curve.push({
+        iteration: m.iteration,
+        minutes: elapsed() / 60,
+        success: m.success,
+        ...(m.validationSuccess === undefined ? {} : { validation: m.validationSuccess }),
+      });
       const validation = m.validationSuccess === undefined ? '' : `, validation greedy ${percent(m.validationSuccess)}`;
       console.log(
         `iter ${m.iteration} @ ${(elapsed() / 60).toFixed(1)} min: train success ${percent(m.success)}, reward ${m.reward.toFixed(3)}, invalid ${percent(m.invalidActionRate)}, ` +
@@ -111,9 +136,14 @@ async function main(): Promise<void> {
   const after = await heldOut(policy, env, `after ${iterations} iterations`);
   const minutes = elapsed() / 60;
   console.log('\ncurve (train success per iteration; validation greedy at intervals):');
-  for (const point of curve) console.log(`  ${point.iteration}\t${point.minutes.toFixed(1)} min\t${percent(point.success)}${point.validation === undefined ? '' : `\tval ${percent(point.validation)}`}`);
+  for (const point of curve)
+    console.log(
+      `  ${point.iteration}\t${point.minutes.toFixed(1)} min\t${percent(point.success)}${point.validation === undefined ? '' : `\tval ${percent(point.validation)}`}`,
+    );
   const delta = (after.greedy - before.greedy) * 100;
-  console.log(`\nheld-out greedy ${percent(before.greedy)} → ${percent(after.greedy)} (${delta >= 0 ? '+' : ''}${delta.toFixed(1)} points; target +15), sampled ${percent(before.sampled)} → ${percent(after.sampled)}`);
+  console.log(
+    `\nheld-out greedy ${percent(before.greedy)} → ${percent(after.greedy)} (${delta >= 0 ? '+' : ''}${delta.toFixed(1)} points; target +15), sampled ${percent(before.sampled)} → ${percent(after.sampled)}`,
+  );
   console.log(`peak RSS ${peakRssMb().toFixed(0)} MB, ${minutes.toFixed(1)} min in all`);
   console.log(
     `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}), calculator ${realTaskName} | ` +

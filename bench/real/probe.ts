@@ -27,9 +27,12 @@ interface Sampler {
 }
 
 function startSampler(python: string, gguf: string): Promise<Sampler> {
-  const child = spawn(python, [new URL('./probe_generate.py', import.meta.url).pathname, gguf], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python, [new URL('./probe_generate.py', import.meta.url).pathname, gguf], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const next = async (): Promise<Record<string, unknown>> => JSON.parse(String((await lines.next()).value)) as Record<string, unknown>;
+  const next = async (): Promise<Record<string, unknown>> =>
+    JSON.parse(String((await lines.next()).value)) as Record<string, unknown>;
   return next().then(() => ({
     async generate(prompts, sampling, seed) {
       child.stdin!.write(`${JSON.stringify({ prompts, ...sampling, seed, stop: stopTokens })}\n`);
@@ -51,13 +54,28 @@ interface Outcome {
 }
 
 /** Plays every seed's episode of one variant, turn by turn in one batch. */
-async function runVariant(variant: ProbeVariant, format: ChatFormat, sampler: Sampler, seeds: number[]): Promise<Outcome[]> {
+async function runVariant(
+  variant: ProbeVariant,
+  format: ChatFormat,
+  sampler: Sampler,
+  seeds: number[],
+): Promise<Outcome[]> {
   const episodes = await Promise.all(
     seeds.map(async (seed) => {
       const env = makeCalculator(variant.env);
       const observation = await env.reset({ seed });
-      const messages: Message[] = [{ role: 'system', content: env.instructions }, { role: 'user', content: observation.text }];
-      const outcome: Outcome = { success: false, calledTool: false, rightNumber: false, turns: 0, generatedTokens: 0, firstReply: '' };
+      const messages: Message[] = [
+        { role: 'system', content: env.instructions },
+        { role: 'user', content: observation.text },
+      ];
+      const outcome: Outcome = {
+        success: false,
+        calledTool: false,
+        rightNumber: false,
+        turns: 0,
+        generatedTokens: 0,
+        firstReply: '',
+      };
       return { env, messages, outcome, done: false };
     }),
   );
@@ -75,16 +93,27 @@ async function runVariant(variant: ProbeVariant, format: ChatFormat, sampler: Sa
       episode.outcome.turns++;
       episode.outcome.generatedTokens += reply.length;
       if (turn === 0) episode.outcome.firstReply = text;
-      const result: StepResult = await episode.env.step(call === undefined ? { text } : { text: parsed.content, toolCall: call });
+      const result: StepResult = await episode.env.step(
+        call === undefined ? { text } : { text: parsed.content, toolCall: call },
+      );
       if (call !== undefined) episode.outcome.calledTool = true;
       if (result.done || result.truncated) {
         episode.done = true;
         episode.outcome.success = result.info.success === true;
-        episode.outcome.rightNumber = result.observation.text === 'correct' || result.observation.text.startsWith('wrong: no calculator');
+        episode.outcome.rightNumber =
+          result.observation.text === 'correct' || result.observation.text.startsWith('wrong: no calculator');
         continue;
       }
-      episode.messages.push({ role: 'assistant', content: parsed.content, ...(call === undefined ? {} : { toolCalls: [call] }) });
-      episode.messages.push(call === undefined ? { role: 'user', content: result.observation.text } : { role: 'tool', content: result.observation.text, toolCallId: call.id, name: call.name });
+      episode.messages.push({
+        role: 'assistant',
+        content: parsed.content,
+        ...(call === undefined ? {} : { toolCalls: [call] }),
+      });
+      episode.messages.push(
+        call === undefined
+          ? { role: 'user', content: result.observation.text }
+          : { role: 'tool', content: result.observation.text, toolCallId: call.id, name: call.name },
+      );
     }
   }
   return episodes.map((episode) => episode.outcome);
@@ -100,7 +129,9 @@ async function main(): Promise<void> {
   stopTokens = [...format.stopTokens];
   const seeds = splitSeeds('test', Number(process.env.PROBE_EPISODES ?? 48));
   const sampler = await startSampler(python, gguf);
-  const chosen = probeVariants(format).filter((variant) => prefixes.length === 0 || prefixes.some((prefix) => variant.name.startsWith(prefix)));
+  const chosen = probeVariants(format).filter(
+    (variant) => prefixes.length === 0 || prefixes.some((prefix) => variant.name.startsWith(prefix)),
+  );
   console.log(`| variant | success | called the tool | right number | turns | tokens/episode | seconds |`);
   console.log(`|---|---|---|---|---|---|---|`);
   for (const variant of chosen) {
@@ -108,9 +139,14 @@ async function main(): Promise<void> {
     const outcomes = await runVariant(variant, format, sampler, seeds);
     const seconds = (performance.now() - started) / 1000;
     const count = (pick: (outcome: Outcome) => boolean) => percent(outcomes.filter(pick).length, outcomes.length);
-    const mean = (pick: (outcome: Outcome) => number) => (outcomes.reduce((sum, outcome) => sum + pick(outcome), 0) / outcomes.length).toFixed(1);
-    console.log(`| ${variant.name} | ${count((o) => o.success)} | ${count((o) => o.calledTool)} | ${count((o) => o.rightNumber)} | ${mean((o) => o.turns)} | ${mean((o) => o.generatedTokens)} | ${seconds.toFixed(0)} |`);
-    if (process.env.PROBE_SHOW) for (const outcome of outcomes.slice(0, Number(process.env.PROBE_SHOW))) console.log(`    ${JSON.stringify(outcome.firstReply)}`);
+    const mean = (pick: (outcome: Outcome) => number) =>
+      (outcomes.reduce((sum, outcome) => sum + pick(outcome), 0) / outcomes.length).toFixed(1);
+    console.log(
+      `| ${variant.name} | ${count((o) => o.success)} | ${count((o) => o.calledTool)} | ${count((o) => o.rightNumber)} | ${mean((o) => o.turns)} | ${mean((o) => o.generatedTokens)} | ${seconds.toFixed(0)} |`,
+    );
+    if (process.env.PROBE_SHOW)
+      for (const outcome of outcomes.slice(0, Number(process.env.PROBE_SHOW)))
+        console.log(`    ${JSON.stringify(outcome.firstReply)}`);
   }
   sampler.close();
 }

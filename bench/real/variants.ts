@@ -13,7 +13,12 @@ export interface ProbeVariant {
 }
 
 /** The env options every variant shares: the model's conventions (see src/envs/calculator/env.ts). */
-export const chatConventions = { answerFormat: 'last-integer', requireToolCall: true, toolResultTag: false, maxTurns: 3 } as const;
+export const chatConventions = {
+  answerFormat: 'last-integer',
+  requireToolCall: true,
+  toolResultTag: false,
+  maxTurns: 3,
+} as const;
 
 const tasks: Record<string, CalculatorOptions> = {
   mul2x2: { numOperands: 2, minOperand: 10, maxOperand: 99, operators: ['*'] },
@@ -30,10 +35,14 @@ const tasks: Record<string, CalculatorOptions> = {
 
 /** System texts; `example` shows one call in the model's own tool-call format. */
 export function systemTexts(format: ChatFormat): Record<string, string> {
-  const call = format.assistantText({ content: '', toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }] });
+  const call = format.assistantText({
+    content: '',
+    toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }],
+  });
   return {
     brief: 'You are a helpful assistant with a calculator tool. Reply with the number only.',
-    plain: 'You are a helpful assistant. Use the calculator tool to compute the expression, then reply with the result.',
+    plain:
+      'You are a helpful assistant. Use the calculator tool to compute the expression, then reply with the result.',
     example:
       'You are a helpful assistant with a calculator tool. To compute an expression, call the tool first, ' +
       `for example: ${call}\nWhen the tool returns the result, reply with that number.`,
@@ -49,7 +58,10 @@ export function systemTexts(format: ChatFormat): Record<string, string> {
 
 /** Question texts; `hint` repeats the call's shape (with the example's expression) after the question. */
 export function questionTexts(format: ChatFormat): Record<string, string> {
-  const call = format.assistantText({ content: '', toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }] });
+  const call = format.assistantText({
+    content: '',
+    toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }],
+  });
   return {
     bare: '{expression}',
     what: 'What is {expression}?',
@@ -72,7 +84,11 @@ export function probeVariants(format: ChatFormat): ProbeVariant[] {
     for (const [systemName, instructions] of Object.entries(systemTexts(format))) {
       for (const [questionName, question] of Object.entries(questionTexts(format))) {
         for (const [samplingName, sampling] of Object.entries(samplings)) {
-          variants.push({ name: `${taskName}/${systemName}/${questionName}/${samplingName}`, env: { ...chatConventions, ...task, instructions, question }, sampling });
+          variants.push({
+            name: `${taskName}/${systemName}/${questionName}/${samplingName}`,
+            env: { ...chatConventions, ...task, instructions, question },
+            sampling,
+          });
         }
       }
     }

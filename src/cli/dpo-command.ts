@@ -25,9 +25,15 @@ import { recordedRun } from './recorded-run.ts';
 import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
 
 export const dpoCommandSchema = z.object({
-  env: z.string().default('frozen-lake').describe(`environment (${environmentNames().join(', ')})`),
+  env: z
+    .string()
+    .default('frozen-lake')
+    .describe(`environment (${environmentNames().join(', ')})`),
   envOptions: z.string().default('{}').describe('environment options as JSON, e.g. {"size":3} (see agentrl envs)'),
-  out: z.string().optional().describe('the run\'s checkpoint folder (default checkpoints/<run name>; never shared with another run)'),
+  out: z
+    .string()
+    .optional()
+    .describe("the run's checkpoint folder (default checkpoints/<run name>; never shared with another run)"),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after'),
   ...dpoConfigSchema.shape,
   ...modelSetupSchema.shape,
@@ -61,7 +67,8 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
         interrupt.enter('the warm start');
         const backend = dpoBackend(options, setup);
         const policy = await backend.start();
-        const save = (name: string, extra: Record<string, unknown>) => policy.save(join(dir, name), { metadata: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
+        const save = (name: string, extra: Record<string, unknown>) =>
+          policy.save(join(dir, name), { metadata: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
         const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: 'all' as const };
         interrupt.enter('the held-out test before DPO');
         const before = await validate(policy, env, testConfig, 'test');
@@ -90,7 +97,11 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
               },
               true,
             );
-            store.recordStep(run.id, { step: m.iteration, metrics: dpoMetrics(m), evaluations: validationOf(m, options.validationEpisodes) });
+            store.recordStep(run.id, {
+              step: m.iteration,
+              metrics: dpoMetrics(m),
+              evaluations: validationOf(m, options.validationEpisodes),
+            });
           },
         });
         progress.done();
@@ -105,10 +116,17 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
         const after = await validate(policy, env, testConfig, 'test');
         await save('final', { iteration: iterations, testSuccess: after, testSuccessBefore: before });
         store.transaction(() => {
-          store.addEvaluation(run.id, { step: iterations, split: 'test', episodes: options.testEpisodes, success: after });
+          store.addEvaluation(run.id, {
+            step: iterations,
+            split: 'test',
+            episodes: options.testEpisodes,
+            success: after,
+          });
           store.addCheckpoint(run.id, { step: iterations, kind: 'final', path: join(dir, 'final') });
         });
-        console.log(`\n${options.env} / dpo: held-out test success ${(before * 100).toFixed(1)}% before → ${(after * 100).toFixed(1)}% after; checkpoint in ${dir}`);
+        console.log(
+          `\n${options.env} / dpo: held-out test success ${(before * 100).toFixed(1)}% before → ${(after * 100).toFixed(1)}% after; checkpoint in ${dir}`,
+        );
         return 'completed';
       });
     } finally {
@@ -121,19 +139,27 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
 
 /** The policy `agentrl train` builds (backend-setup.ts): --model's weights in its own chat format, else the warm-started byte model. */
 function dpoBackend(options: DpoCommandOptions, setup: RunSetup): PolicyBackend {
-  return policyBackend({ ...backendSchema.parse({}), ...options, envOptions: setup.envOptions, historyTurns: undefined }, setup.descriptor, { valueHead: false, label: 'dpo', init: setup.init });
+  return policyBackend(
+    { ...backendSchema.parse({}), ...options, envOptions: setup.envOptions, historyTurns: undefined },
+    setup.descriptor,
+    { valueHead: false, label: 'dpo', init: setup.init },
+  );
 }
 
 /** Defaults, then `--model`'s own chat format (the env instructions as a system message, as for train), the config file, the flags. */
 export function resolveDpoOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(dpoCommandSchema, argv);
-  const base = Object.fromEntries(Object.entries(modelPreset(modelSpecOf(plain))).filter(([key]) => key in dpoCommandSchema.shape));
+  const base = Object.fromEntries(
+    Object.entries(modelPreset(modelSpecOf(plain))).filter(([key]) => key in dpoCommandSchema.shape),
+  );
   return resolveOptions(dpoCommandSchema, argv, { base, baseSource: "--model's own chat format" });
 }
 
 /** The iteration's numbers as store metrics (the validation result is recorded as an evaluation too). */
 function dpoMetrics({ iteration, ...values }: DpoIterationMetrics): Record<string, number> {
-  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, number] => typeof entry[1] === 'number'));
+  return Object.fromEntries(
+    Object.entries(values).filter((entry): entry is [string, number] => typeof entry[1] === 'number'),
+  );
 }
 
 function validationOf(m: DpoIterationMetrics, episodes: number) {

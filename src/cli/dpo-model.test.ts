@@ -21,18 +21,52 @@ test("agentrl dpo --model <HF folder>: pure DPO from the model's weights in its 
     const model = await tinyModelFolder(join(dir, 'model'));
     const out = join(dir, 'out');
     const store = join(dir, 'runs.db');
-    const args = ['dpo', '--env', 'calculator', '--model', model, '--iterations', '1', '--tasks-per-iteration', '2', '--group-size', '2', '--max-turns', '2',
-      '--max-new-tokens', '8', '--test-episodes', '2', '--validation-episodes', '2', '--out', out, '--store', store, '--run-name', 'tiny-dpo'];
+    const args = [
+      'dpo',
+      '--env',
+      'calculator',
+      '--model',
+      model,
+      '--iterations',
+      '1',
+      '--tasks-per-iteration',
+      '2',
+      '--group-size',
+      '2',
+      '--max-turns',
+      '2',
+      '--max-new-tokens',
+      '8',
+      '--test-episodes',
+      '2',
+      '--validation-episodes',
+      '2',
+      '--out',
+      out,
+      '--store',
+      store,
+      '--run-name',
+      'tiny-dpo',
+    ];
     const result = await runCli(args);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /dpo: loaded .*model with its own tokenizer \(259 ids\) and chat template "model"; pure RL from these weights \(no SFT warm start\)/);
+    assert.match(
+      result.stderr,
+      /dpo: loaded .*model with its own tokenizer \(259 ids\) and chat template "model"; pure RL from these weights \(no SFT warm start\)/,
+    );
     assert.doesNotMatch(result.stderr, /warm start on/);
     assert.match(result.stdout, /calculator \/ dpo: held-out test success [\d.]+% before → [\d.]+% after/);
 
     const files = tinyChatmlFiles();
     assert.deepEqual(JSON.parse(await readFile(join(out, 'final', 'tokenizer.json'), 'utf8')), files.tokenizerJson);
-    assert.equal(JSON.parse(await readFile(join(out, 'final', 'tokenizer_config.json'), 'utf8')).chat_template, files.tokenizerConfig.chat_template);
-    assert.deepEqual(JSON.parse(await readFile(join(out, 'final', 'generation_config.json'), 'utf8')), files.generationConfig);
+    assert.equal(
+      JSON.parse(await readFile(join(out, 'final', 'tokenizer_config.json'), 'utf8')).chat_template,
+      files.tokenizerConfig.chat_template,
+    );
+    assert.deepEqual(
+      JSON.parse(await readFile(join(out, 'final', 'generation_config.json'), 'utf8')),
+      files.generationConfig,
+    );
     const final = await loadCheckpoint(join(out, 'final'));
     assert.equal(final.chatFormat?.name, 'final');
     assert.deepEqual([final.extra.run, final.extra.algo, final.extra.iteration], ['tiny-dpo', 'dpo', 1]);
@@ -44,8 +78,16 @@ test("agentrl dpo --model <HF folder>: pure DPO from the model's weights in its 
     } finally {
       runs.close();
     }
-    assert.equal(resolveDpoOptions(['--env', 'calculator']).options.systemPrompt, false, 'the byte model keeps its default');
-    assert.equal(resolveDpoOptions(['--model', model, '--system-prompt', 'false']).options.systemPrompt, false, 'a flag overrides the model preset');
+    assert.equal(
+      resolveDpoOptions(['--env', 'calculator']).options.systemPrompt,
+      false,
+      'the byte model keeps its default',
+    );
+    assert.equal(
+      resolveDpoOptions(['--model', model, '--system-prompt', 'false']).options.systemPrompt,
+      false,
+      'a flag overrides the model preset',
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -64,7 +64,9 @@ function unionLabel(schema: any): string | undefined {
   const def = schema._zod.def.type === 'pipe' ? schema._zod.def.out._zod.def : schema._zod.def;
   if (def.type !== 'union') return undefined;
   return def.options
-    .map((option: any) => (option._zod.def.type === 'literal' ? option._zod.def.values.join('|') : option._zod.def.type))
+    .map((option: any) =>
+      option._zod.def.type === 'literal' ? option._zod.def.values.join('|') : option._zod.def.type,
+    )
     .join('|');
 }
 

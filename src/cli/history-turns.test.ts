@@ -11,10 +11,15 @@ import { RunStore } from '../store/run-store.ts';
 import { runCli } from './cli-test-fixture.ts';
 import { trainHelp, resolveTrainOptions } from './train-command.ts';
 
-test("--history-turns takes a count or all (and the -1 of old commands); 0 by default; anything else is refused naming both", () => {
+test('--history-turns takes a count or all (and the -1 of old commands); 0 by default; anything else is refused naming both', () => {
   const historyTurns = (...argv: string[]) => resolveTrainOptions(argv).options.historyTurns;
   assert.deepEqual(
-    [historyTurns(), historyTurns('--history-turns', 'all'), historyTurns('--history-turns', '2'), historyTurns('--history-turns=-1')],
+    [
+      historyTurns(),
+      historyTurns('--history-turns', 'all'),
+      historyTurns('--history-turns', '2'),
+      historyTurns('--history-turns=-1'),
+    ],
     [0, 'all', 2, 'all'],
   );
   assert.throws(
@@ -25,13 +30,63 @@ test("--history-turns takes a count or all (and the -1 of old commands); 0 by de
 });
 
 /** A bandit run small enough to take seconds. */
-const tiny = ['--env', 'bandit', '--seed', '1', '--demonstrations', '16', '--sft-steps', '12', '--hidden-size', '32', '--num-layers', '1', '--num-heads', '2', '--num-kv-heads', '1', '--intermediate-size', '64', '--max-seq-len', '64', '--tasks-per-iteration', '2', '--group-size', '4', '--max-turns', '1', '--max-new-tokens', '24', '--test-episodes', '4', '--validate-every', '0', '--validation-episodes', '4', '--checkpoint-every', '0'];
+const tiny = [
+  '--env',
+  'bandit',
+  '--seed',
+  '1',
+  '--demonstrations',
+  '16',
+  '--sft-steps',
+  '12',
+  '--hidden-size',
+  '32',
+  '--num-layers',
+  '1',
+  '--num-heads',
+  '2',
+  '--num-kv-heads',
+  '1',
+  '--intermediate-size',
+  '64',
+  '--max-seq-len',
+  '64',
+  '--tasks-per-iteration',
+  '2',
+  '--group-size',
+  '4',
+  '--max-turns',
+  '1',
+  '--max-new-tokens',
+  '24',
+  '--test-episodes',
+  '4',
+  '--validate-every',
+  '0',
+  '--validation-episodes',
+  '4',
+  '--checkpoint-every',
+  '0',
+];
 
 test('a run whose stored config says historyTurns -1 (saved before "all") resumes, and is saved back as "all"', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-history-turns-'));
   const store = join(dir, 'runs.db');
   try {
-    const first = await runCli(['train', ...tiny, '--iterations', '1', '--history-turns', 'all', '--store', store, '--run-name', 'old', '--out', join(dir, 'checkpoints')]);
+    const first = await runCli([
+      'train',
+      ...tiny,
+      '--iterations',
+      '1',
+      '--history-turns',
+      'all',
+      '--store',
+      store,
+      '--run-name',
+      'old',
+      '--out',
+      join(dir, 'checkpoints'),
+    ]);
     assert.equal(first.code, 0, first.stderr);
     const runs = RunStore.open(store);
     try {

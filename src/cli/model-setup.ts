@@ -70,7 +70,10 @@ export function parseEnvOptions(text: string): Record<string, unknown> {
 /** The model a run starts from: `--model`, or its alias `--init` (one of them, or both naming the same). */
 export function modelSpecOf(options: { model?: string; init?: string }): string | undefined {
   if (options.model !== undefined && options.init !== undefined && options.model !== options.init) {
-    throw new InvalidArgumentError(`--init is an alias of --model; pass one of them (got --model ${options.model} and --init ${options.init})`, { model: options.model, init: options.init });
+    throw new InvalidArgumentError(
+      `--init is an alias of --model; pass one of them (got --model ${options.model} and --init ${options.init})`,
+      { model: options.model, init: options.init },
+    );
   }
   return options.model ?? options.init;
 }
@@ -104,7 +107,12 @@ export interface RunSetup {
  * Checks everything a typo can break before a run is created in the store: the env name, its
  * options (by making the env once) and the `--init` checkpoint (loaded here, used by prepareModel).
  */
-export async function checkRunSetup(options: { env: string; envOptions: string; model?: string; init?: string }): Promise<RunSetup> {
+export async function checkRunSetup(options: {
+  env: string;
+  envOptions: string;
+  model?: string;
+  init?: string;
+}): Promise<RunSetup> {
   const descriptor = getEnvironment(options.env);
   const envOptions = parseEnvOptions(options.envOptions);
   descriptor.make(envOptions);
@@ -118,14 +126,23 @@ export async function checkRunSetup(options: { env: string; envOptions: string; 
 /** A loaded model can be trained in a chat format: it has a tokenizer, the tokenizer fits its vocabulary, and a model's own tokenizer has a template. */
 export function checkModelTokenizer(spec: string, { tokenizer, config, chatFormat }: LoadedCheckpoint): void {
   if (tokenizer === undefined) {
-    throw new CheckpointError(`${spec}: no tokenizer.json; the model's own tokenizer is needed to train it (copy its tokenizer.json, tokenizer_config.json and generation_config.json into the folder)`, { model: spec });
+    throw new CheckpointError(
+      `${spec}: no tokenizer.json; the model's own tokenizer is needed to train it (copy its tokenizer.json, tokenizer_config.json and generation_config.json into the folder)`,
+      { model: spec },
+    );
   }
   if (tokenizer.vocabSize > config.vocabSize) {
-    throw new CheckpointError(`${spec}: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocabulary only ${config.vocabSize}: tokenizer.json is not this model's`, { model: spec, tokenizerVocabSize: tokenizer.vocabSize, vocabSize: config.vocabSize });
+    throw new CheckpointError(
+      `${spec}: the tokenizer has ${tokenizer.vocabSize} ids but the model's vocabulary only ${config.vocabSize}: tokenizer.json is not this model's`,
+      { model: spec, tokenizerVocabSize: tokenizer.vocabSize, vocabSize: config.vocabSize },
+    );
   }
   // A model's own tokenizer has no byte-template role tokens (src/chat/tokenizer-json.ts maps them all to its end token).
   if (chatFormat === undefined && tokenizer.specialTokens.user === tokenizer.specialTokens.end) {
-    throw new ChatTemplateError(`${spec}: the model's tokenizer comes without a chat template (tokenizer_config.json "chat_template" or chat_template.jinja); add the model's template to train it in its own format`, { model: spec });
+    throw new ChatTemplateError(
+      `${spec}: the model's tokenizer comes without a chat template (tokenizer_config.json "chat_template" or chat_template.jinja); add the model's template to train it in its own format`,
+      { model: spec },
+    );
   }
 }
 
@@ -142,14 +159,23 @@ export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {
 export async function prepareModel(
   options: PrepareModelOptions,
   descriptor: EnvDescriptor,
-  { valueHead, label, init, lora }: { valueHead: boolean; label: string; init?: LoadedCheckpoint; lora?: LoraConfigInput },
+  {
+    valueHead,
+    label,
+    init,
+    lora,
+  }: { valueHead: boolean; label: string; init?: LoadedCheckpoint; lora?: LoraConfigInput },
 ): Promise<TransformerModel> {
   const spec = modelSpecOf(options);
   if (spec !== undefined) {
     const checkpoint = init ?? (await loadModelCheckpoint(spec));
     // A critic starts at zero on top of a checkpoint trained without one.
     const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
-    const model = await TransformerModel.fromParams(loaded.config, loaded.params, lora === undefined ? {} : { lora, seed: options.seed });
+    const model = await TransformerModel.fromParams(
+      loaded.config,
+      loaded.params,
+      lora === undefined ? {} : { lora, seed: options.seed },
+    );
     console.error(`${label}: ${describeStart(spec, checkpoint, model)}`);
     return model;
   }
@@ -169,7 +195,12 @@ export async function prepareModel(
 }
 
 /** The SFT warm start on the env's scripted expert, through the contract (no-op when --demonstrations or --sft-steps is 0). */
-export async function warmStartPolicy(policy: TrainablePolicy, options: PrepareModelOptions, descriptor: EnvDescriptor, label: string): Promise<void> {
+export async function warmStartPolicy(
+  policy: TrainablePolicy,
+  options: PrepareModelOptions,
+  descriptor: EnvDescriptor,
+  label: string,
+): Promise<void> {
   if (options.demonstrations === 0 || options.sftSteps === 0) return;
   const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
   const result = await warmStart({
@@ -192,15 +223,22 @@ export async function warmStartPolicy(policy: TrainablePolicy, options: PrepareM
   );
 }
 
-
 /** "loaded X in its own chat format …; pure RL …; LoRA …": what the run starts from, for the progress output. */
 function describeStart(spec: string, checkpoint: LoadedCheckpoint, model: TransformerModel): string {
-  const format = checkpoint.chatFormat === undefined ? "agentrl's byte template" : `its own tokenizer (${checkpoint.tokenizer!.vocabSize} ids) and chat template "${checkpoint.chatFormat.name}"`;
+  const format =
+    checkpoint.chatFormat === undefined
+      ? "agentrl's byte template"
+      : `its own tokenizer (${checkpoint.tokenizer!.vocabSize} ids) and chat template "${checkpoint.chatFormat.name}"`;
   const parts = [`loaded ${spec} with ${format}`, 'pure RL from these weights (no SFT warm start)'];
   if (model.lora !== null) {
-    const adapters = [...loraShapes(model.config, model.lora).values()].reduce((sum, [rows, columns]) => sum + rows! * columns!, 0);
+    const adapters = [...loraShapes(model.config, model.lora).values()].reduce(
+      (sum, [rows, columns]) => sum + rows! * columns!,
+      0,
+    );
     const base = [...checkpoint.params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);
-    parts.push(`LoRA rank ${model.lora.rank} (alpha ${model.lora.alpha}, dropout ${model.lora.dropout}) on ${model.lora.targetModules.join(',')}: ${adapters.toLocaleString('en-US')} adapter parameters trained, the ${base.toLocaleString('en-US')} base weights frozen`);
+    parts.push(
+      `LoRA rank ${model.lora.rank} (alpha ${model.lora.alpha}, dropout ${model.lora.dropout}) on ${model.lora.targetModules.join(',')}: ${adapters.toLocaleString('en-US')} adapter parameters trained, the ${base.toLocaleString('en-US')} base weights frozen`,
+    );
   }
   return parts.join('; ');
 }

@@ -28,33 +28,83 @@ async function withTempDir(run: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-test('agentrl train --model <HF folder> --lora-rank 4: pure RL in the model\'s format, checkpoints carry its tokenizer files, the run resumes', () =>
+test("agentrl train --model <HF folder> --lora-rank 4: pure RL in the model's format, checkpoints carry its tokenizer files, the run resumes", () =>
   withTempDir(async (dir) => {
     const model = await tinyModelFolder(join(dir, 'model'));
     const out = join(dir, 'out');
     const store = join(dir, 'runs.db');
-    const args = ['train', '--env', 'calculator', '--model', model, '--lora-rank', '4', '--lora-targets', 'q_proj,v_proj', '--iterations', '1', '--tasks-per-iteration', '2', '--group-size', '2',
-      '--max-turns', '2', '--max-new-tokens', '8', '--test-episodes', '2', '--validation-episodes', '2', '--validate-every', '0', '--out', out, '--store', store, '--run-name', 'tiny-lora'];
+    const args = [
+      'train',
+      '--env',
+      'calculator',
+      '--model',
+      model,
+      '--lora-rank',
+      '4',
+      '--lora-targets',
+      'q_proj,v_proj',
+      '--iterations',
+      '1',
+      '--tasks-per-iteration',
+      '2',
+      '--group-size',
+      '2',
+      '--max-turns',
+      '2',
+      '--max-new-tokens',
+      '8',
+      '--test-episodes',
+      '2',
+      '--validation-episodes',
+      '2',
+      '--validate-every',
+      '0',
+      '--out',
+      out,
+      '--store',
+      store,
+      '--run-name',
+      'tiny-lora',
+    ];
     const first = await runCli(args);
     assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stderr, /train: loaded .*model with its own tokenizer \(259 ids\) and chat template "model"; pure RL from these weights \(no SFT warm start\); LoRA rank 4 \(alpha 32, dropout 0\) on q_proj,v_proj: 224 adapter parameters trained/);
+    assert.match(
+      first.stderr,
+      /train: loaded .*model with its own tokenizer \(259 ids\) and chat template "model"; pure RL from these weights \(no SFT warm start\); LoRA rank 4 \(alpha 32, dropout 0\) on q_proj,v_proj: 224 adapter parameters trained/,
+    );
     assert.doesNotMatch(first.stderr, /warm start on/);
 
     const files = tinyChatmlFiles();
     for (const name of ['start', 'final']) {
-      assert.deepEqual(JSON.parse(await readFile(join(out, name, 'tokenizer.json'), 'utf8')), files.tokenizerJson, `${name}/tokenizer.json`);
-      assert.equal(JSON.parse(await readFile(join(out, name, 'tokenizer_config.json'), 'utf8')).chat_template, files.tokenizerConfig.chat_template);
-      assert.deepEqual(JSON.parse(await readFile(join(out, name, 'generation_config.json'), 'utf8')), files.generationConfig);
+      assert.deepEqual(
+        JSON.parse(await readFile(join(out, name, 'tokenizer.json'), 'utf8')),
+        files.tokenizerJson,
+        `${name}/tokenizer.json`,
+      );
+      assert.equal(
+        JSON.parse(await readFile(join(out, name, 'tokenizer_config.json'), 'utf8')).chat_template,
+        files.tokenizerConfig.chat_template,
+      );
+      assert.deepEqual(
+        JSON.parse(await readFile(join(out, name, 'generation_config.json'), 'utf8')),
+        files.generationConfig,
+      );
     }
     assert.equal((await loadCheckpoint(join(out, 'final'))).chatFormat?.name, 'final');
 
     const runs = RunStore.open(store);
     try {
       const run = runs.run('tiny-lora');
-      assert.deepEqual([run.config.model, run.config.loraRank, run.config.systemPrompt, run.config.historyTurns], [model, 4, true, 'all']);
+      assert.deepEqual(
+        [run.config.model, run.config.loraRank, run.config.systemPrompt, run.config.historyTurns],
+        [model, 4, true, 'all'],
+      );
       const trajectory = runs.trajectory(run.id, 1, 0)!;
       const text = tinyChatmlFormat().tokenizer.decode(trajectory.tokens);
-      assert.match(text, /^<\|im_start\|>system\nCompute the integer value[^]*You can call these tools:\n<tools>\n\{"name": "calculator"[^]*<\|im_start\|>user\n\d+ [-+*] \d+<\|im_end\|>\n<\|im_start\|>assistant\n/);
+      assert.match(
+        text,
+        /^<\|im_start\|>system\nCompute the integer value[^]*You can call these tools:\n<tools>\n\{"name": "calculator"[^]*<\|im_start\|>user\n\d+ [-+*] \d+<\|im_end\|>\n<\|im_start\|>assistant\n/,
+      );
     } finally {
       runs.close();
     }
@@ -67,32 +117,87 @@ test('agentrl train --model <HF folder> --lora-rank 4: pure RL in the model\'s f
 
 test('one-line refusals: --lora-rank without a model, LoRA with a critic, a folder without a tokenizer, a tokenizer larger than the vocabulary', () =>
   withTempDir(async (dir) => {
-    const builtin = { backend: 'builtin' as const, engine: 'auto' as const, tinkerLossReduction: 'sum' as const, algo: 'grpo' as const, entropyCoef: 0, maxGradNorm: 1 };
-    assert.throws(() => checkBackendOptions({ ...builtin, loraRank: 16 }), /^InvalidArgumentError: --lora-rank adapts a pretrained model: pass --model/);
-    assert.throws(() => checkBackendOptions({ ...builtin, loraAlpha: 8 }), /--lora-alpha sets up LoRA adapters; pass --lora-rank too/);
-    assert.throws(() => checkBackendOptions({ ...builtin, algo: 'ppo', loraRank: 16, model: 'm' }), /--algo ppo trains a critic/);
-    assert.throws(() => checkBackendOptions({ ...builtin, loraRank: 16, model: 'm', loraTargets: 'q_proj,qkv' }), /unknown --lora-targets module "qkv"; allowed: q_proj, k_proj/);
-    assert.throws(() => checkBackendOptions({ ...builtin, backend: 'tinker', baseUrl: 'http://x', baseModel: 'b', maxGradNorm: 0, loraRank: 8, loraDropout: 0.1 }), /--lora-dropout sets up the built-in LoRA/);
+    const builtin = {
+      backend: 'builtin' as const,
+      engine: 'auto' as const,
+      tinkerLossReduction: 'sum' as const,
+      algo: 'grpo' as const,
+      entropyCoef: 0,
+      maxGradNorm: 1,
+    };
+    assert.throws(
+      () => checkBackendOptions({ ...builtin, loraRank: 16 }),
+      /^InvalidArgumentError: --lora-rank adapts a pretrained model: pass --model/,
+    );
+    assert.throws(
+      () => checkBackendOptions({ ...builtin, loraAlpha: 8 }),
+      /--lora-alpha sets up LoRA adapters; pass --lora-rank too/,
+    );
+    assert.throws(
+      () => checkBackendOptions({ ...builtin, algo: 'ppo', loraRank: 16, model: 'm' }),
+      /--algo ppo trains a critic/,
+    );
+    assert.throws(
+      () => checkBackendOptions({ ...builtin, loraRank: 16, model: 'm', loraTargets: 'q_proj,qkv' }),
+      /unknown --lora-targets module "qkv"; allowed: q_proj, k_proj/,
+    );
+    assert.throws(
+      () =>
+        checkBackendOptions({
+          ...builtin,
+          backend: 'tinker',
+          baseUrl: 'http://x',
+          baseModel: 'b',
+          maxGradNorm: 0,
+          loraRank: 8,
+          loraDropout: 0.1,
+        }),
+      /--lora-dropout sets up the built-in LoRA/,
+    );
     checkBackendOptions({ ...builtin, loraRank: 16, init: 'm', loraTargets: 'q_proj, v_proj' });
 
     const bare = await tinyModelFolder(join(dir, 'bare'), { tokenizer: false });
-    await assert.rejects(checkRunSetup({ env: 'calculator', envOptions: '{}', model: bare }), /bare: no tokenizer\.json; the model's own tokenizer is needed/);
+    await assert.rejects(
+      checkRunSetup({ env: 'calculator', envOptions: '{}', model: bare }),
+      /bare: no tokenizer\.json; the model's own tokenizer is needed/,
+    );
     const small = await tinyModelFolder(join(dir, 'small'));
     const config = JSON.parse(await readFile(join(small, 'config.json'), 'utf8'));
     await writeFile(join(small, 'config.json'), JSON.stringify({ ...config, vocab_size: 200 }));
     await rm(join(small, 'model.safetensors'));
     const smaller = { ...tiny, vocabSize: 200 };
-    await writeFile(join(small, 'model.safetensors'), serializeSafetensors(toHfTensors(smaller, initHostParams(smaller, 3)), { format: 'pt' }));
-    await assert.rejects(checkRunSetup({ env: 'calculator', envOptions: '{}', model: small }), /small: the tokenizer has 259 ids but the model's vocabulary only 200: tokenizer\.json is not this model's/);
-    await assert.rejects(checkRunSetup({ env: 'calculator', envOptions: '{}', model: small, init: bare }), /--init is an alias of --model; pass one of them/);
+    await writeFile(
+      join(small, 'model.safetensors'),
+      serializeSafetensors(toHfTensors(smaller, initHostParams(smaller, 3)), { format: 'pt' }),
+    );
+    await assert.rejects(
+      checkRunSetup({ env: 'calculator', envOptions: '{}', model: small }),
+      /small: the tokenizer has 259 ids but the model's vocabulary only 200: tokenizer\.json is not this model's/,
+    );
+    await assert.rejects(
+      checkRunSetup({ env: 'calculator', envOptions: '{}', model: small, init: bare }),
+      /--init is an alias of --model; pass one of them/,
+    );
   }));
 
 test('--engine auto: onnxruntime for a LoRA run without dropout, jax-js otherwise; onnx with a full fine-tune trains on jax-js', () => {
   assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16 }), { inference: 'onnx', training: 'onnx' });
-  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16, loraDropout: 0.05 }), { inference: 'jax', training: 'jax' });
+  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16, loraDropout: 0.05 }), {
+    inference: 'jax',
+    training: 'jax',
+  });
   assert.deepEqual(builtinEngine({ engine: 'auto' }), { inference: 'jax', training: 'jax' });
   assert.deepEqual(builtinEngine({ engine: 'onnx' }), { inference: 'onnx', training: 'jax' });
   assert.deepEqual(builtinEngine({ engine: 'jax', loraRank: 16 }), { inference: 'jax', training: 'jax' });
-  const tinker = { backend: 'tinker' as const, engine: 'onnx' as const, tinkerLossReduction: 'sum' as const, algo: 'grpo' as const, entropyCoef: 0, maxGradNorm: 0, baseUrl: 'http://x', baseModel: 'b' };
+  const tinker = {
+    backend: 'tinker' as const,
+    engine: 'onnx' as const,
+    tinkerLossReduction: 'sum' as const,
+    algo: 'grpo' as const,
+    entropyCoef: 0,
+    maxGradNorm: 0,
+    baseUrl: 'http://x',
+    baseModel: 'b',
+  };
   assert.throws(() => checkBackendOptions(tinker), /--engine onnx picks the built-in backend's engine/);
 });

@@ -14,7 +14,10 @@ test("historyTurns: a count or 'all'; a saved -1 and a flag's text read the same
   for (const bad of [-2, 1.5, 'whole', '', ' 2', null]) {
     const result = historyTurnsSchema.safeParse(bad);
     assert.equal(result.success, false, `${JSON.stringify(bad)} is refused`);
-    assert.match(result.error?.issues.map((issue) => issue.message).join('; ') ?? '', /count of previous turns .* or 'all'/);
+    assert.match(
+      result.error?.issues.map((issue) => issue.message).join('; ') ?? '',
+      /count of previous turns .* or 'all'/,
+    );
   }
   assert.deepEqual([rolloutHistoryTurns('all'), rolloutHistoryTurns(0), rolloutHistoryTurns(2)], [undefined, 0, 2]);
 });
@@ -37,7 +40,8 @@ test("the trainer's config reaches the rollout as one meaning: a count bounds wh
   assert.deepEqual(await seen(0), [2, 2, 2]);
   assert.deepEqual(await seen(1), [2, 4, 4]);
   const scale = (historyTurns: unknown) =>
-    rlLossConfigSchema.parse(effectivePreset(rlConfigSchema.parse({ algo: 'dr-grpo', maxTurns: 3, maxNewTokens: 24, historyTurns })).loss)
-      .lossScaleFactor;
+    rlLossConfigSchema.parse(
+      effectivePreset(rlConfigSchema.parse({ algo: 'dr-grpo', maxTurns: 3, maxNewTokens: 24, historyTurns })).loss,
+    ).lossScaleFactor;
   assert.deepEqual([scale(-1), scale(undefined), scale(0), scale(2)], [72, 72, 24, 24]);
 });

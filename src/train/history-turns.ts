@@ -25,7 +25,9 @@ function readHistoryTurns(value: unknown): unknown {
 }
 
 const expected = "expected a count of previous turns (0, 1, 2, …) or 'all' (the whole conversation)";
-const historyTurnsValue = z.union([z.literal('all'), z.number().int().nonnegative({ error: expected })], { error: expected });
+const historyTurnsValue = z.union([z.literal('all'), z.number().int().nonnegative({ error: expected })], {
+  error: expected,
+});
 
 /** Typed as a config's value (`HistoryTurns`); flags and stored configs reach it as any JSON value. */
 export const historyTurnsSchema = z.preprocess<unknown, typeof historyTurnsValue, HistoryTurns>(

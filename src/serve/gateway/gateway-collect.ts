@@ -75,7 +75,12 @@ export interface GatewayCollectOptions<Output> {
   /** A run was dropped (default: console.warn). */
   onWarning?: (dropped: DroppedRun) => void;
   /** After each collection: the trajectories and the runs dropped. */
-  onCollected?: (report: { iteration: number; trajectories: readonly Trajectory[]; dropped: readonly DroppedRun[]; prefixBreaks: number }) => void;
+  onCollected?: (report: {
+    iteration: number;
+    trajectories: readonly Trajectory[];
+    dropped: readonly DroppedRun[];
+    prefixBreaks: number;
+  }) => void;
 }
 
 /** The part of runRl's collect context the gateway needs. */
@@ -85,9 +90,14 @@ export interface CollectContext {
   config: { groupSize: number; temperature: number; maxNewTokens: number };
 }
 
-export function gatewayCollect<Output>(options: GatewayCollectOptions<Output>): (context: CollectContext) => Promise<Trajectory[]> {
+export function gatewayCollect<Output>(
+  options: GatewayCollectOptions<Output>,
+): (context: CollectContext) => Promise<Trajectory[]> {
   const { gateway, agent, reward } = options;
-  const warn = options.onWarning ?? ((dropped: DroppedRun) => console.warn(`agentrl: gateway: session ${dropped.sessionId} dropped (${dropped.reason}): ${dropped.message}`));
+  const warn =
+    options.onWarning ??
+    ((dropped: DroppedRun) =>
+      console.warn(`agentrl: gateway: session ${dropped.sessionId} dropped (${dropped.reason}): ${dropped.message}`));
   const runTag = randomBytes(4).toString('hex');
   let collections = 0;
 
@@ -101,46 +111,78 @@ export function gatewayCollect<Output>(options: GatewayCollectOptions<Output>): 
       const { seed, sample } = at(runs, index, 'runs');
       const sessionId = `${runTag}-${collection}-${seed}-${sample}`;
       const groupId = `gateway-${iteration}-${collection}-${seed}`;
-      const session = gateway.openSession(sessionId, { temperature: config.temperature, maxTokens: config.maxNewTokens });
+      const session = gateway.openSession(sessionId, {
+        temperature: config.temperature,
+        maxTokens: config.maxNewTokens,
+      });
       const fail = (reason: DropReason, message: string): void => {
         gateway.dropSession(sessionId, reason);
         const entry = { sessionId, seed, reason, message };
         dropped.push(entry);
         warn(entry);
       };
-      const run: AgentRun = { baseURL: gateway.baseURL, apiKey: 'agentrl', model: `${sessionModelPrefix}${sessionId}`, headers: { [sessionHeader]: sessionId }, sessionId, seed, sample, iteration };
+      const run: AgentRun = {
+        baseURL: gateway.baseURL,
+        apiKey: 'agentrl',
+        model: `${sessionModelPrefix}${sessionId}`,
+        headers: { [sessionHeader]: sessionId },
+        sessionId,
+        seed,
+        sample,
+        iteration,
+      };
       let output: Output;
       try {
-        const outcome = await Promise.race([agent(run).then((value) => ({ value })), session.dropped.then((reason) => ({ reason }))]);
-        if ('reason' in outcome) return void dropped.push({ sessionId, seed, reason: outcome.reason, message: 'the session timed out before the agent finished' });
+        const outcome = await Promise.race([
+          agent(run).then((value) => ({ value })),
+          session.dropped.then((reason) => ({ reason })),
+        ]);
+        if ('reason' in outcome)
+          return void dropped.push({
+            sessionId,
+            seed,
+            reason: outcome.reason,
+            message: 'the session timed out before the agent finished',
+          });
         output = outcome.value;
       } catch (error) {
         return fail('agent-error', errorMessage(error));
       }
-      if (session.calls.length === 0) return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
+      if (session.calls.length === 0)
+        return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
       let score: { reward: number; success: boolean };
       try {
-        const value = reward !== undefined ? await reward({ messages: finalMessages(session.calls), output, seed, sample, sessionId }) : session.reward;
-        if (value === undefined) return fail('no-reward', `no reward function and nothing was posted to /v1/sessions/${sessionId}/reward`);
+        const value =
+          reward !== undefined
+            ? await reward({ messages: finalMessages(session.calls), output, seed, sample, sessionId })
+            : session.reward;
+        if (value === undefined)
+          return fail('no-reward', `no reward function and nothing was posted to /v1/sessions/${sessionId}/reward`);
         score = typeof value === 'number' ? { reward: value, success: value > 0 } : value;
         if (!Number.isFinite(score.reward)) return fail('reward-error', `the reward is ${score.reward}`);
       } catch (error) {
         return fail('reward-error', errorMessage(error));
       }
       const finished = gateway.finishSession(sessionId);
-      if (finished === undefined) return void dropped.push({ sessionId, seed, reason: 'timeout', message: 'the session timed out' });
+      if (finished === undefined)
+        return void dropped.push({ sessionId, seed, reason: 'timeout', message: 'the session timed out' });
       results[index] = sessionTrajectory(finished.calls, { ...score, groupId, seed });
     }
 
     const limit = Math.max(1, Math.min(options.concurrency ?? runs.length, runs.length));
     let next = 0;
-    await Promise.all(Array.from({ length: limit }, async () => {
-      while (next < runs.length) await runOne(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: limit }, async () => {
+        while (next < runs.length) await runOne(next++);
+      }),
+    );
     const trajectories = results.flatMap((trajectory) => (trajectory === undefined ? [] : [trajectory]));
     if (trajectories.length === 0 && runs.length > 0) {
       const first = at(dropped, 0, 'dropped runs');
-      throw new GatewayError(`every agent run of iteration ${iteration} failed; the first: session ${first.sessionId} (${first.reason}): ${first.message}`, { iteration, dropped });
+      throw new GatewayError(
+        `every agent run of iteration ${iteration} failed; the first: session ${first.sessionId} (${first.reason}): ${first.message}`,
+        { iteration, dropped },
+      );
     }
     const prefixBreaks = trajectories.reduce((sum, trajectory) => sum + trajectory.prefixBreaks, 0);
     options.onCollected?.({ iteration, trajectories, dropped, prefixBreaks });

@@ -19,8 +19,26 @@ import { runRl } from '../../train/rl.ts';
 import { gatewayCollect, type AgentRun } from './gateway-collect.ts';
 import { startGateway } from './gateway.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 512 };
-const config = { algo: 'grpo' as const, iterations: 8, tasksPerIteration: 2, groupSize: 6, maxTurns: 2, maxNewTokens: 12, validationEpisodes: 1, learningRate: 3e-2, seed: 3 };
+const tiny = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 512,
+};
+const config = {
+  algo: 'grpo' as const,
+  iterations: 8,
+  tasksPerIteration: 2,
+  groupSize: 6,
+  maxTurns: 2,
+  maxNewTokens: 12,
+  validationEpisodes: 1,
+  learningRate: 3e-2,
+  seed: 3,
+};
 
 /** The share of lowercase letters in a reply. */
 function lowercaseShare(text: string): number {
@@ -34,7 +52,13 @@ async function aiSdkAgent(run: AgentRun): Promise<string> {
     model: provider('gpt-4o-mini'),
     system: 'Reply in lowercase letters.',
     prompt: 'Describe the sea.',
-    tools: { lookup: tool({ description: 'Looks up a word.', inputSchema: z.object({ word: z.string() }), execute: async ({ word }) => `${word}: found` }) },
+    tools: {
+      lookup: tool({
+        description: 'Looks up a word.',
+        inputSchema: z.object({ word: z.string() }),
+        execute: async ({ word }) => `${word}: found`,
+      }),
+    },
     stopWhen: stepCountIs(2),
     maxOutputTokens: 12,
   });
@@ -58,7 +82,9 @@ async function openAiAgent(run: AgentRun): Promise<string> {
 async function trainThroughGateway(agent: (run: AgentRun) => Promise<string>, modelSeed: number): Promise<number[]> {
   const model = await TransformerModel.create(tiny, { seed: modelSeed });
   const policy = new BuiltinPolicy({ model });
-  const reference = new BuiltinPolicy({ model: await TransformerModel.fromParams(model.config, await model.hostParams()) });
+  const reference = new BuiltinPolicy({
+    model: await TransformerModel.fromParams(model.config, await model.hostParams()),
+  });
   const gateway = await startGateway({ sampler: policy });
   try {
     const result = await runRl({
@@ -85,12 +111,18 @@ describe('agents written with real frameworks are trained unchanged through the 
   test('Vercel AI SDK (generateText, zod tool, stopWhen): GRPO raises the reward', async () => {
     const rewards = await trainThroughGateway(aiSdkAgent, 11);
     console.log(`AI SDK agent reward per iteration: ${rewards.map((r) => r.toFixed(3)).join(' ')}`);
-    assert.ok(mean(rewards.slice(-2)) > mean(rewards.slice(0, 2)) + 0.1, `reward ${rewards.map((r) => r.toFixed(3)).join(' ')}`);
+    assert.ok(
+      mean(rewards.slice(-2)) > mean(rewards.slice(0, 2)) + 0.1,
+      `reward ${rewards.map((r) => r.toFixed(3)).join(' ')}`,
+    );
   });
 
   test('openai SDK (chat.completions.create): GRPO raises the reward', async () => {
     const rewards = await trainThroughGateway(openAiAgent, 12);
     console.log(`openai SDK agent reward per iteration: ${rewards.map((r) => r.toFixed(3)).join(' ')}`);
-    assert.ok(mean(rewards.slice(-2)) > mean(rewards.slice(0, 2)) + 0.1, `reward ${rewards.map((r) => r.toFixed(3)).join(' ')}`);
+    assert.ok(
+      mean(rewards.slice(-2)) > mean(rewards.slice(0, 2)) + 0.1,
+      `reward ${rewards.map((r) => r.toFixed(3)).join(' ')}`,
+    );
   });
 });

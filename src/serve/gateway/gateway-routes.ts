@@ -34,20 +34,32 @@ export function gatewayApp(options: GatewayRouteOptions): Hono<ServerEnv> {
   app.all('/v1/sessions/:id/reward', (c) => scoreSession(c, options.store));
   app.all('/v1/sessions/:id', (c) => {
     const session = openSession(options.store, c.req.param('id'));
-    if (c.req.method !== 'GET') throw new RequestError(405, `${c.req.method} ${requestPath(c)}: use POST /v1/sessions/{id}/reward or GET /v1/sessions/{id}`);
+    if (c.req.method !== 'GET')
+      throw new RequestError(
+        405,
+        `${c.req.method} ${requestPath(c)}: use POST /v1/sessions/{id}/reward or GET /v1/sessions/{id}`,
+      );
     return jsonResponse(200, sessionSummary(session));
   });
   addModelRoutes(app, options.context);
   app.notFound((c) => {
     if (c.req.method === 'GET') return openAiErrorResponse(policyNotFound(c));
-    return openAiErrorResponse(new RequestError(404, `${c.req.method} ${requestPath(c)} not found; the gateway serves POST /v1/chat/completions, POST /v1/sessions/{id}/reward, GET /v1/sessions/{id}, GET /v1/models`));
+    return openAiErrorResponse(
+      new RequestError(
+        404,
+        `${c.req.method} ${requestPath(c)} not found; the gateway serves POST /v1/chat/completions, POST /v1/sessions/{id}/reward, GET /v1/sessions/{id}, GET /v1/models`,
+      ),
+    );
   });
   app.onError((error) => openAiErrorResponse(error));
   return app;
 }
 
 /** POST /v1/chat/completions: a chat completion at the session's settings, recorded once its whole response has left. */
-async function recordedChat(c: ServerContext, { context, store, openUnknownSessions }: GatewayRouteOptions): Promise<Response> {
+async function recordedChat(
+  c: ServerContext,
+  { context, store, openUnknownSessions }: GatewayRouteOptions,
+): Promise<Response> {
   const body = await context.readBody(c, chatRequestSchema);
   const named = sessionIdOf(c.env.incoming.headers, body);
   if (!named.ok) throw new RequestError(400, named.message, named.param, 'missing_session_id');
@@ -73,7 +85,9 @@ async function recordedChat(c: ServerContext, { context, store, openUnknownSessi
     store.touch(session);
   };
   try {
-    const answer = await chatCompletion(context, sampled, outgoing, (call: FinishedChat) => store.record(session, { messages, prompt: call.prompt, ...at(call.choices, 0, 'chat choices') }));
+    const answer = await chatCompletion(context, sampled, outgoing, (call: FinishedChat) =>
+      store.record(session, { messages, prompt: call.prompt, ...at(call.choices, 0, 'chat choices') }),
+    );
     void answer.done.finally(settle);
     return answer.response;
   } catch (error) {
@@ -83,30 +97,63 @@ async function recordedChat(c: ServerContext, { context, store, openUnknownSessi
 }
 
 function openOnCall(store: SessionStore, id: string, openUnknownSessions: boolean): Session {
-  if (store.hasEnded(id)) throw new RequestError(409, `session '${id}' has ended (finished, scored or timed out); start a new session id`, null, 'session_ended');
-  if (!openUnknownSessions) throw new RequestError(404, `no session '${id}' is open; the trainer opens sessions (gatewayCollect)`, null, 'session_not_found');
+  if (store.hasEnded(id))
+    throw new RequestError(
+      409,
+      `session '${id}' has ended (finished, scored or timed out); start a new session id`,
+      null,
+      'session_ended',
+    );
+  if (!openUnknownSessions)
+    throw new RequestError(
+      404,
+      `no session '${id}' is open; the trainer opens sessions (gatewayCollect)`,
+      null,
+      'session_not_found',
+    );
   return store.open(id, {}, false);
 }
 
 function openSession(store: SessionStore, id: string): Session {
   const session = store.get(id);
-  if (session === undefined) throw new RequestError(404, `no session '${id}' is open${store.hasEnded(id) ? ' (it has ended)' : ''}`, null, 'session_not_found');
+  if (session === undefined)
+    throw new RequestError(
+      404,
+      `no session '${id}' is open${store.hasEnded(id) ? ' (it has ended)' : ''}`,
+      null,
+      'session_not_found',
+    );
   return session;
 }
 
 /** POST /v1/sessions/{id}/reward {"reward": number, "success"?: boolean}. */
 async function scoreSession(c: ServerContext, store: SessionStore): Promise<Response> {
   const session = openSession(store, c.req.param('id')!);
-  if (c.req.method !== 'POST') throw new RequestError(405, `${c.req.method} ${requestPath(c)}: use POST /v1/sessions/{id}/reward or GET /v1/sessions/{id}`);
+  if (c.req.method !== 'POST')
+    throw new RequestError(
+      405,
+      `${c.req.method} ${requestPath(c)}: use POST /v1/sessions/{id}/reward or GET /v1/sessions/{id}`,
+    );
   const body = await readJson(c);
   if (!body.ok) throw new RequestError(400, body.message);
   const parsed = rewardSchema.safeParse(body.value);
-  if (!parsed.success) throw new RequestError(400, `expected {"reward": <finite number>, "success"?: <boolean>}: ${z.prettifyError(parsed.error)}`, String(parsed.error.issues[0]?.path[0] ?? 'reward'));
+  if (!parsed.success)
+    throw new RequestError(
+      400,
+      `expected {"reward": <finite number>, "success"?: <boolean>}: ${z.prettifyError(parsed.error)}`,
+      String(parsed.error.issues[0]?.path[0] ?? 'reward'),
+    );
   session.reward = { reward: parsed.data.reward, success: parsed.data.success ?? parsed.data.reward > 0 };
   store.touch(session);
   return jsonResponse(200, sessionSummary(session));
 }
 
 function sessionSummary(session: Session) {
-  return { id: session.id, object: 'agentrl.session', calls: session.calls.length, prefixBreaks: joinCalls(session.calls).prefixBreaks, reward: session.reward ?? null };
+  return {
+    id: session.id,
+    object: 'agentrl.session',
+    calls: session.calls.length,
+    prefixBreaks: joinCalls(session.calls).prefixBreaks,
+    reward: session.reward ?? null,
+  };
 }

@@ -17,14 +17,20 @@ import { readStreamTiming, talkativeModel, type StreamTiming } from '../openai/s
 const TOKENS = 300;
 const question = [{ role: 'user' as const, content: 'talk' }];
 
-
 /** POSTs a streamed chat completion in session `session` and times each content event as the client reads it. */
 async function timedStream(gateway: Gateway, session: string): Promise<StreamTiming> {
   const started = performance.now();
   const response = await fetch(`${gateway.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-id': session },
-    body: JSON.stringify({ model: 'any', messages: question, max_tokens: TOKENS, temperature: 1, seed: 5, stream: true }),
+    body: JSON.stringify({
+      model: 'any',
+      messages: question,
+      max_tokens: TOKENS,
+      temperature: 1,
+      seed: 5,
+      stream: true,
+    }),
   });
   assert.equal(response.status, 200);
   return readStreamTiming(response, started);
@@ -50,11 +56,20 @@ describe('the gateway streams a built-in sampler token by token (tiny built-in m
     assert.ok(timing.contentAt.length >= 32, report);
     assert.ok(distinct >= 4, report);
     assert.ok(first < timing.doneAt / 2, report);
-    assert.ok(at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt, report);
+    assert.ok(
+      at(timing.contentAt, Math.floor(timing.contentAt.length / 2), 'content arrivals') < 0.75 * timing.doneAt,
+      report,
+    );
 
     const [call] = gateway.finishSession('streamed')!.calls;
     const prompt = renderGenerationPrompt(question).tokens;
-    const direct = await policy.generate({ prompt, maxNewTokens: TOKENS, temperature: 1, seed: 5, stopTokens: chatStopTokens(byteTokenizer) });
+    const direct = await policy.generate({
+      prompt,
+      maxNewTokens: TOKENS,
+      temperature: 1,
+      seed: 5,
+      stopTokens: chatStopTokens(byteTokenizer),
+    });
     assert.deepEqual(call!.prompt, prompt);
     assert.equal(call!.tokens.length, TOKENS);
     assert.deepEqual(call!.tokens, direct.tokens, 'each sampled id recorded once, in order');

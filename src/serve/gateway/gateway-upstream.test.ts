@@ -28,8 +28,26 @@ import { builtinGenerator, startPolicyServer } from '../openai/policy-server.ts'
 import { gatewayCollect } from './gateway-collect.ts';
 import { startGateway } from './gateway.ts';
 
-const tiny = { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 2, intermediateSize: 64, maxSeqLen: 256 };
-const config = { algo: 'grpo' as const, iterations: 1, tasksPerIteration: 1, groupSize: 4, maxTurns: 1, maxNewTokens: 8, validationEpisodes: 1, learningRate: 3e-2, seed: 3 };
+const tiny = {
+  vocabSize: 272,
+  hiddenSize: 32,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 2,
+  intermediateSize: 64,
+  maxSeqLen: 256,
+};
+const config = {
+  algo: 'grpo' as const,
+  iterations: 1,
+  tasksPerIteration: 1,
+  groupSize: 4,
+  maxTurns: 1,
+  maxNewTokens: 8,
+  validationEpisodes: 1,
+  learningRate: 3e-2,
+  seed: 3,
+};
 const end = byteTokenizer.specialTokens.end;
 
 describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real HTTP)', () => {
@@ -42,11 +60,26 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
       sampledUpstream.push(...rows);
       return rows;
     };
-    const upstream = await startPolicyServer({ generate: observed, tokenizer: byteTokenizer, contextWindow: tiny.maxSeqLen, modelName: 'tiny', port: 0, batchWindowMs: 1 });
-    const sampler = new OpenAIPolicy({ baseURL: `${upstream.url}/v1`, model: 'tiny', returnTokenIds: true, contextWindow: tiny.maxSeqLen, environment: {} });
+    const upstream = await startPolicyServer({
+      generate: observed,
+      tokenizer: byteTokenizer,
+      contextWindow: tiny.maxSeqLen,
+      modelName: 'tiny',
+      port: 0,
+      batchWindowMs: 1,
+    });
+    const sampler = new OpenAIPolicy({
+      baseURL: `${upstream.url}/v1`,
+      model: 'tiny',
+      returnTokenIds: true,
+      contextWindow: tiny.maxSeqLen,
+      environment: {},
+    });
     const gateway = await startGateway({ sampler });
     const policy = new BuiltinPolicy({ model });
-    const reference = new BuiltinPolicy({ model: await TransformerModel.fromParams(model.config, await model.hostParams()) });
+    const reference = new BuiltinPolicy({
+      model: await TransformerModel.fromParams(model.config, await model.hostParams()),
+    });
     const before = await model.hostParams();
     const collected: Trajectory[] = [];
     try {
@@ -58,8 +91,17 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
         collect: gatewayCollect({
           gateway,
           agent: async (run) => {
-            const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey, defaultHeaders: run.headers, maxRetries: 0 });
-            const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something.' }], max_tokens: 8 });
+            const client = new OpenAI({
+              baseURL: run.baseURL,
+              apiKey: run.apiKey,
+              defaultHeaders: run.headers,
+              maxRetries: 0,
+            });
+            const completion = await client.chat.completions.create({
+              model: 'gpt-4o-mini',
+              messages: [{ role: 'user', content: 'Say something.' }],
+              max_tokens: 8,
+            });
             return at(completion.choices, 0, 'choices').message.content ?? '';
           },
           reward: ({ output, sample }) => (output.length + sample) % 3, // any spread, so the group has an advantage
@@ -78,12 +120,17 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
         row.logprobs.forEach((logprob, i) => {
           // Servers leave the final stop token out of `logprobs`; OpenAIPolicy gives it 0.
           const expected = i === row.tokens.length - 1 && row.tokens[i] === end ? 0 : logprob;
-          assert.ok(Math.abs(at(logprobs, i, 'recorded logprobs') - expected) < 1e-5, `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`);
+          assert.ok(
+            Math.abs(at(logprobs, i, 'recorded logprobs') - expected) < 1e-5,
+            `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`,
+          );
         });
       }
       assert.equal(result.history.length, 1);
       const after = await model.hostParams();
-      const moved = [...before.keys()].filter((name) => before.get(name)!.data.some((value, i) => value !== after.get(name)!.data[i]));
+      const moved = [...before.keys()].filter((name) =>
+        before.get(name)!.data.some((value, i) => value !== after.get(name)!.data[i]),
+      );
       assert.ok(moved.length > 0, 'the update changed the weights');
       // The upstream serves the trained model object: it now samples from the updated weights.
       const request = { prompt, maxNewTokens: 8, temperature: 0 };

@@ -21,7 +21,10 @@ import { withToolsPrompt } from '../openai/tool-format.ts';
 const end = byteTokenizer.specialTokens.end;
 
 /** A scripted sampler that remembers each request and can be slowed down. */
-function sampler(reply: (context: ScriptContext) => string, { delayMs = 0 } = {}): Policy & { requests: GenerateRequest[] } {
+function sampler(
+  reply: (context: ScriptContext) => string,
+  { delayMs = 0 } = {},
+): Policy & { requests: GenerateRequest[] } {
   const scripted = new ScriptedPolicy({ reply, logprob: -0.25 });
   const requests: GenerateRequest[] = [];
   const wait = () => new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -42,10 +45,19 @@ function sampler(reply: (context: ScriptContext) => string, { delayMs = 0 } = {}
   };
 }
 
-const lastUser = (context: ScriptContext) => [...context.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+const lastUser = (context: ScriptContext) =>
+  [...context.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: response.status, json: await response.json() };
 }
 
@@ -73,32 +85,65 @@ describe('training gateway (real HTTP, scripted sampler): sessions and what a ca
 
   test('the session comes from the x-session-id header, the model name agentrl/<id> or the user field', async () => {
     const { gateway } = suite;
-    const viaHeader = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'by-header' } });
+    const viaHeader = new OpenAI({
+      baseURL: gateway.baseURL,
+      apiKey: 'unused',
+      defaultHeaders: { 'x-session-id': 'by-header' },
+    });
     const plain = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused' });
     await viaHeader.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'a' }] });
     await plain.chat.completions.create({ model: 'agentrl/by-model', messages: [{ role: 'user', content: 'b' }] });
-    await plain.chat.completions.create({ model: 'gpt-4o-mini', user: 'by-user', messages: [{ role: 'user', content: 'c' }] });
-    for (const [id, content] of [['by-header', 'a'], ['by-model', 'b'], ['by-user', 'c']] as const) {
+    await plain.chat.completions.create({
+      model: 'gpt-4o-mini',
+      user: 'by-user',
+      messages: [{ role: 'user', content: 'c' }],
+    });
+    for (const [id, content] of [
+      ['by-header', 'a'],
+      ['by-model', 'b'],
+      ['by-user', 'c'],
+    ] as const) {
       const finished = gateway.finishSession(id)!;
       assert.equal(finished.calls.length, 1, id);
       assert.equal(at(at(finished.calls, 0, 'calls').messages, 0, 'messages').content, content);
     }
-    const missing = await post(`${gateway.baseURL}/chat/completions`, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] });
+    const missing = await post(`${gateway.baseURL}/chat/completions`, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     assertOpenAiError(missing, 400, 'missing_session_id');
     assert.match(missing.json.error.message, /x-session-id/);
   });
 
   test('each call records the exact prompt ids, the sampled ids and their log-probs (plain and streamed)', async () => {
     const { gateway } = suite;
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'exact' } });
-    const messages: Message[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }];
-    const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] });
+    const client = new OpenAI({
+      baseURL: gateway.baseURL,
+      apiKey: 'unused',
+      defaultHeaders: { 'x-session-id': 'exact' },
+    });
+    const messages: Message[] = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ];
+    const first = await client.chat.completions.create({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     const reply = at(first.choices, 0, 'choices').message.content!;
     assert.equal(reply, 'echo hi');
     const stream = await client.chat.completions.create({
       model: 'm',
       stream: true,
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: reply }, { role: 'user', content: 'again' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: reply },
+        { role: 'user', content: 'again' },
+      ],
     });
     let streamed = '';
     for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? '';
@@ -108,20 +153,45 @@ describe('training gateway (real HTTP, scripted sampler): sessions and what a ca
     const two = at(finished.calls, 1, 'calls');
     assert.deepEqual(one.prompt, renderGenerationPrompt(messages).tokens);
     assert.deepEqual(one.tokens, [...byteTokenizer.encode('echo hi'), end]);
-    assert.deepEqual(one.logprobs, one.tokens.map(() => -0.25));
-    assert.deepEqual(two.prompt, renderGenerationPrompt([...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'again' }]).tokens);
+    assert.deepEqual(
+      one.logprobs,
+      one.tokens.map(() => -0.25),
+    );
+    assert.deepEqual(
+      two.prompt,
+      renderGenerationPrompt([...messages, { role: 'assistant', content: reply }, { role: 'user', content: 'again' }])
+        .tokens,
+    );
     assert.deepEqual(two.tokens, [...byteTokenizer.encode('echo again'), end]);
     assert.deepEqual(finished.messages.at(-1), { role: 'assistant', content: 'echo again' });
-    assert.equal(two.prompt.slice(0, one.prompt.length + one.tokens.length).join(), [...one.prompt, ...one.tokens].join(), 'the second prompt extends the first call');
+    assert.equal(
+      two.prompt.slice(0, one.prompt.length + one.tokens.length).join(),
+      [...one.prompt, ...one.tokens].join(),
+      'the second prompt extends the first call',
+    );
   });
 
   test('a client that rewrites history breaks the prefix; the break is counted', async () => {
     const { gateway } = suite;
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'rewrite' } });
+    const client = new OpenAI({
+      baseURL: gateway.baseURL,
+      apiKey: 'unused',
+      defaultHeaders: { 'x-session-id': 'rewrite' },
+    });
     const before = gateway.metrics().prefixBreaks;
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'one' }] });
-    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'echo one (edited)' }, { role: 'user', content: 'two' }] });
-    const summary = (await (await fetch(`${gateway.baseURL}/sessions/rewrite`)).json()) as { calls: number; prefixBreaks: number };
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'one' },
+        { role: 'assistant', content: 'echo one (edited)' },
+        { role: 'user', content: 'two' },
+      ],
+    });
+    const summary = (await (await fetch(`${gateway.baseURL}/sessions/rewrite`)).json()) as {
+      calls: number;
+      prefixBreaks: number;
+    };
     assert.deepEqual({ calls: summary.calls, prefixBreaks: summary.prefixBreaks }, { calls: 2, prefixBreaks: 1 });
     gateway.finishSession('rewrite');
     assert.equal(gateway.metrics().prefixBreaks, before + 1);
@@ -138,18 +208,54 @@ describe('training gateway (real HTTP, scripted sampler): errors, tools and post
     assertOpenAiError(await post(url, '{not json', session), 400);
     assertOpenAiError(await post(url, { model: 'm' }, session), 400);
     assertOpenAiError(await post(url, { model: 'm', messages: [{ role: 'user', content: 'x' }], n: 2 }, session), 400);
-    assertOpenAiError(await post(url, { model: 'm', messages: [{ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] }, session), 400);
-    assertOpenAiError(await post(url, { model: 'agentrl/' + 'x'.repeat(300), messages: [{ role: 'user', content: 'x' }] }), 400);
+    assertOpenAiError(
+      await post(
+        url,
+        {
+          model: 'm',
+          messages: [
+            {
+              role: 'assistant',
+              content: '',
+              tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{oops' } }],
+            },
+          ],
+        },
+        session,
+      ),
+      400,
+    );
+    assertOpenAiError(
+      await post(url, { model: 'agentrl/' + 'x'.repeat(300), messages: [{ role: 'user', content: 'x' }] }),
+      400,
+    );
     assertOpenAiError(await post(`${gateway.baseURL}/sessions/nobody/reward`, { reward: 1 }), 404, 'session_not_found');
     assertOpenAiError(await post(`${gateway.baseURL}/completions`, { model: 'm', prompt: 'x' }), 404);
     assert.equal(gateway.finishSession('malformed'), undefined, 'no session was opened');
   });
 
   test('tool calls come back in OpenAI form and the tool result continues the same token stream', async () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'add', description: 'Adds.', parameters: { type: 'object', properties: { a: { type: 'number' } } } } }];
-    const toolGateway = await startGateway({ sampler: sampler((context) => (context.messages.at(-1)!.role === 'tool' ? 'done' : '<tool_call>{"name":"add","arguments":{"a":1}}</tool_call>')) });
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'add',
+          description: 'Adds.',
+          parameters: { type: 'object', properties: { a: { type: 'number' } } },
+        },
+      },
+    ];
+    const toolGateway = await startGateway({
+      sampler: sampler((context) =>
+        context.messages.at(-1)!.role === 'tool' ? 'done' : '<tool_call>{"name":"add","arguments":{"a":1}}</tool_call>',
+      ),
+    });
     try {
-      const client = new OpenAI({ baseURL: toolGateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'tools' } });
+      const client = new OpenAI({
+        baseURL: toolGateway.baseURL,
+        apiKey: 'unused',
+        defaultHeaders: { 'x-session-id': 'tools' },
+      });
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'add one' }];
       const first = await client.chat.completions.create({ model: 'm', messages, tools });
       const choice = at(first.choices, 0, 'choices');
@@ -160,7 +266,10 @@ describe('training gateway (real HTTP, scripted sampler): errors, tools and post
       const second = await client.chat.completions.create({ model: 'm', messages, tools });
       assert.equal(at(second.choices, 0, 'choices').message.content, 'done');
       const finished = toolGateway.finishSession('tools')!;
-      assert.deepEqual(at(finished.calls, 0, 'calls').prompt, renderGenerationPrompt(withToolsPrompt([{ role: 'user', content: 'add one' }], tools as never)).tokens);
+      assert.deepEqual(
+        at(finished.calls, 0, 'calls').prompt,
+        renderGenerationPrompt(withToolsPrompt([{ role: 'user', content: 'add one' }], tools as never)).tokens,
+      );
       assert.equal(toolGateway.metrics().prefixBreaks, 0, 'the re-rendered tool call is the sampled ids');
     } finally {
       await toolGateway.close();
@@ -169,15 +278,30 @@ describe('training gateway (real HTTP, scripted sampler): errors, tools and post
 
   test('a reward posted to /v1/sessions/{id}/reward scores a client-opened session', async () => {
     const { gateway } = suite;
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'posted' } });
+    const client = new OpenAI({
+      baseURL: gateway.baseURL,
+      apiKey: 'unused',
+      defaultHeaders: { 'x-session-id': 'posted' },
+    });
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'z' }] });
     assertOpenAiError(await post(`${gateway.baseURL}/sessions/posted/reward`, { reward: 'high' }), 400);
     const answer = await post(`${gateway.baseURL}/sessions/posted/reward`, { reward: 0.5 });
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.json.reward, { reward: 0.5, success: true });
     const taken = gateway.takeRewardedSessions();
-    assert.deepEqual(taken.map((session) => [session.id, session.reward?.reward, session.calls.length]), [['posted', 0.5, 1]]);
-    assertOpenAiError(await post(`${gateway.baseURL}/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'late' }] }, { 'x-session-id': 'posted' }), 409, 'session_ended');
+    assert.deepEqual(
+      taken.map((session) => [session.id, session.reward?.reward, session.calls.length]),
+      [['posted', 0.5, 1]],
+    );
+    assertOpenAiError(
+      await post(
+        `${gateway.baseURL}/chat/completions`,
+        { model: 'm', messages: [{ role: 'user', content: 'late' }] },
+        { 'x-session-id': 'posted' },
+      ),
+      409,
+      'session_ended',
+    );
   });
 });
 
@@ -189,7 +313,11 @@ describe('training gateway (real HTTP, scripted sampler): concurrent sessions', 
     const sessions = Array.from({ length: 64 }, (_, i) => `s${i}`);
     await Promise.all(
       sessions.map(async (id) => {
-        const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': id } });
+        const client = new OpenAI({
+          baseURL: gateway.baseURL,
+          apiKey: 'unused',
+          defaultHeaders: { 'x-session-id': id },
+        });
         const messages: OpenAI.ChatCompletionMessageParam[] = [];
         for (let turn = 0; turn < 3; turn++) {
           messages.push({ role: 'user', content: `${id}/${turn}` });
@@ -204,8 +332,14 @@ describe('training gateway (real HTTP, scripted sampler): concurrent sessions', 
     for (const id of sessions) {
       const finished = gateway.finishSession(id)!;
       assert.equal(finished.calls.length, 3, id);
-      const text = byteTokenizer.decode(finished.calls.at(-1)!.prompt.concat(finished.calls.at(-1)!.tokens), { skipSpecialTokens: true });
-      assert.deepEqual(text.match(/s\d+\/\d/g), [`${id}/0`, `${id}/0`, `${id}/1`, `${id}/1`, `${id}/2`, `${id}/2`], text);
+      const text = byteTokenizer.decode(finished.calls.at(-1)!.prompt.concat(finished.calls.at(-1)!.tokens), {
+        skipSpecialTokens: true,
+      });
+      assert.deepEqual(
+        text.match(/s\d+\/\d/g),
+        [`${id}/0`, `${id}/0`, `${id}/1`, `${id}/1`, `${id}/2`, `${id}/2`],
+        text,
+      );
     }
     assert.equal(gateway.metrics().prefixBreaks, breaks, 'every session is one token stream');
   });
@@ -239,12 +373,20 @@ describe('training gateway: timeouts and clients that leave', () => {
   test('an idle session times out, is dropped and counted; a late call to it is refused', async () => {
     const gateway = await startGateway({ sampler: sampler(() => 'ok'), sessionTimeoutMs: 100 });
     try {
-      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: 'unused', defaultHeaders: { 'x-session-id': 'idle' }, maxRetries: 0 });
+      const client = new OpenAI({
+        baseURL: gateway.baseURL,
+        apiKey: 'unused',
+        defaultHeaders: { 'x-session-id': 'idle' },
+        maxRetries: 0,
+      });
       await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
       await new Promise((resolve) => setTimeout(resolve, 400));
       assert.equal(gateway.metrics().sessionsTimedOut, 1);
       assert.equal((await fetch(`${gateway.baseURL}/sessions/idle`)).status, 404);
-      await assert.rejects(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }), (error: unknown) => error instanceof OpenAI.APIError && error.status === 409);
+      await assert.rejects(
+        client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+        (error: unknown) => error instanceof OpenAI.APIError && error.status === 409,
+      );
     } finally {
       await gateway.close();
     }
@@ -262,18 +404,33 @@ describe('gatewayCollect', () => {
         gateway,
         agent: async (run) => {
           const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey, defaultHeaders: run.headers });
-          const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', temperature: 0, max_tokens: 100, messages: [{ role: 'user', content: `${run.seed}` }] });
+          const completion = await client.chat.completions.create({
+            model: 'gpt-4o-mini',
+            temperature: 0,
+            max_tokens: 100,
+            messages: [{ role: 'user', content: `${run.seed}` }],
+          });
           return at(completion.choices, 0, 'choices').message.content!;
         },
         reward: ({ output, messages, seed }) => (output === `r${seed}` && messages.at(-1)!.content === output ? 1 : 0),
       });
       const trajectories = await collect({ seeds: [4, 9], iteration: 1, config });
       assert.equal(trajectories.length, 6);
-      assert.deepEqual(trajectories.map((t) => t.seed), [4, 4, 4, 9, 9, 9]);
+      assert.deepEqual(
+        trajectories.map((t) => t.seed),
+        [4, 4, 4, 9, 9, 9],
+      );
       assert.equal(new Set(trajectories.map((t) => t.groupId)).size, 2);
       assert.ok(trajectories.every((t) => t.totalReward === 1 && t.success && t.segments!.length === 1));
-      assert.ok(policy.requests.every((request) => request.temperature === 0.7 && request.maxNewTokens === 5), 'the trainer’s temperature and reply budget');
-      assert.ok(trajectories.every((t) => t.lossMask.filter((m) => m === 1).length === 'r4'.length + 1 && t.logprobs.every((l) => l <= 0)));
+      assert.ok(
+        policy.requests.every((request) => request.temperature === 0.7 && request.maxNewTokens === 5),
+        'the trainer’s temperature and reply budget',
+      );
+      assert.ok(
+        trajectories.every(
+          (t) => t.lossMask.filter((m) => m === 1).length === 'r4'.length + 1 && t.logprobs.every((l) => l <= 0),
+        ),
+      );
     } finally {
       await gateway.close();
     }
@@ -299,10 +456,21 @@ describe('gatewayCollect', () => {
       });
       const trajectories = await collect({ seeds: [1], iteration: 1, config });
       assert.equal(trajectories.length, 1);
-      assert.deepEqual(warnings.map((w) => [w.reason, w.message]).sort(), [['agent-error', 'agent bug'], ['reward-error', 'reward bug']]);
+      assert.deepEqual(warnings.map((w) => [w.reason, w.message]).sort(), [
+        ['agent-error', 'agent bug'],
+        ['reward-error', 'reward bug'],
+      ]);
       assert.equal(gateway.metrics().sessionsDropped, 2);
-      const broken = gatewayCollect({ gateway, onWarning: () => {}, agent: async () => 'never called the gateway', reward: () => 1 });
-      await assert.rejects(broken({ seeds: [1], iteration: 2, config }), (error: unknown) => error instanceof GatewayError && /no-calls/.test(error.message));
+      const broken = gatewayCollect({
+        gateway,
+        onWarning: () => {},
+        agent: async () => 'never called the gateway',
+        reward: () => 1,
+      });
+      await assert.rejects(
+        broken({ seeds: [1], iteration: 2, config }),
+        (error: unknown) => error instanceof GatewayError && /no-calls/.test(error.message),
+      );
     } finally {
       await gateway.close();
     }

@@ -27,7 +27,14 @@ import { listenApp } from '../hono-server.ts';
 import { createPolicyContext } from '../openai/policy-context.ts';
 import { gatewayApp } from './gateway-routes.ts';
 import { policyGenerator } from './policy-generator.ts';
-import { SessionStore, type FinishedSession, type GatewayMetrics, type Session, type SessionSettings, type DropReason } from './session-store.ts';
+import {
+  SessionStore,
+  type FinishedSession,
+  type GatewayMetrics,
+  type Session,
+  type SessionSettings,
+  type DropReason,
+} from './session-store.ts';
 import { joinCalls } from './session-trajectory.ts';
 
 export interface GatewayOptions {
@@ -69,7 +76,14 @@ export interface Gateway {
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const { sampler, modelName = 'agentrl', host = '127.0.0.1', port = 0, sessionTimeoutMs = 120_000, openUnknownSessions = true } = options;
+  const {
+    sampler,
+    modelName = 'agentrl',
+    host = '127.0.0.1',
+    port = 0,
+    sessionTimeoutMs = 120_000,
+    openUnknownSessions = true,
+  } = options;
   const chatFormat = options.chatFormat ?? sampler.chatFormat;
   const context = createPolicyContext({
     generate: policyGenerator(sampler),
@@ -98,7 +112,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     openSession: (id, settings) => store.open(id, settings),
     finishSession: (id) => store.finish(id, prefixBreaks),
     dropSession: (id, reason) => store.drop(id, reason),
-    takeRewardedSessions: () => store.rewardedUnowned().flatMap((session) => store.finish(session.id, prefixBreaks) ?? []),
+    takeRewardedSessions: () =>
+      store.rewardedUnowned().flatMap((session) => store.finish(session.id, prefixBreaks) ?? []),
     metrics: () => ({ ...store.metrics }),
     close: async () => {
       clearInterval(sweeper);

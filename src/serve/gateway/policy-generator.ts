@@ -31,9 +31,15 @@ export function policyGenerator(policy: Policy): TokenGenerator {
     );
     generations.forEach((generation, row) => {
       const { tokens, logprobs } = at(streamed, row, 'streamed rows');
-      if (tokens.length === 0) return generation.tokens.forEach((token, i) => options.onToken(row, token, at(generation.logprobs, i, 'generation logprobs')));
+      if (tokens.length === 0)
+        return generation.tokens.forEach((token, i) =>
+          options.onToken(row, token, at(generation.logprobs, i, 'generation logprobs')),
+        );
       if (tokens.join() !== generation.tokens.join() || logprobs.join() !== generation.logprobs.join()) {
-        throw new GatewayError(`the sampler's onToken ids of row ${row} (${tokens.length}) are not the ids it returned (${generation.tokens.length}); a policy that calls onToken must call it for each returned id, in order`, { row });
+        throw new GatewayError(
+          `the sampler's onToken ids of row ${row} (${tokens.length}) are not the ids it returned (${generation.tokens.length}); a policy that calls onToken must call it for each returned id, in order`,
+          { row },
+        );
       }
     });
     return generations.map(({ tokens, logprobs, text, finishReason }) => ({ tokens, logprobs, text, finishReason }));

@@ -16,7 +16,10 @@ const validId = /^[\x21-\x7e]{1,200}$/;
 
 export type SessionIdResult = { ok: true; id: string } | { ok: false; message: string; param: string | null };
 
-export function sessionIdOf(headers: IncomingHttpHeaders, body: { model: string; user?: string | null }): SessionIdResult {
+export function sessionIdOf(
+  headers: IncomingHttpHeaders,
+  body: { model: string; user?: string | null },
+): SessionIdResult {
   const header = headers[sessionHeader];
   const fromHeader = Array.isArray(header) ? header[0] : header;
   const candidates: Array<[string | undefined, string | null]> = [
@@ -26,7 +29,12 @@ export function sessionIdOf(headers: IncomingHttpHeaders, body: { model: string;
   ];
   for (const [id, param] of candidates) {
     if (id === undefined) continue;
-    if (!validId.test(id)) return { ok: false, message: `the session id ${JSON.stringify(id.slice(0, 80))} is not 1–200 visible ASCII characters`, param };
+    if (!validId.test(id))
+      return {
+        ok: false,
+        message: `the session id ${JSON.stringify(id.slice(0, 80))} is not 1–200 visible ASCII characters`,
+        param,
+      };
     return { ok: true, id };
   }
   return {

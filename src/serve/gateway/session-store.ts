@@ -55,7 +55,15 @@ export interface GatewayMetrics {
 const endedIdsKept = 10_000;
 
 export class SessionStore {
-  readonly metrics: GatewayMetrics = { sessionsOpened: 0, sessionsFinished: 0, sessionsTimedOut: 0, sessionsDropped: 0, calls: 0, callsAbandoned: 0, prefixBreaks: 0 };
+  readonly metrics: GatewayMetrics = {
+    sessionsOpened: 0,
+    sessionsFinished: 0,
+    sessionsTimedOut: 0,
+    sessionsDropped: 0,
+    calls: 0,
+    callsAbandoned: 0,
+    prefixBreaks: 0,
+  };
   private readonly sessions = new Map<string, Session & { drop(reason: DropReason): void }>();
   /** Recently ended ids: a late call to one is refused instead of opening a stray session. */
   private readonly ended = new Set<string>();
@@ -119,7 +127,9 @@ export class SessionStore {
 
   /** Drops every session idle past the timeout; returns their ids. */
   sweep(): string[] {
-    const expired = [...this.sessions.values()].filter((session) => session.inFlight === 0 && this.now() - session.lastActivity > this.timeoutMs).map((session) => session.id);
+    const expired = [...this.sessions.values()]
+      .filter((session) => session.inFlight === 0 && this.now() - session.lastActivity > this.timeoutMs)
+      .map((session) => session.id);
     for (const id of expired) this.drop(id, 'timeout');
     return expired;
   }

@@ -26,26 +26,27 @@ function call(prompt: number[], tokens: number[], extra: Partial<RecordedCall> =
 }
 
 /** The sessions pinned, each with its score. */
-export const pinnedSessions: Record<string, { calls: RecordedCall[]; score: Parameters<typeof sessionTrajectory>[1] }> = {
-  continued: {
-    calls: [
-      call([1, 2, 3], [10, 11], { content: null, toolCalls: [toolCall], finishReason: 'tool_calls' }),
-      call([1, 2, 3, 10, 11, 4, 5], [12, 13, 14]),
-      call([1, 2, 3, 10, 11, 4, 5, 12, 13, 14, 6], [15], { logprobs: [] }),
-    ],
-    score: { reward: 1, success: true, groupId: 'g-1', seed: 7 },
-  },
-  rewritten: {
-    calls: [
-      call([1, 2], [3]),
-      call([1, 9, 3, 5], [6, 7], { finishReason: 'length' }),
-      call([1, 9, 3, 5, 6, 7, 8], [4]),
-      call([1, 9], [2], { content: 'short', toolCalls: [toolCall] }),
-    ],
-    score: { reward: -0.5, success: false, groupId: 'g-2', seed: 0 },
-  },
-  empty: { calls: [], score: { reward: 2, success: false, groupId: 'g-3', seed: 1 } },
-};
+export const pinnedSessions: Record<string, { calls: RecordedCall[]; score: Parameters<typeof sessionTrajectory>[1] }> =
+  {
+    continued: {
+      calls: [
+        call([1, 2, 3], [10, 11], { content: null, toolCalls: [toolCall], finishReason: 'tool_calls' }),
+        call([1, 2, 3, 10, 11, 4, 5], [12, 13, 14]),
+        call([1, 2, 3, 10, 11, 4, 5, 12, 13, 14, 6], [15], { logprobs: [] }),
+      ],
+      score: { reward: 1, success: true, groupId: 'g-1', seed: 7 },
+    },
+    rewritten: {
+      calls: [
+        call([1, 2], [3]),
+        call([1, 9, 3, 5], [6, 7], { finishReason: 'length' }),
+        call([1, 9, 3, 5, 6, 7, 8], [4]),
+        call([1, 9], [2], { content: 'short', toolCalls: [toolCall] }),
+      ],
+      score: { reward: -0.5, success: false, groupId: 'g-2', seed: 0 },
+    },
+    empty: { calls: [], score: { reward: 2, success: false, groupId: 'g-3', seed: 1 } },
+  };
 
 type PinnedRecord = { trajectory: string; prefixBreaks: number };
 

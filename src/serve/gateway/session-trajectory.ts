@@ -73,13 +73,22 @@ function recordCalls(calls: readonly RecordedCall[]): RecordedSession {
 function segmentsOf({ transcript, segmentStarts }: RecordedSession): TrajectorySegment[] {
   return segmentStarts.map(({ start, turn }, k) => {
     const end = segmentStarts[k + 1]?.start ?? transcript.tokens.length;
-    return { turn, tokens: transcript.tokens.slice(start, end), lossMask: transcript.lossMask.slice(start, end), logprobs: transcript.logprobs.slice(start, end) };
+    return {
+      turn,
+      tokens: transcript.tokens.slice(start, end),
+      lossMask: transcript.lossMask.slice(start, end),
+      logprobs: transcript.logprobs.slice(start, end),
+    };
   });
 }
 
 export function joinCalls(calls: readonly RecordedCall[]): JoinedCalls {
   const session = recordCalls(calls);
-  return { segments: segmentsOf(session), turns: session.transcript.turns, prefixBreaks: Math.max(0, session.segmentStarts.length - 1) };
+  return {
+    segments: segmentsOf(session),
+    turns: session.transcript.turns,
+    prefixBreaks: Math.max(0, session.segmentStarts.length - 1),
+  };
 }
 
 /** The session as a trajectory scored `reward` (on its last turn). */
@@ -100,7 +109,11 @@ export function sessionTrajectory(
 export function finalMessages(calls: readonly RecordedCall[]): Message[] {
   const last = calls.at(-1);
   if (last === undefined) return [];
-  const reply: Message = { role: 'assistant', content: last.content ?? '', ...(last.toolCalls.length > 0 ? { toolCalls: last.toolCalls } : {}) };
+  const reply: Message = {
+    role: 'assistant',
+    content: last.content ?? '',
+    ...(last.toolCalls.length > 0 ? { toolCalls: last.toolCalls } : {}),
+  };
   return [...last.messages, reply];
 }
 
