@@ -54,7 +54,9 @@ describe('tool-calling loop (scripted policy)', () => {
       byteTokenizer.decode(generated),
       `${at(result.messages, 2).content}<|end|>${at(result.messages, 4).content}<|end|>`,
     );
-    trajectory.logprobs.forEach((logprob, t) => assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0));
+    trajectory.logprobs.forEach((logprob, t) => {
+      assert.equal(logprob, trajectory.lossMask[t] === 1 ? -0.5 : 0);
+    });
     assert.equal(trajectory.turns.length, 2);
     assert.equal(at(trajectory.turns, 0).observation, '391');
     assert.equal(trajectory.success, true);
@@ -89,7 +91,6 @@ describe('tool-calling loop (scripted policy)', () => {
       [true, true, true, false],
     );
   });
-
 });
 
 describe('tool-calling loop (scripted policy): malformed calls', () => {

@@ -53,16 +53,29 @@ export interface ToolLoopResult {
 }
 
 export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopResult> {
-  const { policy, tools, prompt, maxSteps = 50, continuePrompt = 'Go on: call a tool or give your final answer.' } = options;
+  const {
+    policy,
+    tools,
+    prompt,
+    maxSteps = 50,
+    continuePrompt = 'Go on: call a tool or give your final answer.',
+  } = options;
   const stopWhen = options.stopWhen === undefined ? [hasFinalAnswer(), stepCountIs(10)] : [options.stopWhen].flat();
   const sampling = options.sampling ?? { maxNewTokens: 256 };
   const format = chatFormatOf(policy);
   // agentrl's byte model reads the tool list from the system message; a model's own template renders `tools` itself.
   const toolsInSystem = tools.length > 0 && isAgentrlFormat(format);
-  const system = [options.system, toolsInSystem ? describeTools(tools) : undefined].filter((part) => part !== undefined).join('\n\n');
+  const system = [options.system, toolsInSystem ? describeTools(tools) : undefined]
+    .filter((part) => part !== undefined)
+    .join('\n\n');
   const conversation: Message[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : [...prompt];
-  const messages = system === '' ? conversation : [{ role: 'system' as const, content: system }, ...conversation.filter((message) => message.role !== 'system')];
-  const transcript = new Transcript(policy, messages, { tools: toolsInSystem ? [] : tools.map((tool) => toolSchema(tool)) });
+  const messages =
+    system === ''
+      ? conversation
+      : [{ role: 'system' as const, content: system }, ...conversation.filter((message) => message.role !== 'system')];
+  const transcript = new Transcript(policy, messages, {
+    tools: toolsInSystem ? [] : tools.map((tool) => toolSchema(tool)),
+  });
   const steps: ToolStep[] = [];
   let stopReason: ToolLoopResult['stopReason'] = 'max-steps';
 
@@ -74,20 +87,29 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
     }
     const parsed = format.parseAssistant(generation.text, { idPrefix: `call_${steps.length}_` });
     const unclosed = replaceToolCallBlocks(parsed.content, () => true).includes(toolCallOpen);
-    const malformed = unclosed ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf(toolCallOpen))] : parsed.invalid;
+    const malformed = unclosed
+      ? [...parsed.invalid, parsed.content.slice(parsed.content.lastIndexOf(toolCallOpen))]
+      : parsed.invalid;
     const step: ToolStep = { text: generation.text, toolCalls: parsed.toolCalls, results: [], malformed };
     for (const call of parsed.toolCalls) {
       const outcome = await callTool(tools, call.name, call.arguments);
-      step.results.push(outcome.ok ? { call, output: outcome.output } : { call, output: outcome.error, error: outcome.kind });
+      step.results.push(
+        outcome.ok ? { call, output: outcome.output } : { call, output: outcome.error, error: outcome.kind },
+      );
     }
     if (step.results.length > 0) {
-      const results = step.results.map(({ call, output }): Message => ({ role: 'tool', content: output, name: call.name, toolCallId: call.id }));
+      const results = step.results.map(
+        ({ call, output }): Message => ({ role: 'tool', content: output, name: call.name, toolCallId: call.id }),
+      );
       transcript.observe(results, { invalidAction: step.results.some((result) => result.error !== undefined) });
     }
     const [firstMalformed] = malformed;
     if (firstMalformed !== undefined) {
       transcript.observe(
-        { role: 'user', content: `Error: malformed tool call ${clip(firstMalformed, 120)}; write ${toolCallExample(format)} with valid JSON.` },
+        {
+          role: 'user',
+          content: `Error: malformed tool call ${clip(firstMalformed, 120)}; write ${toolCallExample(format)} with valid JSON.`,
+        },
         { invalidAction: true },
       );
     } else if (parsed.toolCalls.length === 0) step.finalAnswer = parsed.content.trim();
@@ -104,6 +126,9 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
     ...(finalAnswer === undefined ? {} : { finalAnswer }),
     stopReason,
     messages: transcript.messages,
-    trajectory: transcript.toTrajectory({ success: finalAnswer !== undefined, truncated: stopReason !== 'stop-condition' }),
+    trajectory: transcript.toTrajectory({
+      success: finalAnswer !== undefined,
+      truncated: stopReason !== 'stop-condition',
+    }),
   };
 }

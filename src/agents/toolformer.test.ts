@@ -124,10 +124,7 @@ describe('Toolformer self-annotation', () => {
     const echo = candidate('42 + 0').losses;
     assert.ok(echo, 'the echo call was scored');
     assert.ok(echo.none - echo.withResult > 0.5, 'better than no call at all …');
-    assert.ok(
-      echo.empty - echo.withResult < 0.5,
-      '… but not better enough than the call without its result: dropped',
-    );
+    assert.ok(echo.empty - echo.withResult < 0.5, '… but not better enough than the call without its result: dropped');
     assert.equal(
       candidate('30 apples').error,
       'error: unexpected "a"; allowed: integers, + - * ( )',

@@ -96,7 +96,8 @@ export function apiCallText(tool: string, input: string, result?: string): strin
 
 /** The normalised weights w₀…: w̃ₜ = max(0, 1 − decay·t), divided by their sum. */
 export function lossWeights(decay = 0.2): number[] {
-  if (!(decay > 0 && decay <= 1)) throw new InvalidArgumentError(`weightDecay must be in (0, 1], got ${decay}`, { decay });
+  if (!(decay > 0 && decay <= 1))
+    throw new InvalidArgumentError(`weightDecay must be in (0, 1], got ${decay}`, { decay });
   const raw: number[] = [];
   for (let t = 0; 1 - decay * t > 1e-12; t++) raw.push(1 - decay * t);
   const total = raw.reduce((a, b) => a + b, 0);
@@ -135,12 +136,36 @@ interface Annotator {
 }
 
 function makeAnnotator(options: AnnotateOptions): Annotator {
-  const { texts, tool, sampler, score, prompt = '', samplingThreshold = 0.05, filteringThreshold = 1, topK = 5, callsPerPosition = 3, maxCallTokens = 32, temperature = 1 } = options;
+  const {
+    texts,
+    tool,
+    sampler,
+    score,
+    prompt = '',
+    samplingThreshold = 0.05,
+    filteringThreshold = 1,
+    topK = 5,
+    callsPerPosition = 3,
+    maxCallTokens = 32,
+    temperature = 1,
+  } = options;
   const weights = lossWeights(options.weightDecay);
   const { tokenizer } = sampler;
   const bos = tokenizer.specialTokens.bos;
   return {
-    options: { texts, tool, sampler, score, prompt, samplingThreshold, filteringThreshold, topK, callsPerPosition, maxCallTokens, temperature },
+    options: {
+      texts,
+      tool,
+      sampler,
+      score,
+      prompt,
+      samplingThreshold,
+      filteringThreshold,
+      topK,
+      callsPerPosition,
+      maxCallTokens,
+      temperature,
+    },
     weights,
     tokenizer,
     bos,
@@ -156,14 +181,19 @@ async function annotateText(annotator: Annotator, text: string): Promise<Annotat
   const offsets = characterOffsets(ids, annotator.tokenizer);
   const candidates: CandidateCall[] = [];
   for (const { position, probability } of await callPositions(annotator, ids)) {
-    candidates.push(...(await sampleCalls(annotator, ids, { offset: at(offsets, position, 'offsets'), position, probability })));
+    candidates.push(
+      ...(await sampleCalls(annotator, ids, { offset: at(offsets, position, 'offsets'), position, probability })),
+    );
   }
   await filterCalls(annotator, ids, candidates);
   return { text, annotated: insertBestCalls(annotator.options.tool.name, text, candidates), candidates };
 }
 
 /** 1. p(<API>) before every token (the log-prob of the marker's ids after the prefix): the topK positions past τ_s, in order. */
-async function callPositions(annotator: Annotator, ids: readonly number[]): Promise<{ position: number; probability: number }[]> {
+async function callPositions(
+  annotator: Annotator,
+  ids: readonly number[],
+): Promise<{ position: number; probability: number }[]> {
   const { promptIds, marker, options } = annotator;
   const markerScores = await options.score(ids.map((_, i) => [...promptIds, ...ids.slice(0, i), ...marker]));
   const probabilities = markerScores.map((logprobs) => {
@@ -180,22 +210,39 @@ async function callPositions(annotator: Annotator, ids: readonly number[]): Prom
 }
 
 /** 2. m calls sampled at the position, each distinct input once; 3. each parsed one executed. */
-async function sampleCalls(annotator: Annotator, ids: readonly number[], base: Pick<CandidateCall, 'offset' | 'position' | 'probability'>): Promise<CandidateCall[]> {
+async function sampleCalls(
+  annotator: Annotator,
+  ids: readonly number[],
+  base: Pick<CandidateCall, 'offset' | 'position' | 'probability'>,
+): Promise<CandidateCall[]> {
   const { tool, sampler, callsPerPosition, maxCallTokens, temperature } = annotator.options;
   const context = [...annotator.promptIds, ...ids.slice(0, base.position), ...annotator.opening];
   const inputs = new Map<string, CandidateCall>();
   for (let k = 0; k < callsPerPosition; k++) {
-    const generation = await sampler.generate({ prompt: context, maxNewTokens: maxCallTokens, temperature, stopStrings: [')'], seed: annotator.seed++ });
+    const generation = await sampler.generate({
+      prompt: context,
+      maxNewTokens: maxCallTokens,
+      temperature,
+      stopStrings: [')'],
+      seed: annotator.seed++,
+    });
     const close = generation.text.indexOf(')');
     const input = close < 0 ? generation.text : generation.text.slice(0, close).trim();
     if (inputs.has(input)) continue;
     const call = { ...base, input };
     if (close < 0 || input === '') {
-      inputs.set(input, { ...call, status: 'malformed', error: close < 0 ? 'the call was not closed with ")"' : 'empty input' });
+      inputs.set(input, {
+        ...call,
+        status: 'malformed',
+        error: close < 0 ? 'the call was not closed with ")"' : 'empty input',
+      });
       continue;
     }
     const run = await runTool([asTool(tool)], { name: tool.name, arguments: input });
-    inputs.set(input, run.ok ? { ...call, result: run.text, status: 'filtered' } : { ...call, status: 'tool-error', error: run.error });
+    inputs.set(
+      input,
+      run.ok ? { ...call, result: run.text, status: 'filtered' } : { ...call, status: 'tool-error', error: run.error },
+    );
   }
   return [...inputs.values()];
 }
@@ -206,7 +253,11 @@ function asTool(tool: ToolformerTool): Tool<string> {
 }
 
 /** 4. filter: L(ε), L(e(c, ε)), L(e(c, r)) over the tokens from the position on; a call is kept when its gain reaches τ_f. */
-async function filterCalls(annotator: Annotator, ids: readonly number[], candidates: readonly CandidateCall[]): Promise<void> {
+async function filterCalls(
+  annotator: Annotator,
+  ids: readonly number[],
+  candidates: readonly CandidateCall[],
+): Promise<void> {
   const { tokenizer, bos, weights } = annotator;
   const { tool, score, filteringThreshold } = annotator.options;
   const runnable = candidates.filter((candidate) => candidate.result !== undefined);
@@ -215,7 +266,12 @@ async function filterCalls(annotator: Annotator, ids: readonly number[], candida
     const before = ids.slice(0, candidate.position);
     const after = ids.slice(candidate.position);
     sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input)), ...after]);
-    sequences.push([bos, ...before, ...tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)), ...after]);
+    sequences.push([
+      bos,
+      ...before,
+      ...tokenizer.encode(apiCallText(tool.name, candidate.input, candidate.result)),
+      ...after,
+    ]);
   }
   const scored = await score(sequences);
   runnable.forEach((candidate, k) => {
@@ -242,7 +298,10 @@ function insertBestCalls(toolName: string, text: string, candidates: readonly Ca
   }
   let annotated = text;
   for (const candidate of [...best.values()].sort((a, b) => b.offset - a.offset)) {
-    annotated = annotated.slice(0, candidate.offset) + apiCallText(toolName, candidate.input, candidate.result) + annotated.slice(candidate.offset);
+    annotated =
+      annotated.slice(0, candidate.offset) +
+      apiCallText(toolName, candidate.input, candidate.result) +
+      annotated.slice(candidate.offset);
   }
   return annotated;
 }
@@ -258,14 +317,20 @@ export async function writeAnnotatedCorpus(path: string, corpus: readonly Annota
     JSON.stringify({
       text: entry.text,
       annotated: entry.annotated,
-      calls: entry.candidates.filter((c) => c.status === 'kept').map(({ offset, input, result, gain }) => ({ offset, input, result, gain })),
+      calls: entry.candidates
+        .filter((c) => c.status === 'kept')
+        .map(({ offset, input, result, gain }) => ({ offset, input, result, gain })),
     }),
   );
   await writeFile(path, lines.length === 0 ? '' : `${lines.join('\n')}\n`);
 }
 
 /** Plain language-model examples of the annotated texts for `runSft`: `<|bos|>` then the text, every text token trained. */
-export function toolformerExamples(corpus: readonly AnnotatedText[], tokenizer: Tokenizer, maxSeqLen: number): { tokens: number[]; mask: number[] }[] {
+export function toolformerExamples(
+  corpus: readonly AnnotatedText[],
+  tokenizer: Tokenizer,
+  maxSeqLen: number,
+): { tokens: number[]; mask: number[] }[] {
   return corpus.map((entry) => {
     const tokens = [tokenizer.specialTokens.bos, ...tokenizer.encode(entry.annotated)].slice(0, maxSeqLen);
     return { tokens, mask: tokens.map((_, t) => (t === 0 ? 0 : 1)) };
