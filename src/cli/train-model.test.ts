@@ -103,7 +103,7 @@ test("agentrl train --model <HF folder> --lora-rank 4: pure RL in the model's fo
       const text = tinyChatmlFormat().tokenizer.decode(trajectory.tokens);
       assert.match(
         text,
-        /^<\|im_start\|>system\nCompute the integer value[^]*You can call these tools:\n<tools>\n\{"name": "calculator"[^]*<\|im_start\|>user\n\d+ [-+*] \d+<\|im_end\|>\n<\|im_start\|>assistant\n/,
+        /^<\|im_start\|>system\nCompute the integer value[\s\S]*You can call these tools:\n<tools>\n\{"name": "calculator"[\s\S]*<\|im_start\|>user\n\d+ [-+*] \d+<\|im_end\|>\n<\|im_start\|>assistant\n/,
       );
     } finally {
       runs.close();

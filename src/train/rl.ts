@@ -26,7 +26,7 @@ import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset }
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
-import { collectIteration, iterationSeeds, type CollectIterationOptions } from './rl-collect.ts';
+import { collectIteration, type CollectIterationOptions } from './rl-collect.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
@@ -345,8 +345,10 @@ async function trainIteration<Task, P extends TrainablePolicy>(
   if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
   if (reference !== undefined && referenceTimesAtStart !== undefined) {
     // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
-    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {})))
-      (metrics.backendMs ??= {})[`reference.${kind}`] = ms;
+    for (const [kind, ms] of Object.entries(timesBetween(referenceTimesAtStart, backendTimes(reference) ?? {}))) {
+      metrics.backendMs ??= {};
+      metrics.backendMs[`reference.${kind}`] = ms;
+    }
   }
   return { metrics, keptGroups: collected.keptGroups };
 }

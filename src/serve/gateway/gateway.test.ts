@@ -226,7 +226,7 @@ describe('training gateway (real HTTP, scripted sampler): errors, tools and post
       400,
     );
     assertOpenAiError(
-      await post(url, { model: 'agentrl/' + 'x'.repeat(300), messages: [{ role: 'user', content: 'x' }] }),
+      await post(url, { model: `agentrl/${'x'.repeat(300)}`, messages: [{ role: 'user', content: 'x' }] }),
       400,
     );
     assertOpenAiError(await post(`${gateway.baseURL}/sessions/nobody/reward`, { reward: 1 }), 404, 'session_not_found');

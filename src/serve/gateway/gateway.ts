@@ -23,7 +23,7 @@
  */
 import type { ChatFormat } from '../../chat/chat-format.ts';
 import type { Policy } from '../../policy/types.ts';
-import { listenApp } from '../hono-server.ts';
+import { listenApp, type ListeningApp } from '../hono-server.ts';
 import { createPolicyContext } from '../openai/policy-context.ts';
 import { gatewayApp } from './gateway-routes.ts';
 import { policyGenerator } from './policy-generator.ts';
@@ -98,7 +98,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const sweeper = setInterval(() => store.sweep(), Math.max(10, Math.min(1000, sessionTimeoutMs / 4)));
   sweeper.unref();
   const prefixBreaks = (calls: FinishedSession['calls']) => joinCalls(calls).prefixBreaks;
-  let listening;
+  let listening: ListeningApp;
   try {
     listening = await listenApp(gatewayApp({ context, store, openUnknownSessions }), { host, port });
   } catch (error) {

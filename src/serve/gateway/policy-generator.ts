@@ -31,10 +31,12 @@ export function policyGenerator(policy: Policy): TokenGenerator {
     );
     generations.forEach((generation, row) => {
       const { tokens, logprobs } = at(streamed, row, 'streamed rows');
-      if (tokens.length === 0)
-        return generation.tokens.forEach((token, i) =>
-          options.onToken(row, token, at(generation.logprobs, i, 'generation logprobs')),
-        );
+      if (tokens.length === 0) {
+        generation.tokens.forEach((token, i) => {
+          options.onToken(row, token, at(generation.logprobs, i, 'generation logprobs'));
+        });
+        return;
+      }
       if (tokens.join() !== generation.tokens.join() || logprobs.join() !== generation.logprobs.join()) {
         throw new GatewayError(
           `the sampler's onToken ids of row ${row} (${tokens.length}) are not the ids it returned (${generation.tokens.length}); a policy that calls onToken must call it for each returned id, in order`,
