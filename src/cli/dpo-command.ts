@@ -84,25 +84,7 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
           env,
           config: options,
           shouldStop: interrupt.stopRequested,
-          onIteration: (m) => {
-            progress.update(
-              m.iteration,
-              {
-                success: m.success,
-                pairs: m.pairs,
-                loss: m.loss,
-                'reward acc': m.rewardAccuracy,
-                margin: m.margin,
-                ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
-              },
-              true,
-            );
-            store.recordStep(run.id, {
-              step: m.iteration,
-              metrics: dpoMetrics(m),
-              evaluations: validationOf(m, options.validationEpisodes),
-            });
-          },
+          onIteration: (m) => recordIteration(m, { progress, store, runId: run.id, options }),
         });
         progress.done();
         const iterations = result.history.length;
@@ -135,6 +117,35 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
   } finally {
     interrupt.dispose();
   }
+}
+
+/** One DPO iteration shown on the progress line and recorded as a step of the run (its metrics and validation). */
+function recordIteration(
+  m: DpoIterationMetrics,
+  {
+    progress,
+    store,
+    runId,
+    options,
+  }: { progress: Progress; store: RunStore; runId: number; options: DpoCommandOptions },
+): void {
+  progress.update(
+    m.iteration,
+    {
+      success: m.success,
+      pairs: m.pairs,
+      loss: m.loss,
+      'reward acc': m.rewardAccuracy,
+      margin: m.margin,
+      ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+    },
+    true,
+  );
+  store.recordStep(runId, {
+    step: m.iteration,
+    metrics: dpoMetrics(m),
+    evaluations: validationOf(m, options.validationEpisodes),
+  });
 }
 
 /** The policy `agentrl train` builds (backend-setup.ts): --model's weights in its own chat format, else the warm-started byte model. */
