@@ -90,6 +90,52 @@ export interface CollectContext {
   config: { groupSize: number; temperature: number; maxNewTokens: number };
 }
 
+/** What an agent is handed for one session: the gateway's address, and the session's id three ways. */
+function agentRun(
+  baseURL: string,
+  { sessionId, seed, sample, iteration }: { sessionId: string; seed: number; sample: number; iteration: number },
+): AgentRun {
+  return {
+    baseURL,
+    apiKey: 'agentrl',
+    model: `${sessionModelPrefix}${sessionId}`,
+    headers: { [sessionHeader]: sessionId },
+    sessionId,
+    seed,
+    sample,
+    iteration,
+  };
+}
+
+type Score = { reward: number; success: boolean };
+
+/** The session's score: the reward function's if there is one, else the reward posted to it; a failure says why there is none. */
+async function sessionScore<Output>(
+  reward: GatewayCollectOptions<Output>['reward'],
+  session: { calls: Parameters<typeof finalMessages>[0]; reward?: RewardValue },
+  { output, seed, sample, sessionId }: { output: Output; seed: number; sample: number; sessionId: string },
+): Promise<{ score: Score } | { failure: [DropReason, string] }> {
+  const value =
+    reward !== undefined
+      ? await reward({ messages: finalMessages(session.calls), output, seed, sample, sessionId })
+      : session.reward;
+  if (value === undefined)
+    return { failure: ['no-reward', `no reward function and nothing was posted to /v1/sessions/${sessionId}/reward`] };
+  const score = typeof value === 'number' ? { reward: value, success: value > 0 } : value;
+  if (!Number.isFinite(score.reward)) return { failure: ['reward-error', `the reward is ${score.reward}`] };
+  return { score };
+}
+
+/** Runs `task(0)` … `task(count - 1)`, at most `limit` at a time, each worker taking the next index. */
+async function runAtMost(limit: number, count: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
 export function gatewayCollect<Output>(
   options: GatewayCollectOptions<Output>,
 ): (context: CollectContext) => Promise<Trajectory[]> {
@@ -121,16 +167,7 @@ export function gatewayCollect<Output>(
         dropped.push(entry);
         warn(entry);
       };
-      const run: AgentRun = {
-        baseURL: gateway.baseURL,
-        apiKey: 'agentrl',
-        model: `${sessionModelPrefix}${sessionId}`,
-        headers: { [sessionHeader]: sessionId },
-        sessionId,
-        seed,
-        sample,
-        iteration,
-      };
+      const run = agentRun(gateway.baseURL, { sessionId, seed, sample, iteration });
       let output: Output;
       try {
         const outcome = await Promise.race([
@@ -150,16 +187,11 @@ export function gatewayCollect<Output>(
       }
       if (session.calls.length === 0)
         return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
-      let score: { reward: number; success: boolean };
+      let score: Score;
       try {
-        const value =
-          reward !== undefined
-            ? await reward({ messages: finalMessages(session.calls), output, seed, sample, sessionId })
-            : session.reward;
-        if (value === undefined)
-          return fail('no-reward', `no reward function and nothing was posted to /v1/sessions/${sessionId}/reward`);
-        score = typeof value === 'number' ? { reward: value, success: value > 0 } : value;
-        if (!Number.isFinite(score.reward)) return fail('reward-error', `the reward is ${score.reward}`);
+        const scored = await sessionScore(reward, session, { output, seed, sample, sessionId });
+        if ('failure' in scored) return fail(...scored.failure);
+        score = scored.score;
       } catch (error) {
         return fail('reward-error', errorMessage(error));
       }
@@ -170,12 +202,7 @@ export function gatewayCollect<Output>(
     }
 
     const limit = Math.max(1, Math.min(options.concurrency ?? runs.length, runs.length));
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: limit }, async () => {
-        while (next < runs.length) await runOne(next++);
-      }),
-    );
+    await runAtMost(limit, runs.length, runOne);
     const trajectories = results.flatMap((trajectory) => (trajectory === undefined ? [] : [trajectory]));
     if (trajectories.length === 0 && runs.length > 0) {
       const first = at(dropped, 0, 'dropped runs');
