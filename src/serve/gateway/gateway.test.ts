@@ -11,42 +11,11 @@ import { at } from '../../core/indexing.ts';
 import type { Message } from '../../core/types.ts';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
-import { ScriptedPolicy, type ScriptContext } from '../../policy/scripted-policy.ts';
-import type { GenerateRequest, Generation, Policy } from '../../policy/types.ts';
-import { GatewayError } from './errors.ts';
-import { gatewayCollect, type DroppedRun } from './gateway-collect.ts';
+import { lastUser, sampler } from './scripted-sampler-fixture.ts';
 import { startGateway, type Gateway } from './gateway.ts';
 import { withToolsPrompt } from '../openai/tool-format.ts';
 
 const end = byteTokenizer.specialTokens.end;
-
-/** A scripted sampler that remembers each request and can be slowed down. */
-function sampler(
-  reply: (context: ScriptContext) => string,
-  { delayMs = 0 } = {},
-): Policy & { requests: GenerateRequest[] } {
-  const scripted = new ScriptedPolicy({ reply, logprob: -0.25 });
-  const requests: GenerateRequest[] = [];
-  const wait = () => new Promise((resolve) => setTimeout(resolve, delayMs));
-  return {
-    tokenizer: scripted.tokenizer,
-    contextWindow: 4096,
-    requests,
-    async generate(request: GenerateRequest): Promise<Generation> {
-      requests.push(request);
-      await wait();
-      return scripted.generate(request);
-    },
-    async generateBatch(batch: readonly GenerateRequest[]): Promise<Generation[]> {
-      requests.push(...batch);
-      await wait();
-      return scripted.generateBatch(batch);
-    },
-  };
-}
-
-const lastUser = (context: ScriptContext) =>
-  [...context.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
 
 async function post(
   url: string,
@@ -80,7 +49,7 @@ function echoGatewayDuringSuite(): { gateway: Gateway } {
   return suite;
 }
 
-describe('training gateway (real HTTP, scripted sampler): sessions and what a call records', () => {
+describe('training gateway (real HTTP, scripted sampler): sessions', () => {
   const suite = echoGatewayDuringSuite();
 
   test('the session comes from the x-session-id header, the model name agentrl/<id> or the user field', async () => {
@@ -114,6 +83,10 @@ describe('training gateway (real HTTP, scripted sampler): sessions and what a ca
     assertOpenAiError(missing, 400, 'missing_session_id');
     assert.match(missing.json.error.message, /x-session-id/);
   });
+});
+
+describe('training gateway (real HTTP, scripted sampler): what a call records', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('each call records the exact prompt ids, the sampled ids and their log-probs (plain and streamed)', async () => {
     const { gateway } = suite;
@@ -170,6 +143,10 @@ describe('training gateway (real HTTP, scripted sampler): sessions and what a ca
       'the second prompt extends the first call',
     );
   });
+});
+
+describe('training gateway (real HTTP, scripted sampler): prefix breaks', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('a client that rewrites history breaks the prefix; the break is counted', async () => {
     const { gateway } = suite;
@@ -198,7 +175,7 @@ describe('training gateway (real HTTP, scripted sampler): sessions and what a ca
   });
 });
 
-describe('training gateway (real HTTP, scripted sampler): errors, tools and posted rewards', () => {
+describe('training gateway (real HTTP, scripted sampler): errors and tools', () => {
   const suite = echoGatewayDuringSuite();
 
   test('malformed requests get OpenAI-shaped errors and record nothing', async () => {
@@ -275,6 +252,10 @@ describe('training gateway (real HTTP, scripted sampler): errors, tools and post
       await toolGateway.close();
     }
   });
+});
+
+describe('training gateway (real HTTP, scripted sampler): posted rewards', () => {
+  const suite = echoGatewayDuringSuite();
 
   test('a reward posted to /v1/sessions/{id}/reward scores a client-opened session', async () => {
     const { gateway } = suite;
@@ -386,90 +367,6 @@ describe('training gateway: timeouts and clients that leave', () => {
       await assert.rejects(
         client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
         (error: unknown) => error instanceof OpenAI.APIError && error.status === 409,
-      );
-    } finally {
-      await gateway.close();
-    }
-  });
-});
-
-describe('gatewayCollect', () => {
-  const config = { groupSize: 3, temperature: 0.7, maxNewTokens: 5 };
-
-  test('runs the agent G times per seed, samples at the trainer temperature and budget, groups by seed', async () => {
-    const policy = sampler((context) => `r${lastUser(context)}`);
-    const gateway = await startGateway({ sampler: policy });
-    try {
-      const collect = gatewayCollect({
-        gateway,
-        agent: async (run) => {
-          const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey, defaultHeaders: run.headers });
-          const completion = await client.chat.completions.create({
-            model: 'gpt-4o-mini',
-            temperature: 0,
-            max_tokens: 100,
-            messages: [{ role: 'user', content: `${run.seed}` }],
-          });
-          return at(completion.choices, 0, 'choices').message.content!;
-        },
-        reward: ({ output, messages, seed }) => (output === `r${seed}` && messages.at(-1)!.content === output ? 1 : 0),
-      });
-      const trajectories = await collect({ seeds: [4, 9], iteration: 1, config });
-      assert.equal(trajectories.length, 6);
-      assert.deepEqual(
-        trajectories.map((t) => t.seed),
-        [4, 4, 4, 9, 9, 9],
-      );
-      assert.equal(new Set(trajectories.map((t) => t.groupId)).size, 2);
-      assert.ok(trajectories.every((t) => t.totalReward === 1 && t.success && t.segments!.length === 1));
-      assert.ok(
-        policy.requests.every((request) => request.temperature === 0.7 && request.maxNewTokens === 5),
-        'the trainer’s temperature and reply budget',
-      );
-      assert.ok(
-        trajectories.every(
-          (t) => t.lossMask.filter((m) => m === 1).length === 'r4'.length + 1 && t.logprobs.every((l) => l <= 0),
-        ),
-      );
-    } finally {
-      await gateway.close();
-    }
-  });
-
-  test('a failing agent run is dropped, counted and said; all runs failing is a GatewayError', async () => {
-    const gateway = await startGateway({ sampler: sampler(() => 'ok') });
-    try {
-      const warnings: DroppedRun[] = [];
-      const collect = gatewayCollect({
-        gateway,
-        onWarning: (dropped) => warnings.push(dropped),
-        agent: async (run) => {
-          if (run.sample === 1) throw new TypeError('agent bug');
-          const client = new OpenAI({ baseURL: run.baseURL, apiKey: run.apiKey });
-          await client.chat.completions.create({ model: run.model, messages: [{ role: 'user', content: 'x' }] }); // session by model name
-          return run.sample;
-        },
-        reward: ({ output }) => {
-          if (output === 2) throw new RangeError('reward bug');
-          return 1;
-        },
-      });
-      const trajectories = await collect({ seeds: [1], iteration: 1, config });
-      assert.equal(trajectories.length, 1);
-      assert.deepEqual(warnings.map((w) => [w.reason, w.message]).sort(), [
-        ['agent-error', 'agent bug'],
-        ['reward-error', 'reward bug'],
-      ]);
-      assert.equal(gateway.metrics().sessionsDropped, 2);
-      const broken = gatewayCollect({
-        gateway,
-        onWarning: () => {},
-        agent: async () => 'never called the gateway',
-        reward: () => 1,
-      });
-      await assert.rejects(
-        broken({ seeds: [1], iteration: 2, config }),
-        (error: unknown) => error instanceof GatewayError && /no-calls/.test(error.message),
       );
     } finally {
       await gateway.close();
