@@ -50,6 +50,29 @@ const config = {
 };
 const end = byteTokenizer.specialTokens.end;
 
+/** Each recorded trajectory starts with the prompt, and its trained ids and log-probs are one of the upstream's samples. */
+function assertRecordedUpstreamSamples(
+  collected: readonly Trajectory[],
+  sampledUpstream: readonly GeneratedRow[],
+  prompt: readonly number[],
+): void {
+  for (const trajectory of collected) {
+    assert.deepEqual(trajectory.tokens.slice(0, prompt.length), prompt);
+    const ids = trajectory.tokens.filter((_, i) => trajectory.lossMask[i] === 1);
+    const logprobs = trajectory.logprobs.filter((_, i) => trajectory.lossMask[i] === 1);
+    const row = sampledUpstream.find((candidate) => candidate.tokens.join() === ids.join());
+    assert.ok(row !== undefined, `the recorded ids ${ids.join(',')} are an upstream sample`);
+    row.logprobs.forEach((logprob, i) => {
+      // Servers leave the final stop token out of `logprobs`; OpenAIPolicy gives it 0.
+      const expected = i === row.tokens.length - 1 && row.tokens[i] === end ? 0 : logprob;
+      assert.ok(
+        Math.abs(at(logprobs, i, 'recorded logprobs') - expected) < 1e-5,
+        `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`,
+      );
+    });
+  }
+}
+
 describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real HTTP)', () => {
   test('the recorded ids and log-probs are what the upstream sampled, and the recording trains', async () => {
     const model = await TransformerModel.create(tiny, { seed: 5 });
@@ -111,21 +134,7 @@ describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real H
       assert.equal(collected.length, config.groupSize);
       assert.equal(sampledUpstream.length, config.groupSize, 'one upstream generation per agent call');
       const prompt = renderGenerationPrompt([{ role: 'user', content: 'Say something.' }]).tokens;
-      for (const trajectory of collected) {
-        assert.deepEqual(trajectory.tokens.slice(0, prompt.length), prompt);
-        const ids = trajectory.tokens.filter((_, i) => trajectory.lossMask[i] === 1);
-        const logprobs = trajectory.logprobs.filter((_, i) => trajectory.lossMask[i] === 1);
-        const row = sampledUpstream.find((candidate) => candidate.tokens.join() === ids.join());
-        assert.ok(row !== undefined, `the recorded ids ${ids.join(',')} are an upstream sample`);
-        row.logprobs.forEach((logprob, i) => {
-          // Servers leave the final stop token out of `logprobs`; OpenAIPolicy gives it 0.
-          const expected = i === row.tokens.length - 1 && row.tokens[i] === end ? 0 : logprob;
-          assert.ok(
-            Math.abs(at(logprobs, i, 'recorded logprobs') - expected) < 1e-5,
-            `token ${i}: recorded ${logprobs[i]}, upstream ${expected}`,
-          );
-        });
-      }
+      assertRecordedUpstreamSamples(collected, sampledUpstream, prompt);
       assert.equal(result.history.length, 1);
       const after = await model.hostParams();
       const moved = [...before.keys()].filter((name) =>
