@@ -28,6 +28,26 @@ async function withTempDir(run: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
+/** The start and final checkpoints under `out` carry the model folder's tokenizer.json, chat template and generation config. */
+async function assertCheckpointsCarryTokenizerFiles(out: string): Promise<void> {
+  const files = tinyChatmlFiles();
+  for (const name of ['start', 'final']) {
+    assert.deepEqual(
+      JSON.parse(await readFile(join(out, name, 'tokenizer.json'), 'utf8')),
+      files.tokenizerJson,
+      `${name}/tokenizer.json`,
+    );
+    assert.equal(
+      JSON.parse(await readFile(join(out, name, 'tokenizer_config.json'), 'utf8')).chat_template,
+      files.tokenizerConfig.chat_template,
+    );
+    assert.deepEqual(
+      JSON.parse(await readFile(join(out, name, 'generation_config.json'), 'utf8')),
+      files.generationConfig,
+    );
+  }
+}
+
 test("agentrl train --model <HF folder> --lora-rank 4: pure RL in the model's format, checkpoints carry its tokenizer files, the run resumes", () =>
   withTempDir(async (dir) => {
     const model = await tinyModelFolder(join(dir, 'model'));
@@ -74,22 +94,7 @@ test("agentrl train --model <HF folder> --lora-rank 4: pure RL in the model's fo
     );
     assert.doesNotMatch(first.stderr, /warm start on/);
 
-    const files = tinyChatmlFiles();
-    for (const name of ['start', 'final']) {
-      assert.deepEqual(
-        JSON.parse(await readFile(join(out, name, 'tokenizer.json'), 'utf8')),
-        files.tokenizerJson,
-        `${name}/tokenizer.json`,
-      );
-      assert.equal(
-        JSON.parse(await readFile(join(out, name, 'tokenizer_config.json'), 'utf8')).chat_template,
-        files.tokenizerConfig.chat_template,
-      );
-      assert.deepEqual(
-        JSON.parse(await readFile(join(out, name, 'generation_config.json'), 'utf8')),
-        files.generationConfig,
-      );
-    }
+    await assertCheckpointsCarryTokenizerFiles(out);
     assert.equal((await loadCheckpoint(join(out, 'final'))).chatFormat?.name, 'final');
 
     const runs = RunStore.open(store);
