@@ -10,6 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { at } from '../src/core/indexing.ts';
 
 export const smolShape = {
   vocab: 49152,
@@ -42,7 +43,7 @@ export interface RealFigures {
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return at(sorted, Math.floor(sorted.length / 2));
 }
 
 function workload(vocab: number) {

@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { smolShape } from './engine-real.ts';
+import { at } from '../src/core/indexing.ts';
 
 const work = { rows: 4, length: 256, prompt: 64, rank: 16, alpha: 32, reps: Number(process.env.BENCH_TRAIN_REPS ?? 3) };
 
@@ -29,12 +30,12 @@ interface Figures {
 
 /** The 1-minute load average when a system finished: other work on the machine shows here. */
 function loadAverage(): string {
-  return loadavg()[0]!.toFixed(1);
+  return at(loadavg(), 0).toFixed(1);
 }
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return at(sorted, Math.floor(sorted.length / 2));
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {

@@ -15,6 +15,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { benchReal, measureRealChild } from './engine-real.ts';
+import { at } from '../src/core/indexing.ts';
 
 const reference = { vocab: 64, hidden: 128, layers: 4, heads: 4, intermediate: 512, context: 128, batch: 16 };
 const generation = { batch: 16, prompt: 16, newTokens: 64 };
@@ -31,7 +32,7 @@ interface Figures {
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return at(sorted, Math.floor(sorted.length / 2));
 }
 
 async function measureAgentrl(): Promise<Figures> {

@@ -19,6 +19,7 @@ import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
 import { policySolver } from '../src/train/self-play.ts';
+import { at } from '../src/core/indexing.ts';
 
 const names = (process.env.BENCH_ENVS ?? environmentNames().join(',')).split(',').filter(Boolean);
 const baseEpisodes = Number(process.env.BENCH_EPISODES ?? 20);
@@ -123,7 +124,7 @@ for (const name of names) {
     console.error(`${name}: ${rows.at(-1)}`);
   } catch (error) {
     rows.push(
-      `| ${name} | failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 80)} | | | | ${episodes} | |`,
+      `| ${name} | failed: ${at((error instanceof Error ? error.message : String(error)).split('\n'), 0).slice(0, 80)} | | | | ${episodes} | |`,
     );
     console.error(error);
   } finally {

@@ -28,6 +28,7 @@ import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { measureCheckpoint } from './measure.ts';
+import { at } from '../src/core/indexing.ts';
 
 const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const facts = number('BENCH_FACTS', 2);
@@ -142,8 +143,8 @@ const heldOut = (memoryTools: boolean, dir: string) =>
   measureCheckpoint(dir, { name: 'memory-recall', options: envOptionsFor(memoryTools) }, rl, samples);
 
 const [phase, tools, ...dirs] = process.argv.slice(2);
-if (phase === 'sft') await sftPhase(tools === 'tools', dirs[0]!);
-else if (phase === 'rl') await rlPhase(tools === 'tools', dirs[0]!, dirs[1]!);
+if (phase === 'sft') await sftPhase(tools === 'tools', at(dirs, 0));
+else if (phase === 'rl') await rlPhase(tools === 'tools', at(dirs, 0), at(dirs, 1));
 else {
   const rows: string[] = [];
   for (const memoryTools of [true, false]) {

@@ -11,6 +11,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { OpenEnvClient } from '../src/serve/openenv/client.ts';
+import { at } from '../src/core/indexing.ts';
 
 const sessions = Number(process.env.BENCH_SESSIONS ?? 64);
 const stepsPerSession = Number(process.env.BENCH_STEPS ?? 200);
@@ -35,7 +36,7 @@ const url = await new Promise<string>((resolve, reject) => {
   server.stderr!.on('data', (chunk: Buffer) => {
     text += chunk.toString();
     const match = /on (http:\/\/[0-9.:]+)/.exec(text);
-    if (match) resolve(match[1]!);
+    if (match) resolve(at(match, 1));
   });
   server.once('exit', (code) => reject(new Error(`serve-env exited ${code}: ${text}`)));
 });

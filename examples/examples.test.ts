@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { at } from '../src/core/indexing.ts';
 
 const repository = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const tsxLoader = import.meta.resolve('tsx');
@@ -104,7 +105,7 @@ const needsOutsideServices = new Map([
 
 /** The ```ts blocks of a markdown text, in order. */
 function typeScriptBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => at(match, 1));
 }
 
 describe('README.md TypeScript snippets run as written', async () => {

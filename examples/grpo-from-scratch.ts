@@ -72,16 +72,16 @@ console.log(
 
 // ---- 3. Group-relative advantages: A_i = (R_i − mean of its group) / (std of its group + ε) ----
 function groupRelativeAdvantages(trajectories: readonly Trajectory[]): number[] {
-  const groups = new Map<string, number[]>(); // groupId → its episodes (the G episodes of one seed share it)
-  trajectories.forEach((t, i) => {
-    groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), i]);
-  });
-  const advantages = new Array<number>(trajectories.length);
+  const groups = new Map<string, { index: number; reward: number }[]>(); // groupId → its episodes (the G episodes of one seed share it)
+  for (const [index, t] of trajectories.entries()) {
+    groups.set(t.groupId, [...(groups.get(t.groupId) ?? []), { index, reward: t.totalReward }]);
+  }
+  const advantages = new Array<number>(trajectories.length).fill(0);
   for (const members of groups.values()) {
-    const rewards = members.map((i) => trajectories[i]!.totalReward);
+    const rewards = members.map((member) => member.reward);
     const mean = rewards.reduce((sum, reward) => sum + reward, 0) / rewards.length;
     const std = Math.sqrt(rewards.reduce((sum, reward) => sum + (reward - mean) ** 2, 0) / (rewards.length - 1)); // unbiased, as verl
-    for (const i of members) advantages[i] = (trajectories[i]!.totalReward - mean) / (std + 1e-6);
+    for (const { index, reward } of members) advantages[index] = (reward - mean) / (std + 1e-6);
   }
   return advantages;
 }
@@ -103,10 +103,15 @@ function clippedSurrogate(batch: { lossMask: number[][]; oldLogprobs: number[][]
       let approxKl = 0;
       const gradLogprobs = logprobs.map((sequence, i) => {
         const gradient = new Float32Array(sequence.length); // [T_i]: 0 on prompt tokens
-        const advantage = batch.advantages[i]!; // one per episode, broadcast over its reply
-        for (let t = 0; t < sequence.length; t++) {
-          if (batch.lossMask[i]![t] !== 1) continue;
-          const logRatio = sequence[t]! - batch.oldLogprobs[i]![t]!;
+        const advantage = batch.advantages[i]; // one per episode, broadcast over its reply
+        const mask = batch.lossMask[i];
+        const old = batch.oldLogprobs[i];
+        if (advantage === undefined || mask === undefined || old === undefined)
+          throw new RangeError(`no row ${i} in the batch`);
+        for (const [t, logprob] of sequence.entries()) {
+          const oldLogprob = old[t];
+          if (mask[t] !== 1 || oldLogprob === undefined) continue;
+          const logRatio = logprob - oldLogprob;
           const ratio = Math.exp(logRatio);
           const unclipped = -advantage * ratio;
           const clippedLoss = -advantage * Math.min(1 + clipEpsilon, Math.max(1 - clipEpsilon, ratio));

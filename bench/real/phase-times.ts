@@ -31,7 +31,7 @@ export function withPhaseTimes<P extends object>(policy: P): P & TimedBackend {
         try {
           return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         } finally {
-          times[phase]! += performance.now() - started;
+          times[phase] = (times[phase] ?? 0) + performance.now() - started;
         }
       };
     },

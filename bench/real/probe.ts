@@ -20,6 +20,7 @@ import { splitSeeds } from '../../src/envs/split.ts';
 import { pulledModelPaths } from '../../src/model/model-sources.ts';
 import { toolSchema } from '../../src/policy/openai-wire.ts';
 import { probeVariants, type ProbeVariant } from './variants.ts';
+import { at } from '../../src/core/indexing.ts';
 
 interface Sampler {
   generate(prompts: number[][], sampling: ProbeVariant['sampling'], seed: number): Promise<number[][]>;
@@ -79,14 +80,14 @@ async function runVariant(
       return { env, messages, outcome, done: false };
     }),
   );
-  const tools = [toolSchema(makeCalculator().tools[0]!)];
+  const tools = [toolSchema(at(makeCalculator().tools, 0))];
   for (let turn = 0; turn < (variant.env.maxTurns ?? 4); turn++) {
     const live = episodes.filter((episode) => !episode.done);
     if (live.length === 0) break;
     const prompts = live.map((episode) => format.render(episode.messages, { tools, addGenerationPrompt: true }).tokens);
     const replies = await sampler.generate(prompts, variant.sampling, 1000 + turn);
     for (const [i, episode] of live.entries()) {
-      const reply = replies[i]!;
+      const reply = at(replies, i);
       const text = format.tokenizer.decode(reply.filter((id) => !stopTokens.includes(id)));
       const parsed = format.parseAssistant(text);
       const call = parsed.toolCalls[0];

@@ -26,6 +26,7 @@ import { grpoAdvantages, rlLoss } from '../../src/algorithms/index.ts';
 import { makeBandit } from '../../src/envs/bandit/env.ts';
 import { TinkerPolicy } from '../../src/policy/tinker/index.ts';
 import { rollout } from '../../src/rollout/index.ts';
+import { at } from '../../src/core/indexing.ts';
 
 const { values } = parseArgs({
   options: {
@@ -87,7 +88,7 @@ try {
       const matched = [...reply].filter((char) => target.includes(char)).length;
       const rewards = trajectory.tokenRewards.slice();
       const last = trajectory.lossMask.lastIndexOf(1);
-      if (last >= 0) rewards[last] = rewards[last]! + matched / Math.max(1, reply.length);
+      if (last >= 0) rewards[last] = at(rewards, last) + matched / Math.max(1, reply.length);
       return rewards;
     });
     const { advantages, scores, sequenceAdvantages } = grpoAdvantages({
@@ -104,7 +105,7 @@ try {
     let maxGap = 0;
     forward.forEach((row, s) => {
       row.forEach((logprob, t) => {
-        if (lossMask[s]![t] === 1) maxGap = Math.max(maxGap, Math.abs(logprob - oldLogprobs[s]![t]!));
+        if (at(lossMask, s)[t] === 1) maxGap = Math.max(maxGap, Math.abs(logprob - at(at(oldLogprobs, s), t)));
       });
     });
     check(
@@ -126,7 +127,7 @@ try {
     let moved = 0;
     after.forEach((row, s) => {
       row.forEach((logprob, t) => {
-        if (lossMask[s]![t] === 1) moved = Math.max(moved, Math.abs(logprob - forward[s]![t]!));
+        if (at(lossMask, s)[t] === 1) moved = Math.max(moved, Math.abs(logprob - at(at(forward, s), t)));
       });
     });
     check(
@@ -170,7 +171,7 @@ try {
     let gap = 0;
     again.forEach((row, s) => {
       row.forEach((logprob, t) => {
-        gap = Math.max(gap, Math.abs(logprob - logprobs[s]![t]!));
+        gap = Math.max(gap, Math.abs(logprob - at(at(logprobs, s), t)));
       });
     });
     check(gap < 1e-5, `a new run that loads the checkpoint scores the same (max |Δ| ${gap.toExponential(2)})`);

@@ -13,6 +13,7 @@ import { loadChatFormat } from '../../../src/chat/model-folder.ts';
 import { templateInput } from '../../../src/chat/jinja-chat-format.ts';
 import { detectToolCallFamily } from '../../../src/chat/tool-call-format.ts';
 import type { PromptTool } from '../../../src/chat/tools-prompt.ts';
+import { at } from '../../../src/core/indexing.ts';
 
 const pieces = [
   'hello',
@@ -81,8 +82,8 @@ function randomString(rng: Rng): string {
   let text = '';
   for (let i = 0; i < count; i++) {
     const roll = rng.int(10);
-    if (roll < 6) text += pieces[rng.int(pieces.length)]!;
-    else if (roll < 8) text += ' '.repeat(rng.int(4)) + pieces[rng.int(pieces.length)]!;
+    if (roll < 6) text += at(pieces, rng.int(pieces.length));
+    else if (roll < 8) text += ' '.repeat(rng.int(4)) + at(pieces, rng.int(pieces.length));
     else text += String.fromCodePoint(0x20 + rng.int(0x3000));
   }
   return text;
@@ -134,7 +135,7 @@ function conversations(rng: Rng): { messages: Message[]; tools: PromptTool[]; ad
           content: `answer ${t}: ${randomString(rng).replace(/<\|[a-z_]+\|>/g, '')}`,
         });
     }
-    const last = messages[messages.length - 1]!;
+    const last = at(messages, messages.length - 1);
     out.push({ messages, tools: withTools ? tools : [], addGenerationPrompt: last.role !== 'assistant' });
   }
   return out;
@@ -211,7 +212,7 @@ if (mode === 'cases') {
       const runs: number[][] = [];
       rendered.assistantMask.forEach((bit, t) => {
         if (bit === 1 && rendered.assistantMask[t - 1] !== 1) runs.push([]);
-        if (bit === 1) runs.at(-1)!.push(rendered.tokens[t]!);
+        if (bit === 1) runs.at(-1)!.push(at(rendered.tokens, t));
       });
       const replies = chat.messages.filter((m) => m.role === 'assistant');
       const consistent =
@@ -221,7 +222,7 @@ if (mode === 'cases') {
             format.stopTokens.includes(run.at(-1)!) &&
             format.tokenizer
               .decode(run.slice(0, -1))
-              .includes(format.tokenizer.decode(format.tokenizer.encode(replies[r]!.content.trim()))),
+              .includes(format.tokenizer.decode(format.tokenizer.encode(at(replies, r).content.trim()))),
         );
       if (consistent) maskConsistent++;
       else if (failures++ < 10) console.log(`  ${name} mask inconsistent on conversation ${i}`);

@@ -93,7 +93,7 @@ const tools: HfTool[] = [
 ];
 
 function pick<T>(rng: Rng, items: readonly T[]): T {
-  return items[rng.int(items.length)]!;
+  return at(items, rng.int(items.length));
 }
 
 function content(rng: Rng, text: string): HfContent {

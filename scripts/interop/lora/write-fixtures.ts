@@ -17,6 +17,7 @@ import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
 import { ropeTables } from '../../../src/model/rope.ts';
 import { headDim } from '../../../src/model/config.ts';
 import { exportHuggingFace } from '../../../src/serve/export-hf.ts';
+import { at } from '../../../src/core/indexing.ts';
 
 const out = process.argv[2];
 if (out === undefined) throw new TypeError('usage: write-fixtures.ts <out-folder>');
@@ -55,7 +56,7 @@ await model.saveAdapter(join(out, 'adapter'), { baseModelNameOrPath: join(out, '
 
 // agentrl's LoRA forward (adapters unmerged), full logits for every position.
 const rows = batch.length;
-const length = batch[0]!.length;
+const length = at(batch, 0).length;
 const { cos, sin } = ropeTables(
   Int32Array.from({ length }, (_, i) => i),
   headDim(model.config),

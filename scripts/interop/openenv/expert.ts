@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { parseAction } from '../../../src/envs/action-format.ts';
 import type { Expert } from '../../../src/envs/expert.ts';
 import { getEnvironment } from '../../../src/envs/index.ts';
+import { at } from '../../../src/core/indexing.ts';
 
 const experts = new Map<string, Expert>();
 
@@ -22,7 +23,7 @@ function toolCallOf(text: string): { name: string; arguments: Record<string, unk
   const parsed = parseAction(text, { maxChars: 1_000_000 });
   if (parsed.kind === 'tool_call') return parsed.call;
   const search = /<search>([\s\S]*?)<\/search>/.exec(text);
-  return search === null ? null : { name: 'search', arguments: { query: search[1]!.trim() } };
+  return search === null ? null : { name: 'search', arguments: { query: at(search, 1).trim() } };
 }
 
 async function answer(request: {

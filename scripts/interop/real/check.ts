@@ -22,6 +22,7 @@ import { fromHfConfig } from '../../../src/model/hf-config.ts';
 import { initHostParams } from '../../../src/model/params.ts';
 import { exportStage } from './export-stage.ts';
 import { forwardLogits, paddedRows } from './forward-logits.ts';
+import { at } from '../../../src/core/indexing.ts';
 
 /** Byte offsets of the f16 scale fields in each block type (random bytes there could be NaN/∞). */
 const halfFields: Partial<Record<GgmlTypeName, number[]>> = {
@@ -53,13 +54,13 @@ async function synthetic(out: string): Promise<void> {
   ] as GgmlTypeName[]) {
     const shape = [3, 512];
     const layout = ggmlBlockLayout[type];
-    const blocks = (shape[0]! * shape[1]!) / layout.values;
+    const blocks = (at(shape, 0) * at(shape, 1)) / layout.values;
     const bytes = new Uint8Array(blocks * layout.bytes);
     const view = new DataView(bytes.buffer);
     if (type === 'F32') for (let i = 0; i < blocks; i++) view.setFloat32(4 * i, rng.normal(), true);
     else if (type === 'BF16')
       for (let i = 0; i < blocks; i++)
-        view.setUint16(2 * i, new Uint32Array(new Float32Array([rng.normal()]).buffer)[0]! >>> 16, true);
+        view.setUint16(2 * i, at(new Uint32Array(new Float32Array([rng.normal()]).buffer), 0) >>> 16, true);
     else {
       for (let i = 0; i < bytes.length; i++) bytes[i] = rng.nextUint32() & 0xff;
       // f16 fields: a random finite half in [-2, 2): sign, exponent 5..15, any fraction.
@@ -200,11 +201,11 @@ async function tinyFolders(outDir: string): Promise<void> {
 }
 
 const [command, ...args] = process.argv.slice(2);
-if (command === 'synthetic') await synthetic(args[0]!);
-else if (command === 'dequant') await dequant(args[0]!, args[1]!);
-else if (command === 'logits') await logits(args[0]!, args[1]!);
-else if (command === 'tiny-folders') await tinyFolders(args[0]!);
-else if (command === 'export') await exportStage(args[0]!, args[1]!, prompts);
+if (command === 'synthetic') await synthetic(at(args, 0));
+else if (command === 'dequant') await dequant(at(args, 0), at(args, 1));
+else if (command === 'logits') await logits(at(args, 0), at(args, 1));
+else if (command === 'tiny-folders') await tinyFolders(at(args, 0));
+else if (command === 'export') await exportStage(at(args, 0), at(args, 1), prompts);
 else {
   console.error(
     'usage: check.ts synthetic <out.gguf> | dequant <file.gguf> <out-dir> | logits <file.gguf> <out-dir> | tiny-folders <out-dir> | export <model> <out-dir>',
