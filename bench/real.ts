@@ -11,12 +11,12 @@
  * success at intervals; stops at a wall-clock budget. Prints the curve, each iteration's time split
  * (generation / scoring / training / other), the peak RSS and a README row. Fixed seeds.
  *
- * Env: BENCH_REAL_MINUTES (default 55: the budget, evaluations included), BENCH_REAL_TEST (test
- * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 32),
+ * Env: BENCH_REAL_MINUTES (default 45: the budget, evaluations included), BENCH_REAL_TEST (test
+ * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 16),
  * BENCH_REAL_VALIDATE_EVERY (iterations, default 5), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
- * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default half
- * an iteration's: two steps an iteration), BENCH_REAL_LR (default 5e-4), BENCH_REAL_TEMPERATURE (the
- * rollout's sampling temperature, default 0.7; the sampled held-out test samples at it too).
+ * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default 8:
+ * four steps an iteration), BENCH_REAL_LR (default 1e-3), BENCH_REAL_TEMPERATURE (the
+ * rollout's sampling temperature, default 1; the sampled held-out test samples at it too).
  */
 import { makeCalculator } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
@@ -27,7 +27,7 @@ import { withPhaseTimes } from './real/phase-times.ts';
 import { realTaskName, realTaskOptions } from './real/task.ts';
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
-const budgetSeconds = setting('BENCH_REAL_MINUTES', 55) * 60;
+const budgetSeconds = setting('BENCH_REAL_MINUTES', 45) * 60;
 const testEpisodes = setting('BENCH_REAL_TEST', 64);
 const lora = {
   rank: 16,
@@ -40,14 +40,14 @@ const config: RlConfigInput = {
   iterations: 10_000, // the wall-clock budget stops the run
   tasksPerIteration: setting('BENCH_REAL_TASKS', 4),
   groupSize: setting('BENCH_REAL_GROUP', 8),
-  minibatchSize: setting('BENCH_REAL_MINIBATCH', (setting('BENCH_REAL_TASKS', 4) * setting('BENCH_REAL_GROUP', 8)) / 2),
+  minibatchSize: setting('BENCH_REAL_MINIBATCH', 8),
   maxTurns: 3,
   maxNewTokens: 48,
-  temperature: setting('BENCH_REAL_TEMPERATURE', 0.7),
+  temperature: setting('BENCH_REAL_TEMPERATURE', 1),
   systemPrompt: true,
-  learningRate: setting('BENCH_REAL_LR', 5e-4),
+  learningRate: setting('BENCH_REAL_LR', 1e-3),
   validateEvery: setting('BENCH_REAL_VALIDATE_EVERY', 5),
-  validationEpisodes: setting('BENCH_REAL_VALIDATION', 32),
+  validationEpisodes: setting('BENCH_REAL_VALIDATION', 16),
   seed: 0,
 };
 
