@@ -1,7 +1,7 @@
 /**
  * The host side of batched sampling, one step at a time: `sampleToken` per unfinished row with one
  * seeded RNG visited in row order, the stop tokens and stop strings, the streaming callback. Used by
- * generate.ts; onnx-generate.ts's sampler has the same constructor and `sample`, so it can be too.
+ * generate.ts and by the onnxruntime sampler (engine/onnx/onnx-generate.ts).
  */
 import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';

@@ -11,10 +11,9 @@
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
-import { Rng } from '../../core/rng.ts';
 import { headDim } from '../../model/config.ts';
-import { hitsStopString, yieldToEventLoop, type GeneratedRow, type GenerateOptions } from '../../model/generate.ts';
-import { sampleToken } from '../../model/sampling.ts';
+import { yieldToEventLoop, type GeneratedRow, type GenerateOptions } from '../../model/generate.ts';
+import { RowSampler } from '../../model/row-sampler.ts';
 import { MASKED, packRows, promptBias, ropeFeeds } from './feeds.ts';
 import { keyOutputName, valueOutputName } from './model-graph.ts';
 import type { OnnxInference } from './onnx-inference.ts';
@@ -104,65 +103,6 @@ async function prefill(
     logits.set(entry(out, 'logits', 'run output').data as Float32Array, first * V);
   }
   return logits;
-}
-
-/** model/generate.ts's per-step host sampling: the same sampler, RNG order, stop rules and callbacks. */
-class RowSampler {
-  private readonly sampleOptions: { temperature: number; topP: number };
-  private readonly rng: Rng;
-  private readonly stopTokens: Set<number>;
-  private readonly sampledVocab: number;
-  private readonly scratch: Float64Array;
-  private readonly order: Int32Array;
-  private readonly done: boolean[];
-  private active: number;
-
-  constructor(
-    private readonly rows: GeneratedRow[],
-    private readonly options: GenerateOptions,
-    private readonly vocab: number,
-  ) {
-    this.sampleOptions = { temperature: options.temperature ?? 1, topP: options.topP ?? 1 };
-    this.rng = new Rng(options.seed ?? 0);
-    this.stopTokens = new Set(options.stopTokens ?? []);
-    this.sampledVocab = Math.min(vocab, options.maxTokenId ?? vocab);
-    this.scratch = new Float64Array(vocab);
-    this.order = new Int32Array(vocab);
-    this.done = rows.map(() => false);
-    this.active = rows.length;
-  }
-
-  /** Samples every unfinished row from logits [B, V] into `token` (0 for finished rows); returns the rows still active. */
-  sample(logits: Float32Array, token: Int32Array): number {
-    const V = this.vocab;
-    for (let b = 0; b < this.rows.length; b++) {
-      if (this.done[b]) {
-        token[b] = 0;
-        continue;
-      }
-      const sampled = sampleToken(
-        logits,
-        b * V,
-        V,
-        this.sampleOptions,
-        this.rng,
-        this.scratch,
-        this.order,
-        this.sampledVocab,
-      );
-      token[b] = sampled.token;
-      const row = at(this.rows, b);
-      row.tokens.push(sampled.token);
-      row.logprobs.push(sampled.logprob);
-      this.options.onToken?.(b, sampled.token, sampled.logprob);
-      if (this.stopTokens.has(sampled.token) || hitsStopString(row.tokens, this.options)) {
-        row.finishReason = 'stop';
-        this.done[b] = true;
-        this.active--;
-      }
-    }
-    return this.active;
-  }
 }
 
 export async function generateOnOnnx(
