@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { countOrAllSchema } from '../core/count-or-all.ts';
 import { defaultStorePath } from '../store/run-store.ts';
 
 export const runOptionsShape = {
@@ -23,7 +24,9 @@ export const runOptionsShape = {
     .optional()
     .describe('continue run <id|name> from its last checkpoint (its saved config; flags override)'),
   runName: z.string().optional().describe('name of the new run (default <env>-<algo>-<id>)'),
-  recordTrajectories: z.number().int().min(-1).default(-1).describe('trajectories recorded per iteration (-1 = all)'),
+  recordTrajectories: countOrAllSchema("expected a count of trajectories per iteration (0, 1, 2, …) or 'all'")
+    .default('all')
+    .describe("trajectories recorded per iteration: the first N of the batch, or 'all'"),
 } as const;
 
 const invocationKeys = ['config', 'store', 'resume', 'runName'] as const;

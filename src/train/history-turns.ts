@@ -10,29 +10,13 @@
  * Runs saved before `'all'` existed wrote the whole conversation as -1; it still reads as `'all'`
  * (so their stored config resumes), as does `--history-turns -1`.
  */
-import { z } from 'zod';
+import { type CountOrAll, countOrAllSchema } from '../core/count-or-all.ts';
 
-export type HistoryTurns = 'all' | number;
-
-/** What configs saved before `'all'` wrote for the whole conversation. */
-const savedWholeConversation = -1;
-
-/** A flag's text as a count or 'all'; a saved -1 as 'all'; anything else as it is (the schema names the problem). */
-function readHistoryTurns(value: unknown): unknown {
-  if (value === savedWholeConversation || value === String(savedWholeConversation)) return 'all';
-  if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
-  return value;
-}
-
-const expected = "expected a count of previous turns (0, 1, 2, …) or 'all' (the whole conversation)";
-const historyTurnsValue = z.union([z.literal('all'), z.number().int().nonnegative({ error: expected })], {
-  error: expected,
-});
+export type HistoryTurns = CountOrAll;
 
 /** Typed as a config's value (`HistoryTurns`); flags and stored configs reach it as any JSON value. */
-export const historyTurnsSchema = z.preprocess<unknown, typeof historyTurnsValue, HistoryTurns>(
-  readHistoryTurns,
-  historyTurnsValue,
+export const historyTurnsSchema = countOrAllSchema(
+  "expected a count of previous turns (0, 1, 2, …) or 'all' (the whole conversation)",
 );
 
 /** The rollout's `historyTurns`: the count, or undefined for the whole conversation. */

@@ -6,6 +6,7 @@
  * weights, AdamW moments and step counter — and the RNG) in ONE transaction. A process killed mid-iteration therefore loses that iteration and nothing else,
  * and `loadResumePoint` finds the state to continue from.
  */
+import type { CountOrAll } from '../core/count-or-all.ts';
 import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
@@ -23,8 +24,8 @@ export interface RunRecorderOptions {
   store: RunStore;
   runId: number;
   tokenizer?: Tokenizer;
-  /** Trajectories kept per iteration (the first N of the batch); -1 = all. */
-  trajectoriesPerIteration?: number;
+  /** Trajectories kept per iteration: the first N of the batch, or 'all' (the default). */
+  trajectoriesPerIteration?: CountOrAll;
   /** Validation episodes (recorded with the validation success). */
   validationEpisodes?: number;
 }
@@ -34,7 +35,7 @@ export class RunRecorder {
   private sampled: readonly Trajectory[] = [];
   private advantages = new Map<Trajectory, Float64Array>();
 
-  constructor({ tokenizer = byteTokenizer, trajectoriesPerIteration = -1, ...rest }: RunRecorderOptions) {
+  constructor({ tokenizer = byteTokenizer, trajectoriesPerIteration = 'all', ...rest }: RunRecorderOptions) {
     this.options = { tokenizer, trajectoriesPerIteration, ...rest };
   }
 
@@ -89,7 +90,7 @@ export class RunRecorder {
     });
     const { iteration, validationSuccess, backendMs, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
-    const kept = limit < 0 ? this.sampled : this.sampled.slice(0, limit);
+    const kept = limit === 'all' ? this.sampled : this.sampled.slice(0, limit);
     const recorded: Record<string, number> = {
       ...values,
       ...backendTimeMetrics(backendMs),

@@ -1,6 +1,7 @@
 /**
- * `--history-turns`: a count or `all` on the command line and in config files; a run saved when
- * the whole conversation was written -1 still resumes (and is saved back as 'all').
+ * The count-or-`all` flags (src/core/count-or-all.ts): `--history-turns` and
+ * `--record-trajectories` take a count or `all` on the command line and in config files; a run saved
+ * when `all` was written -1 still resumes (and is saved back as 'all').
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +28,24 @@ test('--history-turns takes a count or all (and the -1 of old commands); 0 by de
     /--history-turns: expected a count of previous turns \(0, 1, 2, …\) or 'all'/,
   );
   assert.match(trainHelp([]), /--history-turns <all\|number>\s+previous turns the policy sees: a count, or 'all'/);
+});
+
+test('--record-trajectories takes a count or all (and the -1 of old commands); all by default; anything else is refused', () => {
+  const recorded = (...argv: string[]) => resolveTrainOptions(argv).options.recordTrajectories;
+  assert.deepEqual(
+    [
+      recorded(),
+      recorded('--record-trajectories', 'all'),
+      recorded('--record-trajectories', '3'),
+      recorded('--record-trajectories=-1'),
+    ],
+    ['all', 'all', 3, 'all'],
+  );
+  assert.throws(
+    () => recorded('--record-trajectories', '-2'),
+    /--record-trajectories: expected a count of trajectories per iteration \(0, 1, 2, …\) or 'all'/,
+  );
+  assert.match(trainHelp([]), /--record-trajectories <all\|number>\s+trajectories recorded per iteration/);
 });
 
 /** A bandit run small enough to take seconds. */
@@ -69,7 +88,7 @@ const tiny = [
   '0',
 ];
 
-test('a run whose stored config says historyTurns -1 (saved before "all") resumes, and is saved back as "all"', async () => {
+test('a run whose stored config says historyTurns and recordTrajectories -1 (saved before "all") resumes, records the whole batch, and is saved back as "all"', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-history-turns-'));
   const store = join(dir, 'runs.db');
   try {
@@ -80,6 +99,8 @@ test('a run whose stored config says historyTurns -1 (saved before "all") resume
       '1',
       '--history-turns',
       'all',
+      '--record-trajectories',
+      '1',
       '--store',
       store,
       '--run-name',
@@ -92,7 +113,9 @@ test('a run whose stored config says historyTurns -1 (saved before "all") resume
     try {
       const run = runs.run('old');
       assert.equal(run.config.historyTurns, 'all');
-      runs.setConfig(run.id, { ...run.config, historyTurns: -1 });
+      assert.equal(run.config.recordTrajectories, 1);
+      assert.equal(runs.countTrajectories(run.id), 1, '--record-trajectories 1 keeps the first of the batch');
+      runs.setConfig(run.id, { ...run.config, historyTurns: -1, recordTrajectories: -1 });
     } finally {
       runs.close();
     }
@@ -102,6 +125,12 @@ test('a run whose stored config says historyTurns -1 (saved before "all") resume
     const after = RunStore.open(store);
     try {
       assert.equal(after.run('old').config.historyTurns, 'all');
+      assert.equal(after.run('old').config.recordTrajectories, 'all');
+      assert.equal(
+        after.countTrajectories(after.run('old').id),
+        1 + 2 * 4,
+        'iteration 2 recorded its whole batch (2 tasks × G 4)',
+      );
       assert.equal(after.run('old').status, 'completed');
     } finally {
       after.close();
