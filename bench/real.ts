@@ -7,27 +7,35 @@
  * It runs the product's RL path — `runRl` (GRPO) over the rollout in the model's chat format, the
  * same code `agentrl train --model smollm2-135m-instruct --lora-rank 16` runs — with sampling and
  * scoring and the LoRA train step on onnxruntime (`BuiltinPolicy({ inference: 'onnx', training: 'onnx' })`). Held-out success on the env's
- * test split (src/envs/split.ts) before and after, greedy and sampled; greedy validation-split
- * success at intervals; stops at a wall-clock budget. Prints the curve, each iteration's time split
- * (generation / scoring / training / other), the peak RSS and a README row. Fixed seeds.
+ * test split (src/envs/split.ts) before and after, greedy and sampled. KL to the frozen base model
+ * (GRPO's k3 term in the loss) holds the policy near where it started. Model selection on the
+ * validation split (bench/real/best-validation.ts): sampled success at intervals, the best state
+ * kept; the test split is scored at the end for the last policy and for the selected one. Stops at a
+ * wall-clock budget. Prints the curve, each iteration's time split (generation / scoring / reference
+ * scoring / training / other) and drift (KL to the base, PPO KL, clip fraction, entropy), the peak
+ * RSS and a README row. Fixed seeds.
  *
- * Env: BENCH_REAL_MINUTES (default 45: the budget, evaluations included), BENCH_REAL_TEST (test
- * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 16),
- * BENCH_REAL_VALIDATE_EVERY (iterations, default 5), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
+ * Env: BENCH_REAL_MINUTES (default 55: the budget, every evaluation included), BENCH_REAL_TEST (test
+ * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 32),
+ * BENCH_REAL_VALIDATE_EVERY (iterations, default 2), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
  * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default 8:
- * four steps an iteration), BENCH_REAL_LR (default 1e-3), BENCH_REAL_TEMPERATURE (the
- * rollout's sampling temperature, default 1; the sampled held-out test samples at it too).
+ * four steps an iteration), BENCH_REAL_LR (default 1e-3), BENCH_REAL_KL (the KL coefficient, default
+ * 0.05; 0 = no reference), BENCH_REAL_TEMPERATURE (the rollout's sampling temperature, default 1; the
+ * sampled validation and held-out test sample at it too).
  */
 import { makeCalculator } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
-import { runRl, validate, type IterationMetrics, type RlConfigInput } from '../src/train/rl.ts';
+import { type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
+import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
 import { realTaskName, realTaskOptions } from './real/task.ts';
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
-const budgetSeconds = setting('BENCH_REAL_MINUTES', 45) * 60;
+const budgetSeconds = setting('BENCH_REAL_MINUTES', 55) * 60;
+const validationEpisodes = setting('BENCH_REAL_VALIDATION', 32);
+const validateEvery = setting('BENCH_REAL_VALIDATE_EVERY', 2);
 const testEpisodes = setting('BENCH_REAL_TEST', 64);
 const lora = {
   rank: 16,
@@ -36,7 +44,7 @@ const lora = {
 };
 const config: RlConfigInput = {
   algo: 'grpo',
-  klCoef: 0,
+  klCoef: setting('BENCH_REAL_KL', 0.05),
   iterations: 10_000, // the wall-clock budget stops the run
   tasksPerIteration: setting('BENCH_REAL_TASKS', 4),
   groupSize: setting('BENCH_REAL_GROUP', 8),
@@ -46,8 +54,9 @@ const config: RlConfigInput = {
   temperature: setting('BENCH_REAL_TEMPERATURE', 1),
   systemPrompt: true,
   learningRate: setting('BENCH_REAL_LR', 1e-3),
-  validateEvery: setting('BENCH_REAL_VALIDATE_EVERY', 5),
-  validationEpisodes: setting('BENCH_REAL_VALIDATION', 16),
+  // runRl's own (greedy) validation only runs when it stops; the bench validates itself (BestValidation).
+  validateEvery: 0,
+  validationEpisodes: 8,
   seed: 0,
 };
 
@@ -56,25 +65,35 @@ const elapsed = (): number => (performance.now() - started) / 1000;
 const peakRssMb = (): number => process.resourceUsage().maxRSS / 1024;
 const percent = (rate: number): string => `${(rate * 100).toFixed(1)}%`;
 
-async function makePolicy() {
+/** The trained policy (LoRA on the base) and, when KL is on, the frozen base as the KL reference (scoring only). */
+async function makePolicies() {
   const checkpoint = await loadModelCheckpoint('smollm2-135m-instruct');
   if (checkpoint.chatFormat === undefined) throw new Error('smollm2-135m-instruct: no chat format in the pulled model');
-  const model = await TransformerModel.fromParams({ ...checkpoint.config, maxSeqLen: 512 }, checkpoint.params, {
+  const modelConfig = { ...checkpoint.config, maxSeqLen: 512 };
+  const model = await TransformerModel.fromParams(modelConfig, checkpoint.params, {
     seed: 0,
     lora: { ...lora, targetModules: [...lora.targetModules] },
   });
-  return withPhaseTimes(
+  const policy = withPhaseTimes(
     new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat, inference: 'onnx', training: 'onnx' }),
   );
+  if (config.klCoef === 0) return { policy, reference: undefined };
+  const base = await TransformerModel.fromParams(modelConfig, checkpoint.params, { seed: 0 });
+  const reference = withPhaseTimes(
+    new BuiltinPolicy({ model: base, chatFormat: checkpoint.chatFormat, inference: 'onnx' }),
+  );
+  return { policy, reference };
 }
+
+type Test = { greedy: number; sampled: number; seconds: number };
 
 async function heldOut(
   policy: BuiltinPolicy,
   env: () => ReturnType<typeof makeCalculator>,
   label: string,
-): Promise<{ greedy: number; sampled: number; seconds: number }> {
+): Promise<Test> {
   const t0 = performance.now();
-  const testConfig = { ...config, validationEpisodes: testEpisodes } as Parameters<typeof validate>[2];
+  const testConfig = { ...rlConfigSchema.parse(config), validationEpisodes: testEpisodes };
   const greedy = await validate(policy, env, testConfig, 'test');
   const sampled = await validate(policy, env, testConfig, 'test', { samples: 1, seed: 12_345 });
   const seconds = (performance.now() - t0) / 1000;
@@ -86,27 +105,72 @@ async function heldOut(
 
 function phaseLine(m: IterationMetrics): string {
   const ms = m.backendMs ?? {};
-  const generation = (ms.generation ?? 0) / 1000;
-  const scoring = (ms.scoring ?? 0) / 1000;
-  const training = (ms.training ?? 0) / 1000;
-  const other = m.seconds - generation - scoring - training;
-  return `gen ${generation.toFixed(0)} s, score ${scoring.toFixed(0)} s, train ${training.toFixed(0)} s, other ${other.toFixed(0)} s`;
+  const seconds = (kind: string): number => (ms[kind] ?? 0) / 1000;
+  const reference = seconds('reference.scoring');
+  const other = m.seconds - seconds('generation') - seconds('scoring') - seconds('training') - reference;
+  return (
+    `gen ${seconds('generation').toFixed(0)} s, score ${seconds('scoring').toFixed(0)} s, ref ${reference.toFixed(0)} s, ` +
+    `train ${seconds('training').toFixed(0)} s, other ${other.toFixed(0)} s`
+  );
+}
+
+function driftLine(m: IterationMetrics): string {
+  return `kl-to-base ${m.klToReference.toFixed(4)}, ppo-kl ${m.ppoKl.toFixed(4)}, clipfrac ${m.clipfrac.toFixed(3)}, entropy ${m.entropy.toFixed(3)}, grad-norm ${m.gradNorm.toFixed(2)}`;
+}
+
+function iterationLine(m: IterationMetrics): string {
+  return (
+    `iter ${m.iteration} @ ${(elapsed() / 60).toFixed(1)} min: train success ${percent(m.success)}, reward ${m.reward.toFixed(3)}, invalid ${percent(m.invalidActionRate)}, ` +
+    `${m.trainedTokens} trained tokens, ${m.seconds.toFixed(0)} s (${phaseLine(m)}); ${driftLine(m)}; peak RSS ${peakRssMb().toFixed(0)} MB`
+  );
+}
+
+const signed = (points: number): string => `${points >= 0 ? '+' : ''}${points.toFixed(1)}`;
+
+function report(before: Test, last: Test, selected: { test: Test; iteration: number }, iterations: number): void {
+  const minutes = elapsed() / 60;
+  const line = (label: string, after: Test) =>
+    `${label}: greedy ${percent(before.greedy)} → ${percent(after.greedy)} (${signed((after.greedy - before.greedy) * 100)}), ` +
+    `sampled (T=${config.temperature}) ${percent(before.sampled)} → ${percent(after.sampled)} (${signed((after.sampled - before.sampled) * 100)} points; target +15)`;
+  console.log(`\n${line(`held-out test, last policy (iteration ${iterations})`, last)}`);
+  console.log(line(`held-out test, validation-selected policy (iteration ${selected.iteration})`, selected.test));
+  console.log(`peak RSS ${peakRssMb().toFixed(0)} MB, ${minutes.toFixed(1)} min in all`);
+  console.log(
+    `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}, KL ${config.klCoef}), calculator ${realTaskName} | ` +
+      `held-out test sampled (T=${config.temperature}) ${percent(before.sampled)} → ${percent(selected.test.sampled)} (selected, iteration ${selected.iteration}) / ${percent(last.sampled)} (last), ` +
+      `greedy ${percent(before.greedy)} → ${percent(selected.test.greedy)} / ${percent(last.greedy)} (${testEpisodes} seeds) | ${iterations} iterations, ${minutes.toFixed(0)} min, peak RSS ${(peakRssMb() / 1024).toFixed(1)} GB |`,
+  );
 }
 
 async function main(): Promise<void> {
-  const policy = await makePolicy();
+  const { policy, reference } = await makePolicies();
   const format = policy.chatFormat!;
   const env = () => makeCalculator(realTaskOptions(format));
   console.log(
-    `bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`,
+    `bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, KL ${config.klCoef}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`,
   );
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
-  const curve: { iteration: number; minutes: number; success: number; validation?: number }[] = [];
+  const selection = new BestValidation(
+    policy,
+    env,
+    { ...rlConfigSchema.parse(config), validationEpisodes },
+    validateEvery,
+  );
+  const logValidation = (point: Awaited<ReturnType<typeof selection.maybeValidate>>) => {
+    if (point !== undefined)
+      console.log(
+        `  validation sampled @ iteration ${point.iteration}: ${percent(point.success)} on ${validationEpisodes} seeds (${point.seconds.toFixed(0)} s)`,
+      );
+  };
+  logValidation(await selection.maybeValidate(0));
+  const curve: { iteration: number; minutes: number; success: number }[] = [];
   let lastIterationSeconds = 0;
-  const reserve = () => before.seconds * 1.2 + lastIterationSeconds;
+  // Room for what follows the last iteration: two held-out tests (last and selected) and one more iteration.
+  const reserve = () => before.seconds * 2.4 + lastIterationSeconds;
   const result = await runRl({
     policy,
+    reference,
     env,
     config,
     shouldStop: () => elapsed() + reserve() > budgetSeconds,
@@ -117,38 +181,29 @@ async function main(): Promise<void> {
           `  a reply: ${JSON.stringify(first.action.slice(0, 120))} → ${JSON.stringify(first.observation.slice(0, 60))}`,
         );
     },
-    onIteration: (m) => {
+    onIteration: async (m) => {
       lastIterationSeconds = m.seconds;
-      curve.push({
-        iteration: m.iteration,
-        minutes: elapsed() / 60,
-        success: m.success,
-        ...(m.validationSuccess === undefined ? {} : { validation: m.validationSuccess }),
-      });
-      const validation = m.validationSuccess === undefined ? '' : `, validation greedy ${percent(m.validationSuccess)}`;
-      console.log(
-        `iter ${m.iteration} @ ${(elapsed() / 60).toFixed(1)} min: train success ${percent(m.success)}, reward ${m.reward.toFixed(3)}, invalid ${percent(m.invalidActionRate)}, ` +
-          `${m.trainedTokens} trained tokens, ${m.seconds.toFixed(0)} s (${phaseLine(m)})${validation}, peak RSS ${peakRssMb().toFixed(0)} MB`,
-      );
+      curve.push({ iteration: m.iteration, minutes: elapsed() / 60, success: m.success });
+      console.log(iterationLine(m));
+      logValidation(await selection.maybeValidate(m.iteration));
     },
   });
   const iterations = result.history.length;
-  const after = await heldOut(policy, env, `after ${iterations} iterations`);
-  const minutes = elapsed() / 60;
-  console.log('\ncurve (train success per iteration; validation greedy at intervals):');
+  const last = await heldOut(policy, env, `after ${iterations} iterations (last policy)`);
+  const chosen = selection.selected();
+  let selected = { test: last, iteration: iterations };
+  if (chosen !== null && chosen.iteration !== iterations) {
+    await policy.loadState(chosen.state);
+    selected = {
+      test: await heldOut(policy, env, `validation-selected (iteration ${chosen.iteration})`),
+      iteration: chosen.iteration,
+    };
+  }
+  console.log('\ncurve (train success per iteration; sampled validation at intervals):');
   for (const point of curve)
-    console.log(
-      `  ${point.iteration}\t${point.minutes.toFixed(1)} min\t${percent(point.success)}${point.validation === undefined ? '' : `\tval ${percent(point.validation)}`}`,
-    );
-  const delta = (after.greedy - before.greedy) * 100;
-  console.log(
-    `\nheld-out greedy ${percent(before.greedy)} → ${percent(after.greedy)} (${delta >= 0 ? '+' : ''}${delta.toFixed(1)} points; target +15), sampled ${percent(before.sampled)} → ${percent(after.sampled)}`,
-  );
-  console.log(`peak RSS ${peakRssMb().toFixed(0)} MB, ${minutes.toFixed(1)} min in all`);
-  console.log(
-    `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}), calculator ${realTaskName} | ` +
-      `held-out test greedy ${percent(before.greedy)} → ${percent(after.greedy)}, sampled (T=${config.temperature}) ${percent(before.sampled)} → ${percent(after.sampled)} (${testEpisodes} seeds) | ${iterations} iterations, ${minutes.toFixed(0)} min, peak RSS ${(peakRssMb() / 1024).toFixed(1)} GB |`,
-  );
+    console.log(`  ${point.iteration}\t${point.minutes.toFixed(1)} min\t${percent(point.success)}`);
+  for (const point of selection.points) console.log(`  val @ ${point.iteration}\t${percent(point.success)}`);
+  report(before, last, selected, iterations);
 }
 
 await main();
