@@ -13,3 +13,30 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
+
+/** A bandit model and budget small enough for `agentrl train` to take seconds. */
+const tinyTrain: Record<string, string | number> = {
+  env: 'bandit',
+  seed: 1,
+  demonstrations: 16,
+  'sft-steps': 12,
+  'hidden-size': 32,
+  'num-layers': 1,
+  'num-heads': 2,
+  'num-kv-heads': 1,
+  'intermediate-size': 64,
+  'max-seq-len': 64,
+  'tasks-per-iteration': 2,
+  'group-size': 4,
+  'max-turns': 1,
+  'max-new-tokens': 24,
+  'test-episodes': 4,
+  'validate-every': 0,
+  'validation-episodes': 4,
+  'checkpoint-every': 0,
+};
+
+/** The tiny run's flags, `overrides` (flag names without `--`) replacing or adding to them. */
+export function tinyTrainFlags(overrides: Record<string, string | number> = {}): string[] {
+  return Object.entries({ ...tinyTrain, ...overrides }).flatMap(([name, value]) => [`--${name}`, String(value)]);
+}

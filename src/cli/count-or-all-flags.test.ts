@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore } from '../store/run-store.ts';
-import { runCli } from './cli-test-fixture.ts';
+import { runCli, tinyTrainFlags } from './cli-test-fixture.ts';
 import { trainHelp, resolveTrainOptions } from './train-command.ts';
 
 test('--history-turns takes a count or all (and the -1 of old commands); 0 by default; anything else is refused naming both', () => {
@@ -48,45 +48,7 @@ test('--record-trajectories takes a count or all (and the -1 of old commands); a
   assert.match(trainHelp([]), /--record-trajectories <all\|number>\s+trajectories recorded per iteration/);
 });
 
-/** A bandit run small enough to take seconds. */
-const tiny = [
-  '--env',
-  'bandit',
-  '--seed',
-  '1',
-  '--demonstrations',
-  '16',
-  '--sft-steps',
-  '12',
-  '--hidden-size',
-  '32',
-  '--num-layers',
-  '1',
-  '--num-heads',
-  '2',
-  '--num-kv-heads',
-  '1',
-  '--intermediate-size',
-  '64',
-  '--max-seq-len',
-  '64',
-  '--tasks-per-iteration',
-  '2',
-  '--group-size',
-  '4',
-  '--max-turns',
-  '1',
-  '--max-new-tokens',
-  '24',
-  '--test-episodes',
-  '4',
-  '--validate-every',
-  '0',
-  '--validation-episodes',
-  '4',
-  '--checkpoint-every',
-  '0',
-];
+const tiny = tinyTrainFlags();
 
 test('a run whose stored config says historyTurns and recordTrajectories -1 (saved before "all") resumes, records the whole batch, and is saved back as "all"', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-history-turns-'));

@@ -7,53 +7,23 @@ import { join } from 'node:path';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
-import { agentrlBin as bin, runCli } from './cli-test-fixture.ts';
+import { agentrlBin as bin, runCli, tinyTrainFlags } from './cli-test-fixture.ts';
 
 const trainArgs = (out: string, storePath: string): string[] => [
   bin,
   'train',
-  '--env',
-  'bandit',
   '--out',
   out,
   '--store',
   storePath,
-  '--seed',
-  '1',
-  '--demonstrations',
-  '32',
-  '--sft-steps',
-  '20',
-  '--hidden-size',
-  '32',
-  '--num-layers',
-  '1',
-  '--num-heads',
-  '2',
-  '--num-kv-heads',
-  '1',
-  '--intermediate-size',
-  '64',
-  '--max-seq-len',
-  '64',
-  '--iterations',
-  '200',
-  '--tasks-per-iteration',
-  '4',
-  '--group-size',
-  '4',
-  '--max-turns',
-  '1',
-  '--max-new-tokens',
-  '24',
-  '--test-episodes',
-  '8',
-  '--validate-every',
-  '0',
-  '--validation-episodes',
-  '8',
-  '--checkpoint-every',
-  '0',
+  ...tinyTrainFlags({
+    demonstrations: 32,
+    'sft-steps': 20,
+    iterations: 200,
+    'tasks-per-iteration': 4,
+    'test-episodes': 8,
+    'validation-episodes': 8,
+  }),
 ];
 
 /** A 200-iteration bandit run, Ctrl-C (SIGINT) after the second iteration's progress line. */

@@ -9,56 +9,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { at } from '../core/indexing.ts';
+import { agentrlBin as bin, tinyTrainFlags } from './cli-test-fixture.ts';
 
-const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
-
-/** A model and budget small enough for a run to take seconds. */
-const tiny = [
-  '--env',
-  'bandit',
-  '--seed',
-  '1',
-  '--demonstrations',
-  '16',
-  '--sft-steps',
-  '12',
-  '--hidden-size',
-  '32',
-  '--num-layers',
-  '1',
-  '--num-heads',
-  '2',
-  '--num-kv-heads',
-  '1',
-  '--intermediate-size',
-  '64',
-  '--max-seq-len',
-  '64',
-  '--iterations',
-  '2',
-  '--tasks-per-iteration',
-  '2',
-  '--group-size',
-  '4',
-  '--max-turns',
-  '1',
-  '--max-new-tokens',
-  '24',
-  '--test-episodes',
-  '4',
-  '--validate-every',
-  '0',
-  '--validation-episodes',
-  '4',
-  '--checkpoint-every',
-  '0',
-];
+const tiny = tinyTrainFlags({ iterations: 2 });
 const timing = ['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond'];
 
 interface Running {
