@@ -27,7 +27,7 @@ import { makeCalculator } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
-import { type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
+import { heldOutSuccess, type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
 import { realTaskName, realTaskOptions } from './real/task.ts';
@@ -59,6 +59,9 @@ const config: RlConfigInput = {
   validationEpisodes: 8,
   seed: 0,
 };
+
+/** The config the bench's evaluations (validation, held-out test) read: `config` with its defaults. */
+const evaluationConfig = rlConfigSchema.parse(config);
 
 const started = performance.now();
 const elapsed = (): number => (performance.now() - started) / 1000;
@@ -93,9 +96,12 @@ async function heldOut(
   label: string,
 ): Promise<Test> {
   const t0 = performance.now();
-  const testConfig = { ...rlConfigSchema.parse(config), validationEpisodes: testEpisodes };
-  const greedy = await validate(policy, env, testConfig, 'test');
-  const sampled = await validate(policy, env, testConfig, 'test', { samples: 1, seed: 12_345 });
+  const { greedy, sampled } = await heldOutSuccess(
+    policy,
+    env,
+    { ...evaluationConfig, validationEpisodes: testEpisodes },
+    { samples: 1 },
+  );
   const seconds = (performance.now() - t0) / 1000;
   console.log(
     `held-out test ${label}: greedy ${percent(greedy)}, sampled (T=${config.temperature}) ${percent(sampled)} on ${testEpisodes} seeds (${seconds.toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB)`,
@@ -151,12 +157,7 @@ async function main(): Promise<void> {
   );
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
-  const selection = new BestValidation(
-    policy,
-    env,
-    { ...rlConfigSchema.parse(config), validationEpisodes },
-    validateEvery,
-  );
+  const selection = new BestValidation(policy, env, { ...evaluationConfig, validationEpisodes }, validateEvery);
   const logValidation = (point: Awaited<ReturnType<typeof selection.maybeValidate>>) => {
     if (point !== undefined)
       console.log(
