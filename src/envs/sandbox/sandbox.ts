@@ -16,7 +16,11 @@
  *   (typed arrays included); `ulimit -t` caps CPU seconds;
  * - time: coreutils `timeout` SIGKILLs the process after the wall-clock limit even if the trainer
  *   died first; the parent SIGKILLs the process group (and so everything it runs) after `timeoutMs`
- *   of wall time; output is capped at `maxOutputBytes`.
+ *   of wall time (at most `sandboxMaxWallMs`) or when `signal` aborts; input is capped at
+ *   `maxInputBytes` (nothing runs beyond it), output at `maxOutputBytes`;
+ * - files: the process starts in a fresh scratch folder of its own (its cwd, removed after the
+ *   run), node's trace and diagnostic files go there, core dumps are off, and `trace_events` is
+ *   denied like the sockets: nothing lands in the trainer's working folder.
  *
  * The script reads its input as `input` (JSON from stdin) and ends with `emit(value)` (JSON back
  * to the parent). The result carries a per-run random nonce that the prelude reads from stdin
@@ -25,9 +29,12 @@
  * trusted; untrusted code runs inside a `vm` realm it builds (function-runner.ts,
  * candidate-realm.ts), so it cannot reach `process`, `emit` or the nonce at all.
  */
-import { spawn } from 'node:child_process';
-import { constants as osConstants } from 'node:os';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidArgumentError } from '../../core/errors.ts';
 import { namespacePrefix } from './namespaces.ts';
 
 export interface SandboxOptions {
@@ -35,8 +42,12 @@ export interface SandboxOptions {
   script: string;
   /** JSON value the script reads as `input`. */
   input: unknown;
-  /** Wall-clock limit; the process is killed after it. Default 3000. */
+  /** Wall-clock limit; the process is killed after it. Default 3000; at most `sandboxMaxWallMs` (a larger one throws `InvalidArgumentError`). */
   timeoutMs?: number;
+  /** Largest input (bytes of its JSON) accepted; a larger one fails with 'input' and nothing runs. Default 16 MiB. */
+  maxInputBytes?: number;
+  /** Aborting it kills the run's whole process group at once (failure 'aborted'): how an env's `close()` stops its work. */
+  signal?: AbortSignal;
   /** JS heap limit (MiB). Default 64. */
   maxHeapMb?: number;
   /** Address-space limit (MiB) for everything the process maps. Default 1024. */
@@ -55,7 +66,10 @@ export interface SandboxOptions {
   unshareCommand?: string;
 }
 
-export type SandboxFailure = 'timeout' | 'memory' | 'output' | 'crash' | 'no-result';
+export type SandboxFailure = 'timeout' | 'memory' | 'output' | 'crash' | 'no-result' | 'input' | 'aborted';
+
+/** The hard cap on one run's wall-clock limit (ms): a longer `timeoutMs` is refused, whatever the caller computed. */
+export const sandboxMaxWallMs = 120_000;
 
 export type SandboxResult =
   | { ok: true; value: unknown; durationMs: number }
@@ -76,6 +90,7 @@ const prelude = `'use strict';
   http.request = http.get = https.request = https.get = http2.connect = deny('http');
   http.createServer = https.createServer = http2.createServer = deny('listen');
   for (const key of ['fetch', 'WebSocket', 'EventSource', 'Request', 'Response']) delete globalThis[key];
+  require('node:trace_events').createTracing = () => { throw new Error('tracing is denied in the sandbox'); };
 }
 const { input, emit } = (() => {
   const { nonce, input } = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
@@ -85,41 +100,87 @@ const { input, emit } = (() => {
 `;
 
 /** Runs `script` in a sandboxed process; throws `SandboxUnavailableError` when the asked isolation cannot be had. */
+/** Runs `script` in a sandboxed process; throws `SandboxUnavailableError` when the asked isolation cannot be had. */
 export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
-  const {
-    script,
-    input,
-    timeoutMs = 3000,
-    maxHeapMb = 64,
-    maxAddressSpaceMb = 1024,
-    allowRead = [],
-    maxOutputBytes = 1 << 20,
-  } = options;
+  const { script, input, maxHeapMb = 64, maxAddressSpaceMb = 1024, allowRead = [], maxOutputBytes = 1 << 20 } = options;
+  const timeoutMs = checkedTimeout(options.timeoutMs ?? 3000);
+  const refused = refusalOf(options, input);
+  if (refused !== null) return refused;
   const isolation = options.isolation === 'process-only' ? [] : namespacePrefix(options.unshareCommand);
   const nonce = randomBytes(16).toString('hex');
-  const nodeArgs = [
-    '--experimental-permission',
-    ...allowRead.map((dir) => `--allow-fs-read=${dir}`),
-    `--max-old-space-size=${maxHeapMb}`,
-    '--no-warnings',
-    '-e',
-    prelude + script,
-  ];
   const cpuSeconds = Math.ceil(timeoutMs / 1000) + 1;
+  const scratch = await mkdtemp(join(tmpdir(), 'agentrl-sandbox-run-'));
   const started = performance.now();
-  // coreutils `timeout` outlives the trainer: a process that blocks without CPU (past `ulimit -t`)
-  // is killed at the wall-clock limit even when nobody is left to call `kill` below.
-  const wallSeconds = Math.ceil(timeoutMs / 1000) + 1;
-  const command = ['timeout', '--signal=KILL', `${wallSeconds}s`, ...isolation, process.execPath, ...nodeArgs];
-  const child = spawn(
-    '/bin/sh',
-    ['-c', `ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`, ...command],
-    {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: '/usr/bin:/bin' },
-      detached: true, // setsid: its own session and process group, so kill(0) inside reaches nothing of ours
-    },
-  );
+  try {
+    const nodeArgs = [
+      '--experimental-permission',
+      ...allowRead.map((dir) => `--allow-fs-read=${dir}`),
+      `--max-old-space-size=${maxHeapMb}`,
+      // anything node itself would write (a trace, a report) lands in the scratch folder, removed below
+      `--trace-event-file-pattern=${join(scratch, 'node-trace.log')}`,
+      `--diagnostic-dir=${scratch}`,
+      '--no-warnings',
+      '-e',
+      prelude + script,
+    ];
+    // coreutils `timeout` outlives the trainer: a process that blocks without CPU (past `ulimit -t`)
+    // is killed at the wall-clock limit even when nobody is left to call `kill` below.
+    const command = ['timeout', '--signal=KILL', `${cpuSeconds}s`, ...isolation, process.execPath, ...nodeArgs];
+    const child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        `ulimit -c 0 && ulimit -v ${maxAddressSpaceMb * 1024} && ulimit -t ${cpuSeconds} && exec "$0" "$@"`,
+        ...command,
+      ],
+      {
+        cwd: scratch, // its own folder: nothing it writes lands in the trainer's working folder
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { PATH: '/usr/bin:/bin' },
+        detached: true, // setsid: its own session and process group, so kill(0) inside reaches nothing of ours
+      },
+    );
+    const finished = await watchRun(child, { nonce, input, timeoutMs, maxOutputBytes, signal: options.signal });
+    const durationMs = performance.now() - started;
+    return resultOf(
+      { ...finished, durationMs, resultMarker: marker + nonce },
+      { timeoutMs, maxOutputBytes, maxHeapMb, cpuSeconds },
+    );
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The run's wall-clock limit, or a typed error when it is not a positive number of ms within `sandboxMaxWallMs`. */
+function checkedTimeout(timeoutMs: number): number {
+  if (!(timeoutMs > 0 && timeoutMs <= sandboxMaxWallMs))
+    throw new InvalidArgumentError(
+      `timeoutMs must be a number of ms in (0, ${sandboxMaxWallMs}] (sandboxMaxWallMs), got ${timeoutMs}`,
+      { timeoutMs, max: sandboxMaxWallMs },
+    );
+  return timeoutMs;
+}
+
+/** A failure without starting anything: an input over `maxInputBytes`, or a signal already aborted. */
+function refusalOf(options: SandboxOptions, input: unknown): SandboxResult | null {
+  const { maxInputBytes = 16 << 20, signal } = options;
+  if (signal?.aborted) return { ok: false, failure: 'aborted', message: 'aborted before it started', durationMs: 0 };
+  const bytes = Buffer.byteLength(JSON.stringify(input) ?? 'null');
+  if (bytes > maxInputBytes)
+    return {
+      ok: false,
+      failure: 'input',
+      message: `input of ${bytes} bytes over the limit of ${maxInputBytes} (maxInputBytes); nothing ran`,
+      durationMs: 0,
+    };
+  return null;
+}
+
+/** Feeds the child its input and waits for it to close, killing its whole process group at the limits or on abort. */
+async function watchRun(
+  child: ChildProcessWithoutNullStreams,
+  watch: { nonce: string; input: unknown; timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal },
+): Promise<Omit<FinishedRun, 'durationMs' | 'resultMarker'>> {
   let stdout = '';
   let stderr = '';
   let killedFor: SandboxFailure | null = null;
@@ -131,25 +192,24 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       child.kill('SIGKILL');
     }
   };
-  const timer = setTimeout(() => kill('timeout'), timeoutMs);
+  const timer = setTimeout(() => kill('timeout'), watch.timeoutMs);
+  const onAbort = (): void => kill('aborted');
+  watch.signal?.addEventListener('abort', onAbort, { once: true });
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
-    if (stdout.length > maxOutputBytes) kill('output');
+    if (stdout.length > watch.maxOutputBytes) kill('output');
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     if (stderr.length < 64 * 1024) stderr += chunk;
   });
   child.stdin.on('error', () => {}); // the child may exit before reading its input
-  child.stdin.end(JSON.stringify({ nonce, input }));
+  child.stdin.end(JSON.stringify({ nonce: watch.nonce, input: watch.input }));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal })),
   );
   clearTimeout(timer);
-  const durationMs = performance.now() - started;
-  return resultOf(
-    { stdout, stderr, exit, killedFor, durationMs, resultMarker: marker + nonce },
-    { timeoutMs, maxOutputBytes, maxHeapMb, cpuSeconds },
-  );
+  watch.signal?.removeEventListener('abort', onAbort);
+  return { stdout, stderr, exit, killedFor };
 }
 
 /** What a finished sandbox process left: its output, how it exited and why it was killed, if it was. */
@@ -169,6 +229,8 @@ function resultOf(
   limits: { timeoutMs: number; maxOutputBytes: number; maxHeapMb: number; cpuSeconds: number },
 ): SandboxResult {
   const { timeoutMs, maxOutputBytes, maxHeapMb, cpuSeconds } = limits;
+  if (killedFor === 'aborted')
+    return { ok: false, failure: 'aborted', message: 'aborted (the env was closed)', durationMs };
   if (killedFor === 'timeout')
     return { ok: false, failure: 'timeout', message: `killed after ${timeoutMs} ms`, durationMs };
   if (killedFor === 'output')
