@@ -35,7 +35,13 @@ test('agentrl serve-env and serve-policy serve until SIGTERM; export-hf writes t
     ['serve-env', 'calculator', '--port', '0', '--env-options', '{"numOperands": 2}'],
     async (url) => {
       assert.deepEqual(await (await fetch(`${url}/health`)).json(), { status: 'healthy' });
-      const reset = (await (await fetch(`${url}/reset`, { method: 'POST', body: '{"seed": 4}' })).json()) as {
+      const reset = (await (
+        await fetch(`${url}/reset`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"seed": 4}',
+        })
+      ).json()) as {
         observation: { data: { expression: string } };
       };
       assert.equal(reset.observation.data.expression.split(/[-+*]/).length, 2, 'the env options reached the env');

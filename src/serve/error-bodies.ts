@@ -4,9 +4,10 @@
  *
  *   OpenAI (serve-policy, the gateway)   {"error": {"message", "type", "param", "code"}}
  *     RequestError → its status, param and code;  BodyTooLargeError → 413;
+ *     RefusedRequestError (foreign Host/Origin, a body not JSON) → 403/415, code in snake case;
  *     InvalidArgumentError → 400 (details.param);  anything else → 500 "server_error"
  *   OpenEnv (serve-env)                  {"detail": …}
- *     BodyTooLargeError → 413;  any other AgentRlError → 400 with its `code`;  anything else → 500
+ *     BodyTooLargeError → 413;  RefusedRequestError → 403/415 with its `code`;  any other AgentRlError → 400 with its `code`;  anything else → 500
  *
  * Both are Hono `onError` handlers; a handler that fails after its response began streaming ends
  * that stream itself (openai/sse.ts), so these only ever answer a response not yet started.
@@ -14,6 +15,7 @@
 import { AgentRlError, InvalidArgumentError } from '../core/errors.ts';
 import { BodyTooLargeError, errorMessage } from './http.ts';
 import { jsonResponse } from './hono-server.ts';
+import { RefusedRequestError } from './request-access.ts';
 
 /** A request the OpenAI-shaped servers refuse: its HTTP status, the offending field and OpenAI's error code. */
 export class RequestError extends AgentRlError {
@@ -40,6 +42,8 @@ export function openAiErrorBody(
 export function openAiErrorResponse(error: unknown): Response {
   if (error instanceof RequestError) return openAiErrorBody(error.status, error.message, error.param, error.errorCode);
   if (error instanceof BodyTooLargeError) return openAiErrorBody(413, error.message, null, null);
+  if (error instanceof RefusedRequestError)
+    return openAiErrorBody(error.status, error.message, null, error.code.toLowerCase());
   if (error instanceof InvalidArgumentError)
     return openAiErrorBody(400, error.message, (error.details.param as string | undefined) ?? null, null);
   return openAiErrorBody(500, errorMessage(error), null, null, 'server_error');
@@ -47,6 +51,8 @@ export function openAiErrorResponse(error: unknown): Response {
 
 export function openEnvErrorResponse(error: unknown): Response {
   if (error instanceof BodyTooLargeError) return jsonResponse(413, { detail: error.message });
+  if (error instanceof RefusedRequestError)
+    return jsonResponse(error.status, { detail: error.message, code: error.code });
   if (error instanceof AgentRlError) return jsonResponse(400, { detail: error.message, code: error.code });
   return jsonResponse(500, { detail: errorMessage(error) });
 }

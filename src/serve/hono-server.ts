@@ -9,15 +9,21 @@
  * the size limit of http.ts; `outgoing`: 'finish' tells that a response fully left). The adapter
  * is told not to replace the process's global Request/Response (`overrideGlobalObjects: false`):
  * a library server must not change globals other code in the process sees.
+ *
+ * Every app refuses, before any route (WebSocket upgrades included), a request with a foreign Host
+ * or Origin (request-access.ts: 403 in the server's error shape; the upgrade is rejected before
+ * the handshake); origins in `allowedOrigins` are answered with CORS headers.
  */
 import type { Server } from 'node:http';
 import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { cors } from 'hono/cors';
 import type { WebSocketServer } from 'ws';
 import { baseUrl, errorMessage, listen, pathOf, readJsonBody, type JsonBody } from './http.ts';
+import { parseRequestAccess, type RequestAccess, type RequestAccessOptions, requestRefusal } from './request-access.ts';
 
-/** The Hono environment of every agentrl server: the node request and response. */
-export type ServerEnv = { Bindings: HttpBindings };
+/** The Hono environment of every agentrl server: the node request and response, and who may call (set by listenApp). */
+export type ServerEnv = { Bindings: HttpBindings & { access?: RequestAccess } };
 export type ServerContext = Context<ServerEnv>;
 
 /**
@@ -27,6 +33,7 @@ export type ServerContext = Context<ServerEnv>;
  */
 export function serverApp(): Hono<ServerEnv> {
   const app = new Hono<ServerEnv>();
+  app.use(refuseForeignRequests(), allowListedCors());
   app.use(async (_c, next) => {
     try {
       await next();
@@ -44,6 +51,31 @@ export class ThrownValue extends Error {
   }
 }
 
+/** Refuses a request with a foreign Host or Origin (request-access.ts) before any route; the app's onError shapes the 403. */
+function refuseForeignRequests(): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    const { incoming, access } = c.env;
+    if (incoming !== undefined && access !== undefined) {
+      const refusal = requestRefusal(incoming, access);
+      if (refusal !== undefined) throw refusal;
+    }
+    await next();
+  };
+}
+
+/** CORS headers (and preflight answers) for the origins of `allowedOrigins` only; none for anyone else. */
+function allowListedCors(): MiddlewareHandler<ServerEnv> {
+  const allowed = cors({
+    origin: (origin, c: ServerContext) => (isAllowListed(c, origin) ? origin : null),
+    allowMethods: ['GET', 'POST'],
+  });
+  return (c, next) => (isAllowListed(c, c.req.header('origin')) ? allowed(c, next) : next());
+}
+
+function isAllowListed(c: ServerContext, origin: string | undefined): boolean {
+  return origin !== undefined && (c.env.access?.allowedOrigins.includes(origin) ?? false);
+}
+
 export interface ListeningApp {
   server: Server;
   url: string;
@@ -54,10 +86,18 @@ export interface ListeningApp {
 
 export async function listenApp(
   app: Hono<ServerEnv>,
-  { host, port, websocket }: { host: string; port: number; websocket?: WebSocketServer },
+  {
+    host,
+    port,
+    websocket,
+    allowedOrigins,
+  }: { host: string; port: number; websocket?: WebSocketServer } & Pick<RequestAccessOptions, 'allowedOrigins'>,
 ): Promise<ListeningApp> {
+  const access = parseRequestAccess({ host, allowedOrigins });
   const server = createAdaptorServer({
-    fetch: app.fetch,
+    // The adapter reads back, from this same env object, what an upgrade route writes into it: the
+    // access is added in place, not by copying.
+    fetch: (request, env) => app.fetch(request, Object.assign(env as HttpBindings, { access })),
     overrideGlobalObjects: false,
     ...(websocket === undefined ? {} : { websocket: { server: websocket } }),
   }) as Server;

@@ -5,6 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentRlError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
+import { RefusedRequestError } from './request-access.ts';
 
 /** Request bodies larger than this are refused (413). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -17,8 +18,12 @@ export class BodyTooLargeError extends AgentRlError {
 
 export type JsonBody = { ok: true; value: unknown } | { ok: false; message: string };
 
-/** Reads the whole body and parses it as JSON; an empty body is `emptyValue`. */
+/**
+ * Reads the whole body and parses it as JSON; an empty body is `emptyValue`. A body of another
+ * media type is refused before it is read (RefusedRequestError 415, see `requireJsonContentType`).
+ */
 export async function readJsonBody(request: IncomingMessage, emptyValue: unknown = undefined): Promise<JsonBody> {
+  requireJsonContentType(request);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -36,6 +41,26 @@ export async function readJsonBody(request: IncomingMessage, emptyValue: unknown
   } catch (error) {
     return { ok: false, message: `invalid JSON: ${(error as Error).message}` };
   }
+}
+
+/**
+ * JSON bodies come as `application/json` or `application/…+json` (parameters such as charset
+ * allowed). Any other Content-Type, or a body without one, is refused 415: text/plain and the form
+ * encodings are what a web page elsewhere can post without the browser asking first. A request with
+ * no body and no Content-Type passes (an empty POST /reset).
+ */
+export function requireJsonContentType(request: Pick<IncomingMessage, 'headers'>): void {
+  const contentType = request.headers['content-type'];
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== undefined && /^application\/(?:[a-z0-9.!#$%&'*^_`|~-]+\+)?json$/.test(mediaType)) return;
+  const { 'content-length': length, 'transfer-encoding': encoding } = request.headers;
+  if (contentType === undefined && encoding === undefined && (length === undefined || Number(length) === 0)) return;
+  throw new RefusedRequestError(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+    `request bodies are JSON: send Content-Type: application/json (got ${contentType === undefined ? 'none' : JSON.stringify(contentType)})`,
+    { contentType: contentType ?? null },
+  );
 }
 
 /** The message of anything thrown (an Error, a string, an object without `toString`); never throws. */

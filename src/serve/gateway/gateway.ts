@@ -46,6 +46,8 @@ export interface GatewayOptions {
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
+  /** Web pages (scheme://host[:port]) allowed to call besides the server's own origin; other Origins are refused 403. Default none. */
+  allowedOrigins?: string[];
   /** Milliseconds without a call before an unfinished session is dropped. Default 120 000. */
   sessionTimeoutMs?: number;
   /** A call naming a session nobody opened opens it (an agent outside `gatewayCollect`). Default true. */
@@ -100,7 +102,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const prefixBreaks = (calls: FinishedSession['calls']) => joinCalls(calls).prefixBreaks;
   let listening: ListeningApp;
   try {
-    listening = await listenApp(gatewayApp({ context, store, openUnknownSessions }), { host, port });
+    listening = await listenApp(gatewayApp({ context, store, openUnknownSessions }), {
+      host,
+      port,
+      allowedOrigins: options.allowedOrigins,
+    });
   } catch (error) {
     clearInterval(sweeper);
     throw error;

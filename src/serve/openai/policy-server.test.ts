@@ -241,7 +241,11 @@ describe('serve-policy with a tiny random built-in model (real checkpoint, real 
       openai.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] }),
       (error: InstanceType<typeof OpenAI.APIError>) => error.status === 404 && error.code === 'model_not_found',
     );
-    const response = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"model": ' });
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model": ',
+    });
     assert.equal(response.status, 400);
     assert.equal(((await response.json()) as { error: { type: string } }).error.type, 'invalid_request_error');
   });

@@ -66,6 +66,8 @@ export interface EnvServerOptions {
   host?: string;
   /** Default 8000; 0 = any free port. */
   port?: number;
+  /** Web pages (scheme://host[:port]) allowed to call besides the server's own origin; other Origins are refused 403. Default none. */
+  allowedOrigins?: string[];
 }
 
 export interface EnvServer {
@@ -128,7 +130,7 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
     docsPage: docsPage({ name, description }),
   });
   const websocket = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
-  const listening = await listenApp(app, { host, port, websocket });
+  const listening = await listenApp(app, { host, port, websocket, allowedOrigins: options.allowedOrigins });
   return {
     url: listening.url,
     port: listening.port,
