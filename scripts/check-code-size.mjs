@@ -3,7 +3,8 @@
 //
 //   node scripts/check-code-size.mjs [folder or file ...]     (default: src bench scripts examples)
 //
-// Every .ts / .mts / .mjs / .js file under the given folders counts, tests included. A function is a
+// With no argument, the files git tracks under the default folders (an untracked scratch file is not
+// the project's; outside a git checkout, every file there). Every .ts / .mts / .mjs / .js file counts, tests included. A function is a
 // declaration, a method, a constructor, an accessor, an arrow or a function expression (so a
 // describe/test callback is one); it spans from its first token to its last, comments before it not
 // counted. Prints `file:line name (N lines)` for each file or function over its limit and exits 1 if
@@ -11,6 +12,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { trackedFiles } from './tracked-files.mjs';
 
 const maxFileLines = 400;
 const maxFunctionLines = 80;
@@ -22,7 +24,7 @@ const wholeFile = 'whole file';
 /** The source files under `path` (a file or a folder), sorted; node_modules and dot-folders skipped. */
 function sourceFiles(path, out = []) {
   if (!statSync(path).isDirectory()) {
-    if (sourceExtensions.some((extension) => path.endsWith(extension)) && !path.endsWith('.d.ts')) out.push(path);
+    if (isSource(path)) out.push(path);
     return out;
   }
   for (const entry of readdirSync(path).sort()) {
@@ -119,10 +121,14 @@ function longFunctions(file, text) {
   return found;
 }
 
-/** Every file and function over its limit under `roots`, in file then line order. */
-function sizeViolations(roots) {
+/** Whether `path` is a source file the check reads. */
+function isSource(path) {
+  return sourceExtensions.some((extension) => path.endsWith(extension)) && !path.endsWith('.d.ts');
+}
+
+/** Every file and function over its limit in `files`, in file then line order. */
+function sizeViolations(files) {
   const violations = [];
-  const files = roots.flatMap((root) => sourceFiles(root));
   for (const path of files) {
     const file = relative(process.cwd(), path) || path;
     const text = readFileSync(path, 'utf8');
@@ -140,7 +146,8 @@ if (missing.length > 0) {
   process.exit(2);
 }
 const roots = given.length > 0 ? given : defaultRoots.filter((root) => existsSync(root));
-const { files, violations } = sizeViolations(roots);
+const tracked = given.length > 0 ? undefined : trackedFiles(roots)?.filter(isSource);
+const { files, violations } = sizeViolations(tracked ?? roots.flatMap((root) => sourceFiles(root)));
 for (const { file, line, name, lines } of violations) console.log(`${file}:${line} ${name} (${lines} lines)`);
 const longFiles = violations.filter((violation) => violation.name === wholeFile).length;
 const count = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
