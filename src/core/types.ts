@@ -88,6 +88,12 @@ export type Split = 'train' | 'validation' | 'test';
 export interface Turn {
   /** Token span [start, end) of this turn's policy-generated tokens inside the trajectory. */
   start: number;
+  /**
+   * The tasks `reset` accepts from outside, sizes bounded (optional). The env server (`agentrl
+   * serve-env`) checks a client's `task` against it, and refuses client tasks for an env without
+   * one unless started with `allowClientTasks`.
+   */
+  taskSchema?: z.ZodType<Task>;
   end: number;
   reward: number;
   /** The action text the policy produced. */

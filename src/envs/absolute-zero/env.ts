@@ -4,9 +4,10 @@
  *
  *   turn 1, propose: <answer>{"program": "function f(x) { return x * 3 + 1; }", "input": 4}</answer>
  *           the executor runs f(input) twice in each of two separate sandbox processes (so
- *           randomness drawn once per process is caught too); an error, a timeout, a non-JSON,
- *           an over-long (`maxOutputChars`) or a non-deterministic result rejects the task (the
- *           episode ends, reward 0). A program over `maxProgramChars` or an input over
+ *           randomness drawn once per process is caught too), with `Math.random` seeded and the
+ *           clock set differently in each; a program that reads `Math.random` or the clock at
+ *           all (runFunction reports it), an error, a timeout, a non-JSON, an over-long
+ *           (`maxOutputChars`) or a differing result rejects the task (the episode ends, reward 0). A program over `maxProgramChars` or an input over
  *           `maxInputChars` (as JSON) is an invalid turn, before anything runs.
  *   turn 2, solve:   <answer>13</answer>   (the output as JSON) → reward 1 when it equals f(input).
  *
@@ -17,13 +18,22 @@
  * trajectories. Success = the task was valid and solved. An unparsable turn is invalid
  * (−formatPenalty, same role again); truncated after `maxTurns` turns.
  */
+import { randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
-import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
+import {
+  InvalidArgumentError,
+  Rng,
+  type Action,
+  type Env,
+  type Observation,
+  type StepResult,
+} from '../../core/index.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
+import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { randomInput, referencePrograms, type ReferenceProgram } from './programs.ts';
 
 export const absoluteZeroOptionsSchema = z.strictObject({
@@ -53,7 +63,7 @@ export interface Proposal {
   output: unknown;
 }
 
-/** `observation.data`: the role, the reference program, and the accepted proposal (with the executor's output, for scripted experts). */
+/** `observation.data`: what the agent may see — the role, the reference program, and the accepted proposal's program and input. */
 export interface AbsoluteZeroData {
   role: 'propose' | 'solve' | 'done';
   reference: ReferenceProgram;
@@ -101,10 +111,33 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     this.options = parseOptions(absoluteZeroOptionsSchema, options, 'absolute-zero');
     this.solver = resources.solver;
   }
+  /** The executor's runs in flight: `close()` kills them. */
+  private readonly runs = new SandboxRuns();
+  /** The reference tasks `reset` accepts (the env server checks a client's task against it). */
+  readonly taskSchema: z.ZodType<ReferenceProgram>;
 
   async reset({ seed, task }: { seed: number; task?: ReferenceProgram }): Promise<Observation> {
     const rng = new Rng(seed);
-    const reference = task ?? rng.pick(referencePrograms);
+    const reference = task === undefined ? rng.pick(referencePrograms) : this.readTask(task);
+    this.taskSchema = z.strictObject({
+      program: z.string().min(1).max(this.options.maxProgramChars),
+      input: z.enum(['int', 'word', 'ints', 'sentence']),
+    });
+  }
+
+  /** A task given to `reset`, checked against `taskSchema`. */
+  private readTask(task: unknown): ReferenceProgram {
+    const parsed = this.taskSchema.safeParse(task);
+    if (!parsed.success)
+      throw new InvalidArgumentError(`absolute-zero task: ${z.prettifyError(parsed.error)}`, {
+        issues: parsed.error.issues,
+      });
+    return parsed.data;
+  }
+
+  /** Kills the executor's sandbox runs in flight (the proposal is then rejected, 'aborted'); the env stays usable. */
+  async close(): Promise<void> {
+    this.runs.abortAll();
     this.episode = {
       reference: { ...reference, example: randomInput(reference.input, rng) },
       proposal: null,
@@ -141,7 +174,7 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     }
     const read = readProposal(parsed.answer, this.options);
     if (typeof read === 'string') return invalid(read);
-    const { rejection, first } = await execute(read, this.options);
+    const { rejection, first } = await execute(read, { ...this.options, signal: this.runs.signal });
     if (rejection !== null || first === undefined || !('value' in first)) {
       episode.ended = true;
       const text = `task rejected: ${rejection}`.slice(0, 200);
@@ -192,9 +225,13 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
  */
 async function execute(
   proposal: { program: string; input: unknown },
-  { maxOutputChars, isolation }: { maxOutputChars: number; isolation: 'namespaces' | 'process-only' },
+  {
+    maxOutputChars,
+    isolation,
+    signal,
+  }: { maxOutputChars: number; isolation: 'namespaces' | 'process-only'; signal: AbortSignal },
 ): Promise<{ rejection: string | null; first: CallResult | undefined }> {
-  const run = () =>
+  const run = (entropy: { seed: number; clockMs: number }) =>
     runFunction({
       code: proposal.program,
       entry: 'f',
@@ -202,17 +239,22 @@ async function execute(
       callTimeoutMs: 300,
       isolation,
     });
-  const runs = await Promise.all([run(), run()]);
+  const runs = await Promise.all(distinctEntropies().map(run));
   const failed = runs.find((executed) => executed.failure !== null);
   const first = runs[0]?.results[0];
   if (failed !== undefined) return { rejection: failed.failure, first };
   if (first === undefined || !('value' in first))
     return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
+      entropy,
+      signal,
   const results = runs.flatMap((executed) => executed.results);
   if (!results.every((result) => isDeepStrictEqual(result, first)))
     return { rejection: 'f is not deterministic (within or across processes)', first };
   if ((JSON.stringify(first.value) ?? '').length > maxOutputChars)
     return { rejection: `output longer than ${maxOutputChars} characters as JSON`, first };
+  const entropyRead = [...new Set(runs.flatMap((executed) => executed.entropyRead))];
+  if (entropyRead.length > 0)
+    return { rejection: `f reads ${entropyRead.join(' and ')}; a task must be deterministic`, first };
   return { rejection: null, first };
 }
 
@@ -223,6 +265,20 @@ function readProposal(
 ): { program: string; input: unknown } | string {
   let value: unknown;
   try {
+/**
+ * Two different seeds of `Math.random` and two different clocks (one before 2050, one after), one
+ * per process: a program whose output depends on them differs across the runs even where its read
+ * went unreported (defence in depth; runFunction reports every read, and any read rejects).
+ */
+function distinctEntropies(): [{ seed: number; clockMs: number }, { seed: number; clockMs: number }] {
+  const [y2000, y2050, y2100] = [Date.UTC(2000, 0, 1), Date.UTC(2050, 0, 1), Date.UTC(2100, 0, 1)];
+  const seed = randomInt(2 ** 30);
+  return [
+    { seed, clockMs: randomInt(y2000, y2050) },
+    { seed: seed + 1 + randomInt(2 ** 30), clockMs: randomInt(y2050, y2100) },
+  ];
+}
+
     value = JSON.parse(answer);
   } catch {
     return 'proposal must be JSON {"program": "...", "input": ...}';

@@ -15,8 +15,11 @@ import type { Split } from '../../core/index.ts';
 import { at } from '../../core/indexing.ts';
 import { parseOptions } from '../options.ts';
 import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
+import { sandboxMaxWallMs } from '../sandbox/sandbox.ts';
+import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { codeTaskSchema, readCodeTask } from './code-task-schema.ts';
 import { codeTasks, type CodeTask } from './tasks.ts';
 
 export const codeOptionsSchema = z.strictObject({
@@ -28,10 +31,14 @@ export const codeOptionsSchema = z.strictObject({
   maxHeapMb: z.number().int().min(16).max(1024).default(64),
   /** Sandbox isolation: 'namespaces' (own network + PID namespaces; refused where Linux cannot make them) or 'process-only' (weaker, opt-in; docs/sandboxing.md). */
   isolation: z.enum(['namespaces', 'process-only']).default('namespaces'),
+  /** Most unit tests a task given to `reset` may have (codeTaskSchema); the shipped tasks have 4–8. */
+  maxTests: z.number().int().min(1).max(1000).default(100),
+  /** Wall time of one scoring run at most (ms), whatever the test count (the sandbox's own cap: sandboxMaxWallMs). */
+  maxWallMs: z.number().int().positive().max(sandboxMaxWallMs).default(20_000),
 });
 export type CodeOptions = z.input<typeof codeOptionsSchema>;
 
-/** `observation.data`: the task (with its reference solution, for the scripted expert). */
+/** `observation.data`: what the agent may see of the task — its id, signature and spec. */
 export interface CodeData {
   task: CodeTask;
 }
@@ -56,10 +63,16 @@ export function codeTaskOf(seed: number): CodeTask {
 export async function scoreSolution(
   task: CodeTask,
   code: string,
-  options: { callTimeoutMs: number; maxHeapMb: number; isolation?: 'namespaces' | 'process-only' },
+  options: {
+    callTimeoutMs: number;
+    maxHeapMb: number;
+    isolation?: 'namespaces' | 'process-only';
+    maxWallMs?: number;
+    signal?: AbortSignal;
+  },
 ): Promise<{ passed: number; total: number; firstFailure: string | null }> {
   const entry = task.signature.slice(0, task.signature.indexOf('('));
-  const { callTimeoutMs, maxHeapMb, isolation } = options;
+  const { callTimeoutMs, maxHeapMb, isolation, maxWallMs, signal } = options;
   const run = await runFunction({
     code,
     entry,
@@ -70,6 +83,8 @@ export async function scoreSolution(
   });
   const total = task.tests.length;
   if (run.failure !== null) return { passed: 0, total, firstFailure: run.failure };
+    maxWallMs,
+    signal,
   let passed = 0;
   let firstFailure: string | null = null;
   task.tests.forEach(([args, expected], index) => {
@@ -90,9 +105,20 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
   constructor(options: CodeOptions = {}) {
     super(parseOptions(codeOptionsSchema, options, 'code'));
   }
+  /** The tasks `reset` accepts (bounded sizes; the env server checks a client's task against it). */
+  readonly taskSchema: z.ZodType<CodeTask>;
+  /** The scoring runs in flight: `close()` kills them. */
+  private readonly runs = new SandboxRuns();
+
 
   protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {
-    const chosen = task ?? codeTaskOf(seed);
+    this.taskSchema = codeTaskSchema({ maxTests: this.options.maxTests });
+  }
+
+  /** Kills the sandbox run of a step in flight (its step ends scored 0, 'aborted'); the env stays usable. */
+  async close(): Promise<void> {
+    this.runs.abortAll();
+    const chosen = task === undefined ? codeTaskOf(seed) : readCodeTask(this.taskSchema, task);
     const [args, expected] = at(chosen.tests, 0, `${chosen.id} tests`);
     const entry = chosen.signature.slice(0, chosen.signature.indexOf('('));
     const text = `Write a JavaScript function ${chosen.signature} that ${chosen.spec}\nExample: ${entry}(${JSON.stringify(args).slice(1, -1)}) returns ${JSON.stringify(expected)}`;
@@ -101,7 +127,10 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
 
   protected async finish(episode: CodeEpisode, answer: string): Promise<Verdict> {
     const code = answer.replace(/^```(?:js|javascript)?\s*|```$/g, '');
-    const { passed, total, firstFailure } = await scoreSolution(episode.task, code, this.options);
+    const { passed, total, firstFailure } = await scoreSolution(episode.task, code, {
+      ...this.options,
+      signal: this.runs.signal,
+    });
     const text = `passed ${passed}/${total} tests${firstFailure === null ? '' : `; ${firstFailure}`}`.slice(0, 300);
     return { reward: passed / total, success: passed === total, text, info: { passed, total } };
   }

@@ -195,6 +195,7 @@ async function watchRun(
   const timer = setTimeout(() => kill('timeout'), watch.timeoutMs);
   const onAbort = (): void => kill('aborted');
   watch.signal?.addEventListener('abort', onAbort, { once: true });
+  if (watch.signal?.aborted) onAbort(); // aborted while the scratch folder was being made
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
     if (stdout.length > watch.maxOutputBytes) kill('output');
