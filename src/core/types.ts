@@ -79,6 +79,12 @@ export interface Env<Task = unknown> {
   step(action: Action): Promise<StepResult>;
   /** Releases what the instance holds (e.g. a remote session); optional. The rollout calls it as each episode ends. */
   close?(): Promise<void>;
+  /**
+   * The tasks `reset` accepts from outside, sizes bounded (optional). The env server (`agentrl
+   * serve-env`) checks a client's `task` against it, and refuses client tasks for an env without
+   * one unless started with `allowClientTasks`.
+   */
+  taskSchema?: z.ZodType<Task>;
 }
 
 /** Which seed ranges a task generator uses; they never overlap. */
@@ -88,12 +94,6 @@ export type Split = 'train' | 'validation' | 'test';
 export interface Turn {
   /** Token span [start, end) of this turn's policy-generated tokens inside the trajectory. */
   start: number;
-  /**
-   * The tasks `reset` accepts from outside, sizes bounded (optional). The env server (`agentrl
-   * serve-env`) checks a client's `task` against it, and refuses client tasks for an env without
-   * one unless started with `allowClientTasks`.
-   */
-  taskSchema?: z.ZodType<Task>;
   end: number;
   reward: number;
   /** The action text the policy produced. */

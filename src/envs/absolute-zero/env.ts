@@ -63,7 +63,7 @@ export interface Proposal {
   output: unknown;
 }
 
-/** `observation.data`: what the agent may see — the role, the reference program, and the accepted proposal's program and input. */
+/** `observation.data`: the role, the reference program, and the accepted proposal (with the executor's output, for scripted experts). */
 export interface AbsoluteZeroData {
   role: 'propose' | 'solve' | 'done';
   reference: ReferenceProgram;
@@ -106,19 +106,14 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   private readonly options: z.output<typeof absoluteZeroOptionsSchema>;
   private readonly solver: Solver | undefined;
   private episode: Episode | null = null;
-
-  constructor(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}) {
-    this.options = parseOptions(absoluteZeroOptionsSchema, options, 'absolute-zero');
-    this.solver = resources.solver;
-  }
   /** The executor's runs in flight: `close()` kills them. */
   private readonly runs = new SandboxRuns();
   /** The reference tasks `reset` accepts (the env server checks a client's task against it). */
   readonly taskSchema: z.ZodType<ReferenceProgram>;
 
-  async reset({ seed, task }: { seed: number; task?: ReferenceProgram }): Promise<Observation> {
-    const rng = new Rng(seed);
-    const reference = task === undefined ? rng.pick(referencePrograms) : this.readTask(task);
+  constructor(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}) {
+    this.options = parseOptions(absoluteZeroOptionsSchema, options, 'absolute-zero');
+    this.solver = resources.solver;
     this.taskSchema = z.strictObject({
       program: z.string().min(1).max(this.options.maxProgramChars),
       input: z.enum(['int', 'word', 'ints', 'sentence']),
@@ -138,6 +133,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   /** Kills the executor's sandbox runs in flight (the proposal is then rejected, 'aborted'); the env stays usable. */
   async close(): Promise<void> {
     this.runs.abortAll();
+  }
+
+  async reset({ seed, task }: { seed: number; task?: ReferenceProgram }): Promise<Observation> {
+    const rng = new Rng(seed);
+    const reference = task === undefined ? rng.pick(referencePrograms) : this.readTask(task);
     this.episode = {
       reference: { ...reference, example: randomInput(reference.input, rng) },
       proposal: null,
@@ -238,33 +238,26 @@ async function execute(
       calls: [[proposal.input], [proposal.input]],
       callTimeoutMs: 300,
       isolation,
+      entropy,
+      signal,
     });
   const runs = await Promise.all(distinctEntropies().map(run));
   const failed = runs.find((executed) => executed.failure !== null);
   const first = runs[0]?.results[0];
   if (failed !== undefined) return { rejection: failed.failure, first };
+  const entropyRead = [...new Set(runs.flatMap((executed) => executed.entropyRead))];
+  if (entropyRead.length > 0)
+    return { rejection: `f reads ${entropyRead.join(' and ')}; a task must be deterministic`, first };
   if (first === undefined || !('value' in first))
     return { rejection: `f failed: ${first && 'error' in first ? first.error : 'no result'}`, first };
-      entropy,
-      signal,
   const results = runs.flatMap((executed) => executed.results);
   if (!results.every((result) => isDeepStrictEqual(result, first)))
     return { rejection: 'f is not deterministic (within or across processes)', first };
   if ((JSON.stringify(first.value) ?? '').length > maxOutputChars)
     return { rejection: `output longer than ${maxOutputChars} characters as JSON`, first };
-  const entropyRead = [...new Set(runs.flatMap((executed) => executed.entropyRead))];
-  if (entropyRead.length > 0)
-    return { rejection: `f reads ${entropyRead.join(' and ')}; a task must be deterministic`, first };
   return { rejection: null, first };
 }
 
-/** Reads `{"program": string, "input": JSON}`; a reason when it is not one. */
-function readProposal(
-  answer: string,
-  { maxProgramChars, maxInputChars }: { maxProgramChars: number; maxInputChars: number },
-): { program: string; input: unknown } | string {
-  let value: unknown;
-  try {
 /**
  * Two different seeds of `Math.random` and two different clocks (one before 2050, one after), one
  * per process: a program whose output depends on them differs across the runs even where its read
@@ -279,6 +272,13 @@ function distinctEntropies(): [{ seed: number; clockMs: number }, { seed: number
   ];
 }
 
+/** Reads `{"program": string, "input": JSON}`; a reason when it is not one. */
+function readProposal(
+  answer: string,
+  { maxProgramChars, maxInputChars }: { maxProgramChars: number; maxInputChars: number },
+): { program: string; input: unknown } | string {
+  let value: unknown;
+  try {
     value = JSON.parse(answer);
   } catch {
     return 'proposal must be JSON {"program": "...", "input": ...}';

@@ -38,7 +38,7 @@ export const codeOptionsSchema = z.strictObject({
 });
 export type CodeOptions = z.input<typeof codeOptionsSchema>;
 
-/** `observation.data`: what the agent may see of the task — its id, signature and spec. */
+/** `observation.data`: the task (with its reference solution, for the scripted expert). */
 export interface CodeData {
   task: CodeTask;
 }
@@ -80,11 +80,11 @@ export async function scoreSolution(
     callTimeoutMs,
     maxHeapMb,
     isolation,
+    maxWallMs,
+    signal,
   });
   const total = task.tests.length;
   if (run.failure !== null) return { passed: 0, total, firstFailure: run.failure };
-    maxWallMs,
-    signal,
   let passed = 0;
   let firstFailure: string | null = null;
   task.tests.forEach(([args, expected], index) => {
@@ -102,22 +102,22 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
     'Write the JavaScript function the spec asks for. Reply <think>...</think><answer>function add(a, b) { return a + b; }</answer>. ' +
     'It runs without require, timers or I/O; reward = fraction of unit tests passed.';
 
-  constructor(options: CodeOptions = {}) {
-    super(parseOptions(codeOptionsSchema, options, 'code'));
-  }
   /** The tasks `reset` accepts (bounded sizes; the env server checks a client's task against it). */
   readonly taskSchema: z.ZodType<CodeTask>;
   /** The scoring runs in flight: `close()` kills them. */
   private readonly runs = new SandboxRuns();
 
-
-  protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {
+  constructor(options: CodeOptions = {}) {
+    super(parseOptions(codeOptionsSchema, options, 'code'));
     this.taskSchema = codeTaskSchema({ maxTests: this.options.maxTests });
   }
 
   /** Kills the sandbox run of a step in flight (its step ends scored 0, 'aborted'); the env stays usable. */
   async close(): Promise<void> {
     this.runs.abortAll();
+  }
+
+  protected async start(seed: number, task: CodeTask | undefined): Promise<{ episode: CodeEpisode; text: string }> {
     const chosen = task === undefined ? codeTaskOf(seed) : readCodeTask(this.taskSchema, task);
     const [args, expected] = at(chosen.tests, 0, `${chosen.id} tests`);
     const entry = chosen.signature.slice(0, chosen.signature.indexOf('('));
