@@ -8,9 +8,12 @@
  * Observation and prompt tokens (lossMask 0) take no part: their rewards and values are ignored
  * and their advantage and return are 0, so inserting them never changes a policy token's result.
  * values[t] is V(tokens[<t]) (alignment in src/core/loss.ts). verl then whitens the advantages
- * over the batch: call `whiten` (./whiten.ts) on the result for that.
+ * over the batch: call `whiten` (./whiten.ts) on the result for that. The recursion runs on rewards
+ * and values divided by a power of two (../scaled-statistics.ts): ordinary inputs give the plain
+ * values bit for bit; finite inputs of any size give finite results (saturating at ±MAX_VALUE).
  */
 import { at } from '../../core/indexing.ts';
+import { powerOfTwoScale, saturate } from '../scaled-statistics.ts';
 import { assertInRange, assertSameShape } from '../sequences.ts';
 
 export interface GaeOptions {
@@ -34,16 +37,17 @@ export function gae({ tokenRewards, values, lossMask, gamma = 1, lambda = 1 }: G
   const length = lossMask.length;
   const advantages = new Float64Array(length);
   const returns = new Float64Array(length);
-  let nextValue = 0;
+  const scale = Math.max(powerOfTwoScale(tokenRewards), powerOfTwoScale(values));
+  let nextValue = 0; // every running quantity is divided by `scale`
   let nextAdvantage = 0;
   for (let t = length - 1; t >= 0; t--) {
     if (!(at(lossMask, t) > 0)) continue;
-    const value = at(values, t);
-    const delta = at(tokenRewards, t) + gamma * nextValue - value;
+    const value = at(values, t) / scale;
+    const delta = at(tokenRewards, t) / scale + gamma * nextValue - value;
     nextAdvantage = delta + gamma * lambda * nextAdvantage;
     nextValue = value;
-    advantages[t] = nextAdvantage;
-    returns[t] = nextAdvantage + value;
+    advantages[t] = saturate(nextAdvantage * scale);
+    returns[t] = saturate((nextAdvantage + value) * scale);
   }
   return { advantages, returns };
 }

@@ -5,9 +5,15 @@
  *   A_i = (s_i − mean_g) / (std_g + ε)   with the unbiased std of the group g of i
  *   A_i = s_i − mean_g                   when normalizeByStd = false (Dr. GRPO, arXiv:2503.20783)
  * A group of one gets mean 0 and std 1. A_i is broadcast over sequence i's loss mask.
+ *
+ * Any spread of finite rewards gives finite advantages (rewards of ±1e308 in one group included):
+ * sums, means and stds run on values divided by a power of two (../scaled-statistics.ts), which
+ * leaves the results of ordinary rewards bit for bit unchanged; an unnormalised A_i whose true
+ * value is beyond the doubles saturates at ±Number.MAX_VALUE. NaN or ±Infinity rewards propagate.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
+import { saturate, scaledMoments, scaledSum } from '../scaled-statistics.ts';
 import { assertSameShape, type Sequences } from '../sequences.ts';
 
 export interface GroupAdvantageOptions {
@@ -36,17 +42,18 @@ export function grpoAdvantages({
   const scores = sequenceScores(tokenRewards, lossMask, groupIds);
   const sequenceAdvantages = new Array<number>(scores.length);
   for (const members of groupMembers(groupIds).values()) {
-    const groupScores = members.map((i) => at(scores, i));
-    const { mean, std } = members.length === 1 ? { mean: 0, std: 1 } : meanAndUnbiasedStd(groupScores);
+    // Mean and std of the group's scores, divided by `scale` (a power of two: exact, cannot overflow).
+    const { scale, mean, std } =
+      members.length === 1 ? { scale: 1, mean: 0, std: 1 } : scaledMoments(members.map((i) => at(scores, i)));
     for (const i of members) {
-      const score = at(scores, i);
-      sequenceAdvantages[i] = normalizeByStd ? (score - mean) / (std + epsilon) : score - mean;
+      const deviation = at(scores, i) / scale - mean;
+      sequenceAdvantages[i] = normalizeByStd ? deviation / (std + epsilon / scale) : saturate(deviation * scale);
     }
   }
   return { advantages: broadcast(sequenceAdvantages, lossMask), sequenceAdvantages, scores };
 }
 
-/** s_i = Σ_t tokenRewards[i][t], after checking the shapes. */
+/** s_i = Σ_t tokenRewards[i][t] (saturating, never an intermediate overflow), after checking the shapes. */
 export function sequenceScores(tokenRewards: Sequences, lossMask: Sequences, groupIds: readonly unknown[]): number[] {
   assertSameShape('tokenRewards', tokenRewards, lossMask);
   if (groupIds.length !== lossMask.length) {
@@ -58,11 +65,7 @@ export function sequenceScores(tokenRewards: Sequences, lossMask: Sequences, gro
       },
     );
   }
-  return tokenRewards.map((rewards) => {
-    let sum = 0;
-    for (let t = 0; t < rewards.length; t++) sum += at(rewards, t);
-    return sum;
-  });
+  return tokenRewards.map((rewards) => scaledSum(rewards));
 }
 
 /** Group key → indices of its sequences, in order of first appearance. */
@@ -74,13 +77,6 @@ export function groupMembers<Key>(groupIds: readonly Key[]): Map<Key, number[]> 
     else groups.set(id, [i]);
   });
   return groups;
-}
-
-export function meanAndUnbiasedStd(xs: readonly number[]): { mean: number; std: number } {
-  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
-  if (xs.length < 2) return { mean, std: 0 };
-  const variance = xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (xs.length - 1);
-  return { mean, std: Math.sqrt(variance) };
 }
 
 /** perSequence[i] · lossMask[i][t]. */

@@ -7,8 +7,12 @@
  * Observation tokens (lossMask 0) are skipped as in GAE: they neither discount nor carry reward.
  * (verl multiplies the running return by the mask, which would reset it at every observation
  * token of a multi-turn episode; skipping keeps later turns' rewards flowing back.)
+ * The return runs on rewards divided by a power of two (../scaled-statistics.ts): ordinary rewards
+ * give the plain values bit for bit, and finite rewards of any size give finite returns (a true
+ * return beyond the doubles saturates at ±Number.MAX_VALUE) and finite advantages.
  */
 import { at } from '../../core/indexing.ts';
+import { powerOfTwoScale, saturate } from '../scaled-statistics.ts';
 import { assertInRange, assertSameShape, type Sequences } from '../sequences.ts';
 import { whiten } from './whiten.ts';
 
@@ -27,11 +31,12 @@ export function reinforcePlusPlusAdvantages({
   const returns = lossMask.map((mask, i) => {
     const rewards = at(tokenRewards, i);
     const out = new Float64Array(mask.length);
-    let running = 0;
+    const scale = powerOfTwoScale(rewards);
+    let running = 0; // G / scale
     for (let t = mask.length - 1; t >= 0; t--) {
       if (!(at(mask, t) > 0)) continue;
-      running = at(rewards, t) + gamma * running;
-      out[t] = running;
+      running = at(rewards, t) / scale + gamma * running;
+      out[t] = saturate(running * scale);
     }
     return out;
   });
