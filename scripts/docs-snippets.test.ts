@@ -112,13 +112,14 @@ for (const page of [...new Set(placed.map(({ snippet }) => snippet.page))]) {
     for (const { file, placement } of tests.length > 0 ? tests : files) {
       const result = await runTypeScript(file, { cwd: root, env, limitMs: 150_000, test: placement.test });
       assertFinished(result, `${page} → ${placement.path}`);
+      if (placement.test === true) assert.match(result.output, /^# pass [1-9]/m, `${placement.path}: tests ran`);
     }
   });
 }
 
 /** `snippet` as it runs here: `agentrl` on PATH, the budget flags, free ports, a session name. */
-function runnableCommand(snippet: Snippet, recipe: ShellRecipe, ports: ReadonlyMap<string, number>): string {
-  let command = withBudget(snippet.text.replace(/\bnpx agentrl\b/g, 'agentrl'), recipe.budget);
+function runnableCommand(text: string, recipe: ShellRecipe, ports: ReadonlyMap<string, number>): string {
+  let command = withBudget(text.replace(/\bnpx agentrl\b/g, 'agentrl'), recipe.budget);
   for (const [from, to] of ports) command = command.replace(new RegExp(`(--port\\s+|:)${from}\\b`, 'g'), `$1${to}`);
   return command.replaceAll('<session>', 'docs-session');
 }
@@ -163,11 +164,15 @@ for (const [key, block] of shellBlocks) {
         const options = { cwd: folder, env, limitMs: 300_000 };
         for (const [name, text] of Object.entries(recipe.files ?? {})) await writeFile(join(folder, name), text);
         for (const setup of recipe.setup ?? []) assertFinished(await runShell(`agentrl ${setup}`, options), setup);
-        let command = runnableCommand(snippet, recipe, ports);
+        let command = runnableCommand(snippet.text, recipe, ports);
         if (recipe.server === true) {
           if (!/--port\s/.test(command)) command = `${command} --port ${await freePort()}`;
           const port = Number(/--port\s+(\d+)/.exec(command)?.[1]);
           server = await startServer(command, { ...options, port, limitMs: 600_000 });
+          if (recipe.afterStart !== undefined) {
+            const client = runnableCommand(recipe.afterStart, {}, ports);
+            assertFinished(await runShell(client, options), client);
+          }
         } else {
           const result = await runShell(command, { ...options, interruptWhen: recipe.interruptWhen });
           assertFinished(result, command, recipe.interruptWhen === undefined ? 0 : 130);

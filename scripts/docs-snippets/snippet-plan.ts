@@ -25,6 +25,8 @@ export interface ShellRecipe extends Entry {
   files?: Record<string, string>;
   /** `agentrl` commands run first, e.g. a tiny train that leaves the checkpoint the command serves. */
   setup?: string[];
+  /** A command run once the server answers (the reader's client), with the block's ports. */
+  afterStart?: string;
   /** A server: it runs until the block's next command that is not `curl`, then gets SIGINT. */
   server?: boolean;
   /** Files (relative to the working folder) the command must leave behind. */
@@ -67,7 +69,12 @@ export const tinyDpo = { ...tinyModel, ...tinyEpisodes };
 const tinySft = { ...tinyModel, '--max-seq-len': '128', '--steps': '4', '--batch-size': '2', '--eval-every': '2' };
 /** A tiny run whose checkpoint a served or exported snippet reads (`checkpoints/frozen-lake-grpo-1/final`). */
 const trainedCheckpoint = `train ${Object.entries(tinyTrain).flat().join(' ')}`;
-const gatewayCheckpoint = `${trainedCheckpoint} --out checkpoints/my-run`;
+const gatewayCheckpoint = `${trainedCheckpoint} --run-name my-run`;
+/** The agent the gateway block's comment stands for: one chat call in session `docs-session`. */
+const gatewayAgent = [
+  'curl -sf http://127.0.0.1:8002/v1/chat/completions -H "x-session-id: docs-session"',
+  `-H "content-type: application/json" -d '{"model":"agentrl","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}'`,
+].join(' ');
 
 /** OpenAI-format chat JSONL, the format the README names for `agentrl sft --data`. */
 const chats = Array.from({ length: 12 }, (_, index) =>
@@ -101,7 +108,7 @@ export const shellRecipes: ShellRecipe[] = [
   { contains: 'train --resume 1 --iterations 40', budget: { '--iterations': '4' } },
   { contains: 'export bandit-grpo-1 --format parquet', creates: ['bandit-grpo-1.parquet'] },
   { contains: 'agentrl dashboard', server: true },
-  { contains: 'gateway checkpoints/my-run', server: true, setup: [gatewayCheckpoint] },
+  { contains: 'gateway checkpoints/my-run', server: true, setup: [gatewayCheckpoint], afterStart: gatewayAgent },
   { contains: 'curl -X POST http://127.0.0.1:8002/v1/sessions/<session>/reward' },
   { contains: 'export my-agent --format parquet', creates: ['my-agent.parquet'] },
   { contains: 'agentrl serve-env', server: true },
@@ -150,9 +157,6 @@ export const skipped: SkipEntry[] = [
   { contains: '--tracker mlflow', reason: 'an MLflow tracking server (npm run check:trackers)' },
   { contains: 'tensorboard --logdir', reason: 'TensorBoard (Python)' },
   { contains: 'from datasets import load_dataset', reason: `${python} (npm run check:hf)` },
-  { page: 'docs/lora.md', contains: 'TransformerModel.create(config', reason: 'a fragment: config, tokenizer' },
-  { page: 'docs/onnx-engine.md', contains: "inference: 'onnx'", reason: 'a fragment: model, tokenizer' },
-  { page: 'docs/onnx-training.md', contains: "training: 'onnx'", reason: 'a fragment: model' },
   { contains: "policyContract('my-server'", reason: "the reader's trainer server (`server`)" },
   { contains: "policyLoss: 'cispo'", reason: 'an entry to paste into algorithmPresets (step 3 wires it)' },
   { contains: 'node scripts/run-tests.mjs src/algorithms/losses/cispo.test.ts', reason: 'runs after step 3’s wiring' },
