@@ -118,8 +118,8 @@ for (const page of [...new Set(placed.map(({ snippet }) => snippet.page))]) {
 }
 
 /** `snippet` as it runs here: `agentrl` on PATH, the budget flags, free ports, a session name. */
-function runnableCommand(text: string, recipe: ShellRecipe, ports: ReadonlyMap<string, number>): string {
-  let command = withBudget(text.replace(/\bnpx agentrl\b/g, 'agentrl'), recipe.budget);
+function runnableCommand(text: string, budget: ShellRecipe['budget'], ports: ReadonlyMap<string, number>): string {
+  let command = withBudget(text.replace(/\bnpx agentrl\b/g, 'agentrl'), budget);
   for (const [from, to] of ports) command = command.replace(new RegExp(`(--port\\s+|:)${from}\\b`, 'g'), `$1${to}`);
   return command.replaceAll('<session>', 'docs-session');
 }
@@ -164,7 +164,7 @@ for (const [key, block] of shellBlocks) {
         const options = { cwd: folder, env, limitMs: 300_000 };
         for (const [name, text] of Object.entries(recipe.files ?? {})) await writeFile(join(folder, name), text);
         for (const setup of recipe.setup ?? []) assertFinished(await runShell(`agentrl ${setup}`, options), setup);
-        let command = runnableCommand(snippet.text, recipe, ports);
+        let command = runnableCommand(snippet.text, recipe.budget, ports);
         if (recipe.server === true) {
           if (!/--port\s/.test(command)) command = `${command} --port ${await freePort()}`;
           const port = Number(/--port\s+(\d+)/.exec(command)?.[1]);
