@@ -12,18 +12,13 @@
  *   cores. The pool's worker source is a blob URL; the node worker resolves it and evaluates it
  *   with a `self`/`postMessage` scope.
  */
-import { availableParallelism } from 'node:os';
 import { Worker as NodeWorker } from 'node:worker_threads';
 import { resolveObjectURL } from 'node:buffer';
+import { threadCount } from './thread-count.ts';
 
 const g = globalThis as Record<string, unknown>;
 
-/** Worker threads the wasm backend uses; 1 disables the pool (single-threaded, synchronous). */
-export const threadCount = (() => {
-  const raw = process.env.AGENTRL_THREADS;
-  const parsed = raw === undefined ? NaN : Number.parseInt(raw, 10);
-  return Number.isFinite(parsed) && parsed >= 1 ? parsed : Math.max(1, availableParallelism());
-})();
+export { threadCount };
 
 if (typeof g.Float16Array === 'undefined') {
   g.Float16Array = class Float16ArrayUnavailable {};

@@ -1,8 +1,9 @@
 /**
  * onnxruntime-node sessions for serialised graphs (CPU execution provider; its binary ships in
- * the npm package). `run` feeds host arrays and returns host arrays by output name.
+ * the npm package). `run` feeds host arrays and returns host arrays by output name. The native
+ * binding is loaded by the first `OnnxSession.create`, not when agentrl is imported.
  */
-import ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 import { OnnxRuntimeError } from './errors.ts';
 import type { DataType } from './graph.ts';
 
@@ -26,14 +27,18 @@ export interface Feed {
 const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' } as const;
 
 export class OnnxSession {
-  private constructor(private readonly session: ort.InferenceSession) {}
+  private constructor(
+    private readonly Tensor: typeof Ort.Tensor,
+    private readonly session: Ort.InferenceSession,
+  ) {}
 
   static async create(
     model: Uint8Array,
     { threads, spinning = true, memoryArena = true }: SessionOptions = {},
   ): Promise<OnnxSession> {
+    const { InferenceSession, Tensor } = await import('onnxruntime-node');
     try {
-      const session = await ort.InferenceSession.create(model, {
+      const session = await InferenceSession.create(model, {
         executionProviders: ['cpu'],
         graphOptimizationLevel: 'all',
         executionMode: 'sequential',
@@ -41,7 +46,7 @@ export class OnnxSession {
         ...(threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 }),
         ...(spinning ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
       });
-      return new OnnxSession(session);
+      return new OnnxSession(Tensor, session);
     } catch (error) {
       throw new OnnxRuntimeError(`onnxruntime could not load the graph: ${(error as Error).message}`);
     }
@@ -60,9 +65,9 @@ export class OnnxSession {
     feeds: Record<string, Feed>,
     fetches?: readonly string[],
   ): Promise<Record<string, { shape: number[]; data: HostArray }>> {
-    const tensors: Record<string, ort.Tensor> = {};
+    const tensors: Record<string, Ort.Tensor> = {};
     for (const [name, feed] of Object.entries(feeds))
-      tensors[name] = new ort.Tensor(ortType[feed.dtype], feed.data, feed.shape);
+      tensors[name] = new this.Tensor(ortType[feed.dtype], feed.data, feed.shape);
     const results =
       fetches === undefined ? await this.session.run(tensors) : await this.session.run(tensors, [...fetches]);
     const out: Record<string, { shape: number[]; data: HostArray }> = {};

@@ -4,7 +4,7 @@
  * envs share it (`close()` stops both). Chromium runs headless with no sandbox, no GPU, no QUIC,
  * no background networking, component updates or sync, and a fresh temporary profile.
  */
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { BrowserUnavailableError } from '../errors.ts';
 import { generateCatalog } from '../webshop/catalog.ts';
 import { startShopServer, type ShopServer } from '../webshop/server.ts';
@@ -26,6 +26,7 @@ export const chromiumArgs = [
 
 /** Launches headless Chromium from `chromiumPath`; `BrowserUnavailableError` when it is missing or will not start. */
 export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core'); // loaded here, not when agentrl is imported
   try {
     return await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
   } catch (error) {

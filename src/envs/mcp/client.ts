@@ -7,9 +7,7 @@
  *   const mcp = await connectMcp({ command: 'node', args: ['server.js'] });
  *   env.tools = mcp.tools; … await mcp.close();
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AgentRlError, type Tool } from '../../core/index.ts';
 import { zodFromJsonSchema } from './json-schema.ts';
 import { ToolError } from '../../core/errors.ts';
@@ -37,6 +35,12 @@ export class McpConnectionError extends AgentRlError {
 }
 
 export async function connectMcp(server: McpServerSpec, options: { timeoutMs?: number } = {}): Promise<McpConnection> {
+  // The SDK loads on the first connection, not when agentrl is imported.
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const client = new Client({ name: 'agentrl', version: '0.1.0' });
   const transport =
     'url' in server
