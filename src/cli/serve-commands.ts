@@ -29,6 +29,12 @@ export const serveEnvCommandSchema = z.object({
     .default(64)
     .describe('concurrent WebSocket sessions at most (one more gets CAPACITY_REACHED)'),
   sessionTimeoutS: z.number().min(0).default(300).describe('close a session silent this many seconds (0 = never)'),
+  allowClientTasks: z
+    .boolean()
+    .default(false)
+    .describe(
+      "pass a client's reset task unchecked to an env without a task schema (default: refused; envs with one always check it)",
+    ),
 });
 
 export const servePolicyCommandSchema = z.object({
@@ -85,6 +91,7 @@ export async function serveEnvCommand(argv: readonly string[]): Promise<number> 
     port: options.port,
     maxSessions: options.maxSessions,
     sessionTimeoutS: options.sessionTimeoutS,
+    allowClientTasks: options.allowClientTasks,
   });
   console.error(
     `serve-env: ${descriptor.name} on ${server.url} (OpenEnv: POST /reset /step /mcp, GET /state /health /metadata /schema /openapi.json /docs, WebSocket /ws /mcp; ` +

@@ -22,7 +22,7 @@ export function codeTaskSchema({ maxTests, maxTestsChars = 100_000 }: CodeTaskLi
     signature: z
       .string()
       .max(200)
-      .regex(/^[A-Za-z_$][\w$]*\(.*\)$/, 'a signature is name(arguments), e.g. add(a, b)'),
+      .regex(/^[A-Za-z_$][\w$]*\([^()]*\)$/, 'a signature is name(arguments), e.g. add(a, b)'),
     spec: z.string().min(1).max(2000),
     tests: z
       .array(z.tuple([z.array(jsonValue), jsonValue]))

@@ -29,6 +29,10 @@
  * WebSocket /mcp: JSON-RPC 2.0 messages, one environment instance per connection (its episode of
  *   seed 0); refusals and the idle timeout are JSON-RPC errors -32000 with `data.code` as above.
  * `maxSessions` bounds the WebSocket and HTTP MCP sessions together.
+ * A client's `task` (reset, MCP session/create) is checked against the env's `taskSchema`
+ * (client-task.ts): invalid → 422 / VALIDATION_ERROR; an env without a schema takes none unless
+ * `allowClientTasks`. A closed socket, or an HTTP client gone mid-call, closes its env, and
+ * `env.close()` kills the work it has in flight (the code envs' sandbox runs).
  * No message or request can stop the server: whatever throws while handling one (a hostile key,
  * a throwing env, a result JSON cannot encode) is an error to that session or request only; a
  * frame over 8 MiB closes its socket with 1009. Free-form objects (metadata, tool arguments, MCP
@@ -62,6 +66,12 @@ export interface EnvServerOptions {
   maxSessions?: number;
   /** Seconds a session may stay silent before the server closes it (SESSION_ERROR). Default 300; 0 = never. */
   sessionTimeoutS?: number;
+  /**
+   * Pass a client's `task` (reset, MCP session/create) unchecked to an env that declares no
+   * `taskSchema`. Default false: such an env takes no client task (client-task.ts); an env with a
+   * schema always gets the task checked against it.
+   */
+  allowClientTasks?: boolean;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 8000; 0 = any free port. */
@@ -81,6 +91,7 @@ export interface EnvServer {
 
 export async function startEnvServer(options: EnvServerOptions): Promise<EnvServer> {
   const { env: makeEnv, maxSessions = 64, sessionTimeoutS = 300, host = '127.0.0.1', port = 8000 } = options;
+  const allowClientTasks = options.allowClientTasks ?? false;
   if (!Number.isInteger(maxSessions) || maxSessions < 1)
     throw new InvalidArgumentError(`maxSessions must be a positive integer, got ${maxSessions}`);
   if (!(sessionTimeoutS >= 0))
@@ -112,8 +123,14 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
   await closeEnv(probe);
   // The WebSocket and the HTTP MCP sessions count against maxSessions together.
   const load = (): { active: number; max: number } => ({ active: sockets.size + mcpSessions.size, max: maxSessions });
-  const mcpSessions = new McpSessions({ serverName: name, makeEnv, sessionTimeoutS, load: () => load() });
-  const sockets = new SocketSessions({ name, makeEnv, maxSessions, sessionTimeoutS, mcpSessions });
+  const mcpSessions = new McpSessions({
+    serverName: name,
+    makeEnv,
+    sessionTimeoutS,
+    load: () => load(),
+    allowClientTasks,
+  });
+  const sockets = new SocketSessions({ name, makeEnv, maxSessions, sessionTimeoutS, mcpSessions, allowClientTasks });
 
   const app = serverApp();
   app.get('/ws', sockets.openEnvRoute());
@@ -128,6 +145,7 @@ export async function startEnvServer(options: EnvServerOptions): Promise<EnvServ
       openApi: openApiDocument({ name, description }),
     },
     docsPage: docsPage({ name, description }),
+    allowClientTasks,
   });
   const websocket = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
   const listening = await listenApp(app, { host, port, websocket, allowedOrigins: options.allowedOrigins });

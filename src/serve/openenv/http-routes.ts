@@ -10,6 +10,7 @@ import { openEnvErrorResponse } from '../error-bodies.ts';
 import { jsonResponse, readJson, requestPath, type ServerContext, type ServerEnv } from '../hono-server.ts';
 import { jsonRpcError, jsonRpcErrorCodes } from './mcp.ts';
 import { closeEnv, type McpSessions } from './mcp-sessions.ts';
+import { ClientTaskError } from './client-task.ts';
 import { EnvSession } from './session.ts';
 import { resetRequestSchema, stepActionSchema, stepRequestSchema, validationDetail } from './wire.ts';
 
@@ -20,21 +21,24 @@ export interface EnvHttpRoutesOptions {
   documents: { metadata: unknown; schema: unknown; info: unknown; openApi: unknown };
   /** The HTML of GET /docs. */
   docsPage: string;
+  /** Pass a client's task unchecked to an env without a `taskSchema` (client-task.ts). */
+  allowClientTasks: boolean;
 }
 
 type Handler = (c: ServerContext) => Promise<Response> | Response;
 
 /** Adds the HTTP routes (the WebSocket routes are added before, so GET /ws and /mcp upgrade first). */
 export function addEnvHttpRoutes(app: Hono<ServerEnv>, options: EnvHttpRoutesOptions): void {
-  const { makeEnv, mcpSessions, documents } = options;
+  const { mcpSessions, documents, allowClientTasks } = options;
+  const fresh: FreshSessions = (c, use) => withFreshSession(c, { makeEnv: options.makeEnv, allowClientTasks }, use);
   const routes: Record<string, Record<string, Handler>> = {
     '/health': { GET: () => jsonResponse(200, { status: 'healthy' }) },
     '/metadata': { GET: () => jsonResponse(200, documents.metadata) },
     '/schema': { GET: () => jsonResponse(200, documents.schema) },
-    '/state': { GET: () => withFreshSession(makeEnv, async (session) => jsonResponse(200, session.state())) },
+    '/state': { GET: (c) => fresh(c, async (session) => jsonResponse(200, session.state())) },
     '/agentrl/env': { GET: () => jsonResponse(200, documents.info) },
-    '/reset': { POST: (c) => reset(c, makeEnv) },
-    '/step': { POST: (c) => step(c, makeEnv) },
+    '/reset': { POST: (c) => reset(c, fresh) },
+    '/step': { POST: (c) => step(c, fresh) },
     '/mcp': { POST: (c) => mcp(c, mcpSessions) },
     '/openapi.json': { GET: () => jsonResponse(200, documents.openApi) },
     '/docs': {
@@ -58,24 +62,34 @@ export function addEnvHttpRoutes(app: Hono<ServerEnv>, options: EnvHttpRoutesOpt
   app.onError((error) => openEnvErrorResponse(error));
 }
 
-/** POST /reset {seed?, episode_id?, task?} → {observation, reward: null, done}. */
-async function reset(c: ServerContext, makeEnv: () => Env): Promise<Response> {
+/** POST /reset {seed?, episode_id?, task?} → {observation, reward: null, done}; a refused client task → 422. */
+async function reset(c: ServerContext, fresh: FreshSessions): Promise<Response> {
   const body = await readJson(c, {});
   if (!body.ok) return jsonResponse(422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: body.message }] });
   const parsed = resetRequestSchema.safeParse(body.value);
   if (!parsed.success) return jsonResponse(422, { detail: validationDetail(parsed.error, ['body']) });
-  return withFreshSession(makeEnv, async (session) => jsonResponse(200, await session.reset(parsed.data)));
+  return fresh(c, async (session) => {
+    try {
+      return jsonResponse(200, await session.reset(parsed.data));
+    } catch (error) {
+      if (!(error instanceof ClientTaskError)) throw error;
+      return jsonResponse(422, {
+        detail: [{ type: 'task_refused', loc: ['body', 'task'], msg: error.message }],
+        code: error.code,
+      });
+    }
+  });
 }
 
 /** POST /step {action, seed?, …} → the first step of the episode of `seed` (default 0). */
-async function step(c: ServerContext, makeEnv: () => Env): Promise<Response> {
+async function step(c: ServerContext, fresh: FreshSessions): Promise<Response> {
   const body = await readJson(c);
   if (!body.ok) return jsonResponse(422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: body.message }] });
   const parsed = stepRequestSchema.safeParse(body.value);
   if (!parsed.success) return jsonResponse(422, { detail: validationDetail(parsed.error, ['body']) });
   const action = stepActionSchema(parsed.data.action).safeParse(parsed.data.action);
   if (!action.success) return jsonResponse(422, { detail: validationDetail(action.error, ['body', 'action']) });
-  return withFreshSession(makeEnv, async (session) => {
+  return fresh(c, async (session) => {
     await session.reset({ seed: parsed.data.seed ?? 0 });
     return jsonResponse(200, await session.step(action.data));
   });
@@ -91,15 +105,26 @@ async function mcp(c: ServerContext, mcpSessions: McpSessions): Promise<Response
   return jsonResponse(200, answer);
 }
 
-/** Runs a stateless HTTP call on a fresh env, closed afterwards. */
+/** Runs a stateless HTTP call on a fresh env. */
+type FreshSessions = (c: ServerContext, use: (session: EnvSession) => Promise<Response>) => Promise<Response>;
+
+/**
+ * Runs a stateless HTTP call on a fresh env, closed afterwards — or as soon as the client goes
+ * away: closing the env kills its work in flight (a step's sandbox run).
+ */
 async function withFreshSession(
-  makeEnv: () => Env,
+  c: ServerContext,
+  { makeEnv, allowClientTasks }: { makeEnv: () => Env; allowClientTasks: boolean },
   use: (session: EnvSession) => Promise<Response>,
 ): Promise<Response> {
-  const session = new EnvSession(makeEnv());
+  const session = new EnvSession(makeEnv(), { allowClientTasks });
+  const clientGone = (): void => void closeEnv(session.env);
+  const signal = c.req.raw.signal;
+  signal.addEventListener('abort', clientGone, { once: true });
   try {
     return await use(session);
   } finally {
+    signal.removeEventListener('abort', clientGone);
     await closeEnv(session.env);
   }
 }

@@ -37,6 +37,8 @@ export interface McpSessionsOptions {
   sessionTimeoutS: number;
   /** Sessions open now on the whole server (WebSocket and MCP) and the most allowed. */
   load(): { active: number; max: number };
+  /** Pass a client's task unchecked to an env without a `taskSchema` (client-task.ts). Default false. */
+  allowClientTasks?: boolean;
 }
 
 /** The socket a request came on: its env answers. `startsEpisode`: start the seed-0 episode when it has none (the WebSocket /mcp). */
@@ -127,7 +129,7 @@ export class McpSessions {
     }
     let session: EnvSession;
     try {
-      session = new EnvSession(this.options.makeEnv());
+      session = new EnvSession(this.options.makeEnv(), { allowClientTasks: this.options.allowClientTasks });
     } catch (error) {
       return jsonRpcError(
         request.id,

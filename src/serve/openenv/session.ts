@@ -17,6 +17,7 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Env } from '../../core/types.ts';
+import { checkClientTask } from './client-task.ts';
 import { describeTools } from './mcp.ts';
 import {
   serializeReset,
@@ -62,9 +63,12 @@ export class EnvSession {
   private seed: number | null = null;
   private stepCount = 0;
   private over = false;
+  private readonly allowClientTasks: boolean;
 
-  constructor(env: Env) {
+  /** `allowClientTasks`: pass a client's task unchecked to an env without a `taskSchema` (client-task.ts). Default false. */
+  constructor(env: Env, options: { allowClientTasks?: boolean } = {}) {
     this.env = env;
+    this.allowClientTasks = options.allowClientTasks ?? false;
   }
 
   /** Whether an episode was started (`reset`). */
@@ -72,10 +76,12 @@ export class EnvSession {
     return this.episodeId !== null;
   }
 
-  /** Starts an episode; without a seed the server draws one (reported by `state()`). */
+  /** Starts an episode; without a seed the server draws one (reported by `state()`). A client's task is checked first (`ClientTaskError`). */
   async reset(request: ResetRequest): Promise<WireResult> {
     const seed = request.seed ?? randomInt(2 ** 31);
-    const observation = await this.env.reset(request.task === undefined ? { seed } : { seed, task: request.task });
+    const task =
+      request.task === undefined ? undefined : checkClientTask(this.env, request.task, this.allowClientTasks);
+    const observation = await this.env.reset(task === undefined ? { seed } : { seed, task });
     this.episodeId = request.episode_id ?? randomUUID();
     this.seed = seed;
     this.stepCount = 0;

@@ -13,6 +13,7 @@ import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import { AgentRlError } from '../../core/errors.ts';
 import { errorMessage } from '../http.ts';
+import { ClientTaskError } from './client-task.ts';
 import { jsonRpcError, jsonRpcErrorCodes } from './mcp.ts';
 import type { McpSessions } from './mcp-sessions.ts';
 import type { EnvSession } from './session.ts';
@@ -71,7 +72,12 @@ export async function answerWsMessage(
     await answerMessage(ws, session, text, mcpSessions);
   } catch (error) {
     const code = error instanceof AgentRlError ? { error_code: error.code } : {};
-    sendWsError(ws, 'EXECUTION_ERROR', errorMessage(error), code);
+    sendWsError(
+      ws,
+      error instanceof ClientTaskError ? 'VALIDATION_ERROR' : 'EXECUTION_ERROR',
+      errorMessage(error),
+      code,
+    );
   }
 }
 

@@ -30,6 +30,8 @@ export interface SocketSessionsOptions {
   maxSessions: number;
   sessionTimeoutS: number;
   mcpSessions: McpSessions;
+  /** Pass a client's task unchecked to an env without a `taskSchema` (client-task.ts). */
+  allowClientTasks: boolean;
 }
 
 export class SocketSessions {
@@ -90,7 +92,7 @@ export class SocketSessions {
     ws: WebSocket,
     protocol: SocketProtocol,
   ): { ws: WebSocket; session: EnvSession; touch(): void; queue: Promise<void> } | undefined {
-    const { name, makeEnv, maxSessions, sessionTimeoutS, mcpSessions } = this.options;
+    const { name, makeEnv, maxSessions, sessionTimeoutS, mcpSessions, allowClientTasks } = this.options;
     const active = this.sockets.size + mcpSessions.size;
     if (active >= maxSessions) {
       protocol.notify(
@@ -104,7 +106,7 @@ export class SocketSessions {
     }
     let session: EnvSession;
     try {
-      session = new EnvSession(makeEnv());
+      session = new EnvSession(makeEnv(), { allowClientTasks });
     } catch (error) {
       protocol.notify(ws, 'FACTORY_ERROR', `cannot build environment ${name}: ${errorMessage(error)}`);
       ws.close(1011, 'factory error');
@@ -121,6 +123,7 @@ export class SocketSessions {
       }, sessionTimeoutS * 1000);
     };
     touch();
+    // the socket is gone: closing the env kills its work in flight (a step's sandbox run) at once
     ws.on('close', () => {
       clearTimeout(timer);
       this.sockets.delete(ws);
