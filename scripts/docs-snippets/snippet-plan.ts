@@ -153,7 +153,7 @@ export const skipped: SkipEntry[] = [
   { contains: 'accelerate launch', reason: `${python}, an env server at ENV_HOST and an exported model` },
   { contains: '--model path/to/hf-folder-or-file.gguf', reason: 'a placeholder path to the reader’s model' },
   { contains: 'train --resume <run>', reason: 'a placeholder run (the README’s runs block resumes a real one)' },
-  { contains: "from 'agentrl/src/policy/tinker/index.ts'", reason: 'a Tinker service (TINKER_API_KEY)' },
+  { contains: "from 'agentrl/policy/tinker'", reason: 'a Tinker service (TINKER_API_KEY)' },
   { contains: '--tracker mlflow', reason: 'an MLflow tracking server (npm run check:trackers)' },
   { contains: 'tensorboard --logdir', reason: 'TensorBoard (Python)' },
   { contains: 'from datasets import load_dataset', reason: `${python} (npm run check:hf)` },
