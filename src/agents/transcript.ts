@@ -73,7 +73,7 @@ export class Transcript {
   ): void {
     const messages: readonly Message[] = Array.isArray(observation) ? observation : [observation as Message];
     this.record.appendContext(appendedTokens(this.format, this.messages, messages, { tools: this.tools }));
-    this.messages.push(...messages);
+    for (const message of messages) this.messages.push(message);
     this.record.observe(
       messages.map((message) => message.content),
       { invalidAction },

@@ -63,6 +63,11 @@ export interface ChatFormat {
   readonly turnEnd: readonly number[];
   /** Messages → ids and the assistant mask (1 on each assistant reply and its stop token). */
   render(messages: readonly Message[], options?: ChatRenderOptions): RenderedChat;
+  /**
+   * The ids of `render` alone, without the assistant mask: one rendering, where a model template's
+   * mask costs two more per assistant message (what a server answering a request needs).
+   */
+  promptTokens(messages: readonly Message[], options?: ChatRenderOptions): number[];
   /** The ids a new user message adds after a closed assistant turn, generation prompt included. */
   userTurn(text: string): number[];
   /**
@@ -81,17 +86,19 @@ export interface ChatFormat {
 /** agentrl's byte template (chat-template.ts) as a ChatFormat. */
 export function agentrlChatFormat(tokenizer: Tokenizer = byteTokenizer): ChatFormat {
   const special = tokenizer.specialTokens;
+  const render: ChatFormat['render'] = (messages, { tools = [], addGenerationPrompt = false } = {}) => {
+    const withTools = withToolsPrompt(messages, tools);
+    return addGenerationPrompt
+      ? renderGenerationPrompt(withTools, { tokenizer })
+      : renderChat(withTools, { tokenizer });
+  };
   return {
     name: 'agentrl',
     tokenizer,
     stopTokens: [special.end],
     turnEnd: [special.end],
-    render(messages, { tools = [], addGenerationPrompt = false } = {}) {
-      const withTools = withToolsPrompt(messages, tools);
-      return addGenerationPrompt
-        ? renderGenerationPrompt(withTools, { tokenizer })
-        : renderChat(withTools, { tokenizer });
-    },
+    render,
+    promptTokens: (messages, options) => render(messages, options).tokens, // the byte template's mask costs nothing more
     userTurn(text) {
       return [...renderMessage({ role: 'user', content: text }, { tokenizer }).tokens, special.assistant];
     },

@@ -149,3 +149,11 @@ test('parseAssistantText inverts assistantText and keeps malformed calls as text
   assert.deepEqual(broken.toolCalls, []);
   assert.deepEqual(broken.invalid, ['<tool_call>{oops</tool_call>']);
 });
+
+test('renderChat: a 7.5 MB message renders whole (no spread of its ids as arguments: no "Maximum call stack size exceeded")', () => {
+  const content = 'a'.repeat(7_500_000);
+  const rendered = renderChat([{ role: 'user', content }]);
+  assert.equal(rendered.tokens.length, 1 + 1 + content.length + 1); // <|bos|> <|user|> … <|end|>
+  assert.equal(rendered.assistantMask.length, rendered.tokens.length);
+  assert.equal(rendered.tokens.at(-2), 'a'.charCodeAt(0));
+});

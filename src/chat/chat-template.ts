@@ -98,9 +98,11 @@ export function renderChat(messages: readonly Message[], options: ChatTemplateOp
   const tokens = [tokenizer.specialTokens.bos];
   const assistantMask = [0];
   for (const message of messages) {
+    // One element at a time: a spread passes every id as an argument, and a long message's ids
+    // overflow the call stack ("Maximum call stack size exceeded").
     const piece = renderMessage(message, { tokenizer });
-    tokens.push(...piece.tokens);
-    assistantMask.push(...piece.assistantMask);
+    for (const token of piece.tokens) tokens.push(token);
+    for (const mark of piece.assistantMask) assistantMask.push(mark);
   }
   return { tokens, assistantMask };
 }

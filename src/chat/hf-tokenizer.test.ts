@@ -133,3 +133,10 @@ test('unsupported tokenizer.json features are CheckpointErrors', () => {
   assert.throws(() => loadHfTokenizer({ ...tinyBpeJson(), pre_tokenizer: { type: 'Whitespace' } }), /pre_tokenizer/);
   assert.throws(() => loadHfTokenizer('nope'), /not a JSON object/);
 });
+
+test('a 1,000,000-letter word encodes whole (its ids are appended one by one, not spread as arguments)', () => {
+  const tokenizer = loadHfTokenizer(tinyBpeJson());
+  const ids = tokenizer.encode('x'.repeat(1_000_000));
+  assert.equal(ids.length, 1_000_000);
+  assert.equal(tokenizer.decode(ids.slice(0, 3)), 'xxx');
+});

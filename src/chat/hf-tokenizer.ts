@@ -60,7 +60,7 @@ export function loadHfTokenizer(
         if (piece === '') continue;
         let chars = '';
         for (const byte of new TextEncoder().encode(piece)) chars += byteChar[byte];
-        ids.push(...bpe(chars));
+        for (const id of bpe(chars)) ids.push(id); // not a spread: a long word's ids would overflow the stack
       }
       return ids;
     },

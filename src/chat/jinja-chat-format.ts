@@ -90,6 +90,8 @@ export function jinjaChatFormat(options: JinjaChatFormatOptions): ChatFormat {
       const tokens = encode(messages, tools, addGenerationPrompt);
       return { tokens, assistantMask: assistantMaskOf(tokens, messages, tools, { encode, turnEnd, name }) };
     },
+    promptTokens: (messages, { tools = [], addGenerationPrompt = false } = {}) =>
+      encode(messages, tools, addGenerationPrompt),
     userTurn: (text: string): number[] =>
       turnAfter(
         encode,

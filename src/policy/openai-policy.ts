@@ -223,9 +223,10 @@ export class OpenAIPolicy implements Policy {
       request.stopStrings.includes(stopReason) &&
       !this.tokenizer.decode(tokens).includes(stopReason)
     ) {
-      const appended = this.tokenizer.encode(stopReason);
-      tokens.push(...appended);
-      logprobs.push(...appended.map(() => 0));
+      for (const token of this.tokenizer.encode(stopReason)) {
+        tokens.push(token);
+        logprobs.push(0);
+      }
     }
     let finishReason: Generation['finishReason'] = completion.finishReason === 'length' ? 'length' : 'stop';
     const stopAt = firstStopStringEnd(tokens, request.stopStrings, this.tokenizer);

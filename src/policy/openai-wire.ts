@@ -61,7 +61,7 @@ export function toWireMessages(messages: readonly Message[]): WireMessage[] {
           function: { name: call.name, arguments: JSON.stringify(call.arguments) },
         }),
       );
-      pendingIds.push(...calls.map((call) => call.id));
+      for (const call of calls) pendingIds.push(call.id);
       wire.push({ role: 'assistant', content: parsed.content === '' ? null : parsed.content, tool_calls: calls });
       return;
     }

@@ -124,7 +124,7 @@ export function requestPath(c: ServerContext): string {
   return c.env.incoming === undefined ? new URL(c.req.url).pathname : pathOf(c.env.incoming);
 }
 
-/** Reads the JSON body (8 MiB at most; BodyTooLargeError past it); an empty body is `emptyValue`. */
-export function readJson(c: ServerContext, emptyValue?: unknown): Promise<JsonBody> {
-  return readJsonBody(c.env.incoming, emptyValue);
+/** Reads the JSON body (`maxBytes` at most, default 8 MiB; BodyTooLargeError past it); an empty body is `emptyValue`. */
+export function readJson(c: ServerContext, emptyValue?: unknown, maxBytes?: number): Promise<JsonBody> {
+  return readJsonBody(c.env.incoming, emptyValue, maxBytes);
 }

@@ -11,8 +11,10 @@ import { RefusedRequestError } from './request-access.ts';
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export class BodyTooLargeError extends AgentRlError {
-  constructor(limit: number) {
-    super('BODY_TOO_LARGE', `request body over ${limit} bytes`, { limit });
+  /** `declared`: the Content-Length that gave it away before the body was read. */
+  constructor(limit: number, declared?: number) {
+    const size = declared === undefined ? '' : ` (Content-Length: ${declared})`;
+    super('BODY_TOO_LARGE', `request body over ${limit} bytes${size}`, { limit, declared: declared ?? null });
   }
 }
 
@@ -22,13 +24,18 @@ export type JsonBody = { ok: true; value: unknown } | { ok: false; message: stri
  * Reads the whole body and parses it as JSON; an empty body is `emptyValue`. A body of another
  * media type is refused before it is read (RefusedRequestError 415, see `requireJsonContentType`).
  */
-export async function readJsonBody(request: IncomingMessage, emptyValue: unknown = undefined): Promise<JsonBody> {
+export async function readJsonBody(
+  request: IncomingMessage,
+  emptyValue: unknown = undefined,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<JsonBody> {
   requireJsonContentType(request);
+  refuseDeclaredOversize(request, maxBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError(MAX_BODY_BYTES);
+    if (size > maxBytes) throw new BodyTooLargeError(maxBytes);
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -61,6 +68,12 @@ export function requireJsonContentType(request: Pick<IncomingMessage, 'headers'>
     `request bodies are JSON: send Content-Type: application/json (got ${contentType === undefined ? 'none' : JSON.stringify(contentType)})`,
     { contentType: contentType ?? null },
   );
+}
+
+/** 413 before reading a byte when the request's Content-Length already says the body is over `maxBytes`. */
+export function refuseDeclaredOversize(request: Pick<IncomingMessage, 'headers'>, maxBytes: number): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw new BodyTooLargeError(maxBytes, declared);
 }
 
 /** The message of anything thrown (an Error, a string, an object without `toString`); never throws. */

@@ -102,11 +102,11 @@ export class GenerationBatcher {
     const key = at(this.queue, 0, 'batch queue').key;
     const jobs: Waiting[] = [];
     for (let i = 0; i < this.queue.length && jobs.length < this.maxBatchSize; ) {
-      if (at(this.queue, i, 'batch queue').key === key) jobs.push(...this.queue.splice(i, 1));
+      if (at(this.queue, i, 'batch queue').key === key) jobs.push(at(this.queue.splice(i, 1), 0, 'batch queue'));
       else i++;
     }
     const sampling = at(jobs, 0, 'batch jobs').sampling;
-    const maxNewTokens = Math.max(...jobs.map((job) => job.maxNewTokens));
+    const maxNewTokens = jobs.reduce((most, job) => Math.max(most, job.maxNewTokens), 0);
     const seed = sampling.seed ?? this.batches;
     this.batches++;
     this.onBatch?.(jobs.length);

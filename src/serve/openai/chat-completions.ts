@@ -12,6 +12,7 @@ import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents, openAiToolCall } from './choice.ts';
 import type { PolicyContext } from './policy-context.ts';
 import { toMessages, type ChatRequest } from './protocol.ts';
+import { checkChatRequest } from './request-limits.ts';
 import { eventStream } from './sse.ts';
 import type { SplitEvent } from './tool-format.ts';
 
@@ -57,11 +58,10 @@ export async function chatCompletion(
   outgoing: ServerResponse,
   onFinished?: (call: FinishedChat) => void,
 ): Promise<ChatAnswer> {
-  const useTools = (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
-  const prompt = context.chatFormat.render(toMessages(request.messages), {
-    tools: useTools ? request.tools! : [],
-    addGenerationPrompt: true,
-  }).tokens;
+  checkChatRequest(request, context.bounds); // before any rendering: a bounded request, or a 400 naming the limit
+  const tools = request.tool_choice === 'none' ? [] : (request.tools ?? []);
+  const useTools = tools.length > 0;
+  const prompt = context.chatFormat.promptTokens(toMessages(request.messages), { tools, addGenerationPrompt: true });
   const maxNewTokens = context.budget(prompt, request.max_completion_tokens ?? request.max_tokens);
   const stopStrings = context.sampling(request).stopStrings;
   const choices = Array.from(

@@ -12,6 +12,7 @@ import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents } from './choice.ts';
 import type { PolicyContext } from './policy-context.ts';
 import type { CompletionRequest } from './protocol.ts';
+import { checkCompletionRequest } from './request-limits.ts';
 import { eventStream } from './sse.ts';
 import type { SplitEvent } from './tool-format.ts';
 
@@ -22,6 +23,7 @@ interface Job {
 }
 
 export async function completion(context: PolicyContext, request: CompletionRequest): Promise<Response> {
+  checkCompletionRequest(request, context.bounds); // before any prompt is encoded: prompts × n, max_tokens, lengths
   const prompts = completionPrompts(context, request.prompt);
   const n = request.n ?? 1;
   const { stopStrings } = context.sampling(request);

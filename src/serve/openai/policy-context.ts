@@ -5,11 +5,12 @@
  */
 import { z } from 'zod';
 import { agentrlChatFormat, type ChatFormat } from '../../chat/chat-format.ts';
-import type { Tokenizer } from '../../chat/tokenizer.ts';
+import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import { RequestError } from '../error-bodies.ts';
 import { readJson, type ServerContext } from '../hono-server.ts';
 import { GenerationBatcher, type SharedSampling, type TokenGenerator } from './batcher.ts';
 import { stopList } from './protocol.ts';
+import { charsPerTokenOf, parseRequestLimits, type RequestBounds, type RequestLimitsInput } from './request-limits.ts';
 import { toolCallSyntax, type ToolCallSyntax } from './tool-format.ts';
 
 export interface PolicyContextOptions {
@@ -26,6 +27,8 @@ export interface PolicyContextOptions {
   /** Rows per batch at most. Default 64. */
   maxBatchSize?: number;
   onBatch?: (rows: number) => void;
+  /** What one request may hold (request-limits.ts: body bytes, messages, tools, rows…); each field has a default. */
+  requestLimits?: RequestLimitsInput;
 }
 
 export interface PolicyContext {
@@ -37,7 +40,9 @@ export interface PolicyContext {
   readonly modelName: string;
   readonly modelCard: { id: string; object: 'model'; created: number; owned_by: 'agentrl' };
   readonly batcher: GenerationBatcher;
-  /** Reads a JSON body and parses it (400 naming the field when it does not fit); the model name is not checked. */
+  /** The limits every request is checked against before any rendering (request-limits.ts). */
+  readonly bounds: RequestBounds;
+  /** Reads a JSON body (at most `bounds.limits.maxBodyBytes`, else 413) and parses it (400 naming the field when it does not fit); the model name is not checked. */
   readBody<Schema extends z.ZodType>(c: ServerContext, schema: Schema): Promise<z.output<Schema>>;
   /** 404 model_not_found unless `model` is the served one. */
   checkModel(model: string): void;
@@ -54,6 +59,13 @@ export interface PolicyContext {
 export function createPolicyContext(options: PolicyContextOptions): PolicyContext {
   const { tokenizer, contextWindow, modelName } = options;
   const chatFormat = options.chatFormat ?? agentrlChatFormat(tokenizer);
+  const bounds: RequestBounds = {
+    limits: parseRequestLimits(options.requestLimits),
+    contextWindow,
+    charsPerToken: charsPerTokenOf(chatFormat.tokenizer, {
+      exact: chatFormat.name === 'agentrl' && chatFormat.tokenizer === byteTokenizer,
+    }),
+  };
   const closing = chatFormat.turnEnd[0];
   const stopTokens =
     closing === undefined
@@ -73,8 +85,9 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
     modelName,
     modelCard: { id: modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'agentrl' },
     batcher,
+    bounds,
     async readBody(c, schema) {
-      const body = await readJson(c);
+      const body = await readJson(c, undefined, bounds.limits.maxBodyBytes);
       if (!body.ok) throw new RequestError(400, body.message);
       const parsed = schema.safeParse(body.value);
       if (!parsed.success)
