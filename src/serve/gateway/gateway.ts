@@ -25,6 +25,7 @@ import type { ChatFormat } from '../../chat/chat-format.ts';
 import type { Policy } from '../../policy/types.ts';
 import { listenApp, type ListeningApp } from '../hono-server.ts';
 import { createPolicyContext } from '../openai/policy-context.ts';
+import type { RequestLimitsInput } from '../openai/request-limits.ts';
 import { gatewayApp } from './gateway-routes.ts';
 import { policyGenerator } from './policy-generator.ts';
 import {
@@ -56,6 +57,8 @@ export interface GatewayOptions {
   batchWindowMs?: number;
   /** Rows per batch at most. Default 64. */
   maxBatchSize?: number;
+  /** What one chat request may hold (body bytes, messages, tools…; ../openai/request-limits.ts); each field has a default. */
+  requestLimits?: RequestLimitsInput;
   /** The chat format prompts are rendered in. Default: the sampler's own (`sampler.chatFormat`), else agentrl's byte template. */
   chatFormat?: ChatFormat;
 }
@@ -95,6 +98,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     modelName,
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
+    requestLimits: options.requestLimits,
   });
   const store = new SessionStore({ timeoutMs: sessionTimeoutMs });
   const sweeper = setInterval(() => store.sweep(), Math.max(10, Math.min(1000, sessionTimeoutMs / 4)));
