@@ -38,11 +38,20 @@ export interface Tool<Input = any, Output = unknown> {
   execute(input: Input): Promise<Output> | Output;
 }
 
-/** What the agent sees. `text` is what goes into the model's context. */
+/**
+ * What the agent sees (`text`, `data`) and, apart, what only the env's side may see
+ * (`privileged`). `text` is what goes into the model's context.
+ */
 export interface Observation {
   text: string;
-  /** Optional structured payload (grid, page, …) for renderers and scripted policies. */
+  /** Optional structured payload the agent may see (grid, page, question, …) for renderers and scripted policies. */
   data?: unknown;
+  /**
+   * What the agent must not see: the reference answer, hidden tests, the other side's private
+   * values ("privileged information", as in asymmetric actor-critic). For the env's scripted
+   * expert and an in-process trainer only: the env server (`agentrl serve-env`) never sends it.
+   */
+  privileged?: unknown;
 }
 
 /** What the agent does: raw text from the policy (parsed by the env) and/or a structured tool call. */

@@ -24,3 +24,14 @@ export class BrowserUnavailableError extends AgentRlError {
     );
   }
 }
+
+/** `withPrivileged`'s local copy started another episode than the env it follows (other options, another version). */
+export class PrivilegedCopyMismatchError extends AgentRlError {
+  constructor(env: string, seed: number, text: string, copyText: string) {
+    super(
+      'PRIVILEGED_COPY_MISMATCH',
+      `${env} seed ${seed}: the local copy's first observation differs from the env's (${JSON.stringify(copyText.slice(0, 80))} vs ${JSON.stringify(text.slice(0, 80))}); make the copy with the options the env server was started with`,
+      { env, seed },
+    );
+  }
+}

@@ -1,7 +1,9 @@
 /**
  * The scripted expert interface. A rollout calls `expert.act(observation)` each turn; the expert
- * reads the env's structured `observation.data` and returns the full action text the model
- * should produce (e.g. `<answer>Right</answer>`). With `randomActionRate` > 0 it replaces that
+ * reads the env's structured `observation.data` and, where it needs the answer, the
+ * `observation.privileged` part the agent never sees (a served env withholds it:
+ * with-privileged.ts), and returns the full action text the model should produce (e.g.
+ * `<answer>Right</answer>`). With `randomActionRate` > 0 it replaces that
  * fraction of turns by a random valid action (imperfect demonstrations for SFT).
  */
 import { z } from 'zod';

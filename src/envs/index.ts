@@ -227,14 +227,15 @@ export function makeEnv(name: string, options: object = {}): Env {
 
 export { formatAnswer, formatToolCall, parseAction, parseMoveAction, parseMoves } from './action-format.ts';
 export type { ParsedAction, ParsedMoves, ParsedToolCall } from './action-format.ts';
-export { TaskGenerationError } from './errors.ts';
+export { PrivilegedCopyMismatchError, TaskGenerationError } from './errors.ts';
+export { withPrivileged } from './with-privileged.ts';
 export { expertOptionsSchema, makeExpert } from './expert.ts';
 export type { Expert, ExpertOptions } from './expert.ts';
 export { playEpisode } from './play.ts';
 export type { EpisodeSummary } from './play.ts';
 export { SPLIT_SIZE, splitOfSeed, splitSeed, splitSeeds, splits } from './split.ts';
 export { BanditEnv, banditOptionsSchema, makeBandit } from './bandit/env.ts';
-export type { BanditData, BanditOptions } from './bandit/env.ts';
+export type { BanditData, BanditOptions, BanditPrivileged } from './bandit/env.ts';
 export { banditExpert } from './bandit/expert.ts';
 export { CalculatorEnv, calculatorOptionsSchema, calculatorTool, makeCalculator } from './calculator/env.ts';
 export type { CalculatorData, CalculatorOptions, CalculatorTask } from './calculator/env.ts';

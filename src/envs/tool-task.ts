@@ -10,7 +10,9 @@
  * A tool that throws is not invalid: its error message is the observation (the model sees it).
  * After `maxTurns` turns without an answer the episode is truncated (episode-turns.ts). A subclass
  * says how a task starts (`start`), how an answer scores (`finish`, which may instead move the
- * episode on: `NextTurn`) and what `observation.data` holds (`data`); it may read extra tags
+ * episode on: `NextTurn`), what the agent may see in `observation.data` (`data`) and what only the
+ * expert and the trainer may see in `observation.privileged` (`privileged`: the answer, hidden
+ * tests; never sent by the env server); it may read extra tags
  * (`parseTurn`), record a tool's result and reward it (`afterToolCall`) and word tool results and
  * invalid turns its own way (`renderToolResult`, `renderInvalid`).
  */
@@ -89,8 +91,13 @@ export abstract class ToolTaskEnv<
   protected abstract start(seed: number, task: Task | undefined): Promise<{ episode: Episode; text: string }>;
   /** Scores a final answer (or, for an answer that does not end the episode, gives the next observation). */
   protected abstract finish(episode: Episode, answer: string, thinking: string | null): Promise<Verdict | NextTurn>;
-  /** `observation.data` (for renderers and scripted experts). */
+  /** `observation.data`: what the agent may see (for renderers and scripted experts). */
   protected abstract data(episode: Episode): unknown;
+
+  /** `observation.privileged`: what the agent must not see (the answer, hidden tests), for the scripted expert. Default: none. */
+  protected privileged(_episode: Episode): unknown {
+    return undefined;
+  }
 
   /** Reads one turn's text (already within `maxActionChars`); override to accept extra tags. */
   protected parseTurn(text: string): ParsedAction {
@@ -180,6 +187,9 @@ export abstract class ToolTaskEnv<
   }
 
   private observe(episode: Episode, text: string): Observation {
-    return { text, data: this.data(episode) };
+    const privileged = this.privileged(episode);
+    return privileged === undefined
+      ? { text, data: this.data(episode) }
+      : { text, data: this.data(episode), privileged };
   }
 }

@@ -8,8 +8,10 @@ For each environment `agentrl envs` lists, this starts `agentrl serve-env <env> 
    through the CLI's own typer app in this process for every env (the CLI costs ~15 s of imports a
    process), and once as the installed `openenv` console script.
 2. GenericEnvClient (WebSocket /ws): episodes of seeds 0 and 1, each action from agentrl's scripted
-   expert (expert.ts) reading the observation as the client received it, until `done`; the last
-   observation's metadata says success, and `state()` counts the steps.
+   expert (expert.ts) reading the observation as the client received it plus the privileged part
+   the server never sends (the answer; expert.ts rebuilds it with a local copy of the env that
+   follows the episode from its seed), until `done`; the last observation's metadata says
+   success, and `state()` counts the steps.
 3. MCPToolClient in both its modes: step mode (list_tools / call_tool through /ws) and HTTP mode
    (`use_production_mode`: openenv/session/create, tools/list, tools/call with session_id,
    openenv/session/close over POST /mcp). The tool list is the env's own (expert.ts asks the env);
@@ -135,8 +137,8 @@ class Experts:
             raise RuntimeError(f"expert.ts: {reply['error']}")
         return reply
 
-    def act(self, key: str, env: str, observation: dict) -> dict:
-        return self.ask({"act": key, "env": env, "observation": {"text": observation["text"], "data": observation.get("data")}})
+    def act(self, key: str, env: str, seed: int, observation: dict) -> dict:
+        return self.ask({"act": key, "env": env, "seed": seed, "observation": {"text": observation["text"], "data": observation.get("data")}})
 
     def tools(self, env: str) -> list[str]:
         return self.ask({"tools": env})["tools"]
@@ -185,7 +187,7 @@ async def play_episodes(url: str, env: str, experts: Experts) -> list[str]:
             steps = 0
             total = 0.0
             while not result.done:
-                action = experts.act(key, env, result.observation)
+                action = experts.act(key, env, seed, result.observation)
                 result = await client.step({"text": action["text"]})
                 steps += 1
                 total += result.reward or 0.0
@@ -205,7 +207,7 @@ async def use_tools(url: str, env: str, experts: Experts) -> str:
     call = None
     if expected:
         # The expert's first action of seed 0, as a tool call.
-        first = experts.act(f"{env}/mcp", env, await first_observation(url))
+        first = experts.act(f"{env}/mcp", env, 0, await first_observation(url))
         call = first["tool_call"]
         assert call is not None, f"{env}: the expert's first action is not a tool call: {first['text'][:200]}"
 

@@ -42,8 +42,8 @@ test('the executor verifies a proposal: errors, loops and non-determinism are re
   assert.deepEqual((accepted.observation.data as AbsoluteZeroData).proposal, {
     program: 'function f(x) { return [x, x * 2]; }',
     input: 3,
-    output: [3, 6],
   });
+  assert.deepEqual(accepted.observation.privileged, { output: [3, 6] }, "the executor's output is privileged");
   assert.equal(
     accepted.observation.text,
     'Solve: what does f return?\nfunction f(x) { return [x, x * 2]; }\nInput: 3\nReply the output as JSON: <answer>13</answer>',

@@ -63,11 +63,16 @@ export interface Proposal {
   output: unknown;
 }
 
-/** `observation.data`: the role, the reference program, and the accepted proposal (with the executor's output, for scripted experts). */
+/** `observation.data`: what the agent may see — the role, the reference program, and the accepted proposal's program and input. */
 export interface AbsoluteZeroData {
   role: 'propose' | 'solve' | 'done';
   reference: ReferenceProgram;
-  proposal: Proposal | null;
+  proposal: Omit<Proposal, 'output'> | null;
+}
+
+/** `observation.privileged`, once a proposal is accepted: the executor's output (the solve answer, for scripted experts). */
+export interface AbsoluteZeroPrivileged {
+  output: unknown;
 }
 
 interface Episode {
@@ -213,9 +218,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     const data: AbsoluteZeroData = {
       role: episode.ended ? 'done' : proposal === null ? 'propose' : 'solve',
       reference,
-      proposal,
+      proposal: proposal === null ? null : { program: proposal.program, input: proposal.input },
     };
-    return { text, data };
+    if (proposal === null) return { text, data };
+    const privileged: AbsoluteZeroPrivileged = { output: proposal.output };
+    return { text, data, privileged };
   }
 }
 

@@ -5,8 +5,8 @@
 import type { Observation, Rng } from '../../core/index.ts';
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
-import type { AbsoluteZeroData } from './env.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { AbsoluteZeroData, AbsoluteZeroPrivileged } from './env.ts';
 import { randomInput, referencePrograms } from './programs.ts';
 
 function propose(rng: Rng): string {
@@ -19,8 +19,9 @@ export function absoluteZeroExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation, rng) => {
-      const { proposal } = data(observation);
-      return proposal === null ? propose(rng) : formatAnswer(JSON.stringify(proposal.output));
+      if (data(observation).proposal === null) return propose(rng);
+      const { output } = requirePrivileged<AbsoluteZeroPrivileged>(observation, 'absolute-zero', 'output');
+      return formatAnswer(JSON.stringify(output));
     },
     (observation, rng) =>
       data(observation).proposal === null ? propose(rng) : formatAnswer(String(rng.range(-10, 30))),

@@ -35,9 +35,13 @@ export const banditOptionsSchema = z
   });
 export type BanditOptions = z.input<typeof banditOptionsSchema>;
 
-/** `observation.data`: the arms and their pay probabilities (for the expert, not shown to the agent). */
+/** `observation.data`: the arms. */
 export interface BanditData {
   arms: string[];
+}
+
+/** `observation.privileged`: the arms' pay probabilities (for the expert). */
+export interface BanditPrivileged {
   payProbabilities: number[];
 }
 
@@ -86,8 +90,9 @@ export class BanditEnv implements Env<Record<string, never>> {
   }
 
   private observe(text: string): Observation {
-    const data: BanditData = { arms: this.options.arms, payProbabilities: this.options.payProbabilities };
-    return { text, data };
+    const data: BanditData = { arms: [...this.options.arms] };
+    const privileged: BanditPrivileged = { payProbabilities: [...this.options.payProbabilities] };
+    return { text, data, privileged };
   }
 }
 

@@ -26,7 +26,7 @@ import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
 import { generateGoal, type Goal } from '../webshop/catalog.ts';
-import { webShopOptionsSchema } from '../webshop/env.ts';
+import { webShopOptionsSchema, type WebShopPrivileged } from '../webshop/env.ts';
 import { pageFromUrl, type ShopSession } from '../webshop/server.ts';
 import type { Page } from '../webshop/shop.ts';
 import { openBrowserShop, type BrowserShop } from './browser.ts';
@@ -41,9 +41,9 @@ export const browserShopOptionsSchema = webShopOptionsSchema.extend({
 });
 export type BrowserShopOptions = z.input<typeof browserShopOptionsSchema>;
 
-/** `observation.data`: the goal (with its product, for the scripted expert), the store page behind the URL, the link names. */
+/** `observation.data`: what the agent may see — the instruction, the store page behind the URL, the link names. */
 export interface BrowserShopData {
-  goal: Goal;
+  instruction: string;
   /** The URL path and query under the session prefix. */
   path: string;
   page: Page | null;
@@ -166,12 +166,13 @@ export class BrowserShopEnv implements Env<Goal> {
     const links = await tab.getByRole('link').allInnerTexts();
     const prefix = `/s/${session.id}`;
     const data: BrowserShopData = {
-      goal,
+      instruction: goal.instruction,
       path: url.pathname.slice(prefix.length) + url.search,
       page: pageFromUrl(shop, url, prefix),
       links,
     };
-    return { text: cut + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data };
+    const privileged: WebShopPrivileged = { goal };
+    return { text: cut + (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`), data, privileged };
   }
 
   /** The tab and the shop an episode runs on; throws before `reset`. */

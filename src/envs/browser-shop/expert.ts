@@ -5,7 +5,8 @@
  */
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { WebShopPrivileged } from '../webshop/env.ts';
 import { nextShopAction, randomShopAction } from '../webshop/expert.ts';
 import type { BrowserShopData } from './env.ts';
 
@@ -15,12 +16,13 @@ export function browserShopExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { goal, page, links } = requireData<BrowserShopData>(observation, 'browser-shop', 'goal');
+      const { page, links } = requireData<BrowserShopData>(observation, 'browser-shop', 'links');
+      const { goal } = requirePrivileged<WebShopPrivileged>(observation, 'browser-shop', 'goal');
       return formatAnswer(asGui(nextShopAction(goal, page ?? { kind: 'search' }, links)));
     },
     (observation, rng) => {
-      const { goal, links } = requireData<BrowserShopData>(observation, 'browser-shop', 'goal');
-      return formatAnswer(asGui(randomShopAction(goal, links, (items) => rng.pick(items))));
+      const { instruction, links } = requireData<BrowserShopData>(observation, 'browser-shop', 'instruction');
+      return formatAnswer(asGui(randomShopAction(instruction, links, (items) => rng.pick(items))));
     },
   );
 }

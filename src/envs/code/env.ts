@@ -38,10 +38,13 @@ export const codeOptionsSchema = z.strictObject({
 });
 export type CodeOptions = z.input<typeof codeOptionsSchema>;
 
-/** `observation.data`: the task (with its reference solution, for the scripted expert). */
+/** `observation.data`: what the agent may see of the task — its id, signature and spec. */
 export interface CodeData {
-  task: CodeTask;
+  task: Pick<CodeTask, 'id' | 'signature' | 'spec'>;
 }
+
+/** `observation.privileged`: the task's reference solution and unit tests (for the scripted expert). */
+export type CodePrivileged = Pick<CodeTask, 'solution' | 'tests'>;
 
 interface CodeEpisode extends ToolTaskEpisode {
   task: CodeTask;
@@ -136,7 +139,13 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
   }
 
   protected data(episode: CodeEpisode): CodeData {
-    return { task: episode.task };
+    const { id, signature, spec } = episode.task;
+    return { task: { id, signature, spec } };
+  }
+
+  protected override privileged(episode: CodeEpisode): CodePrivileged {
+    const { solution, tests } = episode.task;
+    return { solution, tests };
   }
 }
 

@@ -4,13 +4,13 @@
  */
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
-import type { CodeData } from './env.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { CodeData, CodePrivileged } from './env.ts';
 
 export function codeExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
-    (observation) => formatAnswer(requireData<CodeData>(observation, 'code', 'task').task.solution),
+    (observation) => formatAnswer(requirePrivileged<CodePrivileged>(observation, 'code', 'solution').solution),
     (observation, rng) => {
       const { signature } = requireData<CodeData>(observation, 'code', 'task').task;
       return formatAnswer(

@@ -47,12 +47,15 @@ export interface MathTask {
   unit?: string;
 }
 
-/** `observation.data`: the problem (with its solution, for scripted experts), the last tool result, turns left. */
+/** `observation.data`: what the agent may see — the problem's kind and question, the last tool result, turns left. */
 export interface MathData {
-  problem: MathProblem;
+  problem: Pick<MathProblem, 'kind' | 'question'>;
   lastToolResult: string | null;
   turnsLeft: number;
 }
+
+/** `observation.privileged`: the problem's solution expression, answer and unit (for the scripted expert). */
+export type MathPrivileged = Pick<MathProblem, 'solution' | 'answer' | 'unit'>;
 
 interface MathEpisode extends ToolTaskEpisode {
   problem: MathProblem;
@@ -101,11 +104,17 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
   }
 
   protected data(episode: MathEpisode): MathData {
+    const { kind, question } = episode.problem;
     return {
-      problem: episode.problem,
+      problem: { kind, question },
       lastToolResult: episode.lastToolResult,
       turnsLeft: this.options.maxTurns - episode.turnsUsed,
     };
+  }
+
+  protected override privileged(episode: MathEpisode): MathPrivileged {
+    const { solution, answer, unit } = episode.problem;
+    return { solution, answer, unit };
   }
 }
 

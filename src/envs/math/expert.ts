@@ -7,21 +7,19 @@
 import type { Observation, Rng } from '../../core/index.ts';
 import { formatAnswer, formatToolCall } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import type { MathData } from './env.ts';
+import type { MathData, MathPrivileged } from './env.ts';
 import { formatRational, type Rational } from './rational.ts';
-import { requireData } from '../require-data.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
 
 export function mathExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation, rng) => {
       const { problem, lastToolResult } = requireData<MathData>(observation, 'math', 'problem');
-      if (lastToolResult === formatRational(problem.answer))
-        return formatAnswer(
-          answerForm(problem.answer, problem.unit, problem.kind === 'linear', rng),
-          'calculator result',
-        );
-      return formatToolCall({ name: 'calculator', arguments: { expression: problem.solution } });
+      const { solution, answer, unit } = requirePrivileged<MathPrivileged>(observation, 'math', 'solution');
+      if (lastToolResult === formatRational(answer))
+        return formatAnswer(answerForm(answer, unit, problem.kind === 'linear', rng), 'calculator result');
+      return formatToolCall({ name: 'calculator', arguments: { expression: solution } });
     },
     (_observation: Observation, rng) => formatAnswer(String(rng.range(-100, 100))),
   );

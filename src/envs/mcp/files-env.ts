@@ -120,11 +120,14 @@ export async function openFilesWorkspace(options: {
   };
 }
 
-/** `observation.data`: the task (with its answer, for the scripted expert) and the last tool result. */
+/** `observation.data`: what the agent may see — the task's file and the last tool result. */
 export interface McpFilesData {
-  task: FilesTask;
+  task: Pick<FilesTask, 'file'>;
   lastToolResult: string | null;
 }
+
+/** `observation.privileged`: the code word (the answer). */
+export type McpFilesPrivileged = Pick<FilesTask, 'answer'>;
 
 interface FilesEpisode extends ToolTaskEpisode {
   task: FilesTask;
@@ -169,7 +172,11 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
   }
 
   protected data(episode: FilesEpisode): McpFilesData {
-    return { task: episode.task, lastToolResult: episode.lastToolResult };
+    return { task: { file: episode.task.file }, lastToolResult: episode.lastToolResult };
+  }
+
+  protected override privileged(episode: FilesEpisode): McpFilesPrivileged {
+    return { answer: episode.task.answer };
   }
 
   /** Stops the MCP server and removes the workspace (when this env started them). */

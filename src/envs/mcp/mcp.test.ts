@@ -13,7 +13,7 @@ import { playEpisode } from '../play.ts';
 import { splitSeeds } from '../split.ts';
 import { connectMcp, McpConnectionError } from './client.ts';
 import { mcpFilesExpert } from './expert.ts';
-import { makeMcpFiles, openFilesWorkspace } from './files-env.ts';
+import { makeMcpFiles, openFilesWorkspace, type McpFilesData, type McpFilesPrivileged } from './files-env.ts';
 import { zodFromJsonSchema } from './json-schema.ts';
 
 const workspace = openFilesWorkspace({ workspaceSeed: 11, noteCount: 24 });
@@ -74,7 +74,9 @@ test('every episode starts on a fresh workspace: what episode 1 wrote, moved or 
   try {
     const call = async (name: string, args: Record<string, unknown>) =>
       (await env.step({ text: formatToolCall({ name, arguments: args }) })).observation.text;
-    const { task } = (await env.reset({ seed: 0 })).data as { task: { file: string; answer: string } };
+    const first = await env.reset({ seed: 0 });
+    const { task } = first.data as McpFilesData;
+    const { answer } = first.privileged as McpFilesPrivileged;
     const listing = await call('list_directory', { path: 'notes' });
     const other = [...listing.matchAll(/\[FILE\] ([a-z]+-\d+\.txt)/g)]
       .map((match) => `notes/${match[1]}`)
@@ -85,7 +87,7 @@ test('every episode starts on a fresh workspace: what episode 1 wrote, moved or 
     );
     assert.match(await call('move_file', { source: other, destination: 'moved.txt' }), /Successfully moved/);
     await env.reset({ seed: 0 });
-    assert.match(await call('read_text_file', { path: task.file }), new RegExp(`The code word is ${task.answer}\\.`));
+    assert.match(await call('read_text_file', { path: task.file }), new RegExp(`The code word is ${answer}\\.`));
     assert.match(await call('read_text_file', { path: other }), /^<tool_response>Note \d+\./);
     assert.match(await call('list_directory', { path: '.' }), /^<tool_response>\[DIR\] notes<\/tool_response>$/);
   } finally {

@@ -41,11 +41,18 @@ export interface Proposal {
   share: number[];
 }
 
-/** `observation.data`: the task (both valuations, for scripted experts), who acts, the last proposal (proposer's share). */
+/** `observation.data`: what the acting agent may see — the item counts, its own values, who acts, the last proposal (proposer's share). */
 export interface NegotiationData {
-  task: NegotiationTask;
+  counts: number[];
+  /** The acting agent's values per item type. */
+  ownValues: number[];
   agent: number;
   proposal: Proposal | null;
+}
+
+/** `observation.privileged`: the task with both agents' private values (for scripted experts and a joint trainer). */
+export interface NegotiationPrivileged {
+  task: NegotiationTask;
 }
 
 interface NegotiationEpisode {
@@ -139,8 +146,10 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     ];
     if (proposal !== null) lines.push(`${agentNames[proposal.by]} proposed to take ${proposal.share.join(' ')}.`);
     if (note !== undefined) lines.push(note);
-    const data: NegotiationData = { task, agent, proposal };
-    return { text: lines.join('\n'), data };
+    const ownValues = itemNames.map((_, i) => itemValue(task, agent, i));
+    const data: NegotiationData = { counts: [...task.counts], ownValues, agent, proposal };
+    const privileged: NegotiationPrivileged = { task };
+    return { text: lines.join('\n'), data, privileged };
   }
 }
 

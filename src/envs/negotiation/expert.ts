@@ -5,15 +5,16 @@
  */
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
-import type { NegotiationData } from './env.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { NegotiationData, NegotiationPrivileged } from './env.ts';
 import { bestSplit, maxJointValue, restOf, shareValue } from './game.ts';
 
 export function negotiationExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { task, agent, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
+      const { agent, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'agent');
+      const { task } = requirePrivileged<NegotiationPrivileged>(observation, 'negotiation', 'task');
       if (proposal !== null) {
         const rest = restOf(task, proposal.share);
         if (shareValue(task, proposal.by, proposal.share) + shareValue(task, agent, rest) === maxJointValue(task))
@@ -22,9 +23,9 @@ export function negotiationExpert(options: ExpertOptions = {}): Expert {
       return formatAnswer(`take ${bestSplit(task, agent).join(' ')}`);
     },
     (observation, rng) => {
-      const { task, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'task');
+      const { counts, proposal } = requireData<NegotiationData>(observation, 'negotiation', 'counts');
       if (proposal !== null && rng.next() < 0.3) return formatAnswer('accept');
-      return formatAnswer(`take ${task.counts.map((count) => rng.range(0, count)).join(' ')}`);
+      return formatAnswer(`take ${counts.map((count) => rng.range(0, count)).join(' ')}`);
     },
   );
 }

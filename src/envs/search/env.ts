@@ -50,12 +50,15 @@ export const searchOptionsSchema = z.strictObject({
 });
 export type SearchOptions = z.input<typeof searchOptionsSchema>;
 
-/** `observation.data`: the question (with answer and supporting titles, for scripted experts), searches made and left. */
+/** `observation.data`: what the agent may see — the question and its hop count, searches made and left. */
 export interface SearchData {
-  question: Question;
+  question: Pick<Question, 'question' | 'hops'>;
   queries: string[];
   searchesLeft: number;
 }
+
+/** `observation.privileged`: the gold answer and the titles of the supporting articles (for the scripted expert). */
+export type SearchPrivileged = Pick<Question, 'answer' | 'support'>;
 
 interface SearchEpisode extends ToolTaskEpisode {
   question: Question;
@@ -158,11 +161,17 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
   }
 
   protected data(episode: SearchEpisode): SearchData {
+    const { question, hops } = episode.question;
     return {
-      question: episode.question,
+      question: { question, hops },
       queries: [...episode.queries],
       searchesLeft: this.options.searchBudget - episode.queries.length,
     };
+  }
+
+  protected override privileged(episode: SearchEpisode): SearchPrivileged {
+    const { answer, support } = episode.question;
+    return { answer, support: [...support] };
   }
 }
 

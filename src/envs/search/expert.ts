@@ -5,17 +5,18 @@
  */
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
-import type { SearchData } from './env.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { SearchData, SearchPrivileged } from './env.ts';
 
 export function searchExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { question, queries } = requireData<SearchData>(observation, 'search', 'question');
-      const next = question.support[queries.length];
+      const { queries } = requireData<SearchData>(observation, 'search', 'question');
+      const { answer, support } = requirePrivileged<SearchPrivileged>(observation, 'search', 'answer');
+      const next = support[queries.length];
       if (next !== undefined) return `<think>look up ${next}</think><search> ${next} </search>`;
-      return formatAnswer(`${question.answer} (sources: ${question.support.join('; ')})`);
+      return formatAnswer(`${answer} (sources: ${support.join('; ')})`);
     },
     (observation, rng) => {
       const { question } = requireData<SearchData>(observation, 'search', 'question');

@@ -46,12 +46,15 @@ export const sweOptionsSchema = z.strictObject({
 });
 export type SweOptions = z.input<typeof sweOptionsSchema>;
 
-/** `observation.data`: the instance (with its gold patch, for the scripted expert), edits made, tests run. */
+/** `observation.data`: what the agent may see — the instance's id, issue and repository snapshot, edits made, tests run. */
 export interface SweData {
-  instance: SweInstance;
+  instance: Pick<SweInstance, 'id' | 'issue' | 'files'>;
   editsMade: number;
   testRuns: number;
 }
+
+/** `observation.privileged`: the gold patch, the hidden tests and which of them must pass (for the scripted expert). */
+export type SwePrivileged = Pick<SweInstance, 'goldPatch' | 'hiddenTests' | 'failToPass'>;
 
 interface SweEpisode extends ToolTaskEpisode {
   instance: SweInstance;
@@ -220,7 +223,13 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
   }
 
   protected data(episode: SweEpisode): SweData {
-    return { instance: episode.instance, editsMade: episode.editsMade, testRuns: episode.testRuns };
+    const { id, issue, files } = episode.instance;
+    return { instance: { id, issue, files }, editsMade: episode.editsMade, testRuns: episode.testRuns };
+  }
+
+  protected override privileged(episode: SweEpisode): SwePrivileged {
+    const { goldPatch, hiddenTests, failToPass } = episode.instance;
+    return { goldPatch, hiddenTests, failToPass };
   }
 }
 

@@ -5,15 +5,16 @@
  */
 import { formatAnswer, formatToolCall } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
-import type { SweData } from './env.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { SweData, SwePrivileged } from './env.ts';
 
 export function sweExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { instance, editsMade, testRuns } = requireData<SweData>(observation, 'swe', 'instance');
-      const edit = instance.goldPatch[editsMade];
+      const { editsMade, testRuns } = requireData<SweData>(observation, 'swe', 'instance');
+      const { goldPatch } = requirePrivileged<SwePrivileged>(observation, 'swe', 'goldPatch');
+      const edit = goldPatch[editsMade];
       if (edit !== undefined)
         return formatToolCall({ name: 'edit_file', arguments: { path: edit.path, old: edit.find, new: edit.replace } });
       if (testRuns === 0) return formatToolCall({ name: 'run_tests', arguments: {} });

@@ -37,11 +37,16 @@ export const webShopOptionsSchema = z.strictObject({
 });
 export type WebShopOptions = z.input<typeof webShopOptionsSchema>;
 
-/** `observation.data`: the goal (with its product, for the scripted expert), the page and its clickables. */
+/** `observation.data`: what the agent may see — the instruction, the page and its clickables. */
 export interface WebShopData {
-  goal: Goal;
+  instruction: string;
   page: Page;
   clickables: string[];
+}
+
+/** `observation.privileged`: the goal behind the instruction, with the product it was made from (for the scripted expert). */
+export interface WebShopPrivileged {
+  goal: Goal;
 }
 
 interface ShopEpisode {
@@ -125,11 +130,12 @@ export class WebShopEnv implements Env<Goal> {
       renderText(this.shop, episode.page, episode.goal, episode.reward) +
       (invalidReason === undefined ? '' : `\ninvalid: ${invalidReason}`);
     const data: WebShopData = {
-      goal: episode.goal,
+      instruction: episode.goal.instruction,
       page: episode.page,
       clickables: this.shop.clickables(episode.page),
     };
-    return { text, data };
+    const privileged: WebShopPrivileged = { goal: episode.goal };
+    return { text, data, privileged };
   }
 }
 

@@ -5,7 +5,8 @@
  */
 import { formatAnswer } from '../action-format.ts';
 import { makeExpert, type Expert, type ExpertOptions } from '../expert.ts';
-import { requireData } from '../require-data.ts';
+import { requireData, requirePrivileged } from '../require-data.ts';
+import type { WebShopData, WebShopPrivileged } from './env.ts';
 import type { Goal } from './catalog.ts';
 import type { Page } from './shop.ts';
 
@@ -26,27 +27,24 @@ export function nextShopAction(goal: Goal, page: Page, clickables: readonly stri
 
 /** A random possible shop action. */
 export function randomShopAction(
-  goal: Goal,
+  instruction: string,
   clickables: readonly string[],
   pick: <T>(items: readonly T[]) => T,
 ): string {
-  return clickables.length === 0 ? `search[${pick(goal.instruction.split(' '))}]` : `click[${pick(clickables)}]`;
+  return clickables.length === 0 ? `search[${pick(instruction.split(' '))}]` : `click[${pick(clickables)}]`;
 }
 
 export function webShopExpert(options: ExpertOptions = {}): Expert {
   return makeExpert(
     options,
     (observation) => {
-      const { goal, page, clickables } = requireData<{ goal: Goal; page: Page; clickables: string[] }>(
-        observation,
-        'webshop',
-        'goal',
-      );
+      const { page, clickables } = requireData<WebShopData>(observation, 'webshop', 'page');
+      const { goal } = requirePrivileged<WebShopPrivileged>(observation, 'webshop', 'goal');
       return formatAnswer(nextShopAction(goal, page, clickables));
     },
     (observation, rng) => {
-      const { goal, clickables } = requireData<{ goal: Goal; clickables: string[] }>(observation, 'webshop', 'goal');
-      return formatAnswer(randomShopAction(goal, clickables, (items) => rng.pick(items)));
+      const { instruction, clickables } = requireData<WebShopData>(observation, 'webshop', 'instruction');
+      return formatAnswer(randomShopAction(instruction, clickables, (items) => rng.pick(items)));
     },
   );
 }

@@ -4,7 +4,7 @@ import { envContract } from '../contract.ts';
 import { playEpisode } from '../play.ts';
 import { splitSeeds } from '../split.ts';
 import { purchaseReward, type Goal, type Product } from './catalog.ts';
-import { makeWebShop, type WebShopData } from './env.ts';
+import { makeWebShop, type WebShopData, type WebShopPrivileged } from './env.ts';
 import { nextShopAction, webShopExpert } from './expert.ts';
 import { startShopServer } from './server.ts';
 
@@ -72,7 +72,7 @@ test('the same pages as real HTML over HTTP: same clickables, same path, same re
   for (const seed of splitSeeds('test', 5)) {
     const env = makeWebShop();
     let observation = await env.reset({ seed });
-    const { goal } = observation.data as WebShopData;
+    const { goal } = observation.privileged as WebShopPrivileged;
     const session = server.createSession(goal);
     let html = await (await fetch(session.url)).text();
     assert.match(html, /<form action="\/s\/s\d+\/search" method="get" role="search">/);

@@ -12,7 +12,11 @@
  * server's `max_sessions`; when all are full, `reset` rejects with `PoolFullError`: keep the
  * rollout's `concurrency` at most `pool.capacity`). `close()` ends the
  * session and frees the slot; the rollout calls it as each episode ends. Seeds, actions and
- * results travel unchanged (wire.ts), so an episode replays exactly as with the local env.
+ * results travel unchanged (wire.ts), so an episode replays exactly as with the local env — all
+ * but `observation.privileged` (the answer, hidden tests), which the server never sends. A
+ * scripted expert needs it: wrap the env with a local copy that follows its episodes,
+ *
+ *   env: () => withPrivileged(pool.makeEnv(), makeEnv(pool.name, options))   // envs/with-privileged.ts
  */
 import { AgentRlError, InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';

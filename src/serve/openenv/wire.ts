@@ -15,6 +15,11 @@
  * clients read it: GenericEnvClient hands back the observation, MCPToolClient reads its
  * `metadata`). Reset answers `reward: null`. Actions reject unknown fields (OpenEnv's
  * `extra="forbid"`); a bad one is HTTP 422 or a VALIDATION_ERROR message.
+ *
+ * Only what the agent may see travels: `text` and `data`. An observation's `privileged` part (the
+ * answer, hidden tests, the other side's values) is never serialized, on any route (HTTP,
+ * WebSocket, MCP all answer through `serializeReset` / `serializeStep`); a client that needs it for
+ * a scripted expert rebuilds it from the seed with a local copy of the env (envs/with-privileged.ts).
  */
 import { z } from 'zod';
 import type { Action, Observation, StepResult } from '../../core/types.ts';
@@ -42,7 +47,7 @@ export const observationSchema = z.strictObject({
   data: z
     .unknown()
     .optional()
-    .describe('structured payload (grid, expression, ...) for renderers and scripted policies'),
+    .describe('structured payload the agent may see (grid, expression, ...) for renderers and scripted policies'),
   truncated: z.boolean().describe('the episode was cut (step limit) rather than reaching a terminal state'),
   done: z.boolean().default(false).describe('the episode is over (terminal or truncated)'),
   reward: z.number().nullable().default(null),
@@ -153,10 +158,12 @@ export function fromWireAction(action: Action): WireAction {
   return wire;
 }
 
+/** A reset's answer: the observation's `text` and `data`, never its `privileged` part. */
 export function serializeReset(observation: Observation): WireResult {
   return { observation: wireObservation(observation, false, {}), reward: null, done: false };
 }
 
+/** A step's answer: the observation's `text` and `data` (never its `privileged` part) and the env's info as `metadata`. */
 export function serializeStep(result: StepResult): WireResult {
   return {
     observation: wireObservation(result.observation, result.truncated, { ...result.info }),
@@ -182,6 +189,7 @@ export function deserializeObservation(wire: WireResult): Observation {
   return data === undefined ? { text } : { text, data };
 }
 
+/** Copies only the public fields: a new Observation field stays off the wire until it is added here. */
 function wireObservation(
   observation: Observation,
   truncated: boolean,
