@@ -11,6 +11,7 @@ import { hfArchitectures } from '../model/hf-config.ts';
 import { exportHuggingFace } from '../serve/export-hf.ts';
 import { startEnvServer } from '../serve/openenv/env-server.ts';
 import { loadServedPolicy, startPolicyServer } from '../serve/openai/policy-server.ts';
+import { requestLimitsSchema } from '../serve/openai/request-limits.ts';
 import { parseFlags, validateFlags } from './flags.ts';
 import { parseEnvOptions } from './model-setup.ts';
 
@@ -49,6 +50,7 @@ export const servePolicyCommandSchema = z.object({
     .describe(
       "generation engine: jax (jax-js), onnx (onnxruntime), auto (onnx for a real model's checkpoint, jax for the byte models)",
     ),
+  ...requestLimitsSchema.shape, // --max-body-bytes, --max-messages, --max-tools, --max-choices …
 });
 
 export const exportHfCommandSchema = z.object({
@@ -115,6 +117,7 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
     port: options.port,
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
+    requestLimits: requestLimitsSchema.parse(options), // the limit fields only
   });
   console.error(
     `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}, engine ${served.engine}) on ${server.url}/v1 ` +

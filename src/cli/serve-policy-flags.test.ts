@@ -1,0 +1,17 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { requestLimitsSchema } from '../serve/openai/request-limits.ts';
+import { parseFlags, validateFlags } from './flags.ts';
+import { servePolicyCommandSchema } from './serve-commands.ts';
+
+test('serve-policy takes the request limits as flags (request-limits.ts), defaults for the rest; a bad one is refused', () => {
+  const argv = ['--max-tools', '4', '--max-body-bytes', '65536', '--max-choices', '8'];
+  const options = validateFlags(servePolicyCommandSchema, parseFlags(servePolicyCommandSchema, argv).values);
+  const limits = requestLimitsSchema.parse(options);
+  assert.equal(limits.maxTools, 4);
+  assert.equal(limits.maxBodyBytes, 65536);
+  assert.equal(limits.maxChoices, 8);
+  assert.equal(limits.maxMessages, requestLimitsSchema.parse({}).maxMessages);
+  const negative = parseFlags(servePolicyCommandSchema, ['--max-messages', '-1']).values;
+  assert.throws(() => validateFlags(servePolicyCommandSchema, negative), /maxMessages|max-messages/);
+});
