@@ -8,7 +8,7 @@
  * run its own session, opened at the trainer's temperature and reply budget), turns the finished
  * sessions into trajectories sharing one `groupId` per seed, and returns them. The agent is
  * handed what to point its client at — `baseURL`, `model`, `headers` (`x-session-id`) — and runs
- * unchanged otherwise.
+ * unchanged otherwise. Session ids hold 128 random bits: no agent can name another run's session.
  *
  * A run's score is `reward({ messages, output, seed })` over the final messages (the last call's
  * messages and its reply) and the agent's return value, or, without `reward`, what the agent
@@ -37,6 +37,7 @@ export interface AgentRun {
   model: string;
   /** `{ 'x-session-id': sessionId }`. */
   headers: Record<string, string>;
+  /** `<seed>-<sample>-<128 random bits>`: unguessable, so it is the session's capability; keep it to this run. */
   sessionId: string;
   /** The task seed (the same for the runs of one group). */
   seed: number;
@@ -107,6 +108,14 @@ function agentRun(
   };
 }
 
+/**
+ * `<seed>-<sample>-<128 random bits>`: the id is the session's capability (whoever knows it calls
+ * in the session and posts its reward), so an agent cannot derive another run's id from its own.
+ */
+function unguessableSessionId(seed: number, sample: number): string {
+  return `${seed}-${sample}-${randomBytes(16).toString('base64url')}`;
+}
+
 type Score = { reward: number; success: boolean };
 
 /** The session's score: the reward function's if there is one, else the reward posted to it; a failure says why there is none. */
@@ -144,7 +153,6 @@ export function gatewayCollect<Output>(
     options.onWarning ??
     ((dropped: DroppedRun) =>
       console.warn(`agentrl: gateway: session ${dropped.sessionId} dropped (${dropped.reason}): ${dropped.message}`));
-  const runTag = randomBytes(4).toString('hex');
   let collections = 0;
 
   return async ({ seeds, iteration, config }) => {
@@ -155,7 +163,7 @@ export function gatewayCollect<Output>(
 
     async function runOne(index: number): Promise<void> {
       const { seed, sample } = at(runs, index, 'runs');
-      const sessionId = `${runTag}-${collection}-${seed}-${sample}`;
+      const sessionId = unguessableSessionId(seed, sample);
       const groupId = `gateway-${iteration}-${collection}-${seed}`;
       const session = gateway.openSession(sessionId, {
         temperature: config.temperature,

@@ -5,8 +5,11 @@
  *
  *   POST /v1/chat/completions        as `serve-policy` (streaming, tools in the model's format,
  *                                    logprobs); the call names its session (session-id.ts):
- *                                    header `x-session-id`, model `agentrl/<session>` or `user`
+ *                                    header `x-session-id`, model `agentrl/<session>` or `user`;
+ *                                    a session a client opened takes later calls only with its
+ *                                    secret (its API key or `x-session-secret`: session-secret.ts)
  *   POST /v1/sessions/{id}/reward    {"reward": number, "success"?: boolean} — scores the session
+ *                                    once; the reward finite and inside `rewardRange` (posted-reward.ts)
  *   GET  /v1/sessions/{id}           {id, calls, prefixBreaks, reward}
  *   GET  /v1/models, /health
  *
@@ -28,6 +31,7 @@ import { createPolicyContext } from '../openai/policy-context.ts';
 import type { RequestLimitsInput } from '../openai/request-limits.ts';
 import { gatewayApp } from './gateway-routes.ts';
 import { policyGenerator } from './policy-generator.ts';
+import { parseRewardRange, type RewardRangeInput } from './posted-reward.ts';
 import {
   SessionStore,
   type FinishedSession,
@@ -51,8 +55,10 @@ export interface GatewayOptions {
   allowedOrigins?: string[];
   /** Milliseconds without a call before an unfinished session is dropped. Default 120 000. */
   sessionTimeoutMs?: number;
-  /** A call naming a session nobody opened opens it (an agent outside `gatewayCollect`). Default true. */
+  /** A call naming a session nobody opened opens it (an agent outside `gatewayCollect`), for that client only (session-secret.ts). Default true. */
   openUnknownSessions?: boolean;
+  /** The rewards a client may post to /v1/sessions/{id}/reward (rewardRangeSchema). Default { min: -1e6, max: 1e6 }. */
+  rewardRange?: RewardRangeInput;
   /** Milliseconds the batcher waits for more calls to batch. Default 10. */
   batchWindowMs?: number;
   /** Rows per batch at most. Default 64. */
@@ -68,7 +74,10 @@ export interface Gateway {
   url: string;
   /** What clients use as their base URL: `${url}/v1`. */
   baseURL: string;
-  /** Opens a session for an agent run; its calls are recorded until `finishSession` or `dropSession`. */
+  /**
+   * Opens a session for an agent run; its calls are recorded until `finishSession` or `dropSession`.
+   * Whoever knows `id` can call in it and post its reward (once): make it unguessable (gatewayCollect's are 128 random bits).
+   */
   openSession(id: string, settings?: SessionSettings): Session;
   /** Removes the session and returns its calls and final messages (undefined: unknown or already dropped). */
   finishSession(id: string): FinishedSession | undefined;
@@ -89,6 +98,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     sessionTimeoutMs = 120_000,
     openUnknownSessions = true,
   } = options;
+  const rewardRange = parseRewardRange(options.rewardRange); // a bad range fails here, before listening
   const chatFormat = options.chatFormat ?? sampler.chatFormat;
   const context = createPolicyContext({
     generate: policyGenerator(sampler),
@@ -106,7 +116,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const prefixBreaks = (calls: FinishedSession['calls']) => joinCalls(calls).prefixBreaks;
   let listening: ListeningApp;
   try {
-    listening = await listenApp(gatewayApp({ context, store, openUnknownSessions }), {
+    listening = await listenApp(gatewayApp({ context, store, openUnknownSessions, rewardRange }), {
       host,
       port,
       allowedOrigins: options.allowedOrigins,

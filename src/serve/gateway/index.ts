@@ -11,7 +11,9 @@ export {
 } from './gateway-collect.ts';
 export { GatewayError } from './errors.ts';
 export { policyGenerator } from './policy-generator.ts';
+export { rewardRangeSchema, type RewardRange, type RewardRangeInput } from './posted-reward.ts';
 export { sessionHeader, sessionIdOf, sessionModelPrefix } from './session-id.ts';
+export { sessionSecretHeader } from './session-secret.ts';
 export type { DropReason, FinishedSession, GatewayMetrics, Session, SessionSettings } from './session-store.ts';
 export {
   finalMessages,

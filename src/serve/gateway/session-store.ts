@@ -22,6 +22,8 @@ export interface Session {
   readonly settings: SessionSettings;
   /** Opened by the trainer (`open`), not created by a client's first call. */
   readonly owned: boolean;
+  /** A client-opened session's secret (SHA-256): later calls and a changed reward must present it (session-secret.ts). */
+  readonly secretHash?: Buffer;
   readonly calls: RecordedCall[];
   inFlight: number;
   lastActivity: number;
@@ -75,12 +77,23 @@ export class SessionStore {
     this.now = now;
   }
 
-  open(id: string, settings: SessionSettings = {}, owned = true): Session {
+  /** Opens a session for the trainer or, with the hash of its secret, for the client whose call named it. */
+  open(id: string, settings: SessionSettings = {}, clientSecretHash?: Buffer): Session {
     const existing = this.sessions.get(id);
     if (existing !== undefined) return existing;
     let drop!: (reason: DropReason) => void;
     const dropped = new Promise<DropReason>((resolve) => (drop = resolve));
-    const session = { id, settings, owned, calls: [], inFlight: 0, lastActivity: this.now(), dropped, drop };
+    const session = {
+      id,
+      settings,
+      owned: clientSecretHash === undefined,
+      ...(clientSecretHash === undefined ? {} : { secretHash: clientSecretHash }),
+      calls: [],
+      inFlight: 0,
+      lastActivity: this.now(),
+      dropped,
+      drop,
+    };
     this.sessions.set(id, session);
     this.ended.delete(id);
     this.metrics.sessionsOpened++;
@@ -114,6 +127,13 @@ export class SessionStore {
     this.metrics.sessionsFinished++;
     this.metrics.prefixBreaks += prefixBreaks(session.calls);
     return { id, calls: session.calls, messages: finalMessages(session.calls), reward: session.reward };
+  }
+
+  /** Removes a session its opening call failed to use (nothing recorded, nothing in flight): as if never opened. */
+  discardUnused(session: Session): void {
+    if (this.sessions.get(session.id) !== session || session.calls.length > 0 || session.inFlight > 0) return;
+    this.sessions.delete(session.id);
+    this.metrics.sessionsOpened--;
   }
 
   drop(id: string, reason: DropReason): void {
