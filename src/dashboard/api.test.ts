@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { at } from '../core/indexing.ts';
 import { RunStore } from '../store/run-store.ts';
@@ -56,7 +57,7 @@ test('dashboard API: metrics as columns; after=N returns only the newer steps; m
     assert.deepEqual([coarse.steps, coarse.values.reward, coarse.bucketSize], [[2, 4, 6], [1.5, 3.5, 5.5], 2]);
     const bad = await get('/api/runs/1/metrics?after=soon');
     assert.equal(bad.status, 400);
-    assert.match(((await bad.json()) as { error: string }).error, /after="soon" is not a number/);
+    assert.match(((await bad.json()) as { error: string }).error, /after="soon" must be a whole number/);
   });
 });
 
@@ -112,5 +113,60 @@ test('dashboard server: unknown pages are an HTML 404, unknown API paths a JSON 
     const linked = await get('/runs/bandit-grpo-1');
     assert.equal(linked.status, 200);
     assert.match(await linked.text(), /<title>agentrl dashboard<\/title>/);
+  });
+});
+
+test('dashboard API: a bad query value or path segment is a 400 naming it, never a 500', async () => {
+  await withDashboard(3, async (get) => {
+    const badRequests: [path: string, message: RegExp][] = [
+      ['/api/runs/1/trajectories?offset=1e308', /offset="1e308" must be a whole number/],
+      ['/api/runs/1/trajectories?offset=-1', /offset="-1" must be a whole number/],
+      ['/api/runs/1/trajectories?offset=2.5', /offset="2.5"/],
+      ['/api/runs/1/trajectories?offset=9007199254740993', /offset="9007199254740993" must be in/],
+      ['/api/runs/1/trajectories?limit=0', /limit="0" must be in \[1, 500\]/],
+      ['/api/runs/1/trajectories?limit=abc', /limit="abc"/],
+      ['/api/runs/1/trajectories?limit=501', /limit="501"/],
+      ['/api/runs/1/trajectories?step=1e3', /step="1e3"/],
+      ['/api/runs/1/trajectories?minReward=Infinity', /minReward="Infinity" must be a finite number/],
+      ['/api/runs/1/trajectories?success=yes', /success="yes"/],
+      ['/api/runs/1/trajectories?limt=5', /takes no query parameter "limt"; allowed: step, group, .*limit/],
+      ['/api/runs/1/metrics?after=-3', /after="-3"/],
+      ['/api/runs/1/metrics?maxPoints=0', /maxPoints="0"/],
+      ['/api/runs?offset=1', /\/api\/runs takes no query parameter "offset"/],
+      ['/api/runs/%E0%A4%A', /malformed percent escape/],
+      ['/api/runs/1/trajectories/%ZZ/0', /malformed percent escape/],
+      ['/api/runs/1/trajectories/one/0', /step "one" must be a whole number/],
+      ['/api/runs/1/groups/-1/task-1-0', /step "-1" must be a whole number/],
+    ];
+    for (const [path, message] of badRequests) {
+      const answer = await get(path);
+      const body = (await answer.json()) as { error: string };
+      assert.equal(answer.status, 400, `${path}: ${body.error}`);
+      assert.match(body.error, message, path);
+    }
+    const last = (await (await get('/api/runs/1/trajectories?offset=9007199254740991&limit=500')).json()) as {
+      items: unknown[];
+    };
+    assert.deepEqual(last.items, [], 'the largest offset is an empty page');
+    const empty = await get('/api/runs/1/trajectories?step=&minReward=&offset=');
+    assert.equal(empty.status, 200, 'an empty value is an absent one');
+  });
+});
+
+test('dashboard server: a malformed request target is a 400', async () => {
+  await withDashboard(1, async (get) => {
+    const origin = new URL((await get('/')).url);
+    const malformed = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(origin.port), '127.0.0.1', () =>
+        socket.end('GET http://[bad/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString('utf8');
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(malformed, /^HTTP\/1\.1 400 /);
   });
 });

@@ -9,9 +9,13 @@
  *                                                   { total, offset, items: [{ step, index, groupId, totalReward, success, tokens }] }
  *   GET /api/runs/:run/trajectories/:step/:index    one trajectory, token level
  *   GET /api/runs/:run/groups/:step/:group          the episodes of one task group at a step, token level
+ *
+ * Query strings and numeric path segments are checked first (api-query.ts): a bad one is an
+ * InvalidArgumentError, answered 400.
  */
-import { AgentRlError, InvalidArgumentError } from '../core/errors.ts';
+import { AgentRlError } from '../core/errors.ts';
 import type { RunStore } from '../store/run-store.ts';
+import { metricsQuerySchema, noQuerySchema, parseQuery, pathNumber, trajectoriesQuerySchema } from './api-query.ts';
 import { metricColumns } from './metric-series.ts';
 
 /** An API path or record that does not exist (answered 404). */
@@ -24,68 +28,40 @@ export class ApiNotFoundError extends AgentRlError {
 export function answerApi(store: RunStore, parts: readonly string[], query: URLSearchParams): unknown {
   return store.transaction(() => {
     const [runId, section, first, second] = parts;
-    if (runId === undefined) return store.runs().map((run) => ({ ...run, ...summary(store, run.id) }));
+    const path = ['/api/runs', ...parts].join('/');
+    if (runId === undefined) {
+      parseQuery(noQuerySchema, query, path);
+      return store.runs().map((run) => ({ ...run, ...summary(store, run.id) }));
+    }
     const run = store.run(runId);
-    if (section === undefined)
+    if (section === undefined) {
+      parseQuery(noQuerySchema, query, path);
       return { run, evaluations: store.evaluations(run.id), checkpoints: store.checkpoints(run.id) };
-    if (section === 'metrics' && parts.length === 2) {
+    }
+    if (section === 'metrics' && parts.length === 2)
       return metricColumns(store.metrics(run.id), {
         createdAt: run.createdAt,
-        after: integer(query, 'after'),
-        maxPoints: integer(query, 'maxPoints'),
+        ...parseQuery(metricsQuerySchema, query, path),
       });
-    }
-    if (section === 'trajectories' && parts.length === 2) {
-      return store.trajectoryPage(run.id, {
-        step: integer(query, 'step'),
-        groupId: query.get('group') || undefined,
-        minReward: number(query, 'minReward'),
-        maxReward: number(query, 'maxReward'),
-        success: boolean(query, 'success'),
-        offset: integer(query, 'offset'),
-        limit: integer(query, 'limit'),
-      });
-    }
+    if (section === 'trajectories' && parts.length === 2)
+      return store.trajectoryPage(run.id, parseQuery(trajectoriesQuerySchema, query, path));
     if (section === 'trajectories' && parts.length === 4) {
-      const trajectory = store.trajectory(run.id, Number(first), Number(second));
+      parseQuery(noQuerySchema, query, path);
+      const trajectory = store.trajectory(run.id, pathNumber(first, 'step'), pathNumber(second, 'trajectory index'));
       if (trajectory === undefined) throw new ApiNotFoundError(`run ${run.name} has no trajectory ${first}/${second}`);
       return trajectory;
     }
-    if (section === 'groups' && parts.length === 4) {
-      const group = store.groupTrajectories(run.id, Number(first), second!);
+    if (section === 'groups' && second !== undefined && parts.length === 4) {
+      parseQuery(noQuerySchema, query, path);
+      const group = store.groupTrajectories(run.id, pathNumber(first, 'step'), second);
       if (group.length === 0) throw new ApiNotFoundError(`run ${run.name} has no group "${second}" at step ${first}`);
       return group;
     }
-    throw new ApiNotFoundError(
-      `no such API path: /api/runs/${parts.join('/')} (see src/dashboard/api.ts for the paths)`,
-    );
+    throw new ApiNotFoundError(`no such API path: ${path} (see src/dashboard/api.ts for the paths)`);
   });
 }
 
 function summary(store: RunStore, runId: number): { steps: number; last: Record<string, number> | null } {
   const { steps, last } = store.metricsSummary(runId);
   return { steps, last: last?.values ?? null };
-}
-
-function number(query: URLSearchParams, key: string): number | undefined {
-  const text = query.get(key);
-  if (text === null || text === '') return undefined;
-  const value = Number(text);
-  if (!Number.isFinite(value))
-    throw new InvalidArgumentError(`query parameter ${key}=${JSON.stringify(text)} is not a number`, { key, text });
-  return value;
-}
-
-function integer(query: URLSearchParams, key: string): number | undefined {
-  const value = number(query, key);
-  if (value !== undefined && !Number.isInteger(value))
-    throw new InvalidArgumentError(`query parameter ${key}=${value} is not an integer`, { key, value });
-  return value;
-}
-
-function boolean(query: URLSearchParams, key: string): boolean | undefined {
-  const text = query.get(key);
-  if (text === null || text === '') return undefined;
-  if (text === 'true' || text === 'false') return text === 'true';
-  throw new InvalidArgumentError(`query parameter ${key}=${JSON.stringify(text)} is not true or false`, { key, text });
 }

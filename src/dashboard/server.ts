@@ -8,6 +8,11 @@
  *   /runs/:run             the dashboard with that run selected (a link to share)
  *   /api/…                 JSON (api.ts); unknown API paths are JSON 404s
  *   anything else          an HTML 404 page
+ *
+ * Like every agentrl server it refuses (403) a request with a foreign Origin, or a Host that is not
+ * a loopback name (DNS rebinding), before anything else (../serve/request-access.ts): no page on
+ * another site can read the runs through the user's browser. A malformed request (a bad percent
+ * escape, a query value out of range) is a 400, never a 500.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -16,8 +21,10 @@ import type { AddressInfo } from 'node:net';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentRlError, InvalidArgumentError } from '../core/errors.ts';
+import { parseRequestAccess, requestRefusal } from '../serve/request-access.ts';
 import { RunNotFoundError, RunStore } from '../store/run-store.ts';
 import { answerApi, ApiNotFoundError } from './api.ts';
+import { decodePathSegment } from './api-query.ts';
 
 const webRoot = fileURLToPath(new URL('../../web/dashboard/', import.meta.url));
 const uplotRoot = dirname(createRequire(import.meta.url).resolve('uplot'));
@@ -83,8 +90,15 @@ export async function startDashboard({ store: path, port = 0 }: DashboardOptions
   };
 }
 
+/** Who may call the dashboard: its own origin on the loopback address it binds to. */
+const access = parseRequestAccess({ host: '127.0.0.1' });
+
 async function handle(store: RunStore, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const refusal = requestRefusal(request, access);
+  if (refusal !== undefined) return sendJson(response, refusal.status, { error: refusal.message, code: refusal.code });
+  const url = requestUrl(request);
+  if (url === undefined)
+    return sendJson(response, 400, { error: `malformed request target ${JSON.stringify(request.url)}` });
   const { pathname } = url;
   if (request.method !== 'GET') return sendJson(response, 405, { error: 'read-only: GET only' });
   if (pathname.startsWith('/api/')) return api(store, pathname, url.searchParams, response);
@@ -104,18 +118,27 @@ async function handle(store: RunStore, request: IncomingMessage, response: Serve
 }
 
 function api(store: RunStore, pathname: string, query: URLSearchParams, response: ServerResponse): void {
-  const parts = pathname.split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[1] !== 'runs') {
-    sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
-    return;
-  }
   try {
+    const parts = pathname.split('/').filter(Boolean).map(decodePathSegment);
+    if (parts[1] !== 'runs') {
+      sendJson(response, 404, { error: `no such API path: ${pathname} (the API is under /api/runs)` });
+      return;
+    }
     sendJson(response, 200, answerApi(store, parts.slice(2), query));
   } catch (error) {
     if (error instanceof RunNotFoundError || error instanceof ApiNotFoundError)
       sendJson(response, 404, { error: error.message });
     else if (error instanceof InvalidArgumentError) sendJson(response, 400, { error: error.message });
     else throw error;
+  }
+}
+
+/** The request's URL; undefined for a target the URL parser refuses (e.g. the absolute form `http://[`). */
+function requestUrl(request: IncomingMessage): URL | undefined {
+  try {
+    return new URL(request.url ?? '/', 'http://127.0.0.1');
+  } catch {
+    return undefined;
   }
 }
 
