@@ -51,6 +51,8 @@ export interface PolicyServerOptions extends PolicyContextOptions {
   host?: string;
   /** Default 8001; 0 = any free port. */
   port?: number;
+  /** Web pages (scheme://host[:port]) allowed to call besides the server's own origin; other Origins are refused 403. Default none. */
+  allowedOrigins?: string[];
 }
 
 export interface PolicyServer {
@@ -119,8 +121,8 @@ export function builtinGenerator(model: TransformerModel, tokenizer: Tokenizer):
 }
 
 export async function startPolicyServer(options: PolicyServerOptions): Promise<PolicyServer> {
-  const { host = '127.0.0.1', port = 8001, ...contextOptions } = options;
-  const listening = await listenApp(policyApp(createPolicyContext(contextOptions)), { host, port });
+  const { host = '127.0.0.1', port = 8001, allowedOrigins, ...contextOptions } = options;
+  const listening = await listenApp(policyApp(createPolicyContext(contextOptions)), { host, port, allowedOrigins });
   return { url: listening.url, port: listening.port, close: listening.close };
 }
 
