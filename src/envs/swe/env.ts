@@ -22,6 +22,7 @@ import type { Tool } from '../../core/index.ts';
 import { tool } from '../../core/tool.ts';
 import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
+import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
 import {
@@ -114,6 +115,8 @@ export function applyEdit(files: Record<string, string>, path: string, find: str
 
 export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof sweOptionsSchema>> {
   readonly name = 'swe';
+  /** The sandbox runs in flight: `close()` kills them. */
+  private readonly runs = new SandboxRuns();
   readonly instructions =
     'Fix the issue in the repository. Tools: list_files {}, read_file {"path"}, search {"text"}, edit_file {"path", "old", "new"}, run_tests {}. ' +
     'Call one per turn: <tool_call>{"name": "read_file", "arguments": {"path": "src/x.js"}}</tool_call>. When done, reply <answer>submit</answer>.';
@@ -168,13 +171,20 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
         inputSchema: z.strictObject({}),
         execute: async () => {
           this.current().testRuns++;
-          return summarizeRun(
-            await runRepoTests(files(), { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation }),
-          );
+          return summarizeRun(await runRepoTests(files(), this.testRunOptions()));
         },
       }),
     ];
     this.tools = tools;
+  }
+
+  /** Kills the test runs in flight (an agent's run_tests, the scoring run); the env stays usable. */
+  async close(): Promise<void> {
+    this.runs.abortAll();
+  }
+
+  private testRunOptions(): TestRunOptions {
+    return { timeoutMs: this.options.testTimeoutMs, isolation: this.options.isolation, signal: this.runs.signal };
   }
 
   protected async start(seed: number, task: SweInstance | undefined): Promise<{ episode: SweEpisode; text: string }> {
@@ -194,10 +204,7 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     const { instance } = episode;
     let evaluation: Awaited<ReturnType<typeof evaluateSubmission>>;
     try {
-      evaluation = await evaluateSubmission(instance, episode.files, {
-        timeoutMs: this.options.testTimeoutMs,
-        isolation: this.options.isolation,
-      });
+      evaluation = await evaluateSubmission(instance, episode.files, this.testRunOptions());
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return {

@@ -47,6 +47,8 @@ export interface TestRunOptions {
   callTimeoutMs?: number;
   /** Sandbox isolation (sandbox/sandbox.ts). Default 'namespaces'. */
   isolation?: 'namespaces' | 'process-only';
+  /** Kills the run when it aborts (the env's `close()`); the run's failure is then 'aborted'. */
+  signal?: AbortSignal;
 }
 
 const harnessResultSchema = z.strictObject({
@@ -90,6 +92,7 @@ async function runHarness(
       timeoutMs: options.timeoutMs ?? 5000,
       maxHeapMb: 96,
       isolation: options.isolation,
+      signal: options.signal,
     });
   } catch (error) {
     if (error instanceof SandboxUnavailableError)
