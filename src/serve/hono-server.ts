@@ -51,11 +51,14 @@ export class ThrownValue extends Error {
   }
 }
 
+/** What an app served without listenApp's access is checked against: a loopback server's, no other origin. */
+const loopbackAccess = parseRequestAccess({ host: '127.0.0.1' });
+
 /** Refuses a request with a foreign Host or Origin (request-access.ts) before any route; the app's onError shapes the 403. */
 function refuseForeignRequests(): MiddlewareHandler<ServerEnv> {
   return async (c, next) => {
-    const { incoming, access } = c.env;
-    if (incoming !== undefined && access !== undefined) {
+    const { incoming, access = loopbackAccess } = c.env;
+    if (incoming !== undefined) {
       const refusal = requestRefusal(incoming, access);
       if (refusal !== undefined) throw refusal;
     }
