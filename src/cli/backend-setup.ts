@@ -25,11 +25,13 @@ import type { EnvDescriptor } from '../envs/index.ts';
 import type { LoadedCheckpoint } from '../model/checkpoint.ts';
 import { loraModuleWeights, type LoraConfigInput, type LoraModule } from '../model/lora.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { parseBuiltinState, restoreBuiltinModel } from '../policy/builtin-state.ts';
 import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
 import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
 import {
+  checkSameModel,
   defaultTrainModel,
   modelSpecOf,
   prepareModel,
@@ -259,6 +261,25 @@ export interface PolicyBackend {
   close(): Promise<void>;
 }
 
+/**
+ * A built-in policy from `saveState` bytes (resume, the KL reference), in `init`'s chat format; a
+ * LoRA state onto `init`'s base weights. Weights of another network than `--model` are refused.
+ */
+async function restoreBuiltinPolicy(
+  bytes: Uint8Array,
+  {
+    spec,
+    init,
+    lora,
+    engines,
+  }: { spec?: string; init?: LoadedCheckpoint; lora: boolean; engines: ReturnType<typeof builtinEngine> },
+): Promise<BuiltinPolicy> {
+  const state = parseBuiltinState(bytes);
+  if (init !== undefined && spec !== undefined) checkSameModel(spec, init.config, state.modelConfig);
+  const model = await restoreBuiltinModel(state, { baseParams: lora ? init?.params : undefined });
+  return new BuiltinPolicy({ model, chatFormat: init?.chatFormat, ...engines });
+}
+
 export function policyBackend(
   options: PrepareModelOptions & BackendOptions,
   descriptor: EnvDescriptor,
@@ -270,11 +291,7 @@ export function policyBackend(
     const lora = builtinLora(options);
     const engine = builtinEngine(options);
     const restore = (state: Uint8Array, engines: typeof engine) =>
-      BuiltinPolicy.fromState(state, {
-        chatFormat,
-        ...engines,
-        ...(lora === undefined ? {} : { baseParams: init!.params }),
-      });
+      restoreBuiltinPolicy(state, { spec: modelSpecOf(options), init, lora: lora !== undefined, engines });
     return {
       name: 'builtin',
       start: async () =>

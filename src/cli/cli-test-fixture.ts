@@ -4,9 +4,15 @@ import { fileURLToPath } from 'node:url';
 
 export const agentrlBin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 
-/** Runs `agentrl …args` to its end; resolves with its exit code and output. */
-export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [agentrlBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `agentrl …args` to its end (`env` added to this process's environment); resolves with its exit code and output. */
+export function runCli(
+  args: string[],
+  { env = {} }: { env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [agentrlBin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -39,4 +45,35 @@ const tinyTrain: Record<string, string | number> = {
 /** The tiny run's flags, `overrides` (flag names without `--`) replacing or adding to them. */
 export function tinyTrainFlags(overrides: Record<string, string | number> = {}): string[] {
   return Object.entries({ ...tinyTrain, ...overrides }).flatMap(([name, value]) => [`--${name}`, String(value)]);
+}
+
+/**
+ * Starts `agentrl …args` (a server), waits for the URL it prints on stderr, runs `check` with it,
+ * then stops it with SIGTERM; resolves with the exit code. A server that exits first rejects with its output.
+ */
+export async function whileServing(
+  args: string[],
+  check: (url: string) => Promise<void>,
+  { env = {} }: { env?: Record<string, string> } = {},
+): Promise<number | null> {
+  const child = spawn(process.execPath, [agentrlBin, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = / on (http:\/\/[0-9.:]+)/.exec(output);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    void exited.then((code) => reject(new Error(`agentrl ${args.join(' ')} exited ${code}: ${output}`)));
+  });
+  try {
+    await check(url);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  return exited;
 }

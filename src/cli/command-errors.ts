@@ -3,15 +3,22 @@
  * file, flag or port and what to do), exit 2 for a usage mistake and 1 for a failure; anything else
  * is a bug in agentrl, printed with its stack so it can be reported.
  */
-import { AgentRlError, InvalidArgumentError, UnknownNameError, DataFormatError } from '../core/errors.ts';
+import {
+  AgentRlError,
+  DataFormatError,
+  InvalidArgumentError,
+  ModelNotFoundError,
+  UnknownNameError,
+} from '../core/errors.ts';
 import { RunNotFoundError } from '../store/run-store.ts';
 
-/** A mistake in what was asked (a flag, a name, a config file, a run that does not exist). */
+/** A mistake in what was asked (a flag, a name, a config file, a run or a model that does not exist). */
 export function isUsageError(error: unknown): boolean {
   return (
     error instanceof InvalidArgumentError ||
     error instanceof UnknownNameError ||
     error instanceof DataFormatError ||
+    error instanceof ModelNotFoundError ||
     error instanceof RunNotFoundError
   );
 }

@@ -140,7 +140,7 @@ test('agentrl train: a typo in the env, an env option, a flag or the --init path
       ],
       [
         ['--env', 'bandit', '--init', join(dir, 'no-such-checkpoint')],
-        /^agentrl train: .*no-such-checkpoint\/config\.json: cannot read \(ENOENT/,
+        /^agentrl train: .*no-such-checkpoint: no such file or folder; a model is a Hugging Face model folder, an agentrl checkpoint folder, a \.gguf file or a pulled model name; known models: smollm2-135m-instruct/,
       ],
       [
         ['--env', 'bandit', '--init', nullConfig],

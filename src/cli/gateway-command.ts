@@ -1,5 +1,6 @@
 /**
- * `agentrl gateway <checkpoint>`: the training gateway as a command — a checkpoint served as the
+ * `agentrl gateway <checkpoint>`: the training gateway as a command — a model (a checkpoint, a
+ * Hugging Face folder, a .gguf file or a pulled model's name: model/model-sources.ts) served as the
  * OpenAI API (chat completions, streaming, tools) that records every call of every session and
  * writes the sessions clients score to the run store as trajectories of a run:
  *
@@ -15,17 +16,16 @@
  * `runRl({ collect: gatewayCollect(...) })` in TypeScript, or another trainer on the export.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../core/errors.ts';
-import { loadCheckpoint } from '../model/checkpoint.ts';
+import { loadModelCheckpoint } from '../model/model-sources.ts';
 import { TransformerModel } from '../model/model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { startGateway } from '../serve/gateway/gateway.ts';
-import { checkpointChatFormat } from '../serve/openai/policy-server.ts';
 import { RunStore, defaultStorePath } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { parseFlags, validateFlags } from './flags.ts';
 import { GatewayRecording } from './gateway-recording.ts';
+import { defaultModelName, modelArgument, modelArgumentHelp } from './model-argument.ts';
 import { signalName, type StopSignal } from './interrupt.ts';
 import { sourceCommit } from './run-options.ts';
 
@@ -37,7 +37,7 @@ export const gatewayCommandSchema = z.object({
   modelName: z
     .string()
     .optional()
-    .describe('the model id /v1/models lists (default: the checkpoint folder name); requests may name any model'),
+    .describe("the model id /v1/models lists (default: the model's folder or file name); requests may name any model"),
   sessionTimeoutS: z
     .number()
     .positive()
@@ -60,21 +60,10 @@ function untilStopped(): Promise<StopSignal> {
   });
 }
 
-/** The one positional argument: the checkpoint folder. */
-function checkpointArgument(positional: readonly string[]): string {
-  const [checkpoint] = positional;
-  if (positional.length !== 1 || checkpoint === undefined) {
-    throw new InvalidArgumentError(
-      `expected one checkpoint folder, got ${positional.length === 0 ? 'none' : positional.join(' ')}: agentrl gateway <checkpoint> [--port 8002] [--run-name …]`,
-    );
-  }
-  return checkpoint;
-}
-
-/** The checkpoint's model as the gateway's sampler, with its tokenizer and (when the checkpoint has one) its own chat template. */
+/** The model (a checkpoint, HF folder, .gguf or pulled name) as the gateway's sampler, with its tokenizer and (when it has one) its own chat template. */
 async function checkpointSampler(checkpoint: string) {
-  const loaded = await loadCheckpoint(checkpoint);
-  const chatFormat = checkpointChatFormat(checkpoint, loaded.tokenizer); // the model's own template, when the checkpoint has one
+  const loaded = await loadModelCheckpoint(checkpoint);
+  const chatFormat = loaded.chatFormat;
   const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;
   // A real model's checkpoint samples on onnxruntime (10–20× faster than jax-js at that size), as serve-policy does.
   const sampler = new BuiltinPolicy({
@@ -111,9 +100,9 @@ async function createGatewayRun(
 export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(gatewayCommandSchema, argv);
   const options = validateFlags(gatewayCommandSchema, values);
-  const checkpoint = checkpointArgument(positional);
+  const checkpoint = modelArgument(positional, `agentrl gateway ${modelArgumentHelp} [--port 8002] [--run-name …]`);
   const { sampler, tokenizer, chatFormat } = await checkpointSampler(checkpoint);
-  const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
+  const modelName = options.modelName ?? defaultModelName(checkpoint);
   const stopped = untilStopped(); // from here on a signal closes the run cleanly
   const gateway = await startGateway({
     sampler,

@@ -63,19 +63,19 @@ const commands: Record<string, Command> = {
   },
   'serve-policy': {
     summary:
-      'serve a checkpoint as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint>',
+      'serve a model as an OpenAI-compatible API (chat, completions, streaming, tool calls): serve-policy <checkpoint | HF folder | file.gguf | pulled name>',
     run: servePolicyCommand,
     help: () => flagHelp(servePolicyCommandSchema),
   },
   gateway: {
     summary:
-      'serve a checkpoint as a recording OpenAI API: sessions scored via POST /v1/sessions/{id}/reward become trajectories of a run: gateway <checkpoint>',
+      'serve a model as a recording OpenAI API: sessions scored via POST /v1/sessions/{id}/reward become trajectories of a run: gateway <checkpoint | HF folder | file.gguf | pulled name>',
     run: gatewayCommand,
     help: () => flagHelp(gatewayCommandSchema),
   },
   'export-hf': {
     summary:
-      'export a checkpoint as a Hugging Face model folder (then llama.cpp GGUF): export-hf <checkpoint> --out <dir>',
+      'write a model as a clean Hugging Face folder (then llama.cpp GGUF): export-hf <checkpoint | HF folder | file.gguf | pulled name> --out <dir>',
     run: exportHfCommand,
     help: () => flagHelp(exportHfCommandSchema),
   },

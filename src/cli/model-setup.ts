@@ -16,13 +16,13 @@
 import { z } from 'zod';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ChatTemplateError, CheckpointError, InvalidArgumentError } from '../core/errors.ts';
+import { ChatTemplateError, CheckpointError, InvalidArgumentError, ModelMismatchError } from '../core/errors.ts';
 import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
-import { modelConfigSchema, withZeroValueHead } from '../model/config.ts';
+import { modelConfigSchema, withZeroValueHead, type ModelConfig } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
 import { usesByteTemplate, type LoadedCheckpoint } from '../model/checkpoint.ts';
 import { loraShapes, type LoraConfigInput } from '../model/lora.ts';
-import { loadModelCheckpoint, resolveModelSource } from '../model/model-sources.ts';
+import { describeModel, loadModelCheckpoint, resolveModelSource, sameModel } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { rolloutHistoryTurns, type HistoryTurns } from '../train/history-turns.ts';
@@ -144,6 +144,22 @@ export function checkModelTokenizer(spec: string, { tokenizer, config, chatForma
       { model: spec },
     );
   }
+}
+
+/**
+ * Resumable weights (`stateConfig`, a run's saved state) restore only onto the model they were
+ * trained from: a LoRA state onto its base, a full fine-tune with that model's tokenizer. Another
+ * model at `spec` (another --model, or the file at that path replaced) is refused naming both.
+ */
+export function checkSameModel(spec: string, modelConfig: ModelConfig, stateConfig: ModelConfig): void {
+  if (sameModel(modelConfig, stateConfig)) return;
+  const expected = describeModel(stateConfig);
+  const actual = describeModel(modelConfig);
+  throw new ModelMismatchError(
+    `--model ${spec} is another model than the run's saved weights: the run was trained from a ${expected}; ${spec} is a ${actual}. ` +
+      'Resume with the --model the run started from (agentrl runs keep it in their config), or start a new run from this model',
+    { expected, actual, model: spec },
+  );
 }
 
 export type PrepareModelOptions = z.infer<typeof modelSetupSchema> & {

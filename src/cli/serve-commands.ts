@@ -13,6 +13,7 @@ import { startEnvServer } from '../serve/openenv/env-server.ts';
 import { loadServedPolicy, startPolicyServer } from '../serve/openai/policy-server.ts';
 import { requestLimitsSchema } from '../serve/openai/request-limits.ts';
 import { parseFlags, validateFlags } from './flags.ts';
+import { defaultModelName, modelArgument, modelArgumentHelp } from './model-argument.ts';
 import { parseEnvOptions } from './model-setup.ts';
 
 const listenShape = {
@@ -41,7 +42,10 @@ export const serveEnvCommandSchema = z.object({
 export const servePolicyCommandSchema = z.object({
   ...listenShape,
   port: z.number().int().min(0).max(65535).default(8001).describe('port (0 = any free port)'),
-  modelName: z.string().optional().describe('the model id clients pass (default: the checkpoint folder name)'),
+  modelName: z
+    .string()
+    .optional()
+    .describe("the model id clients pass (default: the model's folder or file name, or the pulled model's name)"),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more requests to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
   engine: z
@@ -107,9 +111,9 @@ export async function serveEnvCommand(argv: readonly string[]): Promise<number> 
 export async function servePolicyCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(servePolicyCommandSchema, argv);
   const options = validateFlags(servePolicyCommandSchema, values);
-  const checkpoint = onePositional(positional, 'checkpoint folder');
+  const checkpoint = modelArgument(positional, `agentrl serve-policy ${modelArgumentHelp} [--port 8001]`);
   const served = await loadServedPolicy(checkpoint, { engine: options.engine });
-  const modelName = options.modelName ?? checkpoint.split(/[\\/]/).filter(Boolean).at(-1) ?? 'agentrl';
+  const modelName = options.modelName ?? defaultModelName(checkpoint);
   const server = await startPolicyServer({
     ...served,
     modelName,
@@ -131,7 +135,7 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
 export async function exportHfCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(exportHfCommandSchema, argv);
   const options = validateFlags(exportHfCommandSchema, values);
-  const checkpoint = onePositional(positional, 'checkpoint folder');
+  const checkpoint = modelArgument(positional, `agentrl export-hf ${modelArgumentHelp} --out <folder>`);
   const result = await exportHuggingFace(checkpoint, options.out, { architecture: options.architecture });
   console.log(
     `export-hf: ${options.out} (${result.architecture}, ${result.parameters.toLocaleString('en-US')} parameters): ${result.files.join(', ')}`,

@@ -1,62 +1,85 @@
 /**
- * `agentrl sft --data file.jsonl`: supervised fine-tuning of the built-in model on OpenAI-format
- * chat JSONL, with a progress bar, held-out loss and a checkpoint at the end (also on Ctrl-C).
+ * `agentrl sft --data file.jsonl [--model <model>]`: supervised fine-tuning of the built-in model on
+ * OpenAI-format chat JSONL, with a progress bar, held-out loss and a checkpoint at the end (also on
+ * Ctrl-C). From a fresh byte model by default; `--model` (alias `--init`) starts from any model
+ * source (model/model-sources.ts: a checkpoint or Hugging Face folder, a .gguf file, a pulled
+ * model's name), and a model with its own chat format is trained in it — the conversations are
+ * rendered by its template and the checkpoint carries its tokenizer files.
  */
 import { z } from 'zod';
+import { agentrlChatFormat } from '../chat/chat-format.ts';
 import { modelConfigSchema } from '../model/config.ts';
 import { TransformerModel } from '../model/model.ts';
+import { loadModelCheckpoint } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { byteTokenizer } from '../chat/tokenizer.ts';
 import { readChatJsonl, splitHeldOut } from '../train/chat-data.ts';
 import { renderExamples, runSft, sftConfigSchema } from '../train/sft.ts';
 import { Progress } from './progress.ts';
 import { parseFlags, rejectPositional, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
+import { checkModelTokenizer, modelSpecOf } from './model-setup.ts';
 
 export const sftCommandSchema = z.object({
   data: z.string().describe('chat JSONL file (OpenAI messages format)'),
   out: z.string().default('checkpoints/sft').describe('checkpoint folder written at the end'),
-  init: z.string().optional().describe('start from this checkpoint folder instead of a fresh model'),
+  model: z
+    .string()
+    .optional()
+    .describe(
+      'start from this model instead of a fresh one: a checkpoint or Hugging Face folder, a .gguf file or a pulled model (agentrl models list); a model with its own chat template is trained in it',
+    ),
+  init: z.string().optional().describe('alias of --model (its older name; pass one of them)'),
   heldOutFraction: z.number().min(0).max(0.9).default(0.1).describe('fraction of conversations held out'),
   ...sftConfigSchema.shape,
   ...modelConfigSchema.partial().shape,
 });
+type SftCommandOptions = z.infer<typeof sftCommandSchema>;
+
+/** The policy SFT trains: `--model`'s weights in its own chat format (checked like train's), else a fresh byte model of the flags' size. */
+async function startingPolicy(options: SftCommandOptions): Promise<BuiltinPolicy> {
+  const spec = modelSpecOf(options);
+  if (spec !== undefined) {
+    const checkpoint = await loadModelCheckpoint(spec);
+    checkModelTokenizer(spec, checkpoint);
+    return new BuiltinPolicy({
+      model: await TransformerModel.fromParams(checkpoint.config, checkpoint.params),
+      tokenizer: checkpoint.tokenizer,
+      chatFormat: checkpoint.chatFormat,
+    });
+  }
+  const modelConfig = Object.fromEntries(
+    Object.keys(modelConfigSchema.shape).flatMap((k) =>
+      k in options && (options as Record<string, unknown>)[k] !== undefined
+        ? [[k, (options as Record<string, unknown>)[k]]]
+        : [],
+    ),
+  );
+  return new BuiltinPolicy({ model: await TransformerModel.create(modelConfig, { seed: options.seed }) });
+}
 
 export async function sftCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(sftCommandSchema, argv);
   rejectPositional(sftCommandSchema, positional);
   const options = validateFlags(sftCommandSchema, values);
   const conversations = await readChatJsonl(options.data);
-  let model: TransformerModel;
-  if (options.init !== undefined) {
-    const checkpoint = await loadCheckpoint(options.init);
-    model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
-  } else {
-    const modelConfig = Object.fromEntries(
-      Object.keys(modelConfigSchema.shape).flatMap((k) =>
-        k in options && (options as Record<string, unknown>)[k] !== undefined
-          ? [[k, (options as Record<string, unknown>)[k]]]
-          : [],
-      ),
-    );
-    model = await TransformerModel.create(modelConfig, { seed: options.seed });
-  }
+  const policy = await startingPolicy(options);
+  const model = policy.model;
   const { train, heldOut } = splitHeldOut(conversations, {
     heldOutFraction: options.heldOutFraction,
     seed: options.seed,
   });
-  const trainSet = renderExamples(train, byteTokenizer, model.config.maxSeqLen);
-  const heldOutSet = renderExamples(heldOut, byteTokenizer, model.config.maxSeqLen);
+  const format = policy.chatFormat ?? agentrlChatFormat(policy.tokenizer);
+  const trainSet = renderExamples(train, format, model.config.maxSeqLen);
+  const heldOutSet = renderExamples(heldOut, format, model.config.maxSeqLen);
   const truncated = trainSet.truncated + heldOutSet.truncated;
   console.error(
-    `sft: ${trainSet.examples.length} training / ${heldOutSet.examples.length} held-out conversations` +
+    `sft: ${trainSet.examples.length} training / ${heldOutSet.examples.length} held-out conversations in the ${format.name} chat format` +
       (truncated > 0 ? ` (${truncated} cut at the ${model.config.maxSeqLen}-token window)` : ''),
   );
   const interrupt = gracefulInterrupt('sft', 'stopping after this step and saving the checkpoint');
   const progress = new Progress({ label: 'sft', total: options.steps });
   const result = await runSft({
-    policy: new BuiltinPolicy({ model }),
+    policy,
     train: trainSet.examples,
     heldOut: heldOutSet.examples,
     config: options,
@@ -74,10 +97,8 @@ export async function sftCommand(argv: readonly string[]): Promise<number> {
     ...(result.heldOutLoss !== undefined ? { 'held-out': result.heldOutLoss } : {}),
   });
   interrupt.dispose();
-  await saveCheckpoint(options.out, {
-    config: model.config,
-    params: await model.hostParams(),
-    extra: { kind: 'sft', step: model.step, trainLoss: result.finalLoss, heldOutLoss: result.heldOutLoss ?? null },
+  await policy.save(options.out, {
+    metadata: { kind: 'sft', step: model.step, trainLoss: result.finalLoss, heldOutLoss: result.heldOutLoss ?? null },
   });
   console.log(
     `sft: done — train loss ${result.finalLoss.toFixed(4)}` +

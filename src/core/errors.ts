@@ -69,8 +69,54 @@ export class EpisodeNotStartedError extends AgentRlError {
 
 /** A checkpoint or model folder could not be read. */
 export class CheckpointError extends AgentRlError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('CHECKPOINT', message, details);
+  constructor(message: string, details: Record<string, unknown> = {}, code = 'CHECKPOINT') {
+    super(code, message, details);
+  }
+}
+
+/** A model argument names no file, no folder and no pulled model; the message says how to get one (`agentrl models pull`). */
+export class ModelNotFoundError extends CheckpointError {
+  readonly spec: string;
+  /** The models `agentrl models pull` knows. */
+  readonly known: readonly string[];
+  constructor(spec: string, message: string, details: { known: readonly string[] } & Record<string, unknown>) {
+    super(message, { spec, ...details }, 'MODEL_NOT_FOUND');
+    this.spec = spec;
+    this.known = details.known;
+  }
+}
+
+/** A model file or folder of an architecture the built-in model cannot run; the message names the supported ones. */
+export class UnsupportedArchitectureError extends CheckpointError {
+  readonly architecture: string;
+  readonly supported: readonly string[];
+  constructor({
+    file,
+    field,
+    architecture,
+    supported,
+  }: { file: string; field: string; architecture: string; supported: readonly string[] }) {
+    super(
+      `${file}: ${field} ${architecture} is not supported; supported: ${supported.join(', ')} (the decoder families the built-in model runs)`,
+      { file, field, architecture, supported },
+      'UNSUPPORTED_ARCHITECTURE',
+    );
+    this.architecture = architecture;
+    this.supported = supported;
+  }
+}
+
+/** Weights of one model where another's are expected (a run resumed on other base weights); names both. */
+export class ModelMismatchError extends CheckpointError {
+  readonly expected: string;
+  readonly actual: string;
+  constructor(
+    message: string,
+    { expected, actual, ...details }: { expected: string; actual: string } & Record<string, unknown>,
+  ) {
+    super(message, { expected, actual, ...details }, 'MODEL_MISMATCH');
+    this.expected = expected;
+    this.actual = actual;
   }
 }
 

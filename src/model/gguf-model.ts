@@ -17,7 +17,7 @@
  * Llama q/k head from HF's rotate-half layout [2, hd/2] to interleaved pairs [hd/2, 2];
  * `unpermuteRotary` undoes it so the weights are HF's again. Qwen2 / Qwen3 GGUFs are not permuted.
  */
-import { CheckpointError } from '../core/errors.ts';
+import { CheckpointError, UnsupportedArchitectureError } from '../core/errors.ts';
 import { headDim, modelConfigSchema, type HostParams, type HostTensor, type ModelConfig } from './config.ts';
 import { loadTokenizerJson, type ModelTokenizer } from '../chat/tokenizer-json.ts';
 import { ggufMetadata, readGguf, readGgufTensor, type GgufFile } from './gguf.ts';
@@ -30,10 +30,12 @@ export const ggufArchitectures = ['llama', 'qwen2', 'qwen3'] as const;
 export function ggufModelConfig(gguf: GgufFile): ModelConfig {
   const architecture = String(ggufMetadata(gguf, 'general.architecture'));
   if (!(ggufArchitectures as readonly string[]).includes(architecture)) {
-    throw new CheckpointError(
-      `${gguf.file}: general.architecture "${architecture}" is not supported; supported: ${ggufArchitectures.join(', ')}`,
-      { file: gguf.file, architecture },
-    );
+    throw new UnsupportedArchitectureError({
+      file: gguf.file,
+      field: 'general.architecture',
+      architecture,
+      supported: ggufArchitectures,
+    });
   }
   const number = (key: string, fallback?: number): number =>
     Number(ggufMetadata(gguf, `${architecture}.${key}`, fallback));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../core/rng.ts';
-import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
+import { CheckpointError, InvalidArgumentError, UnsupportedArchitectureError } from '../core/errors.ts';
 import { modelConfigSchema, parameterShapes, type HostParams, type ModelConfigInput } from './config.ts';
 import { fromHfConfig, fromHfTensors, toHfConfig, toHfTensors, transpose2d } from './hf-config.ts';
 import { at } from '../core/indexing.ts';
@@ -118,7 +118,10 @@ test('fromHfConfig lists every unsupported feature', () => {
   );
   assert.throws(
     () => fromHfConfig({ architectures: ['GPT2LMHeadModel'] }),
-    /allowed: LlamaForCausalLM, Qwen2ForCausalLM/,
+    (error: unknown) =>
+      error instanceof UnsupportedArchitectureError &&
+      error.architecture === 'GPT2LMHeadModel' &&
+      /supported: LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM/.test(error.message),
   );
   assert.throws(
     () => fromHfConfig({ architectures: ['LlamaForCausalLM'], hidden_size: 8 }),

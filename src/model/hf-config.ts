@@ -18,7 +18,7 @@
  * The mapping assumes the forward pass uses HF's rotary convention (rotate_half: dimension j
  * pairs with j + hd/2 inside each head) and head-major q/k/v columns ([head, hd]).
  */
-import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
+import { CheckpointError, InvalidArgumentError, UnsupportedArchitectureError } from '../core/errors.ts';
 import {
   headDim,
   modelConfigSchema,
@@ -143,10 +143,14 @@ export function fromHfConfig(json: unknown, { file = 'config.json' }: { file?: s
       (Array.isArray(hf.architectures) && hf.architectures.includes(name)) || hf.model_type === modelTypeOf[name],
   );
   if (architecture === undefined) {
-    throw new CheckpointError(
-      `${file}: architectures ${JSON.stringify(hf.architectures)} / model_type ${JSON.stringify(hf.model_type)} not supported; allowed: ${hfArchitectures.join(', ')}`,
-      { file },
-    );
+    throw new UnsupportedArchitectureError({
+      file,
+      field: 'architecture',
+      architecture: Array.isArray(hf.architectures)
+        ? hf.architectures.join(', ')
+        : String(hf.model_type ?? '(none given)'),
+      supported: hfArchitectures,
+    });
   }
   const integer = (key: string, fallback?: number): number => {
     const value = hf[key] ?? fallback;

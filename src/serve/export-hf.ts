@@ -1,6 +1,8 @@
 /**
  * `agentrl export-hf <checkpoint> --out <dir>`: a trained built-in policy as a clean Hugging Face
- * model folder for `transformers`, vLLM, SGLang or llama.cpp's converter.
+ * model folder for `transformers`, vLLM, SGLang or llama.cpp's converter. The input is any model
+ * source (model/model-sources.ts): a checkpoint, a Hugging Face folder, a .gguf file (dequantized
+ * to float32) or a pulled model's name.
  *
  * An agentrl checkpoint already is a HF folder (model/checkpoint.ts writes config.json,
  * model.safetensors, tokenizer.json, tokenizer_config.json with the chat template,
@@ -16,7 +18,8 @@
  * back bit-exactly.
  */
 import { join } from 'node:path';
-import { loadCheckpoint, saveCheckpoint, writeFileAtomic } from '../model/checkpoint.ts';
+import { saveCheckpoint, writeFileAtomic } from '../model/checkpoint.ts';
+import { loadModelCheckpoint } from '../model/model-sources.ts';
 import { defaultArchitecture, type HfArchitecture } from '../model/hf-config.ts';
 import { byteTokenizer, specialTokenText } from '../chat/tokenizer.ts';
 
@@ -33,12 +36,13 @@ export interface ExportHfResult {
   parameters: number;
 }
 
+/** `source`: a checkpoint or Hugging Face folder, a .gguf file or a pulled model's name (model/model-sources.ts). */
 export async function exportHuggingFace(
-  checkpointDir: string,
+  source: string,
   outDir: string,
   options: ExportHfOptions = {},
 ): Promise<ExportHfResult> {
-  const checkpoint = await loadCheckpoint(checkpointDir);
+  const checkpoint = await loadModelCheckpoint(source);
   const config = { ...checkpoint.config, valueHead: false };
   const params = new Map([...checkpoint.params].filter(([name]) => !name.startsWith('valueHead.')));
   const tokenizer = checkpoint.tokenizer ?? byteTokenizer;
@@ -49,7 +53,7 @@ export async function exportHuggingFace(
     params,
     tokenizer,
     architecture,
-    extra: { exportedFrom: checkpointDir, ...checkpoint.extra },
+    extra: { exportedFrom: source, ...checkpoint.extra },
     ...(chatFiles === undefined ? {} : { chatFiles }),
   });
   const parameters = [...params.values()].reduce((sum, tensor) => sum + tensor.data.length, 0);

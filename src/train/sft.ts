@@ -14,6 +14,7 @@ import { sftLoss } from '../algorithms/index.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { renderChat } from '../chat/chat-template.ts';
 import type { Tokenizer } from '../chat/tokenizer.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
 import { learningRateAt } from './schedule.ts';
 import { policyStep, requireCapabilities } from './policy-step.ts';
 
@@ -63,16 +64,19 @@ export interface SftResult {
   history: SftProgress[];
 }
 
-/** Renders conversations to token ids + assistant masks, cut to the context window. */
+/** Renders conversations to token ids + assistant masks (agentrl's byte template for a tokenizer, else the chat format's), cut to the context window. */
 export function renderExamples(
   conversations: readonly { messages: Message[] }[],
-  tokenizer: Tokenizer,
+  format: Tokenizer | Pick<ChatFormat, 'render'>,
   maxSeqLen: number,
 ): { examples: SftExample[]; truncated: number } {
   let truncated = 0;
   const examples: SftExample[] = [];
   for (const conversation of conversations) {
-    const rendered = renderChat(conversation.messages, { tokenizer });
+    const rendered =
+      'render' in format
+        ? format.render(conversation.messages)
+        : renderChat(conversation.messages, { tokenizer: format });
     let tokens = rendered.tokens;
     let mask = rendered.assistantMask;
     if (tokens.length > maxSeqLen) {

@@ -30,12 +30,9 @@
  * policy-context.ts.
  */
 import { OnnxInference } from '../../engine/onnx/onnx-inference.ts';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChatFormat } from '../../chat/chat-format.ts';
-import { loadChatFormat } from '../../chat/model-folder.ts';
 import { generate } from '../../model/generate.ts';
-import { loadCheckpoint } from '../../model/checkpoint.ts';
+import { loadModelCheckpoint } from '../../model/model-sources.ts';
 import { TransformerModel } from '../../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import { decodeGenerated } from '../../policy/request.ts';
@@ -73,17 +70,18 @@ export interface ServedPolicy {
 export type ServeEngine = 'auto' | 'jax' | 'onnx';
 
 /**
- * Loads a checkpoint folder (model/checkpoint.ts) as the server's generator, tokenizer and (when it
- * has one) chat format. `engine` 'auto' generates on onnxruntime for a real model's checkpoint (its
- * own chat format; 10–20× faster than jax-js at that size) and on jax-js for the byte models.
+ * Loads a model — a checkpoint or Hugging Face folder, a .gguf file or a pulled model's name
+ * (model/model-sources.ts) — as the server's generator, tokenizer and (when it has one) chat
+ * format. `engine` 'auto' generates on onnxruntime for a real model (its own chat format; 10–20×
+ * faster than jax-js at that size) and on jax-js for the byte models.
  */
 export async function loadServedPolicy(
-  dir: string,
+  source: string,
   { engine = 'auto' }: { engine?: ServeEngine } = {},
 ): Promise<ServedPolicy & { engine: 'jax' | 'onnx' }> {
-  const checkpoint = await loadCheckpoint(dir);
+  const checkpoint = await loadModelCheckpoint(source);
   const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
-  const chatFormat = checkpointChatFormat(dir, checkpoint.tokenizer);
+  const chatFormat = checkpoint.chatFormat;
   const tokenizer = chatFormat?.tokenizer ?? checkpoint.tokenizer ?? byteTokenizer;
   const chosen = engine === 'auto' ? (chatFormat === undefined ? 'jax' : 'onnx') : engine;
   const generate =
@@ -124,27 +122,4 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
   const { host = '127.0.0.1', port = 8001, allowedOrigins, ...contextOptions } = options;
   const listening = await listenApp(policyApp(createPolicyContext(contextOptions)), { host, port, allowedOrigins });
   return { url: listening.url, port: listening.port, close: listening.close };
-}
-
-/**
- * The chat format a checkpoint folder carries: a model's own (its tokenizer.json and chat
- * template, src/chat) when the tokenizer is not agentrl's byte tokenizer and a template is there;
- * undefined otherwise (agentrl's byte template is then used).
- */
-export function checkpointChatFormat(dir: string, tokenizer: Tokenizer | undefined): ChatFormat | undefined {
-  return tokenizer !== undefined && tokenizer !== byteTokenizer && hasChatTemplate(dir)
-    ? loadChatFormat(dir)
-    : undefined;
-}
-
-/** Whether a checkpoint folder carries a chat template (tokenizer_config.json `chat_template`, or chat_template.jinja). */
-function hasChatTemplate(dir: string): boolean {
-  if (existsSync(join(dir, 'chat_template.jinja'))) return true;
-  const file = join(dir, 'tokenizer_config.json');
-  if (!existsSync(file)) return false;
-  try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { chat_template?: unknown }).chat_template !== undefined;
-  } catch {
-    return false;
-  }
 }
