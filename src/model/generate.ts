@@ -13,7 +13,6 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import { blockUntilReady, type JaxArray } from './jax.ts';
 import type { ModelConfig } from './config.ts';
-import { bucketLength } from './batch.ts';
 import { CHUNK, type CacheLayout } from './kv-cache.ts';
 import { CacheDecoder, prefillRows, promptArrays } from './prefill-decode.ts';
 import { RowSampler } from './row-sampler.ts';
@@ -39,7 +38,7 @@ export interface GenerateOptions {
   /** Decoder for stop strings and the returned text. */
   decode?: (tokens: readonly number[]) => string;
   seed?: number;
-  /** Padded prompt tokens per prefill call (bounds memory); default 4096. */
+  /** Padded prompt tokens per prefill call (bounds memory); default 2048. */
   prefillTokenBudget?: number;
   /** Run decode kernels on the worker pool; default: from 32 rows on. */
   decodeOnWorkers?: boolean;
@@ -59,15 +58,40 @@ export interface GeneratedRow {
 /** Batches of at least this many rows decode on the worker pool (see generate()). */
 const WORKER_ROWS = 32;
 
-/** Padded prompt tokens (rows × P) per prefill call. */
-const PREFILL_TOKEN_BUDGET = 4096;
+/**
+ * Shapes and jax-js 0.1.25's wasm heap. Its allocator reuses a freed buffer only for a request of
+ * the same size class and never returns memory, and a compiled call holds all its intermediates
+ * until it completes; so the heap grows by one call's intermediates for every new shape and never
+ * shrinks, up to the 4 GiB wasm32 limit. Generation therefore keeps to few shapes: rows and the
+ * prompt length are powers of two (at least MIN_ROWS and MIN_PROMPT), and every prefill call of a
+ * prompt length holds the same number of rows (PREFILL_TOKEN_BUDGET / P, or all of them) — a handful
+ * of shapes however the batch sizes and prompt lengths of a run vary. Multiples of 8 rows and of 32
+ * tokens gave a shape per turn of a long episode, and `agentrl dpo`'s default run (512-token window,
+ * 100 held-out episodes) crossed the limit in its first held-out test.
+ */
+/** Padded prompt tokens (rows × P) per prefill call at most. */
+const PREFILL_TOKEN_BUDGET = 2048;
 
-/** Prompts are left-padded to a multiple of this (a multiple of CHUNK); few lengths, few shapes. */
-const PROMPT_BUCKET = 32;
+/** Shortest padded prompt (a multiple of CHUNK). */
+const MIN_PROMPT = 32;
 
-/** Generation batches are padded to a multiple of this many rows. */
-const ROW_MULTIPLE = 8;
-/** One generation: the cache layout (rows padded to a multiple of ROW_MULTIPLE), the prompts, the length. */
+/** Fewest rows of a generation batch (filler rows fill it). */
+const MIN_ROWS = 8;
+
+/** The power of two ≥ n, at least `least`. */
+function powerOfTwoAtLeast(n: number, least: number): number {
+  let power = least;
+  while (power < n) power *= 2;
+  return power;
+}
+
+/** The largest power of two ≤ n (n ≥ 1). */
+function powerOfTwoAtMost(n: number): number {
+  let power = 1;
+  while (power * 2 <= n) power *= 2;
+  return power;
+}
+/** One generation: the cache layout (rows a power of two), the prompts, the length. */
 interface GenerationPlan extends CacheLayout {
   /** The prompts, filler rows appended (one token each). */
   prompts: readonly (readonly number[])[];
@@ -83,16 +107,15 @@ function planGeneration(
   options: GenerateOptions,
 ): GenerationPlan {
   const realRows = asked.length;
-  // Rows are padded to a multiple of ROW_MULTIPLE with one-token filler prompts: fewer distinct
-  // shapes to compile, and jax-js's allocator only reuses buffers of identical size classes.
-  const rows = Math.ceil(realRows / ROW_MULTIPLE) * ROW_MULTIPLE;
+  // Filler rows (one-token prompts, finished from the start) make the rows a power of two (see above).
+  const rows = powerOfTwoAtLeast(realRows, MIN_ROWS);
   const prompts = [...asked, ...Array.from({ length: rows - realRows }, () => [0])];
   if (prompts.some((p) => p.length === 0)) throw new InvalidArgumentError('every prompt needs at least one token');
   if ((options.stopStrings?.length ?? 0) > 0 && options.decode === undefined) {
     throw new InvalidArgumentError('stopStrings need a decode function to read the generated text');
   }
   const longest = Math.max(...prompts.map((p) => p.length));
-  const promptLen = bucketLength(longest, config.maxSeqLen, PROMPT_BUCKET);
+  const promptLen = Math.min(config.maxSeqLen, powerOfTwoAtLeast(longest, MIN_PROMPT));
   if (longest >= config.maxSeqLen) {
     throw new InvalidArgumentError(
       `a prompt of ${longest} tokens leaves no room in the context window of ${config.maxSeqLen}`,
@@ -124,10 +147,11 @@ export async function generate(
   const workerReads = options.decodeOnWorkers ?? plan.rows >= WORKER_ROWS;
   await blockUntilReady(params);
   // Prefill in row groups of at most this many padded tokens: attention over the prompt is
-  // [rows, H, P, P], so one call for a wide batch of long prompts would need gigabytes.
+  // [rows, H, P, P], so one call for a wide batch of long prompts would need gigabytes. A power of
+  // two, so the groups divide the rows and all have one shape.
   const budget = options.prefillTokenBudget ?? PREFILL_TOKEN_BUDGET;
-  const groupRows = Math.max(ROW_MULTIPLE, Math.floor(budget / plan.promptLen / ROW_MULTIPLE) * ROW_MULTIPLE);
-  const first = prefillRows(model, params, plan, host, groupRows);
+  const groupRows = Math.min(plan.rows, powerOfTwoAtMost(Math.max(1, Math.floor(budget / plan.promptLen))));
+  const first = await prefillRows(model, params, plan, host, groupRows);
   const decoder = new CacheDecoder(model, params, plan, { caches: first.caches, mask: host.mask });
   const rows: GeneratedRow[] = plan.prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
   const sampler = new RowSampler(rows, options, model.config.vocabSize, plan.realRows);

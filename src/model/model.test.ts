@@ -161,7 +161,7 @@ test('KV-cache sampling log-probs equal full-forward scoring (batch of different
     [1, undefined, false],
     [0.7, 64, true],
   ] as const) {
-    // A budget of 64 prefills the 24 (padded) rows in three groups of 8; decoding runs on the
+    // A budget of 64 prefills the 32 (padded) rows in groups of 2; decoding runs on the
     // calling thread in one case and on the worker pool in the other.
     const rows = await generate(model, prompts, {
       maxNewTokens: 40,

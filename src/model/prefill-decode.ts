@@ -4,7 +4,7 @@
  * row through the same blocks with cached attention, kv-cache.ts), and their host drivers.
  */
 import { at } from '../core/indexing.ts';
-import { numpy as np, jit, tree, type JaxArray } from './jax.ts';
+import { blockUntilReady, numpy as np, jit, tree, type JaxArray } from './jax.ts';
 import { headDim, type ModelConfig } from './config.ts';
 import {
   causalBias,
@@ -178,30 +178,36 @@ export function promptArrays(plan: CacheLayout & { prompts: readonly (readonly n
   });
   return { tokens, prefillMask, positions, mask };
 }
-/** Prefill in row groups of `groupRows` rows; the groups' logits and caches joined. */
-export function prefillRows(
+/**
+ * Prefill in row groups of `groupRows` rows; the groups' logits and caches joined. Each group is
+ * finished before the next is dispatched: a compiled prefill holds every layer's intermediates
+ * until it completes, so groups dispatched together keep theirs alive together and the group
+ * size no longer bounds the heap (104 rows × 224 tokens needed 2 GB and crossed jax-js's 4 GiB
+ * wasm heap in `agentrl dpo`'s held-out test).
+ */
+export async function prefillRows(
   model: TransformerModel,
   params: DeviceParams,
   plan: CacheLayout,
   host: PromptArrays,
   groupRows: number,
-): { logits: JaxArray; caches: Caches } {
+): Promise<{ logits: JaxArray; caches: Caches }> {
   const { rows: B, promptLen: P } = plan;
   const half = headDim(model.config) / 2;
   const rope = ropeTables(host.positions, 2 * half, model.config.ropeTheta);
   const parts: { logits: JaxArray; caches: Caches }[] = [];
   for (let start = 0; start < B; start += groupRows) {
     const rows = Math.min(groupRows, B - start);
-    parts.push(
-      compiledFor(model).prefill(
-        tree.ref(params),
-        np.array(host.tokens.slice(start * P, (start + rows) * P)),
-        np.array(host.prefillMask.slice(start * P, (start + rows) * P)).reshape([rows, P]),
-        np.array(rope.cos.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
-        np.array(rope.sin.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
-        np.zeros([plan.mainSlots]),
-      ) as { logits: JaxArray; caches: Caches },
-    );
+    const part = compiledFor(model).prefill(
+      tree.ref(params),
+      np.array(host.tokens.slice(start * P, (start + rows) * P)),
+      np.array(host.prefillMask.slice(start * P, (start + rows) * P)).reshape([rows, P]),
+      np.array(rope.cos.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
+      np.array(rope.sin.slice(start * P * half, (start + rows) * P * half)).reshape([rows, 1, P, half]),
+      np.zeros([plan.mainSlots]),
+    ) as { logits: JaxArray; caches: Caches };
+    if (start + rows < B) await blockUntilReady(part);
+    parts.push(part);
   }
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only !== undefined) return only;
