@@ -6,6 +6,7 @@
  * tiny GGUF in a temporary `$AGENTRL_CACHE`), real HTTP on 127.0.0.1.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { tinyChatmlFiles } from '../chat/tiny-chatml.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
 import { modelConfigSchema } from '../model/config.ts';
-import { sameModel } from '../model/model-sources.ts';
+import { modelCacheDir, pulledModelPaths, sameModel } from '../model/model-sources.ts';
 import { initHostParams } from '../model/params.ts';
 import { runCli, whileServing } from './cli-test-fixture.ts';
 import { tinyGgufFile, tinyPulledModel } from './tiny-gguf-file.ts';
@@ -168,4 +169,27 @@ describe('train and dpo take every kind of model', () => {
         assert.equal(result.code, 0, `${source.kind}: ${result.stderr}`);
         assert.match(result.stderr, /pure RL from these weights \(no SFT warm start\)/, source.kind);
       }));
+});
+
+const realGguf = pulledModelPaths('smollm2-135m-instruct', modelCacheDir()).gguf;
+
+test('the real pulled SmolLM2-135M-Instruct: serve-policy smollm2-135m-instruct answers in its chat format', {
+  skip: existsSync(realGguf) ? false : `not pulled (${realGguf} is absent; agentrl models pull smollm2-135m-instruct)`,
+}, async () => {
+  const code = await whileServing(['serve-policy', 'smollm2-135m-instruct', '--port', '0'], async (url) => {
+    const reply = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'smollm2-135m-instruct',
+        messages: [{ role: 'user', content: 'What is the capital of France?' }],
+        max_tokens: 8,
+        temperature: 0,
+      }),
+    });
+    assert.equal(reply.status, 200, await reply.clone().text());
+    const body = (await reply.json()) as { choices: { message: { content: string } }[] };
+    assert.match(body.choices[0]?.message.content ?? '', /Paris/);
+  });
+  assert.equal(code, 0);
 });
