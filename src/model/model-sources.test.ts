@@ -71,6 +71,7 @@ test('a model argument that names nothing usable says what a model is and how to
     refused(cache, /not a model folder: no config\.json .* and no \.gguf file/, CheckpointError);
     await writeFile(join(cache, 'notes.txt'), 'hello');
     refused(join(cache, 'notes.txt'), /notes\.txt: a file that is not a GGUF/, CheckpointError);
+    refused('/dev/null', /\/dev\/null: not a regular file or folder/, CheckpointError);
     await writeFile(join(cache, 'a.gguf'), 'GGUF');
     await writeFile(join(cache, 'b.gguf'), 'GGUF');
     refused(cache, /holds 2 \.gguf files \(a\.gguf, b\.gguf\); pass one of them/, CheckpointError);

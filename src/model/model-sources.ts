@@ -202,7 +202,12 @@ const knownNames = (): string[] => knownModels.map((model) => model.name);
  * model's name (its pulled GGUF). Anything else is a `ModelNotFoundError` saying how to get it.
  */
 export function resolveModelSource(spec: string, cacheDir = modelCacheDir()): ModelSource {
-  if (existsSync(spec)) return statSync(spec).isDirectory() ? folderSource(spec) : fileSource(spec);
+  if (existsSync(spec)) {
+    const stat = statSync(spec);
+    if (stat.isDirectory()) return folderSource(spec);
+    if (stat.isFile()) return fileSource(spec);
+    throw new CheckpointError(`${spec}: not a regular file or folder; a model is ${modelSourceKinds}`, { path: spec });
+  }
   if (knownNames().includes(spec)) {
     const { gguf } = pulledModelPaths(spec, cacheDir);
     if (!existsSync(gguf))
@@ -254,7 +259,12 @@ function fileSource(file: string): ModelSource {
 }
 
 function startsWithGgufMagic(file: string): boolean {
-  const handle = openSync(file, 'r');
+  let handle: number;
+  try {
+    handle = openSync(file, 'r');
+  } catch (error) {
+    throw new CheckpointError(`${file}: cannot read (${(error as Error).message})`, { path: file });
+  }
   try {
     const magic = Buffer.alloc(4);
     return readSync(handle, magic, 0, 4, 0) === 4 && magic.toString('latin1') === 'GGUF';
