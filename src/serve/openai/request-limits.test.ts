@@ -103,7 +103,7 @@ const tools = (count: number) =>
     },
   }));
 
-describe('serve-policy with its default limits', () => {
+describe("serve-policy with its default limits: the issue's attacks", () => {
   const serving = serveDuringDescribe();
   const chat = () => `${serving.server.url}/v1/chat/completions`;
 
@@ -141,6 +141,11 @@ describe('serve-policy with its default limits', () => {
     assertRefused(answer, { status: 400, code: 'request_too_large', param: 'prompt', names: [64000, 128] });
     assert.equal(serving.rows, 0);
   });
+});
+
+describe('serve-policy with its default limits: the context and the body size', () => {
+  const serving = serveDuringDescribe();
+  const chat = () => `${serving.server.url}/v1/chat/completions`;
 
   test('a message over the context by its characters alone is refused before it is rendered', async () => {
     const answer = await post(chat(), { model: 'tiny', messages: user('b'.repeat(500_000)) });
