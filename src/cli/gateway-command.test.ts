@@ -48,6 +48,8 @@ async function startGatewayCli(dir: string, storePath: string) {
       '1',
       '--record-every-s',
       '0.2',
+      '--reward-max',
+      '1',
     ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -100,12 +102,14 @@ async function driveSessions(url: string): Promise<SessionReplies> {
       sessionReplies.completionTokens.push(completion.usage!.completion_tokens);
       sessionReplies.logprobs.push(choice.logprobs!.content!.map((token) => token.logprob));
     }
-    const posted = await fetch(`${url}/v1/sessions/${session}/reward`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ reward }),
-    });
-    assert.equal(posted.status, 200);
+    const post = (value: number) =>
+      fetch(`${url}/v1/sessions/${session}/reward`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ reward: value }),
+      });
+    assert.equal((await post(reward + 10)).status, 400, '--reward-max 1 refuses a reward over 1');
+    assert.equal((await post(reward)).status, 200);
   }
   const idle = new OpenAI({
     baseURL: `${url}/v1`,

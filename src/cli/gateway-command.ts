@@ -6,7 +6,7 @@
  *
  *   agentrl gateway checkpoints/my-run --port 8002 --run-name my-agent
  *   # the agent: baseURL http://127.0.0.1:8002/v1, header x-session-id: <session> (or model agentrl/<session>)
- *   curl -X POST http://127.0.0.1:8002/v1/sessions/<session>/reward -d '{"reward": 1}'
+ *   curl -X POST http://127.0.0.1:8002/v1/sessions/<session>/reward -H 'content-type: application/json' -d '{"reward": 1}'
  *   agentrl export my-agent --format parquet      # → TRL / verl;  agentrl dashboard shows the run
  *
  * Every `--record-every-s` the scored sessions become one step of the run (gateway-recording.ts);
@@ -50,6 +50,8 @@ export const gatewayCommandSchema = z.object({
     .describe('write the scored sessions to the store this often (one step each time)'),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more calls to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
+  rewardMin: z.number().default(-1e6).describe('smallest reward a client may post to /v1/sessions/<id>/reward'),
+  rewardMax: z.number().default(1e6).describe('largest reward a client may post to /v1/sessions/<id>/reward'),
 });
 
 /** Resolves with the first SIGINT or SIGTERM. */
@@ -112,6 +114,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
     sessionTimeoutMs: options.sessionTimeoutS * 1000,
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
+    rewardRange: { min: options.rewardMin, max: options.rewardMax },
     ...(chatFormat === undefined ? {} : { chatFormat }),
   });
   const { store, run } = await createGatewayRun(options, { checkpoint, modelName }, gateway);
