@@ -132,7 +132,7 @@ export const skipped: SkipEntry[] = [
   {
     contains: 'npm ci && npx agentrl train',
     reason:
-      'the full main job (~13 min at best) after npm ci rewrites node_modules; its tiny form is the tour train line',
+      'the full main job (~15 min on 2 idle cores) after npm ci rewrites node_modules; its tiny form is the tour train line',
   },
   { contains: 'npm ci && npm test', reason: 'the whole test suite, this test among it' },
   { contains: 'connectMcp(', reason: "the reader's MCP server (my-server.js)" },
