@@ -163,6 +163,19 @@ test('agentrl train: a typo in the env, an env option, a flag or the --init path
   });
 });
 
+test('agentrl dashboard before any run: the missing store is named with what to run (exit 2, nothing created)', async () => {
+  await withDir(async (dir) => {
+    const store = join(dir, 'runs', 'agentrl.db');
+    const result = await agentrl(['dashboard', '--store', store, '--port', '0']);
+    assert.equal(result.code, 2);
+    assert.equal(
+      result.stderr,
+      `agentrl dashboard: no run store at ${store} yet: run agentrl train (or dpo, sft, gateway) here first, or pass --store <the runs.db a run wrote>\n`,
+    );
+    assert.equal(existsSync(store), false);
+  });
+});
+
 test('agentrl dashboard: a port in use is named, with --port to pick another', async () => {
   await withDir(async (dir) => {
     const store = join(dir, 'runs.db');
