@@ -134,9 +134,8 @@ function recordIteration(
     {
       success: m.success,
       pairs: m.pairs,
-      loss: m.loss,
-      'reward acc': m.rewardAccuracy,
-      margin: m.margin,
+      // An iteration without a pair trains nothing: no loss to show (NaN before).
+      ...(m.pairs > 0 ? { loss: m.loss, 'reward acc': m.rewardAccuracy, margin: m.margin } : {}),
       ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
     },
     true,

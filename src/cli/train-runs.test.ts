@@ -309,6 +309,7 @@ test('agentrl dpo: options from --config, the run recorded in the store with its
     );
     const result = await start(dir, ['dpo', '--config', config, '--store', store, '--seed', '1']).done;
     assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(`${result.stdout}${result.stderr}`, /NaN/, 'no NaN on the progress line');
     const reader = RunStore.open(store, { readonly: true });
     const run = reader.run('bandit-dpo-1');
     assert.equal(run.command, 'dpo');
