@@ -15,6 +15,7 @@ import { blockUntilReady, type JaxArray } from './jax.ts';
 import type { ModelConfig } from './config.ts';
 import { CHUNK, type CacheLayout } from './kv-cache.ts';
 import { CacheDecoder, prefillRows, promptArrays } from './prefill-decode.ts';
+import { powerOfTwoAtLeast, powerOfTwoAtMost } from './power-of-two.ts';
 import { RowSampler } from './row-sampler.ts';
 import type { TransformerModel } from './model.ts';
 
@@ -78,19 +79,6 @@ const MIN_PROMPT = 32;
 /** Fewest rows of a generation batch (filler rows fill it). */
 const MIN_ROWS = 8;
 
-/** The power of two ≥ n, at least `least`. */
-function powerOfTwoAtLeast(n: number, least: number): number {
-  let power = least;
-  while (power < n) power *= 2;
-  return power;
-}
-
-/** The largest power of two ≤ n (n ≥ 1). */
-function powerOfTwoAtMost(n: number): number {
-  let power = 1;
-  while (power * 2 <= n) power *= 2;
-  return power;
-}
 /** One generation: the cache layout (rows a power of two), the prompts, the length. */
 interface GenerationPlan extends CacheLayout {
   /** The prompts, filler rows appended (one token each). */

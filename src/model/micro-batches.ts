@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import { packRightPadded, type PackedBatch } from './batch.ts';
+import { powerOfTwoAtLeast } from './power-of-two.ts';
 
 /** Padded tokens per compiled training call (bounds memory: attention is [B, H, T, T]). */
 export const TRAIN_TOKEN_BUDGET = 2048;
@@ -32,17 +33,9 @@ export function tokensPerCall(budget: number, vocabSize: number, headElements: n
   return Math.max(MIN_TRAIN_LENGTH, Math.min(budget, Math.floor(headElements / vocabSize)));
 }
 
-function nextPowerOfTwo(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 /** The power of two ≥ length (and ≥ MIN_TRAIN_LENGTH), capped at the window. */
 export function powerOfTwoBucket(length: number, maxSeqLen: number): number {
-  let bucket = MIN_TRAIN_LENGTH;
-  while (bucket < length) bucket *= 2;
-  return Math.min(bucket, maxSeqLen);
+  return Math.min(powerOfTwoAtLeast(length, MIN_TRAIN_LENGTH), maxSeqLen);
 }
 
 export interface MicroBatch {
@@ -84,7 +77,7 @@ export function microBatches(
   const micro: MicroBatch[] = [];
   for (const [length, indices] of [...byLength].sort(([a], [b]) => a - b)) {
     // Full micro-batches fill the budget; a smaller group uses the next power of two of rows.
-    const rows = Math.min(Math.max(1, Math.floor(budget / length)), nextPowerOfTwo(indices.length));
+    const rows = Math.min(Math.max(1, Math.floor(budget / length)), powerOfTwoAtLeast(indices.length));
     for (let start = 0; start < indices.length; start += rows) {
       const chunk = indices.slice(start, start + rows);
       micro.push({
