@@ -1,0 +1,2 @@
+export * from './reward.ts';
+export * from './rubric.ts';
