@@ -75,7 +75,19 @@ export interface StepInfo {
   invalidAction?: boolean;
   /** The task is solved (set on the final step). */
   success?: boolean;
+  /** This step's reward by named component (raw values): `reward = Σ weights[name] · rewardComponents[name]` of the env's `rewardComponents` spec. */
+  rewardComponents?: Record<string, number>;
   [key: string]: unknown;
+}
+
+/** What a reward component pays for (src/rewards/reward.ts): the outcome, the reply's format, a shaping or penalty term, or a judge. */
+export type RewardKind = 'outcome' | 'format' | 'shaping' | 'penalty' | 'judge';
+
+/** An env's reward as named components (a `Rubric` from src/rewards satisfies it): names, weights and kinds. */
+export interface RewardComponentsSpec {
+  readonly names: readonly string[];
+  readonly weights: Readonly<Record<string, number>>;
+  readonly kinds: Readonly<Record<string, RewardKind>>;
 }
 
 /** An environment is a POMDP. Plain object, state kept inside the instance, deterministic under a seed. */
@@ -94,6 +106,8 @@ export interface Env<Task = unknown> {
    * one unless started with `allowClientTasks`.
    */
   taskSchema?: z.ZodType<Task>;
+  /** The named components of this env's step reward (each step's `info.rewardComponents` holds their values). */
+  rewardComponents?: RewardComponentsSpec;
 }
 
 /** Which seed ranges a task generator uses; they never overlap. */
@@ -150,4 +164,8 @@ export interface Trajectory {
    * the policy generated from. Train on these (the full-conversation fields above are a record).
    */
   segments?: TrajectorySegment[];
+  /** Reward by named component, summed over the episode's steps (raw values; the env's or a rubric's names). */
+  rewardComponents?: Record<string, number>;
+  /** Components that could not be scored (name → reason): such a trajectory is not trained on and is counted, never scored 0. */
+  rewardFailures?: Record<string, string>;
 }

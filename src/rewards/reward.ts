@@ -11,9 +11,9 @@
  * finished episode from an `EpisodeContext` (rubric.ts).
  */
 import { InvalidArgumentError } from '../core/errors.ts';
+import type { RewardKind } from '../core/types.ts';
 
-/** What a reward pays for: the task's outcome, the shape of the reply, a shaping or penalty term, or a judge's opinion. */
-export type RewardKind = 'outcome' | 'format' | 'shaping' | 'penalty' | 'judge';
+export type { RewardKind };
 
 export const rewardKinds: readonly RewardKind[] = ['outcome', 'format', 'shaping', 'penalty', 'judge'];
 

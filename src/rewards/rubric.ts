@@ -5,13 +5,15 @@
  * counts it and leaves the episode (or its group) out — it is never silently scored 0.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
-import { type AnyReward, isGroupReward, type RewardKind } from './reward.ts';
+import type { RewardComponentsSpec, RewardKind } from '../core/types.ts';
+import { type AnyReward, isGroupReward } from './reward.ts';
 
 export type RubricScore =
   | { ok: true; total: number; components: Record<string, number> }
   | { ok: false; components: Record<string, number>; failures: Record<string, string> };
 
-export interface Rubric<C> {
+/** Also an env's `RewardComponentsSpec`: names, weights, kinds. */
+export interface Rubric<C> extends RewardComponentsSpec {
   readonly names: readonly string[];
   readonly weights: Readonly<Record<string, number>>;
   readonly kinds: Readonly<Record<string, RewardKind>>;
