@@ -1,2 +1,3 @@
 export * from './reward.ts';
 export * from './rubric.ts';
+export * from './episode-context.ts';
