@@ -132,6 +132,12 @@ export interface IterationMetrics extends UpdateMetrics {
   /** Milliseconds of the iteration (rollout + update) per kind of backend call, when the policy keeps `times` (backend-times.ts; Tinker). */
   backendMs?: Record<string, number>;
   validationSuccess?: number;
+  /**
+   * Named scalar metrics under a `family/name` key, recorded as they are (run store, dashboard,
+   * trackers): `reward/<component>`, `monitor/<signal>`, `offPolicy/*`, `async/*`, `curriculum/*`.
+   * Add to it (`metrics.scalars = { ...metrics.scalars, ...yours }`); never replace another family's keys.
+   */
+  scalars?: Record<string, number>;
 }
 
 export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy> {

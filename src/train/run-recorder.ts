@@ -88,12 +88,13 @@ export class RunRecorder {
       policyState: await policy.saveState(),
       rl: state,
     });
-    const { iteration, validationSuccess, backendMs, ...values } = metrics;
+    const { iteration, validationSuccess, backendMs, scalars, ...values } = metrics;
     const limit = this.options.trajectoriesPerIteration;
     const kept = limit === 'all' ? this.sampled : this.sampled.slice(0, limit);
     const recorded: Record<string, number> = {
       ...values,
       ...backendTimeMetrics(backendMs),
+      ...scalars,
       ...episodeStatistics(this.sampled),
       ...(validationSuccess === undefined ? {} : { validationSuccess }),
     };
