@@ -1,0 +1,76 @@
+/**
+ * The recorded synchronous run that pins `async: { maxStaleness: 0 }` to the loop as it was before
+ * the asynchronous trainer existed: a tiny built-in model on the bandit, 4 iterations of GRPO with
+ * KL, clipped gradients and a validation — every non-timing metric and a SHA-256 of the final
+ * weights. `rl-async-fixtures/sync-reference.json` was written by this file (run it directly)
+ * from the loop of commit ff36640; rl-async.test.ts replays it and asserts equality bit for bit.
+ */
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
+import { runRl, type IterationMetrics, type RlConfigInput } from './rl.ts';
+
+export const syncReferenceConfig: RlConfigInput = {
+  algo: 'grpo',
+  iterations: 4,
+  tasksPerIteration: 4,
+  groupSize: 4,
+  maxTurns: 1,
+  maxNewTokens: 24,
+  learningRate: 2e-3,
+  minibatchSize: 4,
+  klCoef: 0.05,
+  maxGradNorm: 0.05,
+  validateEvery: 2,
+  validationEpisodes: 4,
+  seed: 7,
+};
+
+export const syncReferencePath = fileURLToPath(new URL('./rl-async-fixtures/sync-reference.json', import.meta.url));
+
+/** Wall-clock measurements: the only metrics that may differ between two runs. */
+const timingKeys = new Set(['seconds', 'rolloutTokensPerSecond', 'trainTokensPerSecond', 'backendMs']);
+
+export interface SyncRecord {
+  /** Every metric of every iteration but the timings (non-finite numbers as strings, so JSON keeps them). */
+  metrics: Record<string, number | string>[];
+  /** SHA-256 of the final weights: names sorted, float32 bytes. */
+  weightsSha256: string;
+}
+
+/** Runs the reference configuration with `extra` config keys (e.g. `async: { maxStaleness: 0 }`) and records it. */
+export async function recordSyncRun(extra: Record<string, unknown> = {}): Promise<SyncRecord> {
+  const { model, policy, referencePolicy } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
+  const result = await runRl({
+    policy,
+    reference: referencePolicy,
+    env: makeBanditEnv,
+    config: { ...syncReferenceConfig, ...extra } as RlConfigInput,
+    onWarning: () => {},
+  });
+  const params = await model.hostParams();
+  const hash = createHash('sha256');
+  for (const name of [...params.keys()].sort()) {
+    const tensor = params.get(name);
+    if (tensor === undefined) continue;
+    hash.update(name);
+    hash.update(new Uint8Array(Float32Array.from(tensor.data).buffer));
+  }
+  return { metrics: result.history.map(comparableMetrics), weightsSha256: hash.digest('hex') };
+}
+
+function comparableMetrics(metrics: IterationMetrics): Record<string, number | string> {
+  const kept: Record<string, number | string> = {};
+  for (const [key, value] of Object.entries(metrics)) {
+    if (timingKeys.has(key) || typeof value !== 'number') continue;
+    kept[key] = Number.isFinite(value) ? value : String(value);
+  }
+  return kept;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const record = await recordSyncRun();
+  await writeFile(syncReferencePath, `${JSON.stringify(record, null, 1)}\n`);
+  console.log(`wrote ${syncReferencePath}`);
+}
