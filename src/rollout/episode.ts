@@ -63,6 +63,12 @@ export interface EpisodeState {
   currentUser: number[];
   /** The first prompt's length when it did not fit the window (the episode ended before any turn). */
   unfitPromptTokens: number | undefined;
+  /** The observation `reset` returned: its text is the episode's prompt, its `privileged` is for the trainer's rewards only. */
+  firstObservation: Observation;
+  /** The env's named reward components (`info.rewardComponents`) summed over the steps so far; undefined while none came. */
+  rewardComponents: Record<string, number> | undefined;
+  /** Components a step reported as a non-finite number (name → which turn and what). */
+  rewardFailures: Record<string, string> | undefined;
 }
 
 /** Resets the env and renders `<|bos|>` system, user(first observation), `<|assistant|>`. */
@@ -96,6 +102,9 @@ export async function startEpisode(
     history: [],
     currentUser,
     unfitPromptTokens: undefined,
+    firstObservation: observation,
+    rewardComponents: undefined,
+    rewardFailures: undefined,
   };
   // Context-window policy: the first prompt must leave room for a full generation.
   if (prompt.length + settings.reserve > settings.contextWindow) {
@@ -146,6 +155,7 @@ export async function recordTurn(state: EpisodeState, reply: TurnReply, settings
   const action = stepAction(reply.text, state.transcript.turns.length - 1, settings);
   const result: StepResult = await state.env.step(action);
   state.transcript.reward(result.reward);
+  addRewardComponents(state, result.info.rewardComponents);
   state.transcript.observe(result.observation.text, { invalidAction: result.info.invalidAction === true });
   state.observation = result.observation;
   state.success = result.info.success === true;
@@ -186,9 +196,58 @@ function stepAction(text: string, turn: number, settings: EpisodeSettings): Acti
   return toolCall === undefined ? { text } : { text, toolCall };
 }
 
+/**
+ * Sums a step's named reward components into the episode's. A component that is not a finite
+ * number is a failure of that component (named, with its turn), never added as 0.
+ */
+function addRewardComponents(state: EpisodeState, components: Record<string, number> | undefined): void {
+  if (components === undefined) return;
+  const turn = state.transcript.turns.length - 1;
+  for (const [name, value] of Object.entries(components)) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      state.rewardFailures ??= {};
+      state.rewardFailures[name] ??= `the env reported ${String(value)} at turn ${turn}, not a finite number`;
+      continue;
+    }
+    state.rewardComponents ??= {};
+    state.rewardComponents[name] = (state.rewardComponents[name] ?? 0) + value;
+  }
+}
+
+/** The episode's trajectory; `rewardComponents` / `rewardFailures` only when the env reported components. */
 export function finishEpisode(state: EpisodeState): Trajectory {
-  const { success, truncated, groupId, seed } = state;
-  return state.transcript.trajectory({ success, truncated, groupId, seed });
+  const { success, truncated, groupId, seed, rewardComponents, rewardFailures } = state;
+  return {
+    ...state.transcript.trajectory({ success, truncated, groupId, seed }),
+    ...(rewardComponents === undefined ? {} : { rewardComponents }),
+    ...(rewardFailures === undefined ? {} : { rewardFailures }),
+  };
+}
+
+/**
+ * What the trainer's rewards see of an episode besides its trajectory (src/rewards/episode-context.ts):
+ * the first observation's text, the task, and `privileged` (never shown to the agent). A
+ * `privileged` that is not a plain object is kept under `value`.
+ */
+export interface EpisodeStart {
+  prompt: string;
+  task?: unknown;
+  privileged?: Readonly<Record<string, unknown>>;
+}
+
+export function episodeStart(state: EpisodeState): EpisodeStart {
+  const { text, privileged } = state.firstObservation;
+  return {
+    prompt: text,
+    ...(state.task === undefined ? {} : { task: state.task }),
+    ...(privileged === undefined ? {} : { privileged: asRecord(privileged) }),
+  };
+}
+
+function asRecord(value: unknown): Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : { value };
 }
 
 function end(state: EpisodeState, { truncated }: { truncated: boolean }): EpisodeState {

@@ -46,12 +46,14 @@ import { stopTokensOf } from '../chat/policy-chat-format.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import type { Policy } from '../policy/types.ts';
 import {
+  episodeStart,
   expertReply,
   finishEpisode,
   policyReply,
   recordTurn,
   startEpisode,
   type EpisodeSettings,
+  type EpisodeStart,
   type EpisodeState,
 } from './episode.ts';
 import { PromptTooLongError, promptFitAdvice, type PromptFit } from './errors.ts';
@@ -131,6 +133,12 @@ export interface RolloutOptions<Task = unknown> {
 export interface RolloutResult {
   /** In episode order: task 0's G episodes, then task 1's, … */
   trajectories: Trajectory[];
+  /**
+   * Per trajectory (same order): the first observation's text, the task and the env's
+   * `privileged` at reset — what the trainer's rewards see (src/rewards/episode-context.ts); the
+   * agent never saw `privileged`, and nothing here is stored or exported.
+   */
+  episodes: EpisodeStart[];
   stats: RolloutStats;
 }
 
@@ -138,9 +146,9 @@ export async function rollout<Task = unknown>(options: RolloutOptions<Task>): Pr
   const plan = planRollout(options);
   const now = options.now ?? (() => performance.now());
   const started = now();
-  const { trajectories, unfitPrompts } = await runEpisodes(options, plan);
+  const { trajectories, episodes, unfitPrompts } = await runEpisodes(options, plan);
   reportUnfitPrompts(unfitPrompts, plan, options.onWarning);
-  return { trajectories, stats: rolloutStats(trajectories, (now() - started) / 1000) };
+  return { trajectories, episodes, stats: rolloutStats(trajectories, (now() - started) / 1000) };
 }
 
 /** What every episode and turn of one rollout shares, checked. */
@@ -211,8 +219,9 @@ function planRollout<Task>(options: RolloutOptions<Task>): RolloutPlan {
 async function runEpisodes<Task>(
   options: RolloutOptions<Task>,
   plan: RolloutPlan,
-): Promise<{ trajectories: Trajectory[]; unfitPrompts: number[] }> {
+): Promise<{ trajectories: Trajectory[]; episodes: EpisodeStart[]; unfitPrompts: number[] }> {
   const trajectories = new Array<Trajectory>(plan.total);
+  const episodes = new Array<EpisodeStart>(plan.total);
   const unfitPrompts: number[] = [];
   const samplingRng = new Rng(options.samplingSeed ?? 0);
   const closing: Promise<void>[] = [];
@@ -224,6 +233,7 @@ async function runEpisodes<Task>(
     if (state.env.close !== undefined) closing.push(state.env.close());
     const trajectory = finishEpisode(state);
     trajectories[state.index] = trajectory;
+    episodes[state.index] = episodeStart(state);
     completed++;
     options.onEpisode?.(trajectory, { completed, total: plan.total });
   };
@@ -243,7 +253,7 @@ async function runEpisodes<Task>(
     await Promise.all(closing.splice(0));
   }
   await Promise.all(closing.splice(0));
-  return { trajectories, unfitPrompts };
+  return { trajectories, episodes, unfitPrompts };
 }
 
 /** Episode `index`: task index / groupSize, a fresh env, its group id and (expert mode) its expert. */
