@@ -17,6 +17,8 @@ export interface Rubric<C> extends RewardComponentsSpec {
   readonly names: readonly string[];
   readonly weights: Readonly<Record<string, number>>;
   readonly kinds: Readonly<Record<string, RewardKind>>;
+  /** The rewards, in order (the trainer reads judges' token usage from them: judges/judge-usage.ts). */
+  readonly rewards: readonly AnyReward<C>[];
   /** Scores one context; a group reward is scored on a group of one. */
   score(context: C): Promise<RubricScore>;
   /** Scores one task's contexts together (group rewards see the whole group), one score per context. */
@@ -40,6 +42,7 @@ export function rubric<C>(
   };
   return {
     names,
+    rewards,
     weights: weightOf,
     kinds,
     scoreGroup,
