@@ -168,4 +168,10 @@ export interface Trajectory {
   rewardComponents?: Record<string, number>;
   /** Components that could not be scored (name → reason): such a trajectory is not trained on and is counted, never scored 0. */
   rewardFailures?: Record<string, string>;
+  /**
+   * The policy version that sampled it: the number of weight updates (RL iterations) the sampler's
+   * weights had taken when the episode's group started. Set by the asynchronous trainer
+   * (train/rl-async.ts); staleness at an update = trainer version − policyVersion. Absent = on-policy.
+   */
+  policyVersion?: number;
 }
