@@ -14,6 +14,7 @@ import type { Trajectory } from '../core/types.ts';
 import { filterGroups } from '../algorithms/index.ts';
 import { splitSeed } from '../envs/split.ts';
 import { rolloutStats, type RolloutStats } from '../rollout/index.ts';
+import type { Curriculum } from './curriculum.ts';
 
 /** The train-split task seeds of an iteration: fresh tasks every iteration, fixed by the run seed. */
 export function iterationSeeds(runSeed: number, iteration: number, count: number): number[] {
@@ -66,6 +67,8 @@ export interface CollectIterationOptions {
   /** Drop groups whose rewards do not vary, and refill (DAPO). */
   dynamicSampling: boolean;
   maxGenerationBatches: number;
+  /** Draw the tasks from a curriculum's pool (curriculum.ts) instead of fresh seeds; it learns from every generated episode. */
+  curriculum?: Curriculum;
 }
 
 export async function collectIteration(options: CollectIterationOptions): Promise<IterationBatch> {
@@ -80,11 +83,16 @@ export async function collectIteration(options: CollectIterationOptions): Promis
   let batch = 0;
   while (batch < maxBatches && (batch === 0 || keptGroups < tasksPerIteration)) {
     // A seed seen earlier in the iteration would merge two groups under one groupId.
-    const seeds = generationBatchSeeds(runSeed, iteration, batch, tasksPerIteration, maxBatches).filter(
-      (seed) => !usedSeeds.has(seed),
-    );
+    const seeds = options.curriculum
+      ? options.curriculum.sample(iteration, batch, tasksPerIteration, usedSeeds)
+      : generationBatchSeeds(runSeed, iteration, batch, tasksPerIteration, maxBatches).filter(
+          (seed) => !usedSeeds.has(seed),
+        );
+    // A curriculum's pool can run dry under refills.
+    if (seeds.length === 0) break;
     for (const seed of seeds) usedSeeds.add(seed);
     const result = await generate(seeds, batch);
+    options.curriculum?.observe(result.trajectories);
     firstStats ??= result.stats;
     seconds += result.seconds;
     generated.push(...result.trajectories);

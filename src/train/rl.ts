@@ -19,9 +19,8 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng, type RngState } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
 import { rlLossConfigSchema } from '../algorithms/index.ts';
-import type { Policy, ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
-import { rollout, evaluate, rolloutStats } from '../rollout/index.ts';
-import { splitSeeds } from '../envs/split.ts';
+import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
+import { rollout, rolloutStats } from '../rollout/index.ts';
 import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
@@ -32,12 +31,19 @@ import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
 import { backendTimes, timesBetween } from './backend-times.ts';
 import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
+import { asyncConfigSchema, type AsyncResumeState, type AsyncRunHooks } from './rl-async-config.ts';
+import { runAsyncRl } from './rl-async.ts';
+import { type Curriculum, curriculumConfigShape, curriculumFor, type CurriculumState } from './curriculum.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
+export { heldOutSuccess, validate } from './held-out.ts';
+import { validate } from './held-out.ts';
 
 export const rlConfigSchema = z.object({
   ...loopConfigShape,
+  ...curriculumConfigShape,
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
+  async: asyncConfigSchema,
   historyTurns: historyTurnsSchema
     .default('all')
     .describe("previous turns the policy sees: a count, or 'all' (the whole conversation)"),
@@ -140,7 +146,7 @@ export interface IterationMetrics extends UpdateMetrics {
   scalars?: Record<string, number>;
 }
 
-export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy> {
+export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy> extends AsyncRunHooks {
   /** The policy sampled and trained (e.g. `new BuiltinPolicy({ model })`). */
   policy: P;
   /** Frozen reference policy for KL (anything that scores); defaults to none (KL terms are then skipped). */
@@ -190,6 +196,10 @@ export interface TrainingWarning {
 export interface RlResumeState {
   iteration: number;
   rngState: RngState;
+  /** The asynchronous trainer's policy version and task stream (`async.maxStaleness` > 0). */
+  async?: AsyncResumeState;
+  /** The curriculum's per-task estimates (when `curriculumPool` > 0). */
+  curriculum?: CurriculumState;
 }
 
 export interface RlResult {
@@ -215,55 +225,6 @@ export function effectivePreset(config: RlConfig): AlgorithmPreset {
   return preset;
 }
 
-/** Validation success on held-out seeds, greedy. */
-export async function validate<Task>(
-  policy: Policy,
-  env: () => Env<Task>,
-  config: Pick<
-    RlConfig,
-    'validationEpisodes' | 'maxTurns' | 'maxNewTokens' | 'historyTurns' | 'systemPrompt' | 'stopAtTag' | 'temperature'
-  >,
-  split: 'validation' | 'test' = 'validation',
-  /** Sample at the rollout temperature, `samples` episodes per seed, instead of greedy decoding. */
-  sampled?: { samples: number; seed: number },
-): Promise<number> {
-  const seeds = splitSeeds(split, config.validationEpisodes);
-  const result = await evaluate({
-    policy,
-    env,
-    seeds: sampled ? seeds.flatMap((s) => Array<number>(sampled.samples).fill(s)) : seeds,
-    greedy: sampled === undefined,
-    temperature: config.temperature,
-    samplingSeed: sampled?.seed,
-    stopStrings: replyStopStrings(config),
-    maxTurns: config.maxTurns,
-    maxNewTokens: config.maxNewTokens,
-    historyTurns: rolloutHistoryTurns(config.historyTurns),
-    instructions: config.systemPrompt,
-  });
-  return result.successRate;
-}
-
-/**
- * Held-out success two ways on the same seeds: `sampled` — the policy as it acts and is trained
- * (the rollout temperature, `samples` episodes per seed) — and `greedy` (temperature 0).
- */
-export async function heldOutSuccess<Task>(
-  policy: Policy,
-  env: () => Env<Task>,
-  config: Parameters<typeof validate>[2],
-  {
-    split = 'test',
-    samples = 2,
-    seed = 12_345,
-  }: { split?: 'validation' | 'test'; samples?: number; seed?: number } = {},
-): Promise<{ sampled: number; greedy: number }> {
-  return {
-    sampled: await validate(policy, env, config, split, { samples, seed }),
-    greedy: await validate(policy, env, config, split),
-  };
-}
-
 export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptions<Task, P>): Promise<RlResult> {
   const config = rlConfigSchema.parse(options.config ?? {});
   const preset = effectivePreset(config);
@@ -283,10 +244,12 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   const warn =
     options.onWarning ?? ((warning: TrainingWarning) => console.warn(`agentrl: warning: ${warning.message}`));
   const rng = new Rng(options.resume?.rngState ?? config.seed);
+  if (config.async.maxStaleness > 0) return runAsyncRl(options, { config, preset, rng, warn });
+  const curriculum = curriculumFor(config, options.resume?.curriculum);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
-    const { metrics, keptGroups } = await trainIteration(options, { config, preset, rng, iteration });
+    const { metrics, keptGroups } = await trainIteration(options, { config, preset, rng, iteration, curriculum });
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
@@ -294,7 +257,7 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
     }
     for (const warning of iterationWarnings(metrics, keptGroups, config, preset)) warn(warning);
     history.push(metrics);
-    await options.onIteration?.(metrics, { iteration, rngState: rng.state() });
+    await options.onIteration?.(metrics, { iteration, rngState: rng.state(), curriculum: curriculum?.state() });
     if (stopping) break;
   }
   return { history, finalValidationSuccess: validationSuccess };
@@ -306,12 +269,13 @@ interface IterationContext {
   /** The minibatch-shuffle RNG (part of the resume state). */
   rng: Rng;
   iteration: number;
+  curriculum: Curriculum | undefined;
 }
 
 /** One iteration up to validation: collect (refilling under dynamic sampling), update, and the iteration's metrics. */
 async function trainIteration<Task, P extends TrainablePolicy>(
   options: RlRunOptions<Task, P>,
-  { config, preset, rng, iteration }: IterationContext,
+  { config, preset, rng, iteration, curriculum }: IterationContext,
 ): Promise<{ metrics: IterationMetrics; keptGroups: number }> {
   const { policy, reference } = options;
   const started = performance.now();
@@ -324,6 +288,7 @@ async function trainIteration<Task, P extends TrainablePolicy>(
     tasksPerIteration: config.tasksPerIteration,
     dynamicSampling: preset.dropUniformGroups,
     maxGenerationBatches: config.maxGenerationBatches,
+    curriculum,
   });
   await options.onTrajectories?.(collected.generated, iteration);
   const trajectories = collected.kept;
@@ -348,6 +313,7 @@ async function trainIteration<Task, P extends TrainablePolicy>(
     learningRate,
     seconds: (performance.now() - started) / 1000,
   });
+  if (curriculum !== undefined) metrics.scalars = { ...metrics.scalars, ...curriculum.metrics() };
   if (timesAtStart !== undefined) metrics.backendMs = timesBetween(timesAtStart, backendTimes(policy) ?? {});
   if (reference !== undefined && referenceTimesAtStart !== undefined) {
     // The KL reference is a backend of its own (Tinker: a second LoRA run): its calls count as `reference.<kind>`.
