@@ -34,13 +34,13 @@ export interface GroupReward<C> {
 
 export type AnyReward<C> = RewardFunction<C> | GroupReward<C>;
 
-/** Metric-key safe: lower case, digits, `_` and `-`, starting with a letter (`reward/<name>`). */
-const rewardNamePattern = /^[a-z][a-z0-9_-]{0,63}$/;
+/** Metric-key safe: letters, digits, `_` and `-`, starting with a lower-case letter (`reward/<name>`; camelCase as the other metric keys). */
+const rewardNamePattern = /^[a-z][A-Za-z0-9_-]{0,63}$/;
 
 export function checkRewardName(name: string): string {
   if (!rewardNamePattern.test(name)) {
     throw new InvalidArgumentError(
-      `reward name ${JSON.stringify(name)}: use 1–64 characters of a-z, 0-9, '_' or '-', starting with a letter (it is a metric key)`,
+      `reward name ${JSON.stringify(name)}: use 1–64 characters of a-z, A-Z, 0-9, '_' or '-', starting with a lower-case letter (it is a metric key)`,
     );
   }
   return name;
