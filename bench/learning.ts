@@ -16,19 +16,17 @@
  * a later run with the same folder reuses a saved warm start whose settings match, so a crash or a
  * stopped run in RL does not cost the warm start again.
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, type IterationMetrics } from '../src/train/rl.ts';
-import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';
 import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-presets.ts';
-import { defaultTrainModel } from '../src/cli/model-setup.ts';
-import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
+import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { withZeroValueHead } from '../src/model/config.ts';
 import { measureHeldOut } from './measure.ts';
+import { warmStartedModel } from './warm-start-cache.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const envs = list('BENCH_ENVS', 'frozen-lake,sokoban,calculator');
@@ -61,54 +59,7 @@ for (const name of envs) {
   const measure = (model: TransformerModel) =>
     measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
 
-  const warmConfig = warmStartConfigSchema.parse(preset.warm);
-  // What makes a saved warm start reusable: the same model, seed, environment and warm-start settings.
-  const warmKey = JSON.stringify({
-    model: defaultTrainModel,
-    seed,
-    envOptions: preset.envOptions,
-    warm: warmConfig,
-    maxTurns: rl.maxTurns,
-    maxNewTokens: rl.maxNewTokens,
-  });
-  const sftDir = checkpoints === undefined ? undefined : join(checkpoints, `${name}-sft`);
-  const saved =
-    sftDir !== undefined && existsSync(join(sftDir, 'config.json')) ? await loadCheckpoint(sftDir) : undefined;
-  let model: TransformerModel;
-  let sftMinutes: number;
-  if (saved !== undefined && saved.extra.warmKey === warmKey) {
-    model = await TransformerModel.fromParams(saved.config, saved.params);
-    sftMinutes = saved.extra.sftMinutes as number;
-    console.error(`${name}: warm start reused from ${sftDir} (trained in ${sftMinutes.toFixed(1)} min)`);
-  } else {
-    if (saved !== undefined)
-      console.error(`${name}: the warm start in ${sftDir} has other settings; training a new one`);
-    const started = performance.now();
-    model = await TransformerModel.create({ ...defaultTrainModel, valueHead: false }, { seed });
-    const warm = await warmStart({
-      policy: new BuiltinPolicy({ model }),
-      env,
-      expert: (s, randomActionRate) => descriptor.expert({ seed: s, randomActionRate }),
-      config: warmConfig,
-      maxTurns: rl.maxTurns,
-      historyTurns: 0,
-      maxNewTokens: rl.maxNewTokens,
-      instructions: false,
-      onProgress: (p) => {
-        if (p.step % 100 === 0)
-          console.error(`  ${name} sft ${p.step}/${warmConfig.sftSteps}: loss ${p.loss.toFixed(4)}`);
-      },
-    });
-    sftMinutes = (performance.now() - started) / 60_000;
-    console.error(`${name}: warm start loss ${warm.finalLoss.toFixed(3)} (${sftMinutes.toFixed(1)} min)`);
-    if (sftDir !== undefined) {
-      await saveCheckpoint(sftDir, {
-        config: model.config,
-        params: await model.hostParams(),
-        extra: { warmKey, sftMinutes },
-      });
-    }
-  }
+  const { model, sftMinutes, warmConfig } = await warmStartedModel({ name, preset, rl, seed, checkpoints });
   const start = await model.hostParams();
   // Measured on every run, reused start or not: the held-out settings (BENCH_TEST, BENCH_SAMPLES) may differ.
   const before = await measure(model);
