@@ -14,6 +14,7 @@ import type { Trajectory } from '../core/types.ts';
 import { filterGroups } from '../algorithms/index.ts';
 import { splitSeed } from '../envs/split.ts';
 import { rolloutStats, type RolloutStats } from '../rollout/index.ts';
+import { withoutFailedGroups } from '../rewards/trajectory-scoring.ts';
 import type { Curriculum } from './curriculum.ts';
 
 /** The train-split task seeds of an iteration: fresh tasks every iteration, fixed by the run seed. */
@@ -96,7 +97,8 @@ export async function collectIteration(options: CollectIterationOptions): Promis
     firstStats ??= result.stats;
     seconds += result.seconds;
     generated.push(...result.trajectories);
-    const trainable = result.trajectories.filter((t) => t.lossMask.some((m) => m === 1));
+    // A group with a reward failure (src/rewards/trajectory-scoring.ts) is left out, never scored 0.
+    const trainable = withoutFailedGroups(result.trajectories).filter((t) => t.lossMask.some((m) => m === 1));
     if (dynamicSampling) {
       const filtered = filterGroups({
         groupIds: trainable.map((t) => t.groupId),

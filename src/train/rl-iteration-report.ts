@@ -2,6 +2,7 @@
  * What an RL iteration reports: its metrics, from the collected batch and the update, and the
  * warnings they raise (an iteration that trained on little or nothing says so out loud).
  */
+import { rewardComponentMetrics } from '../rewards/component-metrics.ts';
 import type { AlgorithmPreset } from './algorithm-presets.ts';
 import type { IterationBatch } from './rl-collect.ts';
 import type { UpdateReport } from './rl-update.ts';
@@ -22,7 +23,10 @@ export function iterationMetrics({
   seconds: number;
 }): IterationMetrics {
   const { stats, kept: trajectories } = collected;
+  // reward/<name>, reward/<name>/failures, rewardFailures over every generated episode (none without components).
+  const rewards = rewardComponentMetrics(collected.generated);
   return {
+    ...(Object.keys(rewards).length === 0 ? {} : { scalars: rewards }),
     iteration,
     reward: stats.meanReward,
     success: stats.successRate,
@@ -69,6 +73,17 @@ export function iterationWarnings(
       message:
         `iteration ${iteration}: dynamic sampling found ${keptGroups} of ${config.tasksPerIteration} groups with varying rewards ` +
         `in ${metrics.generationBatches} generation batches (maxGenerationBatches ${config.maxGenerationBatches}); training on those`,
+    });
+  }
+  const failed = metrics.scalars?.rewardFailures ?? 0;
+  if (failed > 0) {
+    const names = Object.entries(metrics.scalars ?? {})
+      .filter(([key, value]) => key.endsWith('/failures') && value > 0)
+      .map(([key, value]) => `${key.slice('reward/'.length, -'/failures'.length)} ${value}`);
+    warnings.push({
+      iteration,
+      kind: 'reward-failures',
+      message: `iteration ${iteration}: ${failed} episodes could not be scored (${names.join(', ')}); their groups were left out of the update`,
     });
   }
   if (metrics.trainedTokens === 0) {

@@ -21,6 +21,8 @@ import type { Env, Trajectory } from '../core/types.ts';
 import { rlLossConfigSchema } from '../algorithms/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { rollout, rolloutStats } from '../rollout/index.ts';
+import type { EpisodeContext, Rubric } from '../rewards/index.ts';
+import { scoreBatch } from './rl-rewards.ts';
 import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
 import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
@@ -170,6 +172,14 @@ export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy>
   /** Continue after a finished iteration (the policy must already hold that iteration's weights and optimizer state). */
   resume?: RlResumeState;
   /**
+   * Scores each generation batch's groups (`rubric.scoreGroup`) before dynamic sampling and
+   * advantages: the total becomes the episode's reward, on its last generated token; the env's
+   * per-turn rewards stay (scaled) only through the built-in `envReward` component
+   * (src/rewards/trajectory-scoring.ts). A failed component leaves its group out of the update and
+   * is counted (`rewardFailures`, `reward/<name>/failures`), never scored 0.
+   */
+  rubric?: Rubric<EpisodeContext<Task>>;
+  /**
    * Collects an iteration's trajectories in place of the env rollout — an agent scaffold (ReAct,
    * tool calling, MemGPT) running the policy; trajectories of one task share a `groupId`.
    * Validation still plays `env`.
@@ -183,7 +193,11 @@ export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy>
 }
 
 /** Kinds of `TrainingWarning`. */
-export type TrainingWarningKind = 'no-trained-tokens' | 'all-actions-invalid' | 'dynamic-sampling-short';
+export type TrainingWarningKind =
+  | 'no-trained-tokens'
+  | 'all-actions-invalid'
+  | 'dynamic-sampling-short'
+  | 'reward-failures';
 
 /** A sign that an iteration trained on little or nothing, said out loud instead of logged as NaN. */
 export interface TrainingWarning {
@@ -351,7 +365,8 @@ function generationBatch<Task, P extends TrainablePolicy>(
           samplingSeed: config.seed * 7919 + iteration + batch * 1_000_003,
           onEpisode: onRolloutProgress ? (_t, p) => onRolloutProgress(p.completed, p.total) : undefined,
         });
-    return { ...result, seconds: (performance.now() - generationStarted) / 1000 };
+    const scored = options.rubric === undefined ? result : await scoreBatch(options.rubric, result);
+    return { ...scored, seconds: (performance.now() - generationStarted) / 1000 };
   };
 }
 
