@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# npm run check:tinker — TinkerPolicy against a real SkyRL tx Tinker server (JAX on CPU), with the
-# official tinker SDK as a second witness. Sets up its own venv, writes a tiny random-weight Llama
-# locally (no hub download), starts the server on 127.0.0.1, and stops it on any exit. Runs:
-#   1. check.ts        — a few GRPO iterations through TinkerPolicy (loss finite, LoRA moves, sampled = forward log-probs);
-#   2. sdk-witness.py  — the tinker SDK sends the same requests and gets the same numbers;
-#   3. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
-#   4. `agentrl train --backend tinker …` (runRl), then train-check.ts reads the run store and prints the time split.
+# npm run check:tinker — agentrl's Tinker client against three witnesses, all on 127.0.0.1, no network, no key:
+#   - a real SkyRL Tinker server (skyrl 0.3.0, the newest on PyPI; JAX on CPU) that trains a tiny random Llama;
+#   - a strict server in front of it (strict-server/): every request checked against the official tinker SDK's
+#     own types (tinker 0.38.0: pydantic request models, protobuf schema), logged one JSON line each;
+#   - the official tinker SDK itself, unchanged, on the same server and the same numbers.
+# Steps (each prints ok/FAIL lines and its time; the last line says passed/FAILED):
+#   1. strict-server/self_test.py — the SDK passes the strict server unchanged; wrong requests are refused;
+#   2. check.ts — GRPO iterations through TinkerPolicy (sampled = forward log-probs, weights move, reload scores the same);
+#   3. sdk-witness.py — the SDK sends the same requests and gets the same numbers;
+#   4. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
+#   5. `agentrl train --backend tinker` (GRPO on bandit) then train-check.ts: the run in the store, and the
+#      learning signal (held-out success after training above the iteration-0 success);
+#   6. `agentrl train --resume` of that run (restore = create-via-load into a fresh model);
+#   7. `agentrl sft|dpo --backend tinker` — run when the CLI has the flag, else printed as SKIP (not failed);
+#   8. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
 #   ITERATIONS=2 PORT=8765 bash scripts/check-tinker/run.sh
-# The venv is the slim one (.venv-tinker-slim: requirements-slim.txt installed with --no-deps, no torch/CUDA,
-# peft-shim/ in place of peft; ~2 min, 1.4 GB); VENV=full uses .venv-tinker (requirements.txt, ~7 min, 6.6 GB).
+# STRICT=0 points the client steps at SkyRL directly (the SDK witness and the self-test still use the strict server).
+# The venv is the slim one (.venv-tinker-slim: requirements-slim.txt with --no-deps, Python 3.12, no torch/CUDA;
+# shims/ stand in for peft and torch; ~2 min, 1.5 GB); VENV=full uses .venv-tinker (requirements.txt, with torch).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 source "$root/scripts/interop/lib.sh"
 here="$root/scripts/check-tinker"
 port="${PORT:-8765}"
+strict_port="${STRICT_PORT:-$((port + 1))}"
 iterations="${ITERATIONS:-2}"
-python="${PYTHON:-python3.11}"
+python="${PYTHON:-python3.12}"
+if ! "$python" --version > /dev/null 2>&1; then
+  python="$(ls /root/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)"
+  [ -n "$python" ] || { echo "check:tinker needs Python 3.12 (skyrl 0.3.0's types need it): set PYTHON"; exit 1; }
+fi
 
 started=$(date +%s)
 if [ "${VENV:-slim}" = full ]; then
@@ -23,7 +37,7 @@ if [ "${VENV:-slim}" = full ]; then
   stamp="$(cat "$here/requirements.txt")"
 else
   venv="$root/.venv-tinker-slim"
-  stamp="$(cat "$here/requirements-slim.txt" "$here/peft-shim/peft/__init__.py")"
+  stamp="$(cat "$here/requirements-slim.txt" "$here/shims/peft/__init__.py" "$here/shims/torch/__init__.py")"
 fi
 if [ ! -f "$venv/.installed" ] || [ "$(cat "$venv/.installed")" != "$stamp" ]; then
   echo "== installing $venv (a few minutes; jax is large)"
@@ -33,16 +47,18 @@ if [ ! -f "$venv/.installed" ] || [ "$(cat "$venv/.installed")" != "$stamp" ]; t
     "$venv/bin/pip" install --quiet --progress-bar off -r "$here/requirements.txt"
   else
     "$venv/bin/pip" install --quiet --progress-bar off --no-deps -r "$here/requirements-slim.txt"
-    cp -r "$here/peft-shim/peft" "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+    cp -r "$here/shims/peft" "$here/shims/torch" "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
   fi
   printf '%s' "$stamp" > "$venv/.installed"
 fi
 installed=$(date +%s)
-echo "== venv $venv ready in $((installed - started)) s"
+echo "== venv $venv ready in $((installed - started)) s ($("$venv/bin/python" -c 'import tinker; from importlib.metadata import version; print("tinker", version("tinker"), "· skyrl", version("skyrl"))'))"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/agentrl-check-tinker-XXXXXX")"
 server_pid=""
+strict_pid=""
 cleanup() {
+  stop_process_group "$strict_pid"
   stop_process_group "$server_pid"
   rm -rf "$work"
 }
@@ -50,47 +66,84 @@ trap cleanup EXIT INT TERM
 
 node --import tsx "$here/write-model.ts" "$work/model"
 
-# SkyRL tx's API server starts its engine as `uv run --extra tinker --extra jax -m tx.tinker.engine …`
-# (it expects a source checkout run with uv); this shim runs that module with the venv's python.
+# skyrl's API server starts its engine as `uv run <its own uv flags> --extra tinker --extra jax -m skyrl.tinker.engine …`,
+# reading the flags from its parent's command line. This shim is that parent: it runs the module with the venv's
+# python as a child (not exec), so the API sees `uv run -m skyrl.tinker.api` above it.
 mkdir -p "$work/bin"
 cat > "$work/bin/uv" <<'SHIM'
 #!/usr/bin/env bash
 while [ "$#" -gt 0 ] && [ "$1" != "-m" ]; do shift; done
-exec "$TINKER_VENV_PYTHON" "$@"
+"$TINKER_VENV_PYTHON" "$@"
 SHIM
 chmod +x "$work/bin/uv"
 
-echo "== starting SkyRL tx on 127.0.0.1:$port (log: server.log in $work)"
-PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$venv/bin/python" -m tx.tinker.api \
+wait_healthy() {
+  local url="$1" pid="$2" log="$3"
+  for _ in $(seq 1 120); do
+    curl -sf "$url/api/v1/healthz" > /dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "server exited:"; tail -40 "$log"; return 1; }
+    sleep 1
+  done
+  echo "server at $url not healthy after 120 s"; tail -40 "$log"; return 1
+}
+
+echo "== starting SkyRL (skyrl.tinker.api) on 127.0.0.1:$port and the strict server on 127.0.0.1:$strict_port (logs in $work)"
+PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$work/bin/uv" run -m skyrl.tinker.api \
   --base-model "$work/model" --host 127.0.0.1 --port "$port" \
   --database-url "sqlite:///$work/tinker.db" --checkpoints-base "$work/checkpoints" \
   --backend-config '{"max_lora_adapters": 8, "max_lora_rank": 8, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:$port/api/v1/healthz" > /dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || { echo "server exited:"; tail -40 "$work/server.log"; exit 1; }
-  sleep 1
-done
-curl -sf "http://127.0.0.1:$port/api/v1/healthz" > /dev/null || { echo "server not healthy after 120 s"; tail -40 "$work/server.log"; exit 1; }
+wait_healthy "http://127.0.0.1:$port" "$server_pid" "$work/server.log"
+requests="$work/requests.jsonl"
+(cd "$here/strict-server" && exec setsid "$venv/bin/python" strict_server.py --upstream "http://127.0.0.1:$port" \
+  --port "$strict_port" --log "$requests" > "$work/strict.log" 2>&1) &
+strict_pid=$!
+wait_healthy "http://127.0.0.1:$strict_port" "$strict_pid" "$work/strict.log"
 
 status=0
-base_url="http://127.0.0.1:$port"
+strict_url="http://127.0.0.1:$strict_port"
+base_url="$strict_url"
+[ "${STRICT:-1}" = 0 ] && base_url="http://127.0.0.1:$port"
 step() { local label="$1"; shift; local t0; t0=$(date +%s); echo "== $label"; "$@" || status=1; echo "   ($(( $(date +%s) - t0 )) s)"; }
-step "witness 1: agentrl TinkerPolicy ($iterations GRPO iterations)" \
+lines() { wc -l < "$requests" | tr -d ' '; }
+
+step "strict server self-test: the official SDK passes it unchanged; requests the SDK would not send are refused" \
+  "$venv/bin/python" "$here/strict-server/self_test.py" --base-url "$strict_url" --base-model "$work/model" --log "$requests"
+step "witness 1: agentrl TinkerPolicy ($iterations GRPO iterations) via $base_url" \
   node --import tsx "$here/check.ts" --base-url "$base_url" --base-model "$work/model" --out "$work/witness.json" --iterations "$iterations"
 if [ -f "$work/witness.json" ]; then
-  step "witness 2: the official tinker SDK, same requests" "$venv/bin/python" "$here/sdk-witness.py" "$work/witness.json"
+  step "witness 2: the official tinker SDK, same requests, same numbers (via the strict server)" \
+    "$venv/bin/python" "$here/sdk-witness.py" "$work/witness.json" "$strict_url"
 else
-  status=1
+  echo "== witness 2 not run: witness 1 wrote no witness.json"; status=1
 fi
 step "policyContract({ trainable: true }) for TinkerPolicy" \
   env TINKER_BASE_URL="$base_url" TINKER_BASE_MODEL="$work/model" node --import tsx --test --test-reporter=spec "$here/contract-check.ts"
-step "agentrl train --backend tinker (runRl, recorded in the run store)" \
-  node "$root/bin/agentrl.js" train --env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8 \
-    --tinker-loss-reduction sequence-mean --store "$work/runs.db" --out "$work/run" --run-name tinker-e2e --demonstrations 8 --sft-steps 2 \
-    --sft-batch-size 4 --iterations 2 --tasks-per-iteration 2 --group-size 4 --max-turns 1 --max-new-tokens 12 --test-episodes 2 \
-    --validation-episodes 2 --validate-every 0 --checkpoint-every 1 --learning-rate 0.01
-step "the run in the store; time split" node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations 2
-[ "$status" -eq 0 ] || { echo "== server log (last 40 lines)"; tail -40 "$work/server.log"; }
+
+train_flags=(--env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8
+  --tinker-loss-reduction sequence-mean --store "$work/runs.db" --run-name tinker-e2e --demonstrations 8 --sft-steps 2
+  --sft-batch-size 4 --tasks-per-iteration 2 --group-size 4 --max-turns 1 --max-new-tokens 12 --test-episodes 8
+  --validation-episodes 2 --validate-every 0 --checkpoint-every 1 --learning-rate 0.01)
+before_train=$(lines)
+step "agentrl train --backend tinker (GRPO, runRl, recorded in the run store)" \
+  node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --iterations "$iterations"
+after_train=$(lines)
+step "the run in the store; time split; learning signal" \
+  node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations "$iterations"
+step "agentrl train --resume tinker-e2e (restore into a fresh model: load_weights as its first request)" \
+  node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --resume tinker-e2e --iterations "$((iterations + 1))"
+for command in sft dpo; do
+  if node "$root/bin/agentrl.js" "$command" --help 2>&1 | grep -q -- '--backend'; then
+    step "agentrl $command --backend tinker" node "$root/bin/agentrl.js" "$command" --env bandit --backend tinker \
+      --base-url "$base_url" --base-model "$work/model" --lora-rank 8 --store "$work/runs.db" --out "$work/$command" \
+      --run-name "tinker-$command" --demonstrations 8 --iterations 1
+  else
+    echo "== SKIP agentrl $command --backend tinker: this CLI's $command has no --backend yet (the step is ready)"
+  fi
+done
+step "cost per GRPO iteration, from the strict server's request log" \
+  "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_train" --to "$after_train" --iterations "$iterations"
+[ "$status" -eq 0 ] || { echo "== SkyRL log (last 30 lines)"; tail -30 "$work/server.log"; echo "== strict server log"; tail -20 "$work/strict.log"; }
+if [ -n "${KEEP_LOG:-}" ]; then cp "$requests" "$KEEP_LOG"; echo "== request log kept at $KEEP_LOG"; fi
 echo "== check:tinker $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - installed )) s after the install"
 exit "$status"

@@ -3,7 +3,9 @@ agentrl's TinkerPolicy did (witness.json, written by check.ts) to the same serve
 same numbers: the seeded sample from the same sampler weights (tokens and log-probs), and the
 forward log-probs of the same sequences after loading the same training checkpoint.
 
-    python sdk-witness.py witness.json
+    python sdk-witness.py witness.json [base-url]
+
+base-url (run.sh passes the strict server's) defaults to the server agentrl used.
 """
 
 import json
@@ -15,11 +17,11 @@ from tinker import types
 
 def main() -> int:
     witness = json.load(open(sys.argv[1]))
-    service = tinker.ServiceClient(base_url=witness["baseUrl"], api_key="tml-local")
+    service = tinker.ServiceClient(base_url=sys.argv[2] if len(sys.argv) > 2 else witness["baseUrl"], api_key="tml-local")
     failures = 0
 
     sample = witness["sample"]
-    sampler = service.create_sampling_client(model_path=witness["samplerPath"])
+    sampler = service.create_sampling_client(model_path=witness["samplerPath"])  # SDK 0.38: a sampling session
     response = sampler.sample(
         prompt=types.ModelInput.from_ints(sample["prompt"]),
         num_samples=1,
@@ -32,6 +34,7 @@ def main() -> int:
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} sample: SDK tokens {list(sequence.tokens)} {'==' if same_tokens else '!='} agentrl's; log-prob max |Δ| {gap:.2e}")
 
+    # SDK 0.38: create-via-load, the load_weights is the fresh model's first request
     training = service.create_training_client_from_state(witness["tinkerPath"])
     sequences = witness["forward"]["sequences"]
     data = [

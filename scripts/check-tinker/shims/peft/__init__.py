@@ -1,6 +1,6 @@
 """A stand-in for `peft` in the check's slim venv (run.sh copies it into site-packages).
 
-SkyRL tx 0.3.0 imports peft in tx/utils/models.py for one thing: `save_lora_checkpoint` (the
+skyrl 0.3.0 imports peft in skyrl/tx/utils/models.py for one thing: `save_lora_checkpoint` (the
 sampler weights of save_weights_for_sampler) writes `peft.LoraConfig(...).save_pretrained(dir)`,
 an adapter_config.json next to adapter_model.safetensors, which the server never reads back.
 The real peft imports torch (with its CUDA wheels, ~5 GB); this writes the same file's LoRA

@@ -1,0 +1,263 @@
+"""A strict Tinker server for `npm run check:tinker`: a validating proxy in front of SkyRL's Tinker server.
+
+Why a proxy and not a server answering from the types alone: the check must show real numbers (sampled log-probs
+= forward log-probs, weights that move, a reward that rises), which only a real trainer gives. SkyRL 0.3.0 (the
+newest on PyPI) speaks an older JSON dialect, so this proxy speaks tinker 0.38.0's wire to the client, checks every
+request against the SDK's own types (strict_rules.py, sdk_wire.py), and translates what SkyRL lacks:
+  - forward_backward arrives as the SDK's protobuf (forward = forward_only), goes to SkyRL as JSON (/forward for
+    forward_only); ForwardBackwardOutput and SampleResponse go back as protobuf when the client asks for it;
+  - create-via-load (a `load_weights` with session_id + model_seq_id as a model's FIRST request; model id
+    `{session_id}:train:{model_seq_id}`) becomes SkyRL create_model + load_weights under an alias;
+  - a failed SkyRL future (HTTP 400/500) becomes the SDK's RequestFailedResponse; a slow one a 408 try_again.
+Refused (HTTP 400, `x-should-retry: false`): unknown or missing fields, forward_backward not protobuf, a POST
+without X-Idempotency-Key, a retried POST whose seq_id was applied under another key, load_weights that is not a
+model's first request, /api/v1/forward (the SDK never calls it), a proto result asked for as JSON, no X-API-Key.
+A retried POST with its key is answered from the first answer and not applied twice. Every request is one JSON
+line in --log (what docs/tinker.md's cost table counts).
+
+    python strict_server.py --upstream http://127.0.0.1:8765 --port 8766 --log requests.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from sdk_wire import WireError, decode_forward_backward, encode_forward_backward_output, encode_sample_response
+from strict_rules import MUTATING, REQUEST_MODELS, Ledger, Refused, fingerprint, validate_json
+from tinker.types import ClientConfigResponse, ClientDynamicConfigResponse
+
+PROTO = "application/x-protobuf"
+
+
+class StrictServer:
+    def __init__(self, upstream: str, log_path: str, retrieve_wait_s: float):
+        self.upstream = httpx.AsyncClient(base_url=upstream, timeout=httpx.Timeout(600.0))
+        self.log_file = open(log_path, "a", buffering=1)
+        self.retrieve_wait_s = retrieve_wait_s
+        self.ledger = Ledger()
+        self.aliases: dict[str, str] = {}
+        self.future_kinds: dict[str, str] = {}
+
+    def log(self, entry: dict) -> None:
+        self.log_file.write(json.dumps(entry, sort_keys=True) + "\n")
+
+    async def handle(self, request: Request) -> Response:
+        started = time.perf_counter()
+        body = await request.body()
+        path = request.url.path
+        entry = {"t": round(time.time(), 3), "method": request.method, "path": path, "request_bytes": len(body),
+                 "content_type": request.headers.get("content-type"), "idempotency_key": request.headers.get("x-idempotency-key"),
+                 "retry_count": request.headers.get("x-stainless-retry-count")}
+        try:
+            response = await self.route(request, path, body, entry)
+        except Refused as refusal:
+            entry["refused"] = refusal.rule
+            response = Response(json.dumps({"detail": str(refusal), "rule": refusal.rule}), status_code=refusal.status,
+                                 media_type="application/json", headers={"x-should-retry": "false"})
+        except Exception as error:  # a bug here or upstream: logged and answered, never a silent hang
+            entry["error"] = f"{type(error).__name__}: {error}"
+            response = Response(json.dumps({"detail": entry["error"]}), status_code=500, media_type="application/json",
+                                headers={"x-should-retry": "false"})
+        entry.update(status=response.status_code, response_bytes=len(response.body), ms=round(1000 * (time.perf_counter() - started), 1))
+        self.log(entry)
+        return response
+
+    async def route(self, request: Request, path: str, body: bytes, entry: dict) -> Response:
+        if path == "/api/v1/healthz":
+            return await self.forward_raw("GET", path)
+        if not (request.headers.get("x-api-key") or "").startswith("tml-"):
+            raise Refused("api-key", "no X-API-Key starting with 'tml-' (the SDK refuses any other key)", 401)
+        if request.method == "GET":
+            return await self.forward_raw("GET", self.rewrite_path(path))
+        key = request.headers.get("x-idempotency-key")
+        if not key:
+            raise Refused("idempotency", f"POST {path} without X-Idempotency-Key (the SDK sends one on every POST and reuses it on retries)")
+        if path == "/api/v1/forward":
+            raise Refused("sdk-endpoint", "the SDK never calls /api/v1/forward: forward is /api/v1/forward_backward with forward_only = true", 404)
+        if path != "/api/v1/forward_backward" and path not in REQUEST_MODELS:
+            raise Refused("sdk-endpoint", f"{path} is not an endpoint this strict server checks", 404)
+        print_ = fingerprint(path, body)
+        if path in MUTATING:
+            stored = self.ledger.replay(key, print_)
+            if stored is not None:
+                entry["replayed"] = True
+                return Response(stored[2], status_code=stored[0], headers=stored[1])
+        response = await self.dispatch(request, path, body, key, entry)
+        if path in MUTATING and response.status_code < 400:
+            self.ledger.remember(key, print_, response.status_code, {"content-type": response.headers.get("content-type", "")}, response.body)
+        return response
+
+    async def dispatch(self, request: Request, path: str, body: bytes, key: str, entry: dict) -> Response:
+        if path == "/api/v1/forward_backward":
+            return await self.forward_backward(request, body, key, entry)
+        if "json" not in (request.headers.get("content-type") or ""):
+            raise Refused("encoding", f"{path} is JSON in the SDK; got Content-Type {request.headers.get('content-type')!r}", 415)
+        try:
+            payload = json.loads(body)
+        except ValueError as error:
+            raise Refused("json-body", f"{path}: not JSON ({error})") from error
+        sdk_request = validate_json(path, payload)
+        entry.update({name: payload[name] for name in ("model_id", "seq_id", "num_samples", "sampling_session_id") if name in payload})
+        if path == "/api/v1/client/config":
+            return self.json(ClientConfigResponse(proto_compress_fwdbwd=False, sample_use_retrieve_futures=False,
+                                                  custom_loss_server_side=False, sample_join_sampling_session=False).model_dump())
+        if path == "/api/v1/client/dynamic_config":
+            return self.json(ClientDynamicConfigResponse().model_dump())
+        if path == "/api/v1/retrieve_future":
+            return await self.retrieve(request, payload["request_id"], entry)
+        if path == "/api/v1/load_weights":
+            return await self.load_weights(sdk_request, key, entry)
+        if path == "/api/v1/create_model" and sdk_request.lora_config is None:
+            raise Refused("upstream", "SkyRL 0.3.0 trains LoRA only: create_model without lora_config cannot be served", 501)
+        if path in ("/api/v1/optim_step", "/api/v1/save_weights", "/api/v1/save_weights_for_sampler"):
+            self.ledger.claim_sequence(payload["model_id"], payload.get("seq_id"), key, path.rsplit("/", 1)[-1])
+            if path == "/api/v1/optim_step" and payload["adam_params"].get("grad_clip_norm", 0) > 0:
+                entry["dropped_by_upstream"] = ["adam_params.grad_clip_norm"]
+        if path == "/api/v1/asample":
+            self.note_sample(payload, key, entry)
+        upstream = dict(payload)
+        if "model_id" in upstream:
+            upstream["model_id"] = self.aliases.get(upstream["model_id"], upstream["model_id"])
+        response = await self.forward_json(path, upstream)
+        if path == "/api/v1/create_model" and response.status_code == 200:
+            self.ledger.known_models.add(json.loads(response.body)["model_id"])
+        if path == "/api/v1/asample" and response.status_code == 200:
+            # tinker 0.38.0's sampling promise names each sample (one id per num_samples); SkyRL 0.3.0's does not.
+            promise = json.loads(response.body)
+            self.future_kinds[promise["request_id"]] = "sample"
+            promise["sample_sequence_ids"] = [f"{promise['request_id']}:{index}" for index in range(payload.get("num_samples", 1))]
+            response = self.json(promise)
+        return response
+
+    def note_sample(self, payload: dict, key: str, entry: dict) -> None:
+        chunks = payload["prompt"]["chunks"]
+        entry["prompt_tokens"] = sum(len(chunk.get("tokens", [])) for chunk in chunks)
+        entry["max_tokens"] = payload["sampling_params"].get("max_tokens")
+        entry["prompt_logprobs"] = bool(payload.get("prompt_logprobs"))
+        if payload.get("sampling_session_id") is not None:
+            self.ledger.claim_sequence(payload["sampling_session_id"], payload.get("seq_id"), key, "asample")
+        unsupported = [name for name in ("topk_sample_logprobs", "prompt_alt_tokens_k", "topk_prompt_logprobs") if payload.get(name)]
+        if payload.get("target_prompt_logprobs") is not None:
+            unsupported.append("target_prompt_logprobs")
+        if unsupported:
+            raise Refused("upstream", f"SkyRL 0.3.0 cannot serve {unsupported}", 501)
+
+    async def forward_backward(self, request: Request, body: bytes, key: str, entry: dict) -> Response:
+        content_type = request.headers.get("content-type") or ""
+        if PROTO not in content_type:
+            raise Refused("encoding", f"forward_backward is protobuf in tinker 0.38.0 (Content-Type {PROTO}); got {content_type!r}", 415)
+        if request.headers.get("content-encoding"):
+            raise Refused("encoding", "Content-Encoding on forward_backward while client/config said proto_compress_fwdbwd = false")
+        try:
+            skyrl_input, forward_only, summary = decode_forward_backward(body)
+        except WireError as error:
+            raise Refused("sdk-proto", str(error)) from error
+        entry.update(summary)
+        model_id = summary["model_id"]
+        self.ledger.claim_sequence(model_id, summary["seq_id"], key, "forward_backward")
+        upstream_id = self.aliases.get(model_id, model_id)
+        if forward_only:
+            response = await self.forward_json("/api/v1/forward", {"model_id": upstream_id, "forward_input": skyrl_input})
+        else:
+            response = await self.forward_json("/api/v1/forward_backward", {"model_id": upstream_id, "forward_backward_input": skyrl_input})
+        if response.status_code == 200:
+            self.future_kinds[json.loads(response.body)["request_id"]] = "forward_backward"
+        return response
+
+    async def load_weights(self, sdk_request, key: str, entry: dict) -> Response:
+        if sdk_request.session_id is None:
+            model_id = sdk_request.model_id
+            if model_id is None or sdk_request.seq_id is None:
+                raise Refused("load-first", "load_weights needs session_id + model_seq_id (create-via-load) or model_id + seq_id")
+            if sdk_request.seq_id != 1 or not self.ledger.first_request(model_id):
+                raise Refused("load-first", f"load_weights on {model_id} is not its first request (seq_id {sdk_request.seq_id}): hosted Tinker accepts it only then")
+            self.ledger.claim_sequence(model_id, 1, key, "load_weights")
+            return await self.forward_json("/api/v1/load_weights", {"model_id": self.aliases.get(model_id, model_id), "path": sdk_request.path})
+        if sdk_request.model_id is not None or sdk_request.model_seq_id is None:
+            raise Refused("load-first", "create-via-load takes session_id with model_seq_id and no model_id")
+        alias = f"{sdk_request.session_id}:train:{sdk_request.model_seq_id}"
+        if alias in self.aliases or not self.ledger.first_request(alias):
+            raise Refused("load-first", f"model {alias} already exists: load_weights is accepted only as a model's first request")
+        self.ledger.claim_sequence(alias, 0, key, "load_weights")
+        entry["model_id"] = alias
+        source = sdk_request.path.removeprefix("tinker://").split("/", 1)[0]
+        run = await self.upstream.get(f"/api/v1/training_runs/{self.aliases.get(source, source)}")
+        if run.status_code != 200:
+            return Response(run.content, status_code=run.status_code, media_type="application/json")
+        run_info = run.json()
+        created = await self.upstream.post("/api/v1/create_model", json={
+            "session_id": sdk_request.session_id, "base_model": sdk_request.base_model or run_info["base_model"],
+            "lora_config": {"rank": run_info["lora_rank"]}})
+        if created.status_code != 200:
+            return Response(created.content, status_code=created.status_code, media_type="application/json")
+        upstream_id = created.json()["model_id"]
+        done = await self.upstream.post("/api/v1/retrieve_future", json={"request_id": created.json()["request_id"]})
+        if done.status_code != 200:
+            return Response(done.content, status_code=done.status_code, media_type="application/json")
+        self.aliases[alias] = upstream_id
+        return await self.forward_json("/api/v1/load_weights", {"model_id": upstream_id, "path": sdk_request.path})
+
+    async def retrieve(self, request: Request, request_id: str, entry: dict) -> Response:
+        kind = self.future_kinds.get(request_id)
+        entry["future_kind"] = kind
+        wants_proto = PROTO in (request.headers.get("accept") or "")
+        if kind is not None and not wants_proto:
+            raise Refused("proto-accept", f"a {kind} result is protobuf in tinker 0.38.0: retrieve_future must send Accept: {PROTO}")
+        try:
+            answer = await self.upstream.post("/api/v1/retrieve_future", json={"request_id": request_id}, timeout=self.retrieve_wait_s)
+        except httpx.TimeoutException:
+            return self.json({"type": "try_again", "request_id": request_id, "queue_state": "active"}, 408)
+        if answer.status_code in (400, 500):
+            detail = answer.json().get("detail", answer.text)
+            return self.json({"error": str(detail), "category": "user" if answer.status_code == 400 else "server"})
+        if answer.status_code != 200:
+            return Response(answer.content, status_code=answer.status_code, media_type="application/json")
+        result = answer.json()
+        if kind == "forward_backward":
+            return Response(encode_forward_backward_output(result), media_type=PROTO)
+        if kind == "sample":
+            return Response(encode_sample_response(result), media_type=PROTO)
+        return self.json(result)
+
+    def rewrite_path(self, path: str) -> str:
+        for alias, upstream_id in self.aliases.items():
+            path = path.replace(alias, upstream_id)
+        return path
+
+    async def forward_json(self, path: str, payload: dict) -> Response:
+        answer = await self.upstream.post(path, json=payload)
+        return Response(answer.content, status_code=answer.status_code, media_type="application/json")
+
+    async def forward_raw(self, method: str, path: str) -> Response:
+        answer = await self.upstream.request(method, path)
+        return Response(answer.content, status_code=answer.status_code, media_type=answer.headers.get("content-type"))
+
+    @staticmethod
+    def json(value: object, status: int = 200) -> Response:
+        return Response(json.dumps(value), status_code=status, media_type="application/json")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--upstream", required=True, help="SkyRL Tinker server, e.g. http://127.0.0.1:8765")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--log", required=True, help="JSONL file: one line per request")
+    parser.add_argument("--retrieve-wait-s", type=float, default=30.0, help="answer 408 try_again after this long")
+    options = parser.parse_args()
+    server = StrictServer(options.upstream, options.log, options.retrieve_wait_s)
+    app = Starlette(routes=[Route("/{path:path}", server.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])])
+    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()
