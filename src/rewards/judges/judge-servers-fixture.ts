@@ -62,7 +62,7 @@ export function serveScriptedJudgeDuringSuite(reply: (messages: Message[]) => st
 export interface RawServer {
   baseURL: string;
   /** Each request's parsed JSON body, in arrival order. */
-  bodies: Record<string, any>[];
+  bodies: Record<string, unknown>[];
   /** Each request's headers, in arrival order. */
   headers: IncomingMessage['headers'][];
   close(): Promise<void>;
@@ -72,7 +72,7 @@ export type RawHandler = (request: IncomingMessage, response: ServerResponse, in
 
 /** A node:http server answering `/v1/chat/completions` with `handler(request, response, requestIndex)`. */
 export async function serveRaw(handler: RawHandler): Promise<RawServer> {
-  const bodies: Record<string, any>[] = [];
+  const bodies: Record<string, unknown>[] = [];
   const headers: IncomingMessage['headers'][] = [];
   const server = createServer((request, response) => {
     headers.push(request.headers);

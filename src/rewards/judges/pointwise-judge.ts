@@ -34,7 +34,11 @@ export type PointwiseJudgeOptions = z.input<typeof pointwiseJudgeSchema> & {
   reference?: (context: EpisodeContext) => string | undefined;
 };
 
-export type PointwiseJudge = RewardFunction<EpisodeContext> & JudgeMeter & { readonly settings: JudgeSettings };
+/** A judge reward: always asynchronous, and it carries its usage meter and its resolved settings. */
+export interface PointwiseJudge extends RewardFunction<EpisodeContext>, JudgeMeter {
+  (context: EpisodeContext): Promise<number>;
+  readonly settings: JudgeSettings;
+}
 
 export function pointwiseJudge(options: PointwiseJudgeOptions): PointwiseJudge {
   const { reference, ...input } = options;
@@ -46,7 +50,7 @@ export function pointwiseJudge(options: PointwiseJudgeOptions): PointwiseJudge {
       return readScore(reply.score, '"score"', settings.name);
     });
   const judge = reward<EpisodeContext>(settings.name, score, { kind: 'judge' });
-  return Object.assign(judge, { usage: client.usage, takeUsage: client.takeUsage, settings });
+  return Object.assign(judge as PointwiseJudge, { usage: client.usage, takeUsage: client.takeUsage, settings });
 }
 
 /** The two messages the judge is sent for one episode. */
