@@ -25,11 +25,25 @@ export {
 export { filterGroups, type GroupFilterResult } from './dynamic-sampling.ts';
 export { klEstimate, klEstimators, klInReward, klPenaltyLoss, type KlEstimator } from './kl.ts';
 export { dpoLossTypes, dpoPairLoss, type DpoLossType, type DpoOptions, type PreferencePair } from './losses/dpo.ts';
+export { cispoLoss } from './losses/cispo.ts';
 export { entropyBonus } from './losses/entropy.ts';
 export { gspoLoss } from './losses/gspo.ts';
 export { ppoClipLoss, type PolicyLossOptions, type PolicyLossResult } from './losses/ppo-clip.ts';
 export { negativeLogLikelihood, nllGradient } from './losses/sft.ts';
 export { valueLoss } from './losses/value.ts';
+export {
+  correctionActive,
+  offPolicyCorrectionModes,
+  offPolicyCorrectionSchema,
+  offPolicyWeights,
+  weightPolicyLoss,
+  type CorrectionMethod,
+  type OffPolicyCorrectionConfig,
+  type OffPolicyCorrectionInput,
+  type OffPolicyCorrectionMode,
+  type OffPolicyMetrics,
+  type OffPolicyWeights,
+} from './off-policy-correction.ts';
 export {
   dpoLoss,
   policyLossNames,

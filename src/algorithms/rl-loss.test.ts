@@ -41,9 +41,19 @@ describe('rlLossTerms', () => {
         });
         const terms = rlLossTerms(batch, current, config);
         assert.ok(terms.gradValues && terms.gradEntropies);
+        // CISPO's ratio is a constant of its loss (sg): moving `old` with x keeps it so for the difference.
+        const batchAt = (x: Float64Array[]): RlBatch =>
+          policyLoss !== 'cispo'
+            ? batch
+            : {
+                ...batch,
+                oldLogprobs: x.map((row, i) =>
+                  row.map((v, t) => v - at(at(current.logprobs, i), t) + at(at(batch.oldLogprobs, i), t)),
+                ),
+              };
         assertGradientMatches(
           'logprobs',
-          (x) => rlLossTerms(batch, { ...current, logprobs: x }, config).loss,
+          (x) => rlLossTerms(batchAt(x), { ...current, logprobs: x }, config).loss,
           current.logprobs,
           terms.gradLogprobs,
         );

@@ -1,7 +1,8 @@
 /**
  * The composite RL loss the trainer calls, as a `TokenLoss` (src/core/loss.ts). It adds, as verl's
  * actor (`dp_actor.update_policy`) and critic do:
- *   L = L_policy                                  ppo-clip (./losses/ppo-clip.ts) or gspo (./losses/gspo.ts)
+ *   L = L_policy                                  ppo-clip (./losses/ppo-clip.ts), gspo (./losses/gspo.ts) or cispo (./losses/cispo.ts),
+ *                                                 each token's term × an off-policy weight when `importanceWeights` are given (./off-policy-correction.ts)
  *     − entropyCoef · agg(H)                      (./losses/entropy.ts)
  *     + klLossCoef · agg(kl(logp, ref))           when useKlLoss (./kl.ts)
  *     + vfCoef · ½·agg(max((V−R)², (V_c−R)²))     when `returns` are given (./losses/value.ts)
@@ -17,21 +18,23 @@ import type { TokenLoss, TokenLossInput, TokenLossOutput } from '../core/loss.ts
 import { lossAggModes } from './aggregation.ts';
 import { klEstimators, klPenaltyLoss } from './kl.ts';
 import { dpoPairLoss, type DpoOptions } from './losses/dpo.ts';
+import { cispoLoss } from './losses/cispo.ts';
 import { entropyBonus } from './losses/entropy.ts';
 import { gspoLoss } from './losses/gspo.ts';
 import { type PolicyLossResult, ppoClipLoss } from './losses/ppo-clip.ts';
 import { negativeLogLikelihood } from './losses/sft.ts';
 import { valueLoss } from './losses/value.ts';
+import { weightPolicyLoss } from './off-policy-correction.ts';
 import { assertSameShape, toFloat32, type Sequences } from './sequences.ts';
 
-export const policyLossNames = ['ppo-clip', 'gspo'] as const;
+export const policyLossNames = ['ppo-clip', 'gspo', 'cispo'] as const;
 
 export const rlLossConfigSchema = z.object({
-  /** Policy loss: ppo-clip (verl `policy_loss.loss_mode=vanilla`) or gspo (sequence-level ratio). */
+  /** Policy loss: ppo-clip (verl `policy_loss.loss_mode=vanilla`), gspo (sequence-level ratio) or cispo (clipped, detached IS weight; MiniMax-M1). */
   policyLoss: z.enum(policyLossNames).default('ppo-clip'),
-  /** ε_low: the ratio is clipped below at 1 − ε_low (verl `clip_ratio_low`). */
+  /** ε_low: the ratio is clipped below at 1 − ε_low (verl `clip_ratio_low`; CISPO: 1, no lower bound). */
   clipRatioLow: z.number().min(0).max(1).default(0.2),
-  /** ε_high: the ratio is clipped above at 1 + ε_high (verl `clip_ratio_high`; DAPO clip-higher uses 0.28). */
+  /** ε_high: the ratio is clipped above at 1 + ε_high (verl `clip_ratio_high`; DAPO clip-higher uses 0.28; CISPO's preset 4). */
   clipRatioHigh: z.number().min(0).default(0.2),
   /** Dual-clip bound c for negative advantages (verl `clip_ratio_c`); null disables it. PPO-clip only. */
   clipRatioC: z.number().gt(1).nullable().default(3),
@@ -73,6 +76,8 @@ export interface RlBatch {
   returns?: Sequences;
   /** Values at sampling time, the centre of the value clip. */
   oldValues?: Sequences;
+  /** Off-policy weights w (π_old/π_behav, truncated or masked): each token's policy-gradient loss × w, a constant. */
+  importanceWeights?: Sequences;
 }
 
 export interface RlCurrent {
@@ -89,30 +94,32 @@ export interface RlLossTerms {
   metrics: Record<string, number>;
 }
 
-/** The policy-gradient term the config names: GSPO's sequence-level ratio, or PPO's clipped token ratio. */
+/** The policy-gradient term the config names, each token's loss weighted when the batch has importance weights. */
 function policyTerm(batch: RlBatch, current: RlCurrent, config: RlLossConfig): PolicyLossResult {
+  const unweighted = unweightedPolicyTerm(batch, current, config);
+  if (!batch.importanceWeights) return unweighted;
+  const mode = config.policyLoss === 'gspo' ? 'seq-mean-token-mean' : config.lossAggMode;
+  return weightPolicyLoss(unweighted, batch.importanceWeights, batch.lossMask, {
+    mode,
+    lossScaleFactor: config.lossScaleFactor,
+  });
+}
+
+/** GSPO's sequence-level ratio, CISPO's clipped detached token ratio, or PPO's clipped token ratio. */
+function unweightedPolicyTerm(batch: RlBatch, current: RlCurrent, config: RlLossConfig): PolicyLossResult {
   const { lossMask, advantages, oldLogprobs } = batch;
   const aggregation = { lossAggMode: config.lossAggMode, lossScaleFactor: config.lossScaleFactor };
-  return config.policyLoss === 'gspo'
-    ? gspoLoss({
-        logprobs: current.logprobs,
-        oldLogprobs,
-        advantages,
-        lossMask,
-        clipRatioLow: config.clipRatioLow,
-        clipRatioHigh: config.clipRatioHigh,
-        lossAggMode: 'seq-mean-token-mean',
-      })
-    : ppoClipLoss({
-        ...aggregation,
-        logprobs: current.logprobs,
-        oldLogprobs,
-        advantages,
-        lossMask,
-        clipRatioLow: config.clipRatioLow,
-        clipRatioHigh: config.clipRatioHigh,
-        clipRatioC: config.clipRatioC,
-      });
+  const common = {
+    logprobs: current.logprobs,
+    oldLogprobs,
+    advantages,
+    lossMask,
+    clipRatioLow: config.clipRatioLow,
+    clipRatioHigh: config.clipRatioHigh,
+  };
+  if (config.policyLoss === 'cispo') return cispoLoss({ ...aggregation, ...common });
+  if (config.policyLoss === 'gspo') return gspoLoss({ ...common, lossAggMode: 'seq-mean-token-mean' });
+  return ppoClipLoss({ ...aggregation, ...common, clipRatioC: config.clipRatioC });
 }
 
 /** The composite loss and its gradients, in float64. */
@@ -209,6 +216,7 @@ export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): Token
   const { config: _ignored, ...batch } = options;
   assertSameShape('oldLogprobs', batch.oldLogprobs, batch.lossMask);
   assertSameShape('advantages', batch.advantages, batch.lossMask);
+  if (batch.importanceWeights) assertSameShape('importanceWeights', batch.importanceWeights, batch.lossMask);
   if (config.useKlLoss) {
     if (!batch.refLogprobs)
       throw new InvalidArgumentError(
