@@ -108,6 +108,10 @@ function lossInputContract({ makeTrainable, promptOf, maxNewTokens, scoringTempe
       assert.equal(typeof policy.capabilities[key], 'boolean', `capabilities.${key}`);
     if (policy.capabilities.valueHead)
       assert.equal(typeof policy.values, 'function', 'a value head comes with values()');
+    assert.ok(
+      policy.samplerMatchesTrainer === undefined || typeof policy.samplerMatchesTrainer === 'boolean',
+      'samplerMatchesTrainer is absent or a boolean',
+    );
     const { sequence, mask } = await sampledSequence(policy, promptOf(policy, 'Count to three.'), maxNewTokens);
     const temperature = scoringTemperature;
     const scored = firstRow(await policy.logprobs({ sequences: [sequence], temperature }));

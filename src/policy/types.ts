@@ -116,6 +116,12 @@ export interface TrainablePolicy extends Policy {
   /** The backend's name, for messages ('builtin', 'tinker'). */
   readonly backend: string;
   readonly capabilities: PolicyCapabilities;
+  /**
+   * Whether `generate`'s log-probs come from the engine `logprobs` and the update use, at the same
+   * weights (absent = true). False (Tinker's sampling client vs its trainer) turns the off-policy
+   * correction on under `offPolicyCorrection.mode: 'auto'` (src/algorithms/off-policy-correction.ts).
+   */
+  readonly samplerMatchesTrainer?: boolean;
   /** Per-token log-probs of each sequence at `batch.temperature` (index 0 is 0); for old / reference log-probs. */
   logprobs(batch: TokenBatch): Promise<Float32Array[]>;
   /** Forward, loss (of the log-probs at `batch.temperature`), backward; the gradient accumulates until `optimStep`. */
