@@ -2,13 +2,21 @@
  * Opens the run store's SQLite file and makes sure it is one: a file that is not a database, a
  * database of another program (other tables or columns), one written by a newer agentrl, a
  * read-only file or folder each become one `StoreError` naming the file and the fix. A version-1
- * store is migrated in place (one transaction).
+ * store is migrated in place (one transaction); a version-2 one gets the trajectories' reward
+ * columns (read-only, it is read as it is: its trajectories have no components).
  */
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError, translateSqliteError } from './errors.ts';
-import { migrateVersion1Sql, requiredColumns, requiredRunColumns, schemaSql, schemaVersion } from './schema.ts';
+import {
+  migrateVersion1Sql,
+  requiredColumns,
+  requiredRunColumns,
+  schemaSql,
+  schemaVersion,
+  version3TrajectoryColumns,
+} from './schema.ts';
 
 export interface OpenDatabaseOptions {
   readonly: boolean;
@@ -44,6 +52,7 @@ export function openDatabase(path: string, { readonly, maxPageCount }: OpenDatab
       if (layout === 'version-1') migrateFromVersion1(db);
       db.pragma('foreign_keys = ON');
       db.exec(schemaSql);
+      addVersion3Columns(db);
       db.pragma(`user_version = ${schemaVersion}`);
     }
     if (maxPageCount !== undefined) db.pragma(`max_page_count = ${maxPageCount}`);
@@ -139,6 +148,18 @@ function checkTables(db: Database.Database, path: string, version: number): 'emp
     );
   }
   return layout;
+}
+
+/** A version-2 trajectories table gets the reward columns (NULL in its rows), in one transaction. */
+function addVersion3Columns(db: Database.Database): void {
+  const columns = new Set(
+    (db.prepare('PRAGMA table_info(trajectories)').all() as { name: string }[]).map((c) => c.name),
+  );
+  const missing = version3TrajectoryColumns.filter(([name]) => !columns.has(name));
+  if (missing.length === 0) return;
+  db.transaction(() => {
+    for (const [, sql] of missing) db.exec(`ALTER TABLE trajectories ADD COLUMN ${sql}`);
+  }).immediate();
 }
 
 function migrateFromVersion1(db: Database.Database): void {

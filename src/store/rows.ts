@@ -40,6 +40,9 @@ export function trajectoryFromRow(row: Row): TrajectoryRecord {
     rewards: JSON.parse(row.rewards),
     advantages: row.advantages === null ? null : JSON.parse(row.advantages),
     turns: JSON.parse(row.turns),
+    // Absent columns (a version-2 file opened read-only) and NULL read the same: no components.
+    ...(row.reward_components == null ? {} : { rewardComponents: JSON.parse(row.reward_components) }),
+    ...(row.reward_failures == null ? {} : { rewardFailures: JSON.parse(row.reward_failures) }),
   };
 }
 
@@ -52,8 +55,8 @@ export function insertTrajectories(
 ): void {
   const insert = db.prepare(
     `INSERT INTO trajectories (run_id, step, idx, group_id, seed, total_reward, success, truncated, messages, tokens, pieces,
-       loss_mask, logprobs, rewards, advantages, turns)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       loss_mask, logprobs, rewards, advantages, turns, reward_components, reward_failures)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   for (const t of trajectories) {
     insert.run(
@@ -73,6 +76,8 @@ export function insertTrajectories(
       JSON.stringify(t.rewards),
       t.advantages === null ? null : JSON.stringify(t.advantages),
       JSON.stringify(t.turns),
+      t.rewardComponents === undefined ? null : JSON.stringify(t.rewardComponents),
+      t.rewardFailures === undefined ? null : JSON.stringify(t.rewardFailures),
     );
   }
 }

@@ -5,7 +5,7 @@
  * Token-level arrays are JSON text (readable with the sqlite3 shell and by the dashboard as is);
  * a checkpoint's resumable state (weights, optimizer moments, RNG) is one safetensors BLOB.
  */
-export const schemaVersion = 2;
+export const schemaVersion = 3;
 
 /**
  * The runs table. Version 2 added `interrupted` (which replaced `stopped`), the failure reason, the
@@ -59,7 +59,16 @@ export const requiredRunColumns: readonly string[] = [
   'updated_at',
 ];
 
-/** The columns each table must have for this version to use the file. */
+/**
+ * Version 3 added each trajectory's named reward components and failures (JSON objects, NULL for
+ * episodes without components): columns added in place to a version-2 file, whose rows keep NULL.
+ */
+export const version3TrajectoryColumns: readonly [name: string, sql: string][] = [
+  ['reward_components', 'reward_components TEXT'],
+  ['reward_failures', 'reward_failures TEXT'],
+];
+
+/** The columns each table must have for this version to use the file (version-3 columns are added when missing). */
 export const requiredColumns: Readonly<Record<string, readonly string[]>> = {
   runs: requiredRunColumns,
   metrics: ['run_id', 'step', 'time', 'values'],
@@ -112,6 +121,8 @@ CREATE TABLE IF NOT EXISTS trajectories (
   rewards       TEXT NOT NULL,
   advantages    TEXT,
   turns         TEXT NOT NULL,
+  reward_components TEXT,
+  reward_failures   TEXT,
   UNIQUE (run_id, step, idx)
 );
 CREATE TABLE IF NOT EXISTS evaluations (

@@ -84,6 +84,10 @@ export interface TrajectoryRecord {
   /** Per-token advantage the update used; null when the trajectory was not trained on (dropped group). */
   advantages: number[] | null;
   turns: TurnRecord[];
+  /** Reward by named component (the env's and the rubric's), summed over the episode; absent when none was reported (and in stores before version 3). */
+  rewardComponents?: Record<string, number>;
+  /** Components that could not be scored (name → why): the episode's group was not trained on. */
+  rewardFailures?: Record<string, string>;
 }
 
 export interface EvaluationRecord {

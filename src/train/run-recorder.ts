@@ -136,6 +136,8 @@ export class RunRecorder {
         observation,
         invalidAction,
       })),
+      ...(t.rewardComponents === undefined ? {} : { rewardComponents: t.rewardComponents }),
+      ...(t.rewardFailures === undefined ? {} : { rewardFailures: t.rewardFailures }),
     };
   }
 }
