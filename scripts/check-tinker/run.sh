@@ -91,7 +91,7 @@ echo "== starting SkyRL (skyrl.tinker.api) on 127.0.0.1:$port and the strict ser
 PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$work/bin/uv" run -m skyrl.tinker.api \
   --base-model "$work/model" --host 127.0.0.1 --port "$port" \
   --database-url "sqlite:///$work/tinker.db" --checkpoints-base "$work/checkpoints" \
-  --backend-config '{"max_lora_adapters": 8, "max_lora_rank": 8, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
+  --backend-config '{"max_lora_adapters": 32, "max_lora_rank": 8, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
 server_pid=$!
 wait_healthy "http://127.0.0.1:$port" "$server_pid" "$work/server.log"
 requests="$work/requests.jsonl"

@@ -107,7 +107,14 @@ def fwdbwd_body(model_id: str, seq_id: int) -> bytes:
     return forward_backward_request_to_proto(request).SerializeToString()
 
 
-def strictness(base_url: str, base_model: str) -> None:
+def applied(log_path: str, model_id: str, seq_id: int) -> int:
+    """How many forward_backward POSTs of (model_id, seq_id) the strict server passed on to SkyRL."""
+    entries = [json.loads(line) for line in open(log_path)]
+    return sum(1 for e in entries if e["path"] == "/api/v1/forward_backward" and e.get("model_id") == model_id
+               and e.get("seq_id") == seq_id and e.get("status") == 200 and not e.get("replayed"))
+
+
+def strictness(base_url: str, base_model: str, log_path: str) -> None:
     raw = Raw(base_url)
     session = raw.post("/api/v1/create_session", sdk_json(types.CreateSessionRequest(tags=[], user_metadata=None, sdk_version=tinker.__version__))).json()["session_id"]
     create = types.CreateModelRequest(session_id=session, model_seq_id=0, base_model=base_model, lora_config=types.LoraConfig(rank=8, seed=2))
@@ -125,10 +132,16 @@ def strictness(base_url: str, base_model: str) -> None:
 
     key = f"stainless-python-retry-{uuid.uuid4()}"
     first = raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1), key=key)
-    retried = raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1), key=key, headers={"X-Stainless-Retry-Count": "1"})
-    check(first.status_code == 200 and retried.json() == first.json(),
-          f"a retried forward_backward with its key gets the first answer (future {first.json().get('request_id')}), applied once")
-    refused(raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1)), "retry-without-key", "a retried forward_backward (seq_id 1 again) under a new key")
+    transport_retry = raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1), key=key, headers={"X-Stainless-Retry-Count": "1"})
+    outer_retry = raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1))  # execute_with_retries: new key, same seq_id
+    check(first.status_code == 200 and transport_retry.json() == first.json() == outer_retry.json(),
+          f"a retried forward_backward (same key; or a new key with the same seq_id) gets the first answer, future {first.json().get('request_id')}")
+    refused(raw.post("/api/v1/forward_backward", fwdbwd_body(model_id, 1), headers={"X-Stainless-Retry-Count": "2"}),
+            "retry-without-key", "a transport retry (x-stainless-retry-count 2) of seq_id 1 under a key other than its first try's")
+    other = types.ForwardBackwardRequest(forward_backward_input=types.ForwardBackwardInput(data=[datum(SEQUENCE[:6])], loss_fn="cross_entropy"), model_id=model_id, seq_id=1)
+    refused(raw.post("/api/v1/forward_backward", forward_backward_request_to_proto(other).SerializeToString()), "seq-id-reuse", "seq_id 1 again with another body")
+    count = applied(log_path, model_id, 1)
+    check(count == 1, f"SkyRL received that forward_backward {count} time(s) for 3 POSTs (applied once)")
     refused(raw.result(first.json()["request_id"], proto=False), "proto-accept", "retrieve_future of a forward_backward without Accept: application/x-protobuf")
     check(raw.result(first.json()["request_id"], proto=True).headers.get("content-type") == "application/x-protobuf", "the forward_backward result comes back as protobuf")
     legacy = types.LoadWeightsRequest(model_id=model_id, seq_id=2, path=f"tinker://{model_id}/weights/none", optimizer=True)
@@ -145,7 +158,7 @@ def main() -> int:
     parser.add_argument("--log", required=True)
     options = parser.parse_args()
     sdk_witness(options.base_url, options.base_model, options.log)
-    strictness(options.base_url, options.base_model)
+    strictness(options.base_url, options.base_model, options.log)
     print(f"strict server self-test: {'passed' if not failures else f'{len(failures)} FAILED'}")
     return 1 if failures else 0
 

@@ -88,7 +88,7 @@ class Ledger:
     """What has been applied: answers by idempotency key, sequence ids per model / sampling session, model firsts."""
 
     answers: dict[str, tuple[str, int, dict, bytes]] = field(default_factory=dict)
-    sequence_ids: dict[str, dict[int, str]] = field(default_factory=dict)
+    sequence_ids: dict[str, dict[int, tuple[str, str]]] = field(default_factory=dict)
     known_models: set[str] = field(default_factory=set)
 
     def replay(self, key: str, print_: str) -> tuple[int, dict, bytes] | None:
@@ -103,18 +103,37 @@ class Ledger:
     def remember(self, key: str, print_: str, status: int, headers: dict, body: bytes) -> None:
         self.answers[key] = (print_, status, headers, body)
 
-    def claim_sequence(self, owner: str, seq_id: int | None, key: str, what: str) -> None:
-        """A model's (or sampling session's) seq_id is applied once; the same seq_id under another key is a retry without its key."""
+    def claim_sequence(self, owner: str, seq_id: int | None, key: str, print_: str, retry_count: int, what: str) -> str | None:
+        """Claim `owner`'s (a model's or a sampling session's) seq_id for this request. None: a first try, apply it.
+        A key: the seq_id was already applied under that key with the same body — a retry, to be answered from the
+        first try's answer, never applied twice. The SDK's transport retries reuse the key (x-stainless-retry-count
+        > 0); its outer retries (execute_with_retries) send a new key with the same seq_id and a retry count of 0."""
         if seq_id is None:
             raise Refused("seq-id", f"{what} for {owner} has no seq_id (the SDK numbers every model request)")
         seen = self.sequence_ids.setdefault(owner, {})
-        if seq_id in seen and seen[seq_id] != key:
+        if seq_id not in seen:
+            seen[seq_id] = (key, print_)
+            return None
+        first_key, first_print = seen[seq_id]
+        if first_print != print_:
+            raise Refused("seq-id-reuse", f"{what} seq_id {seq_id} of {owner} was already used for another request body")
+        if retry_count > 0 and first_key != key:
             raise Refused(
                 "retry-without-key",
-                f"{what} seq_id {seq_id} of {owner} was already applied under X-Idempotency-Key {seen[seq_id]}; "
-                f"this POST carries {key}: a retried POST must reuse its first try's key",
+                f"{what} seq_id {seq_id} of {owner} is retry {retry_count} of a POST first sent with X-Idempotency-Key "
+                f"{first_key}, but carries {key}: a transport retry must reuse its first try's key",
             )
-        seen[seq_id] = key
+        return first_key
 
-    def first_request(self, model_id: str) -> bool:
-        return not self.sequence_ids.get(model_id)
+    def release(self, owner: str, seq_id: int) -> None:
+        """A first try that failed before it was applied frees its seq_id."""
+        self.sequence_ids.get(owner, {}).pop(seq_id, None)
+
+    def stored(self, key: str) -> tuple[int, dict, bytes] | None:
+        answer = self.answers.get(key)
+        return None if answer is None else answer[1:]
+
+    def first_request(self, model_id: str, seq_id: int, print_: str) -> bool:
+        """Nothing applied to the model yet, or only this very request (a retry of it)."""
+        seen = self.sequence_ids.get(model_id) or {}
+        return not seen or (list(seen) == [seq_id] and seen[seq_id][1] == print_)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import dataclass
 
 import httpx
 import uvicorn
@@ -36,6 +37,19 @@ from strict_rules import MUTATING, REQUEST_MODELS, Ledger, Refused, fingerprint,
 from tinker.types import ClientConfigResponse, ClientDynamicConfigResponse
 
 PROTO = "application/x-protobuf"
+
+
+@dataclass
+class Call:
+    """One POST being checked: what the rules need to know about it."""
+
+    request: Request
+    path: str
+    body: bytes
+    key: str
+    print_: str
+    retry_count: int
+    entry: dict
 
 
 class StrictServer:
@@ -89,16 +103,37 @@ class StrictServer:
         if path in MUTATING:
             stored = self.ledger.replay(key, print_)
             if stored is not None:
-                entry["replayed"] = True
+                entry["replayed"] = "idempotency-key"
                 return Response(stored[2], status_code=stored[0], headers=stored[1])
-        response = await self.dispatch(request, path, body, key, entry)
+        retry_count = int(request.headers.get("x-stainless-retry-count") or 0)
+        call = Call(request, path, body, key, print_, retry_count, entry)
+        response = await self.dispatch(call)
         if path in MUTATING and response.status_code < 400:
             self.ledger.remember(key, print_, response.status_code, {"content-type": response.headers.get("content-type", "")}, response.body)
         return response
 
-    async def dispatch(self, request: Request, path: str, body: bytes, key: str, entry: dict) -> Response:
+    async def once(self, call: Call, owner: str, seq_id: int | None, what: str, apply) -> Response:
+        """Apply a sequenced request once: a retry of an applied seq_id gets the first answer (ledger.claim_sequence)."""
+        first_key = self.ledger.claim_sequence(owner, seq_id, call.key, call.print_, call.retry_count, what)
+        if first_key is not None:
+            stored = self.ledger.stored(first_key)
+            if stored is None:
+                raise Refused("in-flight", f"{what} seq_id {seq_id} of {owner} is still being applied", 409)
+            call.entry["replayed"] = "seq-id"
+            return Response(stored[2], status_code=stored[0], headers=stored[1])
+        try:
+            response = await apply()
+        except BaseException:
+            self.ledger.release(owner, seq_id)
+            raise
+        if response.status_code >= 400:
+            self.ledger.release(owner, seq_id)
+        return response
+
+    async def dispatch(self, call: Call) -> Response:
+        request, path, body, key, entry = call.request, call.path, call.body, call.key, call.entry
         if path == "/api/v1/forward_backward":
-            return await self.forward_backward(request, body, key, entry)
+            return await self.forward_backward(call)
         if "json" not in (request.headers.get("content-type") or ""):
             raise Refused("encoding", f"{path} is JSON in the SDK; got Content-Type {request.headers.get('content-type')!r}", 415)
         try:
@@ -115,43 +150,51 @@ class StrictServer:
         if path == "/api/v1/retrieve_future":
             return await self.retrieve(request, payload["request_id"], entry)
         if path == "/api/v1/load_weights":
-            return await self.load_weights(sdk_request, key, entry)
+            return await self.load_weights(call, sdk_request)
         if path == "/api/v1/create_model" and sdk_request.lora_config is None:
             raise Refused("upstream", "SkyRL 0.3.0 trains LoRA only: create_model without lora_config cannot be served", 501)
-        if path in ("/api/v1/optim_step", "/api/v1/save_weights", "/api/v1/save_weights_for_sampler"):
-            self.ledger.claim_sequence(payload["model_id"], payload.get("seq_id"), key, path.rsplit("/", 1)[-1])
-            if path == "/api/v1/optim_step" and payload["adam_params"].get("grad_clip_norm", 0) > 0:
-                entry["dropped_by_upstream"] = ["adam_params.grad_clip_norm"]
-        if path == "/api/v1/asample":
-            self.note_sample(payload, key, entry)
         upstream = dict(payload)
         if "model_id" in upstream:
             upstream["model_id"] = self.aliases.get(upstream["model_id"], upstream["model_id"])
+        if path in ("/api/v1/optim_step", "/api/v1/save_weights", "/api/v1/save_weights_for_sampler"):
+            if path == "/api/v1/optim_step" and payload["adam_params"].get("grad_clip_norm", 0) > 0:
+                entry["dropped_by_upstream"] = ["adam_params.grad_clip_norm"]
+            return await self.once(call, payload["model_id"], payload.get("seq_id"), path.rsplit("/", 1)[-1],
+                                   lambda: self.forward_json(path, upstream))
+        if path == "/api/v1/asample":
+            self.note_sample(payload, entry)
+            if payload.get("sampling_session_id") is not None:
+                return await self.once(call, payload["sampling_session_id"], payload.get("seq_id"), "asample",
+                                       lambda: self.sample(payload, upstream))
+            return await self.sample(payload, upstream)
         response = await self.forward_json(path, upstream)
         if path == "/api/v1/create_model" and response.status_code == 200:
             self.ledger.known_models.add(json.loads(response.body)["model_id"])
-        if path == "/api/v1/asample" and response.status_code == 200:
-            # tinker 0.38.0's sampling promise names each sample (one id per num_samples); SkyRL 0.3.0's does not.
-            promise = json.loads(response.body)
-            self.future_kinds[promise["request_id"]] = "sample"
-            promise["sample_sequence_ids"] = [f"{promise['request_id']}:{index}" for index in range(payload.get("num_samples", 1))]
-            response = self.json(promise)
         return response
 
-    def note_sample(self, payload: dict, key: str, entry: dict) -> None:
+    async def sample(self, payload: dict, upstream: dict) -> Response:
+        response = await self.forward_json("/api/v1/asample", upstream)
+        if response.status_code != 200:
+            return response
+        # tinker 0.38.0's sampling promise names each sample (one id per num_samples); SkyRL 0.3.0's does not.
+        promise = json.loads(response.body)
+        self.future_kinds[promise["request_id"]] = "sample"
+        promise["sample_sequence_ids"] = [f"{promise['request_id']}:{index}" for index in range(payload.get("num_samples", 1))]
+        return self.json(promise)
+
+    def note_sample(self, payload: dict, entry: dict) -> None:
         chunks = payload["prompt"]["chunks"]
         entry["prompt_tokens"] = sum(len(chunk.get("tokens", [])) for chunk in chunks)
         entry["max_tokens"] = payload["sampling_params"].get("max_tokens")
         entry["prompt_logprobs"] = bool(payload.get("prompt_logprobs"))
-        if payload.get("sampling_session_id") is not None:
-            self.ledger.claim_sequence(payload["sampling_session_id"], payload.get("seq_id"), key, "asample")
         unsupported = [name for name in ("topk_sample_logprobs", "prompt_alt_tokens_k", "topk_prompt_logprobs") if payload.get(name)]
         if payload.get("target_prompt_logprobs") is not None:
             unsupported.append("target_prompt_logprobs")
         if unsupported:
             raise Refused("upstream", f"SkyRL 0.3.0 cannot serve {unsupported}", 501)
 
-    async def forward_backward(self, request: Request, body: bytes, key: str, entry: dict) -> Response:
+    async def forward_backward(self, call: Call) -> Response:
+        request, body, entry = call.request, call.body, call.entry
         content_type = request.headers.get("content-type") or ""
         if PROTO not in content_type:
             raise Refused("encoding", f"forward_backward is protobuf in tinker 0.38.0 (Content-Type {PROTO}); got {content_type!r}", 415)
@@ -163,32 +206,38 @@ class StrictServer:
             raise Refused("sdk-proto", str(error)) from error
         entry.update(summary)
         model_id = summary["model_id"]
-        self.ledger.claim_sequence(model_id, summary["seq_id"], key, "forward_backward")
         upstream_id = self.aliases.get(model_id, model_id)
-        if forward_only:
-            response = await self.forward_json("/api/v1/forward", {"model_id": upstream_id, "forward_input": skyrl_input})
-        else:
-            response = await self.forward_json("/api/v1/forward_backward", {"model_id": upstream_id, "forward_backward_input": skyrl_input})
-        if response.status_code == 200:
-            self.future_kinds[json.loads(response.body)["request_id"]] = "forward_backward"
-        return response
 
-    async def load_weights(self, sdk_request, key: str, entry: dict) -> Response:
+        async def apply() -> Response:
+            if forward_only:
+                response = await self.forward_json("/api/v1/forward", {"model_id": upstream_id, "forward_input": skyrl_input})
+            else:
+                response = await self.forward_json("/api/v1/forward_backward", {"model_id": upstream_id, "forward_backward_input": skyrl_input})
+            if response.status_code == 200:
+                self.future_kinds[json.loads(response.body)["request_id"]] = "forward_backward"
+            return response
+
+        return await self.once(call, model_id, summary["seq_id"], "forward_backward", apply)
+
+    async def load_weights(self, call: Call, sdk_request) -> Response:
+        entry = call.entry
         if sdk_request.session_id is None:
             model_id = sdk_request.model_id
             if model_id is None or sdk_request.seq_id is None:
                 raise Refused("load-first", "load_weights needs session_id + model_seq_id (create-via-load) or model_id + seq_id")
-            if sdk_request.seq_id != 1 or not self.ledger.first_request(model_id):
+            if sdk_request.seq_id != 1 or not self.ledger.first_request(model_id, 1, call.print_):
                 raise Refused("load-first", f"load_weights on {model_id} is not its first request (seq_id {sdk_request.seq_id}): hosted Tinker accepts it only then")
-            self.ledger.claim_sequence(model_id, 1, key, "load_weights")
-            return await self.forward_json("/api/v1/load_weights", {"model_id": self.aliases.get(model_id, model_id), "path": sdk_request.path})
+            return await self.once(call, model_id, 1, "load_weights", lambda: self.forward_json(
+                "/api/v1/load_weights", {"model_id": self.aliases.get(model_id, model_id), "path": sdk_request.path}))
         if sdk_request.model_id is not None or sdk_request.model_seq_id is None:
             raise Refused("load-first", "create-via-load takes session_id with model_seq_id and no model_id")
         alias = f"{sdk_request.session_id}:train:{sdk_request.model_seq_id}"
-        if alias in self.aliases or not self.ledger.first_request(alias):
+        if not self.ledger.first_request(alias, 0, call.print_):
             raise Refused("load-first", f"model {alias} already exists: load_weights is accepted only as a model's first request")
-        self.ledger.claim_sequence(alias, 0, key, "load_weights")
         entry["model_id"] = alias
+        return await self.once(call, alias, 0, "load_weights", lambda: self.create_via_load(sdk_request, alias))
+
+    async def create_via_load(self, sdk_request, alias: str) -> Response:
         source = sdk_request.path.removeprefix("tinker://").split("/", 1)[0]
         run = await self.upstream.get(f"/api/v1/training_runs/{self.aliases.get(source, source)}")
         if run.status_code != 200:
