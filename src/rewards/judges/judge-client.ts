@@ -50,12 +50,18 @@ export function createJudgeClient(settings: JudgeSettings): JudgeClient {
     const counted = usage;
     try {
       const key = judgeCacheKey({ model: settings.endpoint.model, messages, sampling });
-      const stored = cache.get(key) ?? (await pending.get(key));
+      const stored = cache.get(key);
       if (stored !== undefined) {
         counted.cachedCalls += 1;
         return parse(stored);
       }
-      const inFlight = request(messages);
+      const joined = pending.get(key);
+      if (joined !== undefined) {
+        const content = await joined;
+        counted.cachedCalls += 1;
+        return parse(content);
+      }
+      const inFlight = request(messages); // registered before any await, so a same-tick twin joins it
       pending.set(key, inFlight);
       try {
         const content = await inFlight;
