@@ -4,7 +4,7 @@
 // one it has) and updates the page in place; nothing is rebuilt, so focus and zoom stay put.
 import { $, fillSelect, getJson, h } from './dom.js';
 import { MetricCharts } from './metric-charts.js';
-import { DEFAULT_METRICS, GROUPS, METRICS, metricGroup, metricTitle } from './metric-catalog.js';
+import { DEFAULT_METRICS, GROUPS, isRewardPanelMetric, METRICS, metricGroup, metricTitle } from './metric-catalog.js';
 import { MetricData } from './metric-data.js';
 import { runColor } from './palette.js';
 import { renderConfigDiff } from './config-diff.js';
@@ -31,6 +31,12 @@ const data = new MetricData();
 const selectedRuns = () => state.runs.filter((run) => state.selected.has(run.id));
 const charts = new MetricCharts({
   grid: $('chart-grid'),
+  data,
+  view: () => ({ runs: selectedRuns(), xAxis: state.xAxis, smoothing: state.smoothing, logScale: state.logScale }),
+});
+// The Rewards panel: every reward/* and monitor/* series, whatever the picker shows.
+const rewardCharts = new MetricCharts({
+  grid: $('reward-grid'),
   data,
   view: () => ({ runs: selectedRuns(), xAxis: state.xAxis, smoothing: state.smoothing, logScale: state.logScale }),
 });
@@ -66,6 +72,13 @@ function shownMetrics() {
   return available.filter((key) => chosen.includes(key));
 }
 
+function updateCharts(changedRuns = []) {
+  charts.update(shownMetrics(), changedRuns);
+  const rewardMetrics = availableMetrics().filter(isRewardPanelMetric);
+  rewardCharts.update(rewardMetrics, changedRuns);
+  $('no-rewards').hidden = rewardMetrics.length > 0;
+}
+
 function renderPicker() {
   const available = availableMetrics();
   const shown = new Set(shownMetrics());
@@ -99,7 +112,7 @@ function renderPicker() {
 function pickMetric() {
   state.metrics = [...$('metric-groups').querySelectorAll('input:checked')].map((box) => box.value);
   renderPicker();
-  charts.update(shownMetrics());
+  updateCharts();
   saveUrl();
 }
 
@@ -135,7 +148,7 @@ async function toggleRun(id, on) {
   await data.refresh([...state.selected]);
   renderLegend();
   renderPicker();
-  charts.update(shownMetrics());
+  updateCharts();
   await renderRunDetails(selectedRuns());
   saveUrl();
 }
@@ -143,7 +156,7 @@ async function toggleRun(id, on) {
 function setChartOption(change) {
   Object.assign(state, change);
   $('smoothing-value').textContent = state.smoothing.toFixed(2);
-  charts.update(shownMetrics());
+  updateCharts();
   saveUrl();
 }
 
@@ -169,7 +182,7 @@ async function refresh() {
   const changed = await data.refresh([...state.selected]);
   renderLegend();
   renderPicker();
-  charts.update(shownMetrics(), changed);
+  updateCharts(changed);
   await renderRunDetails(selectedRuns());
   renderConfigDiff(state.runs);
   state.refreshes++;
@@ -204,8 +217,8 @@ for (const id of ['config-a', 'config-b', 'config-only-diff'])
 
 // For tests and debugging: what each chart plots.
 window.agentrlDashboard = {
-  plotted: (metric) => charts.plotted(metric),
-  geometry: (metric, x, y) => charts.geometry(metric, x, y),
+  plotted: (metric) => charts.plotted(metric) ?? rewardCharts.plotted(metric),
+  geometry: (metric, x, y) => charts.geometry(metric, x, y) ?? rewardCharts.geometry(metric, x, y),
   state,
 };
 

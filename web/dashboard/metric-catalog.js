@@ -31,7 +31,12 @@ export const METRICS = {
   seconds: ['speed', 'seconds per iteration'],
 };
 
-export const GROUPS = ['episodes', 'update', 'tokens', 'speed', 'other'];
+export const GROUPS = ['episodes', 'rewards', 'monitor', 'update', 'tokens', 'speed', 'other'];
+
+/** Charted in the Rewards panel: every named reward component, its failures, and every monitor signal. */
+export function isRewardPanelMetric(key) {
+  return key === 'rewardFailures' || key.startsWith('reward/') || key.startsWith('monitor/');
+}
 
 /** Shown when the address names no metrics: the ones a practitioner looks at first. */
 export const DEFAULT_METRICS = [
@@ -49,9 +54,19 @@ export const DEFAULT_METRICS = [
 ];
 
 export function metricGroup(key) {
+  if (key === 'rewardFailures' || key.startsWith('reward/')) return 'rewards';
+  if (key.startsWith('monitor/')) return 'monitor';
   return METRICS[key]?.[0] ?? 'other';
 }
 
 export function metricTitle(key) {
+  if (key === 'rewardFailures') return 'episodes whose reward could not be scored (their groups not trained on)';
+  const [family, name, detail] = key.split('/');
+  if (family === 'reward' && name !== undefined)
+    return detail === 'failures'
+      ? `reward ${name}: episodes it failed on`
+      : `reward component ${name} (mean per episode)`;
+  if (family === 'monitor' && name !== undefined)
+    return detail === 'fired' ? `monitor ${name}: fired (1) or not (0)` : `monitor signal ${name}`;
   return METRICS[key]?.[1] ?? key;
 }

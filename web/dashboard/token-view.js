@@ -40,12 +40,52 @@ function tokenSpan(t, i, maxAbs) {
   );
 }
 
-/** The turn blocks of trajectory `t`. */
+/** The episode's named reward components and the ones that failed (with why), when it has any. */
+function rewardBlock(t) {
+  const components = Object.entries(t.rewardComponents ?? {});
+  const failures = Object.entries(t.rewardFailures ?? {});
+  if (components.length === 0 && failures.length === 0) return [];
+  return [
+    h(
+      'div',
+      { class: 'turn reward-components', dataset: { turn: 'rewards' } },
+      h(
+        'h4',
+        {},
+        failures.length > 0
+          ? 'reward components · not scored: its group was left out of the update'
+          : 'reward components',
+      ),
+      h(
+        'table',
+        {},
+        h(
+          'tbody',
+          {},
+          ...components.map(([name, value]) =>
+            h('tr', { dataset: { component: name } }, h('td', {}, name), h('td', { class: 'num' }, formatValue(value))),
+          ),
+          ...failures.map(([name, reason]) =>
+            h(
+              'tr',
+              { class: 'failure', dataset: { failure: name } },
+              h('td', {}, name),
+              h('td', {}, `failed: ${reason}`),
+            ),
+          ),
+        ),
+      ),
+    ),
+  ];
+}
+
+/** The turn blocks of trajectory `t` (its reward components first, when it has any). */
 export function trajectoryBlocks(t) {
   const maxAbs = Math.max(1e-12, ...(t.advantages ?? []).map(Math.abs));
   const span = (from, to) => Array.from({ length: Math.max(0, to - from) }, (_, k) => tokenSpan(t, from + k, maxAbs));
   const firstStart = t.turns.length > 0 ? t.turns[0].start : t.tokens.length;
   const blocks = [
+    ...rewardBlock(t),
     h(
       'div',
       { class: 'turn', dataset: { turn: 'prompt' } },
