@@ -4,6 +4,7 @@ import type { Tokenizer } from '../../chat/tokenizer.ts';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import type { TinkerClientOptions } from './tinker-client.ts';
 import { TinkerUnsupportedError } from './tinker-error.ts';
+import { type TinkerWire, tinkerWires } from './tinker-training.ts';
 import { type LossReduction, lossReductions } from './wire.ts';
 
 export interface TinkerPolicyOptions extends TinkerClientOptions {
@@ -31,6 +32,12 @@ export interface TinkerPolicyOptions extends TinkerClientOptions {
   concurrency?: number;
   /** An existing model id to attach to (skips create_model). */
   modelId?: string;
+  /** Request encoding: 'protobuf' (the SDK 0.38's, hosted Tinker; default) or 'json' (servers that predate it: SkyRL 0.3.0). */
+  wire?: TinkerWire;
+  /** TTL of the sampler weights saved each optimizer step (the previous ones are deleted). Default 3600 s (the SDK's smallest). */
+  samplerTtlSeconds?: number;
+  /** TTL of the training checkpoints `save`/`saveState` write; undefined = kept until deleted (default). */
+  checkpointTtlSeconds?: number;
 }
 
 export function checkOptions(options: TinkerPolicyOptions): void {
@@ -57,6 +64,27 @@ export function checkOptions(options: TinkerPolicyOptions): void {
       { lossReduction: options.lossReduction },
     );
   }
+  if (options.wire !== undefined && !tinkerWires.includes(options.wire))
+    throw new InvalidArgumentError(`wire must be one of ${tinkerWires.join(', ')}, got "${options.wire}"`, {
+      wire: options.wire,
+    });
+  for (const [name, ttl] of [
+    ['samplerTtlSeconds', options.samplerTtlSeconds],
+    ['checkpointTtlSeconds', options.checkpointTtlSeconds],
+  ] as const)
+    if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 3600 || ttl > 315_360_000))
+      throw new InvalidArgumentError(
+        `${name} must be whole seconds from 3600 (1 hour) to 315360000 (10 years), got ${ttl}`,
+        {
+          [name]: ttl,
+        },
+      );
+  const apiKey = options.apiKey ?? (options.environment ?? process.env).TINKER_API_KEY;
+  if (apiKey !== undefined && apiKey !== '' && !apiKey.startsWith('tml-') && !apiKey.startsWith('eyJ'))
+    throw new InvalidArgumentError(
+      'the Tinker API key must start with "tml-" (as the SDK checks); check TINKER_API_KEY',
+      {},
+    );
   const concurrency = options.concurrency ?? 16;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new InvalidArgumentError(`concurrency must be a positive integer, got ${concurrency}`, { concurrency });

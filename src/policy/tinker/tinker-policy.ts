@@ -1,39 +1,35 @@
 /**
- * `TinkerPolicy`: a LoRA training run on a Tinker server (hosted Tinker, or SkyRL tx's open
- * implementation) as a `TrainablePolicy`.
+ * `TinkerPolicy`: a LoRA training run on a Tinker server (hosted Tinker, or SkyRL's open
+ * implementation) as a `TrainablePolicy`, speaking the official SDK's protocol (./tinker-client.ts).
  *
- *   const policy = await TinkerPolicy.create({ baseUrl: 'http://127.0.0.1:8000', baseModel: '/models/smol', rank: 8, tokenizer });
- *   const generations = await policy.generateBatch(requests);          // asample from the latest sampler weights
- *   await policy.forwardBackward({ sequences }, rlLoss(batch, config)); // forward → TokenLoss → weighted backward
- *   await policy.optimStep({ learningRate: 1e-4 });                     // Adam on the server; sampler weights go stale
+ *   const policy = await TinkerPolicy.create({ baseModel: 'Qwen/Qwen3-4B-Instruct-2507', tokenizer });
+ *   const generations = await policy.generateBatch(requests);          // one asample per distinct prompt, num_samples = G
+ *   await policy.trainStep({ sequences }, rlLoss(batch, config), { learningRate: 1e-5, maxGradNorm: 1 });
+ *   console.log(policy.storage.describe());                             // what stays on the server
  *
- * What each contract method sends (./wire.ts for the encodings):
- * - `logprobs` → `forward` (cross_entropy with weights 1; the answer's per-token log-probs);
- * - `forwardBackward` → `forward` (only when the loss reads the current log-probs or the
- *   encoding needs them) → `TokenLoss.compute` here → `forward_backward` with the gradient as
- *   per-token weights, so any loss of per-token log-probs trains exactly;
- * - `optimStep` → `optim_step` with AdamParams; the server reports no gradient norm (NaN here)
- *   and does not clip (`maxGradNorm` is refused unless 0);
- * - `generate`/`generateBatch` → `save_weights_for_sampler` once after each optimizer step, then
- *   one `asample` per request (num_samples 1, stop = the stop-token ids, seed `rowSeed(seed, row)`
- *   so the rows of one batch differ); stop strings are applied here. SkyRL tx returns the log-probs of the temperature-1 distribution whatever the
- *   temperature, so `logprobs` matches sampled log-probs at temperature 1;
- * - `save(path)` → `save_weights` (a training checkpoint on the server); the local folder gets a
- *   `tinker-checkpoint.json` naming its `tinker://` path, which `load(path)` restores.
+ * What each contract method sends (./wire.ts for the loss encodings):
+ * - `logprobs` → forward_backward with `forward_only` (cross_entropy, weights 1);
+ * - `forwardBackward` → the loss as the server's own (`importance_sampling`, `ppo`, `cispo`:
+ *   ./server-loss.ts) in ONE round trip when the loss carries a `serverLoss`; otherwise the SDK's
+ *   `forward_backward_custom` pattern: a forward only when the gradient needs the current log-probs,
+ *   `TokenLoss.compute` here, then forward_backward with the gradient as per-token inputs;
+ * - `optimStep` → optim_step with AdamParams, `grad_clip_norm` = `maxGradNorm` (protobuf servers);
+ *   `trainStep` sends optim_step right behind forward_backward without waiting for its result;
+ * - `generate`/`generateBatch` → save_weights_for_sampler (TTL, the previous ones deleted) once per
+ *   optimizer step, a sampling session on them, and one asample per distinct prompt with
+ *   `num_samples` = its rows (equal greedy rows sampled once);
+ * - `save`/`saveState` → save_weights; `load`/`loadState` → a FRESH model created by load_weights
+ *   as its first request (hosted Tinker accepts load_weights only then), the old one unloaded.
  *
- * Refused at construction: a value head (PPO's critic) and an entropy term — the remote trainer
- * returns neither values nor entropies. A loss that still asks for them is refused at
- * `forwardBackward`. The GRPO family (ppo-clip / GSPO losses with group advantages, KL to a
- * reference from `logprobs`) needs only per-token log-probs and works.
+ * The sampler's log-probs are not the trainer's (`samplerMatchesTrainer` false: other kernels,
+ * and SkyRL reports temperature-1 log-probs whatever the temperature).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
-import { at } from '../../core/indexing.ts';
 import type { TokenLoss } from '../../core/loss.ts';
 import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
 import type { ChatFormat } from '../../chat/chat-format.ts';
-import { resolveRequest, type ResolvedRequest } from '../request.ts';
 import type {
   GenerateRequest,
   Generation,
@@ -41,16 +37,20 @@ import type {
   OptimOptions,
   OptimReport,
   PolicyCapabilities,
+  StepReport,
   TokenBatch,
   TrainablePolicy,
 } from '../types.ts';
 import { TinkerClient } from './tinker-client.ts';
-import { TinkerError } from './tinker-error.ts';
-import { checkOptions, refuseUnsupportedGradients, type TinkerPolicyOptions } from './tinker-options.ts';
-import { greedyDuplicates, rowSeed, toGeneration } from './tinker-sampling.ts';
-import { gradientData, logprobsOfOutput, modelInput, scoringData, type LossReduction } from './wire.ts';
+import { checkOptions, type TinkerPolicyOptions } from './tinker-options.ts';
+import { sampleBatch } from './tinker-generate.ts';
+import { TinkerSampler } from './tinker-sampler.ts';
+import { TinkerStorage } from './tinker-storage.ts';
+import { submitLoss, scoreSequences, checkTemperature } from './tinker-loss-call.ts';
+import { TinkerTraining, type TinkerWire } from './tinker-training.ts';
+import type { LossReduction } from './wire.ts';
 
-/** Wall time per phase (ms), for the time split: sampling, forward_backward, optim_step, sampler sync. */
+/** Wall time per phase (ms), for the time split: sampling, forward, forward_backward, optim_step, sampler sync. */
 export interface TinkerTimes {
   sample: number;
   forward: number;
@@ -59,40 +59,73 @@ export interface TinkerTimes {
   samplerSync: number;
 }
 
+interface CheckpointRecord {
+  tinkerPath: string;
+  step: number;
+}
+
 export class TinkerPolicy implements TrainablePolicy {
   readonly backend = 'tinker';
-  /** No value head, no entropies, no gradient clipping on the server (see the header). */
-  readonly capabilities: PolicyCapabilities = { valueHead: false, entropy: false, gradientClipping: false };
+  /** The sampler's log-probs come from other kernels than the trainer's: a trainer re-scores old log-probs. */
+  readonly samplerMatchesTrainer = false;
+  readonly capabilities: PolicyCapabilities;
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly chatFormat?: ChatFormat;
   readonly client: TinkerClient;
-  readonly modelId: string;
   readonly times: TinkerTimes = { sample: 0, forward: 0, forwardBackward: 0, optimStep: 0, samplerSync: 0 };
+  readonly storage: TinkerStorage;
   private readonly options: TinkerPolicyOptions;
   private readonly reduction: LossReduction;
+  private readonly wire: TinkerWire;
+  private training: TinkerTraining;
   private step = 0;
-  private samplerPath: string | undefined;
+  private sampler: Promise<TinkerSampler> | undefined;
 
-  private constructor(options: TinkerPolicyOptions, client: TinkerClient, modelId: string) {
+  private constructor(options: TinkerPolicyOptions, client: TinkerClient, training: TinkerTraining) {
     this.options = options;
     this.client = client;
-    this.modelId = modelId;
+    this.training = training;
+    this.storage = new TinkerStorage(client);
     this.tokenizer = options.chatFormat?.tokenizer ?? options.tokenizer ?? byteTokenizer;
     if (options.chatFormat !== undefined) this.chatFormat = options.chatFormat;
     this.contextWindow = options.contextWindow ?? Infinity;
     this.reduction = options.lossReduction ?? 'sum';
+    this.wire = options.wire ?? 'protobuf';
+    // SkyRL (the JSON wire) drops AdamParams.grad_clip_norm silently: clipping is offered on protobuf servers only.
+    this.capabilities = { valueHead: false, entropy: false, gradientClipping: this.wire === 'protobuf' };
   }
 
-  /** Checks the options (refusing what the server cannot do), opens a session and creates the LoRA run. */
+  /** The server's id of the current training run. */
+  get modelId(): string {
+    return this.training.modelId;
+  }
+
+  /** Checks the options (refusing what the server cannot do), connects (client/config, session) and creates the LoRA run. */
   static async create(options: TinkerPolicyOptions): Promise<TinkerPolicy> {
     checkOptions(options);
     const client = new TinkerClient(options);
     try {
+      await client.connect();
       const modelId =
         options.modelId ??
         (await client.createModel({ baseModel: options.baseModel, rank: options.rank ?? 8, seed: options.seed ?? 0 }));
-      return new TinkerPolicy(options, client, modelId);
+      return new TinkerPolicy(options, client, new TinkerTraining(client, modelId, options.wire ?? 'protobuf'));
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+  }
+
+  /** A policy resumed from `saveState` bytes: a model created from the checkpoint (weights and Adam state). */
+  static async restore(options: TinkerPolicyOptions, state: Uint8Array): Promise<TinkerPolicy> {
+    checkOptions(options);
+    const client = new TinkerClient(options);
+    try {
+      const record = parseRecord(new TextDecoder().decode(state), '<state>');
+      const policy = new TinkerPolicy(options, client, await newTraining(client, options, record.tinkerPath));
+      policy.step = record.step;
+      return policy;
     } catch (error) {
       client.close();
       throw error;
@@ -100,142 +133,129 @@ export class TinkerPolicy implements TrainablePolicy {
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
-    const [generation] = await this.generateBatch([request]);
-    return generation!;
+    const generations = await this.generateBatch([request]);
+    const [generation] = generations;
+    if (generation === undefined) throw new InvalidArgumentError('generateBatch returned nothing for one request', {});
+    return generation;
   }
 
   async generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]> {
-    const resolved = requests.map((request) => resolveRequest(request, this.tokenizer, this.contextWindow));
-    if (resolved.length === 0) return [];
-    const modelPath = await this.samplerWeights();
+    if (requests.length === 0) return [];
+    const sampler = await this.currentSampler();
     const started = performance.now();
-    const results = new Array<Generation>(resolved.length);
-    // Equal greedy requests are sent once: the server's batched decode can differ in the last
-    // float bits by row position, and a greedy generation is a function of its request.
-    const firstOf = greedyDuplicates(resolved);
-    const unique = firstOf.flatMap((first, index) => (first === index ? [index] : []));
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < unique.length) {
-        const index = at(unique, next++, 'unique requests');
-        const request = at(resolved, index, 'requests');
-        results[index] = await this.sampleOne(request, modelPath, rowSeed(request.seed, index));
-      }
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 16, unique.length) }, worker));
+      return await sampleBatch(sampler, requests, {
+        tokenizer: this.tokenizer,
+        contextWindow: this.contextWindow,
+        concurrency: this.options.concurrency ?? 16,
+      });
     } finally {
       this.times.sample += performance.now() - started;
     }
-    return firstOf.map((first) => structuredClone(at(results, first, 'generations')));
   }
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
-    if ((batch.temperature ?? 1) !== 1) {
-      throw new InvalidArgumentError(
-        `TinkerPolicy scores at temperature 1 only (the forward endpoint has no temperature); got ${batch.temperature}`,
-        { temperature: batch.temperature },
-      );
-    }
+    checkTemperature(batch.temperature, 'logprobs');
     if (batch.sequences.length === 0) return [];
     const started = performance.now();
     try {
-      return await this.forward(batch.sequences);
+      return await scoreSequences(this.training, batch.sequences);
     } finally {
       this.times.forward += performance.now() - started;
     }
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
-    if ((batch.temperature ?? 1) !== 1)
-      throw new InvalidArgumentError(`forwardBackward trains at temperature 1; got temperature ${batch.temperature}`, {
-        temperature: batch.temperature,
-      });
-    const { sequences } = batch;
-    const needsCurrent = loss.dependsOnCurrent || this.reduction === 'sequence-mean';
-    let current: Float32Array[] | undefined;
-    if (needsCurrent) current = await this.logprobs({ sequences });
-    const output = loss.compute({
-      logprobs: current ?? sequences.map((sequence) => new Float32Array(sequence.length)),
-    });
-    refuseUnsupportedGradients(output.gradValues, output.gradEntropies);
-    const { lossFunction, data } = gradientData(sequences, output.gradLogprobs, this.reduction, current);
+    const { report } = await this.submitForwardBackward(batch, loss);
+    return await report;
+  }
+
+  /** Sends forward_backward (after a forward when needed); resolves once it is accepted, with its pending report. */
+  private async submitForwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<{ report: Promise<LossReport> }> {
+    checkTemperature(batch.temperature, 'forwardBackward');
     const started = performance.now();
-    let answer: unknown;
-    try {
-      answer = await this.client.call('/api/v1/forward_backward', {
-        model_id: this.modelId,
-        forward_backward_input: { data, loss_fn: lossFunction },
-      });
-    } finally {
+    const { report } = await submitLoss(this.training, batch.sequences, loss, this.reduction, (ms) => {
+      this.times.forward += ms;
+    });
+    const timed = report.finally(() => {
       this.times.forwardBackward += performance.now() - started;
-    }
-    let report = output;
-    if (!loss.dependsOnCurrent && current === undefined) {
-      // The gradient did not need the log-probs; the loss value does: read them off the answer.
-      const logprobs = this.parseLogprobs(answer, sequences, '/api/v1/forward_backward');
-      report = loss.compute({ logprobs });
-    }
-    const tokens = output.gradLogprobs.reduce(
-      (sum, grad) => sum + grad.reduce((count, g) => count + (g !== 0 ? 1 : 0), 0),
-      0,
-    );
-    return { ...report, tokens };
+    });
+    timed.catch(() => undefined);
+    return { report: timed };
   }
 
   async optimStep(options: OptimOptions): Promise<OptimReport> {
-    if ((options.maxGradNorm ?? 0) !== 0) {
+    return this.sendOptimStep(options);
+  }
+
+  /** forward_backward and optim_step pipelined: optim_step is sent before forward_backward's result is read. */
+  async trainStep(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
+    const { report } = await this.submitForwardBackward(batch, loss);
+    const optim = this.sendOptimStep(options);
+    const [lossReport, optimReport] = await Promise.all([report, optim]);
+    return { ...lossReport, ...optimReport };
+  }
+
+  private async sendOptimStep(options: OptimOptions): Promise<OptimReport> {
+    const maxGradNorm = options.maxGradNorm ?? 0;
+    if (maxGradNorm !== 0 && !this.capabilities.gradientClipping)
       throw new InvalidArgumentError(
-        `TinkerPolicy cannot clip the gradient norm (the server's optim_step has no clipping); set maxGradNorm to 0, got ${options.maxGradNorm}`,
-        { maxGradNorm: options.maxGradNorm },
+        `the '${this.wire}' Tinker wire (SkyRL) ignores grad_clip_norm; set maxGradNorm to 0 or use a protobuf (SDK 0.38) server, got ${maxGradNorm}`,
+        { maxGradNorm },
       );
-    }
-    const adam_params = {
+    const adam = {
       learning_rate: options.learningRate,
       beta1: options.beta1 ?? 0.9,
       beta2: options.beta2 ?? 0.95,
       eps: options.epsilon ?? this.options.epsilon ?? 1e-8,
       weight_decay: options.weightDecay ?? 0,
+      grad_clip_norm: maxGradNorm,
     };
     const started = performance.now();
-    let answer: unknown;
+    let metrics: Record<string, unknown>;
+    const sent = this.training.optimStep(adam);
+    // The sampler weights go stale as soon as the step is sent.
+    this.sampler = undefined;
     try {
-      answer = await this.client.call('/api/v1/optim_step', {
-        model_id: this.modelId,
-        adam_params,
-        type: 'optim_step',
-      });
+      metrics = await sent;
     } finally {
       this.times.optimStep += performance.now() - started;
     }
     this.step += 1;
-    this.samplerPath = undefined;
-    const metrics = (answer as { metrics?: Record<string, unknown> | null } | null)?.metrics ?? {};
     const gradNorm = Number(metrics.grad_norm ?? metrics['grad_norm:mean'] ?? NaN);
     return { gradNorm, step: this.step };
   }
 
   /**
    * The `tinker://…/sampler_weights/…` path of the current weights, saved once per optimizer step
-   * (the contract's sampler-weight sync: `generate` calls it; a trainer may call it early to
-   * overlap the save with other work).
+   * with `samplerTtlSeconds`; the previous step's are deleted (a trainer may call it early to overlap).
    */
   async samplerWeights(): Promise<string> {
-    if (this.samplerPath !== undefined) return this.samplerPath;
-    const started = performance.now();
-    try {
-      const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
-      const answer = (await this.client.call('/api/v1/save_weights_for_sampler', {
-        model_id: this.modelId,
-        path: name,
-        type: 'save_weights_for_sampler',
-      })) as { path?: unknown };
-      this.samplerPath =
-        typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/sampler_weights/${name}`;
-      return this.samplerPath;
-    } finally {
-      this.times.samplerSync += performance.now() - started;
-    }
+    return (await this.currentSampler()).target.modelPath;
+  }
+
+  private currentSampler(): Promise<TinkerSampler & { target: { modelPath: string } }> {
+    this.sampler ??= (async () => {
+      const started = performance.now();
+      try {
+        const ttl = this.options.samplerTtlSeconds ?? 3600;
+        const path = await this.training.save(
+          'sampler_weights',
+          `agentrl-step-${this.step}-${Date.now().toString(36)}`,
+          ttl,
+        );
+        this.storage.record({ path, kind: 'sampler_weights', ttlSeconds: ttl });
+        await this.storage.dropStaleSamplers(path);
+        return new TinkerSampler(this.client, { modelPath: path });
+      } finally {
+        this.times.samplerSync += performance.now() - started;
+      }
+    })();
+    const sampler = this.sampler;
+    sampler.catch(() => {
+      if (this.sampler === sampler) this.sampler = undefined;
+    });
+    return sampler as Promise<TinkerSampler & { target: { modelPath: string } }>;
   }
 
   /** Saves the training state on the server and writes `<path>/tinker-checkpoint.json` pointing at it. */
@@ -245,7 +265,7 @@ export class TinkerPolicy implements TrainablePolicy {
     await writeFile(join(path, 'tinker-checkpoint.json'), `${JSON.stringify(record, null, 2)}\n`);
   }
 
-  /** Loads the weights and optimizer state a `save` wrote (from this or another run of the same base model). */
+  /** Continues from what a `save` wrote: a fresh model created from that checkpoint replaces this one. */
   async load(path: string): Promise<void> {
     const file = join(path, 'tinker-checkpoint.json');
     let text: string;
@@ -254,7 +274,7 @@ export class TinkerPolicy implements TrainablePolicy {
     } catch (error) {
       throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
     }
-    await this.loadRecord(text, file);
+    await this.replaceModel(parseRecord(text, file));
   }
 
   /** The resumable state (contract): the checkpoint record of a `save_weights` (weights and Adam state stay on the server). */
@@ -263,17 +283,13 @@ export class TinkerPolicy implements TrainablePolicy {
   }
 
   async loadState(state: Uint8Array): Promise<void> {
-    await this.loadRecord(new TextDecoder().decode(state), '<state>');
+    await this.replaceModel(parseRecord(new TextDecoder().decode(state), '<state>'));
   }
 
   private async saveRecord(): Promise<Record<string, unknown>> {
-    const name = `agentrl-step-${this.step}-${Date.now().toString(36)}`;
-    const answer = (await this.client.call('/api/v1/save_weights', {
-      model_id: this.modelId,
-      path: name,
-      type: 'save_weights',
-    })) as { path?: unknown };
-    const tinkerPath = typeof answer.path === 'string' ? answer.path : `tinker://${this.modelId}/weights/${name}`;
+    const ttl = this.options.checkpointTtlSeconds;
+    const tinkerPath = await this.training.save('weights', `agentrl-step-${this.step}-${Date.now().toString(36)}`, ttl);
+    this.storage.record({ path: tinkerPath, kind: 'weights', ttlSeconds: ttl });
     return {
       format: 'agentrl-tinker-checkpoint',
       baseUrl: this.client.baseUrl,
@@ -284,21 +300,20 @@ export class TinkerPolicy implements TrainablePolicy {
     };
   }
 
-  private async loadRecord(text: string, file: string): Promise<void> {
-    let record: { tinkerPath?: unknown; step?: unknown };
-    try {
-      record = JSON.parse(text) as typeof record;
-    } catch (error) {
-      throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
-    }
-    if (typeof record.tinkerPath !== 'string') throw new CheckpointError(`${file} has no tinkerPath`, { file });
-    await this.client.call('/api/v1/load_weights', {
-      model_id: this.modelId,
-      path: record.tinkerPath,
-      type: 'load_weights',
-    });
-    this.step = typeof record.step === 'number' ? record.step : this.step;
-    this.samplerPath = undefined;
+  private async replaceModel(record: CheckpointRecord): Promise<void> {
+    const previous = this.modelId;
+    this.training = await newTraining(this.client, this.options, record.tinkerPath);
+    this.step = record.step;
+    this.sampler = undefined;
+    await this.unload(previous).catch(() => undefined);
+  }
+
+  private async unload(modelId: string): Promise<void> {
+    await this.client.submit(
+      '/api/v1/unload_model',
+      { body: { model_id: modelId, type: 'unload_model' } },
+      'UnloadModel',
+    );
   }
 
   /**
@@ -307,75 +322,45 @@ export class TinkerPolicy implements TrainablePolicy {
    */
   async close({ unload = true }: { unload?: boolean } = {}): Promise<void> {
     try {
-      if (!unload) return;
-      const answer = (await this.client.request('POST', '/api/v1/unload_model', {
-        model_id: this.modelId,
-        type: 'unload_model',
-      })) as { request_id?: unknown };
-      if (answer.request_id !== undefined)
-        await this.client.retrieveFuture(String(answer.request_id), 'POST /api/v1/unload_model');
+      if (unload) await this.unload(this.modelId);
     } finally {
       this.client.close();
     }
   }
+}
 
-  private async forward(sequences: readonly (readonly number[])[]): Promise<Float32Array[]> {
-    const answer = await this.client.call('/api/v1/forward', {
-      model_id: this.modelId,
-      forward_input: { data: scoringData(sequences), loss_fn: 'cross_entropy' },
-    });
-    return this.parseLogprobs(answer, sequences, '/api/v1/forward');
+function parseRecord(text: string, file: string): CheckpointRecord {
+  let record: { tinkerPath?: unknown; step?: unknown };
+  try {
+    record = JSON.parse(text) as typeof record;
+  } catch (error) {
+    throw new CheckpointError(`${file} is not a Tinker checkpoint record (${(error as Error).message})`, { file });
   }
+  if (typeof record.tinkerPath !== 'string') throw new CheckpointError(`${file} has no tinkerPath`, { file });
+  return { tinkerPath: record.tinkerPath, step: typeof record.step === 'number' ? record.step : 0 };
+}
 
-  private parseLogprobs(answer: unknown, sequences: readonly (readonly number[])[], path: string): Float32Array[] {
-    const logprobs = logprobsOfOutput(answer, sequences);
-    if (typeof logprobs === 'string')
-      throw new TinkerError(`POST ${path}: ${logprobs}`, {
-        endpoint: `POST ${path}`,
-        status: 200,
-        body: JSON.stringify(answer).slice(0, 500),
-        attempts: 1,
-      });
-    return logprobs;
+/**
+ * A model holding a checkpoint's weights and Adam state. Protobuf (SDK 0.38) servers: created by
+ * `load_weights` as its first request. JSON servers (SkyRL 0.3.0, no create-via-load): the SDK's
+ * legacy addressing, create_model then `load_weights { model_id, seq_id: 1, path, optimizer }`.
+ */
+async function newTraining(client: TinkerClient, options: TinkerPolicyOptions, path: string): Promise<TinkerTraining> {
+  const wire = options.wire ?? 'protobuf';
+  if (wire === 'protobuf') {
+    const modelId = await client.createModelFromCheckpoint({ path, optimizer: true });
+    return new TinkerTraining(client, modelId, wire, 1);
   }
-
-  private async sampleOne(request: ResolvedRequest, modelPath: string, seed: number): Promise<Generation> {
-    const body = {
-      num_samples: 1,
-      prompt: modelInput(request.prompt),
-      sampling_params: {
-        max_tokens: Math.min(
-          request.maxNewTokens,
-          Number.isFinite(this.contextWindow) ? this.contextWindow - request.prompt.length : Infinity,
-        ),
-        seed,
-        stop: [...request.stopTokens],
-        temperature: request.temperature,
-        top_k: -1,
-        top_p: request.topP,
-      },
-      model_path: modelPath,
-      type: 'sample',
-    };
-    const answer = await this.client.call('/api/v1/asample', body);
-    const sequence = (
-      answer as { sequences?: { tokens?: unknown; logprobs?: unknown; stop_reason?: unknown }[] } | null
-    )?.sequences?.[0];
-    const tokens = sequence?.tokens;
-    const logprobs = sequence?.logprobs;
-    if (
-      !Array.isArray(tokens) ||
-      !Array.isArray(logprobs) ||
-      tokens.length !== logprobs.length ||
-      tokens.length === 0
-    ) {
-      throw new TinkerError('POST /api/v1/asample: the answer has no sequence with one log-prob per token', {
-        endpoint: 'POST /api/v1/asample',
-        status: 200,
-        body: JSON.stringify(answer).slice(0, 500),
-        attempts: 1,
-      });
-    }
-    return toGeneration(tokens as number[], logprobs as number[], request, this.tokenizer);
-  }
+  const modelId = await client.createModel({
+    baseModel: options.baseModel,
+    rank: options.rank ?? 8,
+    seed: options.seed ?? 0,
+  });
+  const training = new TinkerTraining(client, modelId, wire, 1);
+  await client.submit(
+    '/api/v1/load_weights',
+    { body: { model_id: modelId, seq_id: training.reserve(), path, optimizer: true, type: 'load_weights' } },
+    'LoadWeights',
+  );
+  return training;
 }

@@ -8,7 +8,11 @@
  *
  * The gradient reaches the server's backward pass in one of two encodings (`LossReduction`):
  * - 'sum' — hosted Tinker: `cross_entropy` is L = Σ_t −w_t·logp_t (no normalisation; the SDK's
- *   `forward_backward_custom` relies on it), so w_t = −dL/dlogp_t gives dL/dθ exactly.
+ *   `forward_backward_custom` relies on it), so w_t = −dL/dlogp_t gives dL/dθ exactly — used when
+ *   every w_t ≥ 0 (SFT, a one-sided loss). A gradient with positive entries goes as
+ *   `importance_sampling` at the current log-probs, advantages −dL/dlogp (−Σ ratio·A: gradient −A at
+ *   ratio 1), whose sign survives a server that normalises (signed CE weights pushed a positive-
+ *   advantage token DOWN on SkyRL, which divides by Σw).
  * - 'sequence-mean' — SkyRL tx 0.3.0: every loss is divided per sequence by Σ_t w_t
  *   (`backends/jax.py`: `per_token_losses.sum(-1) / max(loss_mask.sum(-1), 1e-9)`), and the
  *   accumulated gradient by the number of sequences at optim_step. Weights −dL/dlogp of mixed sign
@@ -67,6 +71,17 @@ export function scoringData(sequences: readonly (readonly number[])[]): Datum[] 
   return sequences.map((sequence) => toDatum(sequence, { weights: sequence.map(() => 1) }));
 }
 
+/**
+ * True when the gradient must reach the server as `importance_sampling` at the current log-probs
+ * (which then have to be known): always for 'sequence-mean', and for 'sum' when some token's
+ * gradient is positive (a negative cross-entropy weight) — signed weights are exact only on a
+ * server that sums, and a server that divides by Σw flips or blows them up (SkyRL), while an
+ * importance-sampling advantage keeps its sign under any positive normalisation.
+ */
+export function needsCurrentLogprobs(gradLogprobs: readonly Float32Array[], reduction: LossReduction): boolean {
+  return reduction === 'sequence-mean' || gradLogprobs.some((grad) => grad.some((g) => g > 0));
+}
+
 /** The forward_backward request for the gradient `gradLogprobs` (dL/dlogp, agentrl alignment). */
 export function gradientData(
   sequences: readonly (readonly number[])[],
@@ -76,7 +91,8 @@ export function gradientData(
 ): { lossFunction: LossFunctionName; data: Datum[] } {
   if (gradLogprobs.length !== sequences.length)
     throw new InvalidArgumentError(`${gradLogprobs.length} gradients for ${sequences.length} sequences`, {});
-  if (reduction === 'sum') {
+  if (!needsCurrentLogprobs(gradLogprobs, reduction)) {
+    // Σ_t w_t·(−logp_t) with w_t = −dL/dlogp_t ≥ 0: the loss's gradient, on a server that sums.
     return {
       lossFunction: 'cross_entropy',
       data: sequences.map((sequence, s) =>
@@ -85,17 +101,22 @@ export function gradientData(
     };
   }
   if (currentLogprobs === undefined)
-    throw new InvalidArgumentError("the 'sequence-mean' encoding needs the current log-probs", {});
+    throw new InvalidArgumentError(
+      `this gradient reaches the server as importance_sampling, which needs the current log-probs (reduction '${reduction}')`,
+      { reduction },
+    );
   const count = sequences.length;
   return {
     lossFunction: 'importance_sampling',
     data: sequences.map((sequence, s) => {
-      const targets = sequence.length - 1;
-      return toDatum(sequence, {
-        weights: sequence.map(() => 1),
-        advantages: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g * targets * count)),
+      // 'sum': −Σ ratio·A, gradient −A at ratio 1. 'sequence-mean': ÷(T−1) per sequence and ÷N at optim_step, cancelled here.
+      const scale = reduction === 'sum' ? 1 : (sequence.length - 1) * count;
+      const perToken: Record<string, ArrayLike<number>> = {
+        advantages: at(gradLogprobs, s, 'gradients').map((g) => (g === 0 ? 0 : -g * scale)),
         logprobs: at(currentLogprobs, s, 'current log-probs'),
-      });
+      };
+      if (reduction === 'sequence-mean') perToken.weights = sequence.map(() => 1);
+      return toDatum(sequence, perToken);
     }),
   };
 }
