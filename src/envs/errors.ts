@@ -35,3 +35,13 @@ export class PrivilegedCopyMismatchError extends AgentRlError {
     );
   }
 }
+
+/** One of an env's named reward functions threw or gave a non-finite number: the step rejects, naming it (never a silent 0). */
+export class RewardComponentError extends AgentRlError {
+  constructor(env: string, failures: Readonly<Record<string, string>>) {
+    const list = Object.entries(failures)
+      .map(([name, reason]) => `${name} (${reason})`)
+      .join(', ');
+    super('REWARD_COMPONENT', `${env}: the step's reward could not be scored: ${list}`, { env, failures });
+  }
+}

@@ -1,10 +1,12 @@
 /**
  * Turn bookkeeping shared by the grid puzzles (FrozenLake, Sokoban): a step budget counted in
- * moves, an invalid turn costing one step (and a move's reward) and the format penalty, and the
- * grid text plus an `invalid: <reason>` line as the observation.
+ * moves, an invalid turn using one step, and the grid text plus an `invalid: <reason>` line as the
+ * observation. The reward is the env's rubric (an invalid turn pays a move's step cost and the
+ * format penalty: the env's rewards.ts).
  */
 import { z } from 'zod';
-import type { Observation, StepResult } from '../core/types.ts';
+import type { Observation } from '../core/types.ts';
+import type { UnscoredStep } from './step-reward.ts';
 
 /** Option fields every grid puzzle has (spread into its options schema). */
 export const gridTurnOptionsShape = {
@@ -31,22 +33,21 @@ export interface GridEpisode {
 }
 
 /**
- * The result of a turn whose action did not parse: one step used, its cost (`stepReward`, as a
- * move's: an invalid turn must never score better than a move, or RL learns to emit garbage to
- * dodge the step cost) and the format penalty, maybe the end.
+ * The result of a turn whose action did not parse, before its reward: one step used (it costs
+ * what a move costs: an invalid turn must never score better than a move, or RL learns to emit
+ * garbage to dodge the step cost), maybe the end.
  */
 export function invalidGridTurn(
   episode: GridEpisode,
   reason: string,
-  { maxSteps, formatPenalty, stepReward = 0 }: { maxSteps: number; formatPenalty: number; stepReward?: number },
+  maxSteps: number,
   observe: (reason: string) => Observation,
-): StepResult {
+): UnscoredStep {
   episode.stepsUsed++;
   const truncated = episode.stepsUsed >= maxSteps;
   episode.ended = truncated;
   return {
     observation: observe(reason),
-    reward: stepReward - formatPenalty,
     done: false,
     truncated,
     info: { invalidAction: true, reason, ...(truncated ? { success: false } : {}) },

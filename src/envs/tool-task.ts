@@ -13,8 +13,12 @@
  * episode on: `NextTurn`), what the agent may see in `observation.data` (`data`) and what only the
  * expert and the trainer may see in `observation.privileged` (`privileged`: the answer, hidden
  * tests; never sent by the env server); it may read extra tags
- * (`parseTurn`), record a tool's result and reward it (`afterToolCall`) and word tool results and
- * invalid turns its own way (`renderToolResult`, `renderInvalid`).
+ * (`parseTurn`), record a tool's result (`afterToolCall`) and word tool results and invalid turns
+ * its own way (`renderToolResult`, `renderInvalid`).
+ *
+ * Rewards (issue 31): the subclass's `rewardComponents` rubric scores every step on a `ToolTaskStep`
+ * — the episode after the turn and what the turn was (invalid, a tool call, a reply that moved on,
+ * a scored answer) — and the step reward is its total (step-reward.ts).
  */
 import { z } from 'zod';
 import {
@@ -26,6 +30,7 @@ import {
   type Tool,
 } from '../core/index.ts';
 import { clipText, runTool, type ToolRun } from '../core/tool.ts';
+import type { Rubric } from '../rewards/rubric.ts';
 import {
   actionCharLimits,
   actionTooLong,
@@ -34,6 +39,7 @@ import {
   type ParsedToolCall,
 } from './action-format.ts';
 import { closeTurn, openTurn } from './episode-turns.ts';
+import { scoreStep } from './step-reward.ts';
 
 /** Option fields every tool-task env has (spread into its options schema). */
 export const toolTaskOptionsShape = {
@@ -54,9 +60,8 @@ export interface ToolTaskSettings {
   maxActionChars: number;
 }
 
-/** The score of a final answer. */
+/** The verdict on a final answer (its reward is the rubric's, from the episode and this verdict). */
 export interface Verdict {
-  reward: number;
   success: boolean;
   /** The last observation's text. */
   text: string;
@@ -73,6 +78,20 @@ export interface ToolTaskEpisode {
   ended: boolean;
 }
 
+/** What a turn was, for the reward functions. */
+export type ToolTaskTurn =
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'tool'; run: ToolRun }
+  /** An answer that moved the episode on (`NextTurn`). */
+  | { kind: 'reply' }
+  | { kind: 'answer'; success: boolean; thinking: string | null };
+
+/** What a tool-task env's reward functions see of one step: the episode after the turn, and the turn. */
+export interface ToolTaskStep<Episode> {
+  readonly episode: Episode;
+  readonly turn: ToolTaskTurn;
+}
+
 export abstract class ToolTaskEnv<
   Task,
   Episode extends ToolTaskEpisode,
@@ -82,6 +101,8 @@ export abstract class ToolTaskEnv<
   abstract readonly name: string;
   abstract readonly instructions: string;
   tools: Tool[] = [];
+  /** The step reward's named components (names, weights, kinds); scored on every step. */
+  abstract readonly rewardComponents: Rubric<ToolTaskStep<Episode>>;
   protected episode: Episode | null = null;
 
   /** The env's parsed options (the subclass's schema output; the turn settings are read here). */
@@ -114,10 +135,8 @@ export abstract class ToolTaskEnv<
     return `invalid: ${reason}`;
   }
 
-  /** Records a tool call that ran (or threw) in the episode; returns the turn's reward. Default: 0. */
-  protected afterToolCall(_episode: Episode, _run: ToolRun): number {
-    return 0;
-  }
+  /** Records a tool call that ran (or threw) in the episode (before the step is scored). Default: nothing. */
+  protected afterToolCall(_episode: Episode, _run: ToolRun): void {}
 
   async reset({ seed, task }: { seed: number; task?: Task }): Promise<Observation> {
     const { episode, text } = await this.start(seed, task);
@@ -132,14 +151,11 @@ export abstract class ToolTaskEnv<
     if (parsed.kind === 'answer') return this.answerTurn(episode, parsed.answer, parsed.thinking);
     const run = await runTool(this.tools, parsed.call);
     if (!run.ok && run.kind !== 'tool-error') return this.invalidTurn(episode, run.error);
-    const reward = this.afterToolCall(episode, run);
+    this.afterToolCall(episode, run);
     const result = clipText(run.ok ? run.text : run.error, this.options.maxToolResultChars);
     const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false, tool: run.tool });
-    return {
-      observation: this.observe(episode, this.renderToolResult(parsed.call, result, !run.ok)),
-      reward,
-      ...close,
-    };
+    const observation = this.observe(episode, this.renderToolResult(parsed.call, result, !run.ok));
+    return this.scored(episode, { kind: 'tool', run }, { observation, ...close });
   }
 
   /** The current episode (for tools); throws before `reset`. */
@@ -160,30 +176,28 @@ export abstract class ToolTaskEnv<
     };
   }
 
-  private invalidTurn(episode: Episode, reason: string): StepResult {
+  private invalidTurn(episode: Episode, reason: string): Promise<StepResult> {
     const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
-    return {
-      observation: this.observe(episode, this.renderInvalid(reason)),
-      reward: -this.options.formatPenalty,
-      ...close,
-    };
+    const observation = this.observe(episode, this.renderInvalid(reason));
+    return this.scored(episode, { kind: 'invalid', reason }, { observation, ...close });
   }
 
   private async answerTurn(episode: Episode, answer: string, thinking: string | null): Promise<StepResult> {
     const verdict = await this.finish(episode, answer, thinking);
     if ('next' in verdict) {
       const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false });
-      return { observation: this.observe(episode, verdict.next), reward: 0, ...close };
+      return this.scored(episode, { kind: 'reply' }, { observation: this.observe(episode, verdict.next), ...close });
     }
     episode.ended = true;
     const info = { invalidAction: false, success: verdict.success, ...verdict.info };
-    return {
-      observation: this.observe(episode, verdict.text),
-      reward: verdict.reward,
-      done: true,
-      truncated: false,
-      info,
-    };
+    const observation = this.observe(episode, verdict.text);
+    const turn = { kind: 'answer', success: verdict.success, thinking } as const;
+    return this.scored(episode, turn, { observation, done: true, truncated: false, info });
+  }
+
+  /** The step with its reward: the rubric's total on this turn (step-reward.ts). */
+  private scored(episode: Episode, turn: ToolTaskTurn, step: Omit<StepResult, 'reward'>): Promise<StepResult> {
+    return scoreStep(this.name, this.rewardComponents, { episode, turn }, step);
   }
 
   private observe(episode: Episode, text: string): Observation {

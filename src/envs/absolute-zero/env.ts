@@ -16,7 +16,8 @@
  * r_propose = 1 − r̄ when 0 < r̄ < 1, else 0 (too easy or impossible teaches nothing). Without a
  * solver r_propose is 0. Both turns are the policy's, so GRPO trains both roles from the same
  * trajectories. Success = the task was valid and solved. An unparsable turn is invalid
- * (−formatPenalty, same role again); truncated after `maxTurns` turns.
+ * (−formatPenalty, same role again); truncated after `maxTurns` turns. The named reward
+ * components (solved, learnability, invalid_action) are in rewards.ts.
  */
 import { randomInt } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -35,6 +36,11 @@ import { parseOptions } from '../options.ts';
 import { runFunction, type CallResult } from '../sandbox/function-runner.ts';
 import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { randomInput, referencePrograms, type ReferenceProgram } from './programs.ts';
+import type { Rubric } from '../../rewards/rubric.ts';
+import { scoreStep, type UnscoredStep } from '../step-reward.ts';
+import { absoluteZeroRubric, type AbsoluteZeroStep } from './rewards.ts';
+
+export { learnabilityReward } from './rewards.ts';
 
 export const absoluteZeroOptionsSchema = z.strictObject({
   /** Longest program accepted (characters). */
@@ -98,11 +104,6 @@ export function solves(reply: string, output: unknown): boolean {
   }
 }
 
-/** r_propose = 1 − r̄ for 0 < r̄ < 1, else 0. */
-export function learnabilityReward(solveRate: number): number {
-  return solveRate > 0 && solveRate < 1 ? 1 - solveRate : 0;
-}
-
 export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   readonly name = 'absolute-zero';
   readonly instructions =
@@ -115,9 +116,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
   private readonly runs = new SandboxRuns();
   /** The reference tasks `reset` accepts (the env server checks a client's task against it). */
   readonly taskSchema: z.ZodType<ReferenceProgram>;
+  readonly rewardComponents: Rubric<AbsoluteZeroStep>;
 
   constructor(options: AbsoluteZeroOptions = {}, resources: { solver?: Solver } = {}) {
     this.options = parseOptions(absoluteZeroOptionsSchema, options, 'absolute-zero');
+    this.rewardComponents = absoluteZeroRubric(this.options);
     this.solver = resources.solver;
     this.taskSchema = z.strictObject({
       program: z.string().min(1).max(this.options.maxProgramChars),
@@ -154,13 +157,11 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
 
   async step(action: Action): Promise<StepResult> {
     const episode = openTurn(this.name, this.episode);
-    const invalid = (reason: string): StepResult => {
+    const scored = (turn: Partial<AbsoluteZeroStep>, step: UnscoredStep) =>
+      scoreStep(this.name, this.rewardComponents, { invalid: false, solved: false, solveRate: null, ...turn }, step);
+    const invalid = (reason: string): Promise<StepResult> => {
       const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason });
-      return {
-        observation: this.observe(episode, `invalid: ${reason}`),
-        reward: -this.options.formatPenalty,
-        ...close,
-      };
+      return scored({ invalid: true }, { observation: this.observe(episode, `invalid: ${reason}`), ...close });
     };
     const parsed = action.toolCall ? null : parseAction(action.text);
     if (parsed === null || parsed.kind === 'tool_call') return invalid('no tools here; reply <answer>...</answer>');
@@ -169,13 +170,15 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     if (episode.proposal !== null) {
       const success = solves(action.text, episode.proposal.output);
       episode.ended = true;
-      return {
-        observation: this.observe(episode, success ? 'correct' : 'wrong'),
-        reward: success ? 1 : 0,
-        done: true,
-        truncated: false,
-        info: { invalidAction: false, success, role: 'solve' },
-      };
+      return scored(
+        { solved: success },
+        {
+          observation: this.observe(episode, success ? 'correct' : 'wrong'),
+          done: true,
+          truncated: false,
+          info: { invalidAction: false, success, role: 'solve' },
+        },
+      );
     }
     const read = readProposal(parsed.answer, this.options);
     if (typeof read === 'string') return invalid(read);
@@ -183,13 +186,15 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
     if (rejection !== null || first === undefined || !('value' in first)) {
       episode.ended = true;
       const text = `task rejected: ${rejection}`.slice(0, 200);
-      return {
-        observation: this.observe(episode, text),
-        reward: 0,
-        done: true,
-        truncated: false,
-        info: { invalidAction: false, success: false, role: 'propose', rejected: true },
-      };
+      return scored(
+        {},
+        {
+          observation: this.observe(episode, text),
+          done: true,
+          truncated: false,
+          info: { invalidAction: false, success: false, role: 'propose', rejected: true },
+        },
+      );
     }
     episode.proposal = { program: read.program, input: read.input, output: first.value };
     let solveRate: number | undefined;
@@ -197,13 +202,12 @@ export class AbsoluteZeroEnv implements Env<ReferenceProgram> {
       const replies = await this.solver(solvePrompt(read.program, read.input), this.options.solverSamples);
       solveRate = replies.filter((reply) => solves(reply, first.value)).length / Math.max(1, replies.length);
     }
-    const reward = solveRate === undefined ? 0 : learnabilityReward(solveRate);
     const close = closeTurn(episode, this.options.maxTurns, {
       invalidAction: false,
       role: 'propose',
       ...(solveRate === undefined ? {} : { solveRate }),
     });
-    return { observation: this.observe(episode), reward, ...close };
+    return scored({ solveRate: solveRate ?? null }, { observation: this.observe(episode), ...close });
   }
 
   private observe(episode: Episode, note?: string): Observation {

@@ -4,6 +4,7 @@
  * probability, drawn from the episode seed. Which arm is better is fixed by the options, so a
  * policy can learn it. Success = the better arm was chosen (a deterministic signal, unlike the
  * payout). An invalid answer scores −formatPenalty and ends (truncates) the episode.
+ * Named components: `paid` (outcome: 1 when the arm paid) − formatPenalty · `invalid_action` (penalty).
  */
 import { z } from 'zod';
 import { Rng, type Action, type Env, type Observation, type StepResult } from '../../core/index.ts';
@@ -11,6 +12,9 @@ import { at } from '../../core/indexing.ts';
 import { parseMoveAction } from '../action-format.ts';
 import { runningEpisode } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
+import { reward } from '../../rewards/reward.ts';
+import { rubric, type Rubric } from '../../rewards/rubric.ts';
+import { invalidActionReward, scoreStep } from '../step-reward.ts';
 
 export const banditOptionsSchema = z
   .strictObject({
@@ -45,14 +49,27 @@ export interface BanditPrivileged {
   payProbabilities: number[];
 }
 
+/** What the reward functions see of the bandit's one turn. */
+interface BanditStep {
+  invalid: boolean;
+  paid: boolean;
+}
+
+function banditRubric(formatPenalty: number): Rubric<BanditStep> {
+  const paid = reward<BanditStep>('paid', (step) => (step.paid ? 1 : 0));
+  return rubric([paid, invalidActionReward<BanditStep>((step) => step.invalid)], [1, -formatPenalty]);
+}
+
 export class BanditEnv implements Env<Record<string, never>> {
   readonly name = 'bandit';
   readonly instructions: string;
   private readonly options: z.output<typeof banditOptionsSchema>;
   private episode: { payout: Rng; ended: boolean } | null = null;
+  readonly rewardComponents: Rubric<BanditStep>;
 
   constructor(options: BanditOptions = {}) {
     this.options = parseOptions(banditOptionsSchema, options, 'bandit');
+    this.rewardComponents = banditRubric(this.options.formatPenalty);
     const { arms } = this.options;
     this.instructions = `Bandit: pick the arm that pays most often. Arms: ${arms.join(', ')}. Reply <think>...</think><answer>${arms[0]}</answer>.`;
   }
@@ -65,28 +82,28 @@ export class BanditEnv implements Env<Record<string, never>> {
   async step(action: Action): Promise<StepResult> {
     const episode = runningEpisode(this.name, this.episode);
     episode.ended = true;
-    const { arms, payProbabilities, formatPenalty } = this.options;
+    const { arms, payProbabilities } = this.options;
     const parsed = parseMoveAction(action, { moves: arms, maxActionsPerTurn: 1 });
     if (parsed.kind === 'invalid') {
       const info = { invalidAction: true, reason: parsed.reason, success: false };
-      return {
-        observation: this.observe(`invalid: ${parsed.reason}`),
-        reward: -formatPenalty,
-        done: false,
-        truncated: true,
-        info,
-      };
+      const observation = this.observe(`invalid: ${parsed.reason}`);
+      const step = { observation, done: false, truncated: true, info };
+      return scoreStep(this.name, this.rewardComponents, { invalid: true, paid: false }, step);
     }
     const arm = at(parsed.moves, 0, 'moves');
-    const reward = episode.payout.next() < at(payProbabilities, arm, 'arms') ? 1 : 0;
+    const paid = episode.payout.next() < at(payProbabilities, arm, 'arms');
     const success = payProbabilities[arm] === Math.max(...payProbabilities);
-    return {
-      observation: this.observe(`${arms[arm]} paid ${reward}`),
-      reward,
-      done: true,
-      truncated: false,
-      info: { invalidAction: false, arm: arms[arm], success },
-    };
+    return scoreStep(
+      this.name,
+      this.rewardComponents,
+      { invalid: false, paid },
+      {
+        observation: this.observe(`${arms[arm]} paid ${paid ? 1 : 0}`),
+        done: true,
+        truncated: false,
+        info: { invalidAction: false, arm: arms[arm], success },
+      },
+    );
   }
 
   private observe(text: string): Observation {

@@ -30,6 +30,9 @@ import { webShopOptionsSchema, type WebShopPrivileged } from '../webshop/env.ts'
 import { pageFromUrl, type ShopSession } from '../webshop/server.ts';
 import type { Page } from '../webshop/shop.ts';
 import { openBrowserShop, type BrowserShop } from './browser.ts';
+import type { Rubric } from '../../rewards/rubric.ts';
+import { scoreStep } from '../step-reward.ts';
+import { shopRubric, type ShopStep } from '../webshop/rewards.ts';
 
 export const browserShopOptionsSchema = webShopOptionsSchema.extend({
   /** Time one click or typed search may take (ms). */
@@ -66,11 +69,14 @@ export class BrowserShopEnv implements Env<Goal> {
   private resources: Promise<BrowserShop> | null;
   private readonly ownsResources: boolean;
   private episode: BrowserEpisode | null = null;
+  /** R = purchase (outcome) − formatPenalty · invalid_action (penalty): the web shop's rubric (webshop/rewards.ts). */
+  readonly rewardComponents: Rubric<ShopStep>;
   /** One tab per env, reused across episodes. */
   private tab: BrowserPage | null = null;
 
   constructor(options: BrowserShopOptions = {}, shared?: { resources: Promise<BrowserShop> }) {
     this.options = parseOptions(browserShopOptionsSchema, options, 'browser-shop');
+    this.rewardComponents = shopRubric(this.options);
     this.resources = shared?.resources ?? null;
     this.ownsResources = shared === undefined;
   }
@@ -94,24 +100,25 @@ export class BrowserShopEnv implements Env<Goal> {
     const reason = await this.act(action);
     if (reason === null && episode.session.reward !== null) {
       episode.ended = true;
-      const reward = episode.session.reward;
-      return {
-        observation: await this.observe(episode),
-        reward,
-        done: true,
-        truncated: false,
-        info: { invalidAction: false, success: reward === 1 },
-      };
+      const purchase = episode.session.reward;
+      return scoreStep(
+        this.name,
+        this.rewardComponents,
+        { invalid: false, purchase },
+        {
+          observation: await this.observe(episode),
+          done: true,
+          truncated: false,
+          info: { invalidAction: false, success: purchase === 1 },
+        },
+      );
     }
     const close = closeTurn(episode, this.options.maxTurns, {
       invalidAction: reason !== null,
       ...(reason === null ? {} : { reason }),
     });
-    return {
-      observation: await this.observe(episode, reason ?? undefined),
-      reward: reason === null ? 0 : -this.options.formatPenalty,
-      ...close,
-    };
+    const step = { observation: await this.observe(episode, reason ?? undefined), ...close };
+    return scoreStep(this.name, this.rewardComponents, { invalid: reason !== null, purchase: null }, step);
   }
 
   /** Performs a GUI action; returns why it is invalid, or null. */

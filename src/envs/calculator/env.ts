@@ -19,6 +19,7 @@ import type { ToolRun } from '../../core/tool.ts';
 import { actionCharLimits, parseAction, type ParsedAction, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { ToolTaskEnv, type ToolTaskEpisode, type ToolTaskSettings, type Verdict } from '../tool-task.ts';
+import { calculatorRubric } from './rewards.ts';
 import { lastInteger } from './answer.ts';
 import { evaluateExpression } from './evaluate.ts';
 import { calculatorOperators, generateExpression } from './generator.ts';
@@ -77,13 +78,14 @@ export interface CalculatorData {
   turnsLeft: number;
 }
 
-interface Episode extends ToolTaskEpisode {
+export interface CalculatorEpisode extends ToolTaskEpisode {
   expression: string;
   answer: number;
   lastToolResult: string | null;
-  /** A calculator call evaluated to the answer. */
-  calledToAnswer: boolean;
+  /** The turn of the first calculator call that evaluated to the answer (null: none yet). */
+  answerCallTurn: number | null;
 }
+type Episode = CalculatorEpisode;
 
 const tagInstructions =
   'Compute the integer value of the expression. You may call the calculator tool: ' +
@@ -95,6 +97,7 @@ type Settings = z.output<typeof calculatorOptionsSchema> & ToolTaskSettings;
 export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings> {
   readonly name = 'calculator';
   readonly instructions: string;
+  readonly rewardComponents = calculatorRubric(this.options);
 
   constructor(options: CalculatorOptions = {}) {
     // Text-sized actions, tool results shown whole (the calculator's are short).
@@ -115,7 +118,7 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
       expression,
       answer,
       lastToolResult: null,
-      calledToAnswer: false,
+      answerCallTurn: null,
       turnsUsed: 0,
       ended: false,
     };
@@ -124,9 +127,8 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
 
   protected async finish(episode: Episode, answer: string): Promise<Verdict> {
     const right = answer === String(episode.answer);
-    const success = right && (episode.calledToAnswer || !this.options.requireToolCall);
+    const success = right && (episode.answerCallTurn !== null || !this.options.requireToolCall);
     return {
-      reward: success ? 1 : 0,
       success,
       text: success ? 'correct' : right ? 'wrong: no calculator call gave the answer' : 'wrong',
     };
@@ -142,12 +144,11 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
       : { kind: 'answer', thinking: null, answer: String(answer) };
   }
 
-  /** Keeps the result; the first call that evaluates to the answer earns `toolCallReward`. */
-  protected override afterToolCall(episode: Episode, run: ToolRun): number {
+  /** Keeps the result and the turn of the first call that evaluates to the answer (it earns `toolCallReward`: rewards.ts). */
+  protected override afterToolCall(episode: Episode, run: ToolRun): void {
     episode.lastToolResult = run.ok ? run.text : run.error;
-    if (!run.ok || run.output !== episode.answer || episode.calledToAnswer) return 0;
-    episode.calledToAnswer = true;
-    return this.options.toolCallReward;
+    if (run.ok && run.output === episode.answer && episode.answerCallTurn === null)
+      episode.answerCallTurn = episode.turnsUsed;
   }
 
   protected override renderToolResult(_call: ParsedToolCall, result: string): string {

@@ -3,8 +3,8 @@
  * `<answer>function add(a, b) { return a + b; }</answer>`. It runs in the sandbox (a separate
  * node process in its own network and PID namespaces, under the permission model, memory and
  * time limits, inside a `vm` context — sandbox/, docs/sandboxing.md) against the task's unit
- * tests; a sandbox failure scores 0 with the reason shown. Reward = fraction of tests passed; success =
- * all passed. −formatPenalty per invalid turn.
+ * tests; a sandbox failure scores 0 with the reason shown. Reward (rewards.ts) = fraction of tests
+ * passed; success = all passed. −formatPenalty per invalid turn.
  *
  * Tasks (tasks.ts, 57) are split by index so held-out seeds see held-out tasks: index % 10 = 0
  * → test, = 1 → validation, the rest → train.
@@ -20,6 +20,7 @@ import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { codeTaskSchema, readCodeTask } from './code-task-schema.ts';
+import { codeRubric } from './rewards.ts';
 import { codeTasks, type CodeTask } from './tasks.ts';
 
 export const codeOptionsSchema = z.strictObject({
@@ -46,8 +47,10 @@ export interface CodeData {
 /** `observation.privileged`: the task's reference solution and unit tests (for the scripted expert). */
 export type CodePrivileged = Pick<CodeTask, 'solution' | 'tests'>;
 
-interface CodeEpisode extends ToolTaskEpisode {
+export interface CodeEpisode extends ToolTaskEpisode {
   task: CodeTask;
+  /** The scoring run's count (null before the answer): passed of total unit tests. */
+  tests: { passed: number; total: number } | null;
 }
 
 /** The tasks a split draws from. */
@@ -107,6 +110,7 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
 
   /** The tasks `reset` accepts (bounded sizes; the env server checks a client's task against it). */
   readonly taskSchema: z.ZodType<CodeTask>;
+  readonly rewardComponents = codeRubric(this.options);
   /** The scoring runs in flight: `close()` kills them. */
   private readonly runs = new SandboxRuns();
 
@@ -125,7 +129,7 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
     const [args, expected] = at(chosen.tests, 0, `${chosen.id} tests`);
     const entry = chosen.signature.slice(0, chosen.signature.indexOf('('));
     const text = `Write a JavaScript function ${chosen.signature} that ${chosen.spec}\nExample: ${entry}(${JSON.stringify(args).slice(1, -1)}) returns ${JSON.stringify(expected)}`;
-    return { episode: { task: chosen, turnsUsed: 0, ended: false }, text };
+    return { episode: { task: chosen, tests: null, turnsUsed: 0, ended: false }, text };
   }
 
   protected async finish(episode: CodeEpisode, answer: string): Promise<Verdict> {
@@ -134,8 +138,9 @@ export class CodeEnv extends ToolTaskEnv<CodeTask, CodeEpisode, z.output<typeof 
       ...this.options,
       signal: this.runs.signal,
     });
+    episode.tests = { passed, total };
     const text = `passed ${passed}/${total} tests${firstFailure === null ? '' : `; ${firstFailure}`}`.slice(0, 300);
-    return { reward: passed / total, success: passed === total, text, info: { passed, total } };
+    return { success: passed === total, text, info: { passed, total } };
   }
 
   protected data(episode: CodeEpisode): CodeData {

@@ -1,7 +1,7 @@
 /**
  * Countdown (TinyZero): given numbers and a target, answer an equation that reaches the target
  * using each number at most once: `<think>…</think><answer>(25 - 5) * 3</answer>`. The verifier
- * checks the numbers used and the value. Reward (TinyZero): 1 for a correct equation,
+ * checks the numbers used and the value. Reward (TinyZero; rewards.ts): 1 for a correct equation,
  * `partialReward` (0.1) for a readable but wrong one, 0 for an unreadable one; the answer ends
  * the episode. −formatPenalty per invalid turn; truncated after `maxTurns` turns.
  */
@@ -10,7 +10,8 @@ import { Rng } from '../../core/index.ts';
 import { parseOptions } from '../options.ts';
 import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
-import { checkEquation, generateCountdown, type CountdownTask } from './countdown.ts';
+import { checkEquation, generateCountdown, type CountdownTask, type EquationCheck } from './countdown.ts';
+import { countdownRubric } from './rewards.ts';
 
 export const countdownOptionsSchema = z.strictObject({
   ...toolTaskOptionsShape,
@@ -30,8 +31,10 @@ export type CountdownEnvOptions = z.input<typeof countdownOptionsSchema>;
 /** `observation.data`: the task. */
 export type CountdownData = CountdownTask;
 
-interface CountdownEpisode extends ToolTaskEpisode {
+export interface CountdownEpisode extends ToolTaskEpisode {
   task: CountdownTask;
+  /** The verifier's verdict on the answer (null before it). */
+  check: EquationCheck['kind'] | null;
 }
 
 export class CountdownEnv extends ToolTaskEnv<
@@ -43,6 +46,7 @@ export class CountdownEnv extends ToolTaskEnv<
   readonly instructions =
     'Using the numbers, each at most once, and + - * / ( ), write an equation equal to the target. ' +
     'Reply <think>...</think><answer>(25 - 5) * 3</answer>.';
+  readonly rewardComponents = countdownRubric(this.options);
 
   constructor(options: CountdownEnvOptions = {}) {
     super(parseOptions(countdownOptionsSchema, options, 'countdown'));
@@ -54,17 +58,16 @@ export class CountdownEnv extends ToolTaskEnv<
   ): Promise<{ episode: CountdownEpisode; text: string }> {
     const chosen = task ?? generateCountdown(new Rng(seed), this.options);
     return {
-      episode: { task: chosen, turnsUsed: 0, ended: false },
+      episode: { task: chosen, check: null, turnsUsed: 0, ended: false },
       text: `Numbers: ${chosen.numbers.join(' ')}\nTarget: ${chosen.target}`,
     };
   }
 
   protected async finish(episode: CountdownEpisode, answer: string): Promise<Verdict> {
     const check = checkEquation(answer, episode.task);
-    if (check.kind === 'correct') return { reward: 1, success: true, text: 'correct' };
-    const reward = check.kind === 'wrong' ? this.options.partialReward : 0;
+    episode.check = check.kind;
+    if (check.kind === 'correct') return { success: true, text: 'correct' };
     return {
-      reward,
       success: false,
       text: `${check.kind}: ${check.reason}`.slice(0, 200),
       info: { check: check.kind },

@@ -1,6 +1,6 @@
 /**
  * FrozenLake (RAGEN text version): walk the player P to the goal G without falling into a hole.
- * Reward 1 on reaching the goal, 0 otherwise (minus `formatPenalty` for an invalid turn).
+ * Reward 1 on reaching the goal, 0 otherwise (minus `formatPenalty` for an invalid turn; rewards.ts).
  * Every move, and every invalid turn, uses one of `maxSteps`; the episode is truncated when they
  * run out. Slippery (RAGEN): a move goes where intended with probability `slipperySuccessRate`,
  * otherwise to one of the two perpendicular directions. Default non-slippery, so a small model
@@ -15,6 +15,9 @@ import { parseOptions } from '../options.ts';
 import { generateLakeMap } from './generator.ts';
 import { lakeCell, lakeMoves, moveOnLake, parseLakeMap, renderLake, type LakeCell, type Position } from './grid.ts';
 import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
+import { scoreStep } from '../step-reward.ts';
+import type { Rubric } from '../../rewards/rubric.ts';
+import { frozenLakeRubric, type FrozenLakeStep } from './rewards.ts';
 
 export const frozenLakeOptionsSchema = z.strictObject({
   /** Side of the square generated map. */
@@ -50,9 +53,11 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
   readonly instructions: string;
   private readonly options: z.output<typeof frozenLakeOptionsSchema>;
   private episode: Episode | null = null;
+  readonly rewardComponents: Rubric<FrozenLakeStep>;
 
   constructor(options: FrozenLakeOptions = {}) {
     this.options = parseOptions(frozenLakeOptionsSchema, options, 'frozen-lake');
+    this.rewardComponents = frozenLakeRubric(this.options);
     const { slippery, maxActionsPerTurn } = this.options;
     const parts = [
       'FrozenLake: move P to the goal G. _ is ice, O is a hole (you lose), X: you fell in, √: you reached G.',
@@ -78,17 +83,16 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
 
   async step(action: Action): Promise<StepResult> {
     const episode = runningEpisode(this.name, this.episode);
-    const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
+    const { maxSteps, maxActionsPerTurn } = this.options;
 
     const parsed = parseMoveAction(action, { moves: lakeMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      return invalidGridTurn(episode, parsed.reason, { maxSteps, formatPenalty }, (reason) =>
-        this.observe(episode, reason),
-      );
+      const step = invalidGridTurn(episode, parsed.reason, maxSteps, (reason) => this.observe(episode, reason));
+      return scoreStep(this.name, this.rewardComponents, { invalid: true, reachedGoal: false }, step);
     }
 
     let done = false;
-    let reward = 0;
+    let reachedGoal = false;
     const taken: string[] = [];
     for (const intended of parsed.moves) {
       if (done || episode.stepsUsed >= maxSteps) break;
@@ -97,18 +101,22 @@ export class FrozenLakeEnv implements Env<FrozenLakeTask> {
       episode.player = moveOnLake(episode.cells, episode.player, move);
       episode.stepsUsed++;
       const cell = lakeCell(episode.cells, episode.player);
-      if (cell === 'goal') reward = 1;
+      reachedGoal = cell === 'goal';
       done = cell !== 'frozen';
     }
     const truncated = !done && episode.stepsUsed >= maxSteps;
     episode.ended = done || truncated;
-    return {
-      observation: this.observe(episode),
-      reward,
-      done,
-      truncated,
-      info: { invalidAction: false, moves: taken, ...(episode.ended ? { success: reward === 1 } : {}) },
-    };
+    return scoreStep(
+      this.name,
+      this.rewardComponents,
+      { invalid: false, reachedGoal },
+      {
+        observation: this.observe(episode),
+        done,
+        truncated,
+        info: { invalidAction: false, moves: taken, ...(episode.ended ? { success: reachedGoal } : {}) },
+      },
+    );
   }
 
   private slip(episode: Episode, intended: number): number {

@@ -3,8 +3,8 @@
  * templated word problem — answered with `<answer>…</answer>`, optionally after calling the
  * exact `calculator` tool (+ - * / and parentheses, fractions kept exact: `7/2`). The answer
  * checker accepts any form of the right value (`0.5` = `1/2`, `1,250`, `12 km`, `x = 3`; see
- * answer-check.ts). Reward: 1 when correct, else 0, plus `formatReward` when the answer came with
- * a `<think>` block (R1-style format reward; 0 = off); −formatPenalty per invalid turn.
+ * answer-check.ts). Reward (rewards.ts): 1 when correct, else 0, plus `formatReward` when the answer
+ * came with a `<think>` block (R1-style format reward; 0 = off); −formatPenalty per invalid turn.
  */
 import { z } from 'zod';
 import { Rng } from '../../core/index.ts';
@@ -13,6 +13,7 @@ import { parseOptions } from '../options.ts';
 import { actionCharLimits } from '../action-format.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { answerMatches } from './answer-check.ts';
+import { mathRubric } from './rewards.ts';
 import { generateMathProblem, mathKinds, type MathProblem } from './generator.ts';
 import { evaluateRational, formatRational } from './rational.ts';
 
@@ -57,7 +58,7 @@ export interface MathData {
 /** `observation.privileged`: the problem's solution expression, answer and unit (for the scripted expert). */
 export type MathPrivileged = Pick<MathProblem, 'solution' | 'answer' | 'unit'>;
 
-interface MathEpisode extends ToolTaskEpisode {
+export interface MathEpisode extends ToolTaskEpisode {
   problem: MathProblem;
   lastToolResult: string | null;
 }
@@ -67,6 +68,7 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
   readonly instructions =
     'Solve the problem. You may call <tool_call>{"name": "calculator", "arguments": {"expression": "(20 - 5) / 3"}}</tool_call>. ' +
     'Then reply <think>...</think><answer>5</answer> (a number; fractions like 7/2 are fine).';
+  readonly rewardComponents = mathRubric(this.options);
 
   constructor(options: MathOptions = {}) {
     super(parseOptions(mathOptionsSchema, options, 'math'));
@@ -74,9 +76,8 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
   }
 
   /** Keeps the calculator's result (null when it threw) for the expert. */
-  protected override afterToolCall(episode: MathEpisode, run: ToolRun): number {
+  protected override afterToolCall(episode: MathEpisode, run: ToolRun): void {
     episode.lastToolResult = run.ok ? run.text : null;
-    return 0;
   }
 
   protected async start(seed: number, task: MathTask | undefined): Promise<{ episode: MathEpisode; text: string }> {
@@ -96,7 +97,6 @@ export class MathEnv extends ToolTaskEnv<MathTask, MathEpisode, z.output<typeof 
     const success = answerMatches(answer, episode.problem.answer);
     const format = thinking !== null && thinking !== '' ? this.options.formatReward : 0;
     return {
-      reward: (success ? 1 : 0) + format,
       success,
       text: success ? 'correct' : 'wrong',
       info: { formatReward: format },

@@ -25,6 +25,7 @@ import { parseOptions } from '../options.ts';
 import { exactMatch } from '../search/reward.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { answerRubric } from '../tool-task-rewards.ts';
 import { connectMcp, type McpConnection } from './client.ts';
 
 export const mcpFilesOptionsSchema = z.strictObject({
@@ -136,6 +137,8 @@ interface FilesEpisode extends ToolTaskEpisode {
 
 export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<typeof mcpFilesOptionsSchema>> {
   readonly name = 'mcp-files';
+  /** R = solved (the right word: outcome) − formatPenalty · invalid_action (penalty). */
+  readonly rewardComponents = answerRubric<FilesEpisode>(this.options.formatPenalty);
   readonly instructions =
     'Answer from the files, using the MCP filesystem tools (read_text_file, list_directory, search_files, ...): ' +
     '<tool_call>{"name": "read_text_file", "arguments": {"path": "notes/a.txt"}}</tool_call>. Then reply <answer>word</answer>.';
@@ -161,14 +164,13 @@ export class McpFilesEnv extends ToolTaskEnv<FilesTask, FilesEpisode, z.output<t
   }
 
   /** Keeps the tool's result (null when it failed) for the expert. */
-  protected override afterToolCall(episode: FilesEpisode, run: ToolRun): number {
+  protected override afterToolCall(episode: FilesEpisode, run: ToolRun): void {
     episode.lastToolResult = run.ok ? run.text : null;
-    return 0;
   }
 
   protected async finish(episode: FilesEpisode, answer: string): Promise<Verdict> {
     const success = exactMatch(answer, episode.task.answer);
-    return { reward: success ? 1 : 0, success, text: success ? 'correct' : 'wrong' };
+    return { success, text: success ? 'correct' : 'wrong' };
   }
 
   protected data(episode: FilesEpisode): McpFilesData {

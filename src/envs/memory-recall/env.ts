@@ -21,6 +21,7 @@ import { tool, type ToolRun } from '../../core/tool.ts';
 import { actionCharLimits, type ParsedToolCall } from '../action-format.ts';
 import { parseOptions } from '../options.ts';
 import { ToolTaskEnv, type NextTurn, type ToolTaskEpisode, type ToolTaskSettings, type Verdict } from '../tool-task.ts';
+import { answerRubric } from '../tool-task-rewards.ts';
 
 export const memoryRecallOptionsSchema = z
   .strictObject({
@@ -129,6 +130,8 @@ function currentMessage(episode: Episode): Message {
 export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Settings> {
   readonly name = 'memory-recall';
   readonly instructions: string;
+  /** R = solved (the asked code: outcome) − formatPenalty · invalid_action (penalty). */
+  readonly rewardComponents = answerRubric<Episode>(this.options.formatPenalty);
 
   constructor(options: MemoryRecallOptions = {}) {
     const parsed = parseOptions(memoryRecallOptionsSchema, options, 'memory-recall');
@@ -198,7 +201,7 @@ export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Sett
   protected async finish(episode: Episode, answer: string): Promise<Verdict | NextTurn> {
     if (currentMessage(episode).kind === 'question') {
       const success = answer.trim() === episode.asked.code;
-      return { reward: success ? 1 : 0, success, text: success ? 'correct' : 'wrong' };
+      return { success, text: success ? 'correct' : 'wrong' };
     }
     episode.current++;
     episode.lastToolResult = null;
@@ -206,10 +209,9 @@ export class MemoryRecallEnv extends ToolTaskEnv<MemoryRecallTask, Episode, Sett
   }
 
   /** Keeps the result; a call moves on past facts and fillers (saving is the reply), the question waits for an answer. */
-  protected override afterToolCall(episode: Episode, run: ToolRun): number {
+  protected override afterToolCall(episode: Episode, run: ToolRun): void {
     episode.lastToolResult = run.ok ? run.text : run.error;
     if (currentMessage(episode).kind !== 'question') episode.current++;
-    return 0;
   }
 
   /** The tool's response, then the message the next action answers. */

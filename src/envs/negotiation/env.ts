@@ -7,6 +7,7 @@
  *
  * Rewards per agent: on a deal, each agent's value of its share / 10; no deal → 0 each
  * (`info.agentRewards`). The step reward is the joint reward, their mean, on the final step.
+ * Named components: `deal` (outcome: the joint reward) − formatPenalty · `invalid_action` (penalty).
  * Success = a deal that reaches the largest possible joint value. Invalid turn: −formatPenalty
  * and the same agent acts again; truncated (no deal) after `maxTurns` turns.
  */
@@ -16,6 +17,9 @@ import { at } from '../../core/indexing.ts';
 import { parseAction } from '../action-format.ts';
 import { closeTurn, openTurn } from '../episode-turns.ts';
 import { parseOptions } from '../options.ts';
+import { reward } from '../../rewards/reward.ts';
+import { rubric, type Rubric } from '../../rewards/rubric.ts';
+import { invalidActionReward, scoreStep } from '../step-reward.ts';
 import {
   agentNames,
   generateNegotiation,
@@ -63,6 +67,20 @@ interface NegotiationEpisode {
   ended: boolean;
 }
 
+/** What the reward functions see of one negotiation turn. */
+interface NegotiationStep {
+  invalid: boolean;
+  /** Each agent's value of its share / 10 when a proposal was accepted, else null. */
+  agentRewards: readonly number[] | null;
+}
+
+function negotiationRubric(formatPenalty: number): Rubric<NegotiationStep> {
+  const deal = reward<NegotiationStep>('deal', ({ agentRewards }) =>
+    agentRewards === null ? 0 : ((agentRewards[0] ?? 0) + (agentRewards[1] ?? 0)) / 2,
+  );
+  return rubric([deal, invalidActionReward<NegotiationStep>((step) => step.invalid)], [1, -formatPenalty]);
+}
+
 export class NegotiationEnv implements Env<NegotiationTask> {
   readonly name = 'negotiation';
   readonly instructions =
@@ -70,9 +88,11 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     '2 books, 0 hats, 1 ball (the rest goes to the other), or <answer>accept</answer> to accept their last proposal. No deal scores 0.';
   private readonly options: z.output<typeof negotiationOptionsSchema>;
   private episode: NegotiationEpisode | null = null;
+  readonly rewardComponents: Rubric<NegotiationStep>;
 
   constructor(options: NegotiationOptions = {}) {
     this.options = parseOptions(negotiationOptionsSchema, options, 'negotiation');
+    this.rewardComponents = negotiationRubric(this.options.formatPenalty);
   }
 
   async reset({ seed, task }: { seed: number; task?: NegotiationTask }): Promise<Observation> {
@@ -92,7 +112,8 @@ export class NegotiationEnv implements Env<NegotiationTask> {
     const noDeal = { agentRewards: [0, 0] };
     if (typeof move === 'string') {
       const close = closeTurn(episode, this.options.maxTurns, { invalidAction: true, reason: move }, noDeal);
-      return { observation: this.observe(episode, `invalid: ${move}`), reward: -this.options.formatPenalty, ...close };
+      const step = { observation: this.observe(episode, `invalid: ${move}`), ...close };
+      return scoreStep(this.name, this.rewardComponents, { invalid: true, agentRewards: null }, step);
     }
     if ('accept' in move) {
       const { by, share } = move.accept;
@@ -100,22 +121,17 @@ export class NegotiationEnv implements Env<NegotiationTask> {
       const [alice, bob] = by === 0 ? [share, rest] : [rest, share];
       const [aliceValue, bobValue] = [shareValue(episode.task, 0, alice), shareValue(episode.task, 1, bob)];
       const agentRewards = [aliceValue / 10, bobValue / 10];
-      const joint = (aliceValue / 10 + bobValue / 10) / 2;
       const success = aliceValue + bobValue === maxJointValue(episode.task);
       episode.ended = true;
       const observation = this.observe(episode, `deal: Alice ${alice.join(' ')}, Bob ${bob.join(' ')}`);
-      return {
-        observation,
-        reward: joint,
-        done: true,
-        truncated: false,
-        info: { invalidAction: false, success, agentRewards },
-      };
+      const step = { observation, done: true, truncated: false, info: { invalidAction: false, success, agentRewards } };
+      return scoreStep(this.name, this.rewardComponents, { invalid: false, agentRewards }, step);
     }
     episode.proposal = { by: episode.agent, share: move };
     episode.agent = 1 - episode.agent;
     const close = closeTurn(episode, this.options.maxTurns, { invalidAction: false }, noDeal);
-    return { observation: this.observe(episode, close.truncated ? 'no deal' : undefined), reward: 0, ...close };
+    const step = { observation: this.observe(episode, close.truncated ? 'no deal' : undefined), ...close };
+    return scoreStep(this.name, this.rewardComponents, { invalid: false, agentRewards: null }, step);
   }
 
   /** The accepted proposal, the proposer's share, or why the turn is invalid. */

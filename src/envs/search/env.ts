@@ -7,7 +7,8 @@
  *
  * (a `search` tool call `{"query": …}` works the same). At most `searchBudget` (K) searches; a
  * search beyond it is answered "search budget … used up; answer now". Reward: exact match after SQuAD normalisation, or with any λ > 0 the
- * composite R = R_answer + λ1·R_citation − λ2·C_search − λ3·R_hallucination (reward.ts).
+ * composite R = R_answer + λ1·R_citation − λ2·C_search − λ3·R_hallucination (reward.ts; the named
+ * components: rewards.ts).
  * The `<information>` blocks are env observations, so the rollout gives them lossMask 0.
  *
  * Questions are split by index (index % 10 = 0 → test, 1 → validation, else train) over one
@@ -23,7 +24,8 @@ import { SPLIT_SIZE, splitOfSeed } from '../split.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
 import { generateCorpus, type Article, type Corpus, type Question } from './corpus.ts';
 import { makeRetriever, renderDocuments, type Retriever } from './retriever.ts';
-import { searchReward } from './reward.ts';
+import { searchReward, type SearchRewardParts } from './reward.ts';
+import { searchRubric } from './rewards.ts';
 import { ToolError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 
@@ -60,10 +62,12 @@ export interface SearchData {
 /** `observation.privileged`: the gold answer and the titles of the supporting articles (for the scripted expert). */
 export type SearchPrivileged = Pick<Question, 'answer' | 'support'>;
 
-interface SearchEpisode extends ToolTaskEpisode {
+export interface SearchEpisode extends ToolTaskEpisode {
   question: Question;
   queries: string[];
   retrieved: Article[];
+  /** The answer's reward parts (null before the answer). */
+  scored: SearchRewardParts | null;
 }
 
 const searchPattern = /^\s*(?:<think>([\s\S]*?)<\/think>)?\s*<search>([\s\S]*?)<\/search>\s*$/;
@@ -74,6 +78,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
     'Answer the question. Reason inside <think>...</think>. To search the encyclopedia write <search> query </search>; ' +
     'results come back between <information> and </information>. Give the final answer without explanation: <answer> Tarsil </answer>.';
   readonly corpus: Corpus;
+  readonly rewardComponents = searchRubric(this.options);
   private readonly retriever: Retriever;
 
   constructor(options: SearchOptions = {}) {
@@ -134,7 +139,7 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
     const questions = this.questionsOf(splitOfSeed(seed));
     const question = task ?? at(questions, (seed % SPLIT_SIZE) % questions.length, 'search questions');
     return {
-      episode: { question, queries: [], retrieved: [], turnsUsed: 0, ended: false },
+      episode: { question, queries: [], retrieved: [], scored: null, turnsUsed: 0, ended: false },
       text: `Question: ${question.question}`,
     };
   }
@@ -152,8 +157,8 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
       },
       { citation: citationWeight, search: searchCostWeight, hallucination: hallucinationWeight },
     );
+    episode.scored = parts;
     return {
-      reward: parts.total,
       success: parts.answer === 1,
       text: parts.answer === 1 ? 'correct' : 'wrong',
       info: { ...parts },

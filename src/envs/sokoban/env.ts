@@ -1,8 +1,9 @@
 /**
  * Sokoban (RAGEN text version): push every box X onto a target O.
- * Reward per move, as gym-sokoban / RAGEN: −0.1 for the move, +1 for a box pushed onto a target,
- * −1 for a box pushed off one, +10 when all boxes are on targets (success = solved). A wall bump
- * is a move (−0.1). An invalid turn costs a move's −0.1 plus −formatPenalty and uses one of `maxSteps`;
+ * Reward per move, as gym-sokoban / RAGEN (named components: rewards.ts): −0.1 for the move, +1 for
+ * a box pushed onto a target, −1 for a box pushed off one, +10 when all boxes are on targets
+ * (success = solved). A wall bump is a move (−0.1). An invalid turn costs a move's −0.1 plus
+ * −formatPenalty and uses one of `maxSteps`;
  * the episode is truncated when they run out. Generated puzzles are solvable within `maxSteps`.
  */
 import { z } from 'zod';
@@ -21,8 +22,11 @@ import {
   type SokobanRoom,
 } from './grid.ts';
 import { gridText, gridTurnOptionsShape, invalidGridTurn, type GridData, type GridTask } from '../grid-turn.ts';
+import { scoreStep } from '../step-reward.ts';
+import type { Rubric } from '../../rewards/rubric.ts';
+import { sokobanRubric, type SokobanStep } from './rewards.ts';
 
-export const sokobanRewards = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
+export { sokobanRewards } from './rewards.ts';
 
 export const sokobanOptionsSchema = z.strictObject({
   /** Room width, wall border included. */
@@ -57,9 +61,11 @@ export class SokobanEnv implements Env<SokobanTask> {
   readonly instructions: string;
   private readonly options: z.output<typeof sokobanOptionsSchema>;
   private episode: Episode | null = null;
+  readonly rewardComponents: Rubric<SokobanStep>;
 
   constructor(options: SokobanOptions = {}) {
     this.options = parseOptions(sokobanOptionsSchema, options, 'sokoban');
+    this.rewardComponents = sokobanRubric(this.options);
     const { maxActionsPerTurn } = this.options;
     this.instructions = [
       'Sokoban: push every box X onto a target O. # wall, _ floor, P you, S you on a target, √ box on a target.',
@@ -86,43 +92,39 @@ export class SokobanEnv implements Env<SokobanTask> {
 
   async step(action: Action): Promise<StepResult> {
     const episode = runningEpisode(this.name, this.episode);
-    const { maxSteps, maxActionsPerTurn, formatPenalty } = this.options;
+    const { maxSteps, maxActionsPerTurn } = this.options;
 
     const parsed = parseMoveAction(action, { moves: sokobanMoves, maxActionsPerTurn });
     if (parsed.kind === 'invalid') {
-      return invalidGridTurn(
-        episode,
-        parsed.reason,
-        { maxSteps, formatPenalty, stepReward: sokobanRewards.step },
-        (reason) => this.observe(episode, reason),
-      );
+      const step = invalidGridTurn(episode, parsed.reason, maxSteps, (reason) => this.observe(episode, reason));
+      const turn: SokobanStep = { invalid: true, steps: 1, boxesOnTarget: 0, boxesOffTarget: 0, solved: false };
+      return scoreStep(this.name, this.rewardComponents, turn, step);
     }
 
-    let reward = 0;
-    let done = false;
+    const turn: SokobanStep = { invalid: false, steps: 0, boxesOnTarget: 0, boxesOffTarget: 0, solved: false };
     for (const move of parsed.moves) {
-      if (done || episode.stepsUsed >= maxSteps) break;
+      if (turn.solved || episode.stepsUsed >= maxSteps) break;
       const { position, pushed } = applySokobanMove(episode.room, episode.position, move);
       episode.position = position;
       episode.stepsUsed++;
-      reward += sokobanRewards.step;
+      turn.steps++;
       if (pushed !== undefined) {
         const { targets } = episode.room;
-        if (targets[pushed.to] && !targets[pushed.from]) reward += sokobanRewards.boxOnTarget;
-        if (!targets[pushed.to] && targets[pushed.from]) reward += sokobanRewards.boxOffTarget;
+        if (targets[pushed.to] && !targets[pushed.from]) turn.boxesOnTarget++;
+        if (!targets[pushed.to] && targets[pushed.from]) turn.boxesOffTarget++;
       }
-      done = isSolved(episode.room, position);
-      if (done) reward += sokobanRewards.solved;
+      turn.solved = isSolved(episode.room, position);
     }
+    const done = turn.solved;
     const truncated = !done && episode.stepsUsed >= maxSteps;
     episode.ended = done || truncated;
-    return {
+    const info = { invalidAction: false, ...(episode.ended ? { success: done } : {}) };
+    return scoreStep(this.name, this.rewardComponents, turn, {
       observation: this.observe(episode),
-      reward,
       done,
       truncated,
-      info: { invalidAction: false, ...(episode.ended ? { success: done } : {}) },
-    };
+      info,
+    });
   }
 
   private observe(episode: Episode, invalidReason?: string): Observation {

@@ -24,6 +24,7 @@ import { parseOptions } from '../options.ts';
 import { SPLIT_SIZE } from '../split.ts';
 import { SandboxRuns } from '../sandbox/sandbox-runs.ts';
 import { ToolTaskEnv, toolTaskOptionsShape, type ToolTaskEpisode, type Verdict } from '../tool-task.ts';
+import { answerRubric } from '../tool-task-rewards.ts';
 import { sweInstances, type SweInstance, type TestRef } from './instances.ts';
 import {
   runRepoTests,
@@ -117,6 +118,8 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
   readonly name = 'swe';
   /** The sandbox runs in flight: `close()` kills them. */
   private readonly runs = new SandboxRuns();
+  /** R = solved (resolved: outcome) − formatPenalty · invalid_action (penalty). */
+  readonly rewardComponents = answerRubric<SweEpisode>(this.options.formatPenalty);
   readonly instructions =
     'Fix the issue in the repository. Tools: list_files {}, read_file {"path"}, search {"text"}, edit_file {"path", "old", "new"}, run_tests {}. ' +
     'Call one per turn: <tool_call>{"name": "read_file", "arguments": {"path": "src/x.js"}}</tool_call>. When done, reply <answer>submit</answer>.';
@@ -208,7 +211,6 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       return {
-        reward: 0,
         success: false,
         text: `not resolved: the tests could not run (${reason})`.slice(0, 400),
         info: { failToPass: 0, passToPass: 0, testFailure: reason },
@@ -222,7 +224,6 @@ export class SweEnv extends ToolTaskEnv<SweInstance, SweEpisode, z.output<typeof
         400,
       );
     return {
-      reward: resolved ? 1 : 0,
       success: resolved,
       text,
       info: { failToPass, passToPass, ...(run.failure === null ? {} : { testFailure: run.failure }) },

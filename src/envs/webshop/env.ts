@@ -22,6 +22,9 @@ import { parseOptions } from '../options.ts';
 import { generateCatalog, generateGoal, purchaseReward, type Goal } from './catalog.ts';
 import { renderHtml, renderText } from './render.ts';
 import { parseShopAction, Shop, type Page } from './shop.ts';
+import type { Rubric } from '../../rewards/rubric.ts';
+import { scoreStep } from '../step-reward.ts';
+import { shopRubric, type ShopStep } from './rewards.ts';
 
 export const webShopOptionsSchema = z.strictObject({
   /** Seed of the generated catalog. */
@@ -65,9 +68,12 @@ export class WebShopEnv implements Env<Goal> {
   readonly shop: Shop;
   private readonly options: z.output<typeof webShopOptionsSchema>;
   private episode: ShopEpisode | null = null;
+  /** R = purchase (outcome) − formatPenalty · invalid_action (penalty): rewards.ts. */
+  readonly rewardComponents: Rubric<ShopStep>;
 
   constructor(options: WebShopOptions = {}) {
     this.options = parseOptions(webShopOptionsSchema, options, 'webshop');
+    this.rewardComponents = shopRubric(this.options);
     this.shop = new Shop(generateCatalog(this.options.catalogSeed, this.options.catalogSize), this.options.pageSize);
   }
 
@@ -95,19 +101,23 @@ export class WebShopEnv implements Env<Goal> {
         if (next.kind === 'bought') {
           episode.ended = true;
           episode.reward = purchaseReward(episode.goal, this.shop.product(next.id), next.selected);
-          return {
-            observation: this.observe(episode),
-            reward: episode.reward,
-            done: true,
-            truncated: false,
-            info: { invalidAction: false, success: episode.reward === 1 },
-          };
+          return scoreStep(
+            this.name,
+            this.rewardComponents,
+            { invalid: false, purchase: episode.reward },
+            {
+              observation: this.observe(episode),
+              done: true,
+              truncated: false,
+              info: { invalidAction: false, success: episode.reward === 1 },
+            },
+          );
         }
         return this.continueOrCut(episode, { invalidAction: false });
       }
       reason = next;
     }
-    return this.continueOrCut(episode, { invalidAction: true, reason }, -this.options.formatPenalty);
+    return this.continueOrCut(episode, { invalidAction: true, reason });
   }
 
   /** The page as HTML (what server.ts serves), links under `base`. */
@@ -116,13 +126,10 @@ export class WebShopEnv implements Env<Goal> {
     return renderHtml(this.shop, this.episode.page, this.episode.goal, base, this.episode.reward);
   }
 
-  private continueOrCut(
-    episode: ShopEpisode,
-    info: { invalidAction: boolean; reason?: string },
-    reward = 0,
-  ): StepResult {
+  private continueOrCut(episode: ShopEpisode, info: { invalidAction: boolean; reason?: string }): Promise<StepResult> {
     const close = closeTurn(episode, this.options.maxTurns, info);
-    return { observation: this.observe(episode, info.reason), reward, ...close };
+    const step = { observation: this.observe(episode, info.reason), ...close };
+    return scoreStep(this.name, this.rewardComponents, { invalid: info.invalidAction, purchase: null }, step);
   }
 
   private observe(episode: ShopEpisode, invalidReason?: string): Observation {
