@@ -7,10 +7,11 @@
 import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
 import type { Policy, TrainablePolicy } from '../policy/types.ts';
-import { rollout } from '../rollout/index.ts';
+import { rollout, rolloutStats } from '../rollout/index.ts';
 import { rolloutHistoryTurns } from './history-turns.ts';
 import { replyStopStrings } from './loop-config.ts';
 import { iterationSeeds } from './rl-collect.ts';
+import { scoreBatch } from './rl-rewards.ts';
 import type { RlConfig, RlRunOptions } from './rl.ts';
 
 /** The task seed of group `index`: the synchronous loop's task of the same place in the stream. */
@@ -28,23 +29,26 @@ export function groupGenerator<Task, P extends TrainablePolicy>(
   return async (index) => {
     const seed = groupTaskSeed(config.seed, config.tasksPerIteration, index);
     const iteration = Math.floor(index / config.tasksPerIteration) + 1;
-    const trajectories = options.collect
-      ? await options.collect({ policy: options.policy, seeds: [seed], iteration, config })
-      : (
-          await rollout({
-            policy: sampler,
-            env: options.env,
-            seeds: [seed],
-            groupSize: config.groupSize,
-            maxTurns: config.maxTurns,
-            maxNewTokens: config.maxNewTokens,
-            historyTurns: rolloutHistoryTurns(config.historyTurns),
-            instructions: config.systemPrompt,
-            temperature: config.temperature,
-            stopStrings: replyStopStrings(config),
-            samplingSeed: (config.seed * 7919 + 3_000_017 * (index + 1)) % 2_147_483_647,
-          })
-        ).trajectories;
+    const result = options.collect
+      ? { trajectories: await options.collect({ policy: options.policy, seeds: [seed], iteration, config }) }
+      : await rollout({
+          policy: sampler,
+          env: options.env,
+          seeds: [seed],
+          groupSize: config.groupSize,
+          maxTurns: config.maxTurns,
+          maxNewTokens: config.maxNewTokens,
+          historyTurns: rolloutHistoryTurns(config.historyTurns),
+          instructions: config.systemPrompt,
+          temperature: config.temperature,
+          stopStrings: replyStopStrings(config),
+          samplingSeed: (config.seed * 7919 + 3_000_017 * (index + 1)) % 2_147_483_647,
+        });
+    // The rubric scores the group together (group rewards see the whole group), as rl.ts does per batch.
+    const { trajectories } =
+      options.rubric === undefined
+        ? result
+        : await scoreBatch(options.rubric, { ...result, stats: rolloutStats(result.trajectories, 0) });
     for (const trajectory of trajectories) trajectory.groupId = `${trajectory.groupId}#${index}`;
     return trajectories;
   };

@@ -118,7 +118,7 @@ test('a producer error reaches the trainer (no hang), and stop() waits for the g
   const producer = new GroupProducer({
     generate: async (index) => {
       await tick();
-      if (index === 1) throw new Broken('sampler down');
+      if (index === 1) throw new Broken('SAMPLER_DOWN', 'sampler down');
       await tick();
       finished++;
       return group(index);

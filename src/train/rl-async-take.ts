@@ -65,8 +65,10 @@ export async function takeIteration({
       counts.rescored += group.trajectories.length;
     }
     taken++;
-    const trainable = group.trajectories.filter((t) => t.lossMask.some((m) => m === 1));
-    if (dynamicSampling && !varies(trainable)) {
+    // A group with a reward failure (src/rewards/trajectory-scoring.ts) is left out, as rl-collect.ts does.
+    const failed = group.trajectories.some((t) => t.rewardFailures !== undefined);
+    const trainable = failed ? [] : group.trajectories.filter((t) => t.lossMask.some((m) => m === 1));
+    if (failed || (dynamicSampling && !varies(trainable))) {
       producer.discard();
       continue;
     }

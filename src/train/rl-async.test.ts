@@ -111,10 +111,15 @@ test('async: a producer error stops the run with that error (no hang); shouldSto
       config,
       onWarning: () => {},
       collect: async () => {
-        throw new CollectFailed('scaffold crashed');
+        throw new CollectFailed('COLLECT_FAILED', 'scaffold crashed');
       },
     }),
     CollectFailed,
+  );
+  await assert.rejects(
+    runRl({ policy, env: makeBanditEnv, config: { ...config, curriculumPool: 8 } }),
+    /curriculumPool 8/,
+    'the curriculum and the asynchronous producer are refused together',
   );
   let iterations = 0;
   const result = await runRl({

@@ -51,6 +51,11 @@ export async function runAsyncRl<Task, P extends TrainablePolicy>(
   const { maxStaleness } = config.async;
   const first = (options.resume?.iteration ?? 0) + 1;
   const resumed = options.resume?.async;
+  if (config.curriculumPool > 0) {
+    throw new InvalidArgumentError(
+      `async.maxStaleness ${maxStaleness} with curriculumPool ${config.curriculumPool}: the curriculum draws each iteration's tasks from what the previous one learned, which the asynchronous producer runs ahead of; use one or the other`,
+    );
+  }
   if (resumed !== undefined && resumed.policyVersion !== first - 1) {
     throw new InvalidArgumentError(
       `resume state: policy version ${resumed.policyVersion} after iteration ${first - 1}; a version is one update per iteration, so they must be equal`,
