@@ -33,6 +33,7 @@ export { negativeLogLikelihood, nllGradient } from './losses/sft.ts';
 export { valueLoss } from './losses/value.ts';
 export {
   correctionActive,
+  offPolicyCorrectionField,
   offPolicyCorrectionModes,
   offPolicyCorrectionSchema,
   offPolicyWeights,

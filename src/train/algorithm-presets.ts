@@ -7,6 +7,7 @@
  * | dr-grpo     | group mean only (no std)          | PPO-clip, seq-mean-token-sum-norm ÷ the generation budget | k3 in the loss, 0 (off) | Dr. GRPO (2503.20783) |
  * | dapo        | group-normalised outcome          | PPO-clip 0.2/0.28 (clip-higher), dual clip c = 10, token-mean | k3 in the loss, 0 (off) | dynamic sampling with refill; DAPO (2503.14476) |
  * | gspo        | group-normalised outcome          | GSPO sequence ratio, clip 3e-4/4e-4 | k3 in the loss, 0 (off) | GSPO (2507.18071) |
+ * | cispo       | group-normalised outcome          | CISPO: sg(clip(r, 0, 5))·A·log π, token-mean | k3 in the loss, 0 (off) | MiniMax-M1 (2506.13585) |
  * | rloo        | leave-one-out baseline            | PPO-clip, token-mean       | k1 in the reward, 0.001 | RLOO (2402.14740) |
  * | reinforce++ | discounted return, batch-whitened | PPO-clip, token-mean       | k2 in the reward, 0.001 | REINFORCE++ (2501.03262) |
  * | ppo         | GAE(γ, λ) on the value head       | PPO-clip + clipped value loss | k1 in the reward, 0.001 | PPO (1707.06347) |
@@ -17,6 +18,10 @@
  * say where it would go at coefficient 0. The trainer's `klCoef` (`--kl-coef`) is that one
  * coefficient and nothing else: it replaces `kl.coef`, placement and estimator stay the preset's.
  *
+ * CISPO's ε_low 1 (no lower bound on the IS weight, as MiniMax-M1 runs it) and ε_high 4 (the weight
+ * capped at 5) are ART's defaults (`ppo: false`: epsilon 1.0, epsilon_high 4.0); TRL's recommended
+ * `epsilon_high` 5.0 for `loss_type="cispo"` is the same cap, SkyRL's `cispo_eps_clip_high` 5 a cap of 6.
+ *
  * Dual clip is c = 3 (verl's default) except DAPO's 10 (verl's DAPO recipe, `clip_ratio_c`). The
  * seq-mean-token-sum-norm divisor is a constant the trainer sets (`lossScaleFactor`, default the
  * generation budget). Every field can still be overridden from the trainer's config.
@@ -24,7 +29,7 @@
 import { z } from 'zod';
 import type { AdvantageEstimator, KlEstimator, RlLossConfigInput } from '../algorithms/index.ts';
 
-export const algorithmNames = ['grpo', 'dr-grpo', 'dapo', 'gspo', 'rloo', 'reinforce++', 'ppo'] as const;
+export const algorithmNames = ['grpo', 'dr-grpo', 'dapo', 'gspo', 'cispo', 'rloo', 'reinforce++', 'ppo'] as const;
 export type AlgorithmName = (typeof algorithmNames)[number];
 export const algorithmNameSchema = z.enum(algorithmNames);
 
@@ -79,6 +84,13 @@ export const algorithmPresets: Record<AlgorithmName, AlgorithmPreset> = {
   gspo: {
     advantage: 'grpo',
     loss: { policyLoss: 'gspo', clipRatioLow: 3e-4, clipRatioHigh: 4e-4, lossAggMode: 'seq-mean-token-mean' },
+    kl: { placement: 'loss', estimator: 'k3', coef: 0 },
+    dropUniformGroups: false,
+    valueHead: false,
+  },
+  cispo: {
+    advantage: 'grpo',
+    loss: { policyLoss: 'cispo', clipRatioLow: 1, clipRatioHigh: 4, lossAggMode: 'token-mean' },
     kl: { placement: 'loss', estimator: 'k3', coef: 0 },
     dropUniformGroups: false,
     valueHead: false,

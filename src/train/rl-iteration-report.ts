@@ -24,9 +24,10 @@ export function iterationMetrics({
 }): IterationMetrics {
   const { stats, kept: trajectories } = collected;
   // reward/<name>, reward/<name>/failures, rewardFailures over every generated episode (none without components).
-  const rewards = rewardComponentMetrics(collected.generated);
+  // offPolicy/* when the update corrected (rl-update-off-policy.ts).
+  const scalars = { ...rewardComponentMetrics(collected.generated), ...update?.scalars };
   return {
-    ...(Object.keys(rewards).length === 0 ? {} : { scalars: rewards }),
+    ...(Object.keys(scalars).length === 0 ? {} : { scalars }),
     iteration,
     reward: stats.meanReward,
     success: stats.successRate,

@@ -4,7 +4,9 @@
  * compute advantages per the preset (token level for whole conversations, turn level for
  * bounded-history segments), then minibatch epochs of the composite loss, each minibatch one
  * optimizer step at the rollout temperature (`policyStep`: the fused `trainStep` when present). Every optimizer step's loss and global gradient norm must be finite: the first
- * that is not throws `NonFiniteError`, before the iteration reaches `onIteration`.
+ * that is not throws `NonFiniteError`, before the iteration reaches `onIteration`. With the
+ * off-policy correction on (`offPolicyCorrection`, rl-update-off-policy.ts) the samples are first
+ * re-scored by the trainer and weighted; its `offPolicy/*` metrics come back in `scalars`.
  */
 import { NonFiniteError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
@@ -14,11 +16,14 @@ import { rlLoss, turnLevelAdvantages, type CreditEpisode, type CreditTurn } from
 import type { ReferencePolicy, StepReport, TrainablePolicy } from '../policy/types.ts';
 import { activeKl, klInRewardOf, lossConfig, type AlgorithmPreset } from './algorithm-presets.ts';
 import { computeAdvantages } from './advantages.ts';
+import { correctSamples, updateCorrection } from './rl-update-off-policy.ts';
 import { policyStep } from './policy-step.ts';
 import type { RlConfig, UpdateMetrics } from './rl.ts';
 
 export interface UpdateReport extends UpdateMetrics {
   tokensPerSecond: number;
+  /** `offPolicy/*` metrics when the off-policy correction was on. */
+  scalars?: Record<string, number>;
 }
 
 /** What an update trains on, and the KL to the reference taken off its rewards (placement 'reward'). */
@@ -36,6 +41,8 @@ export interface TrainingSample {
   advantages: ArrayLike<number>;
   returns?: ArrayLike<number>;
   oldValues?: ArrayLike<number>;
+  /** Off-policy weights w = π_old/π_behav (truncated or masked) multiplying each token's policy loss; set by the correction. */
+  importanceWeights?: ArrayLike<number>;
 }
 
 export interface UpdateOptions {
@@ -51,25 +58,34 @@ export interface UpdateOptions {
   rng: Rng;
   /** The samples the update trains on, before the first step (for run stores). */
   onSamples?: (samples: TrainingSample[]) => void | Promise<void>;
+  /**
+   * False when the trajectories came from another engine than `policy` (an asynchronous run's
+   * separate `sampler`): turns the correction on under 'auto'. Default `policy.samplerMatchesTrainer`.
+   */
+  samplerMatchesTrainer?: boolean;
 }
 
-export async function updatePolicy({
-  policy,
-  reference,
-  trajectories,
-  preset,
-  config,
-  iteration,
-  learningRate,
-  rng,
-  onSamples,
-}: UpdateOptions): Promise<UpdateReport> {
-  const started = performance.now();
+/** The samples of the update (after `onSamples`, corrected when the off-policy correction is on) and its `offPolicy/*` metrics. */
+async function updateSamples(
+  options: UpdateOptions,
+): Promise<TrainingSamples & { corrected: boolean; scalars?: Record<string, number> }> {
+  const { policy, reference, trajectories, preset, config } = options;
   const segmented = trajectories.every((t) => t.segments !== undefined);
-  const { samples, rewardKl } = segmented
+  const sampled = segmented
     ? await turnLevelSamples(policy, reference, trajectories, preset, config)
     : await tokenLevelSamples(policy, reference, trajectories, preset, config);
-  await onSamples?.(samples);
+  await options.onSamples?.(sampled.samples);
+  const correction = config.offPolicyCorrection;
+  const method = updateCorrection(correction, policy, trajectories, options.iteration, options.samplerMatchesTrainer);
+  if (method === null) return { ...sampled, corrected: false };
+  const { samples, scalars } = await correctSamples(policy, sampled.samples, method, correction, config.temperature);
+  return { samples, rewardKl: sampled.rewardKl, corrected: true, scalars };
+}
+
+export async function updatePolicy(options: UpdateOptions): Promise<UpdateReport> {
+  const { policy, preset, config, iteration, learningRate, rng } = options;
+  const started = performance.now();
+  const { samples, rewardKl, corrected, scalars } = await updateSamples(options);
   const klInLoss = activeKl(preset)?.placement === 'loss';
   const loss = lossConfig(preset);
   const totals = {
@@ -95,6 +111,7 @@ export async function updatePolicy({
         lossMask: batch.map((b) => b.lossMask),
         returns: preset.valueHead ? batch.map((b) => b.returns!) : undefined,
         oldValues: preset.valueHead ? batch.map((b) => b.oldValues!) : undefined,
+        importanceWeights: corrected ? batch.map((b) => b.importanceWeights!) : undefined,
         config: loss,
       });
       const report = await policyStep(
@@ -130,6 +147,7 @@ export async function updatePolicy({
     clipfrac: totals.clipfrac / n,
     gradNorm: totals.gradNorm / n,
     tokensPerSecond: tokens / ((performance.now() - started) / 1000),
+    ...(scalars ? { scalars } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { Rng, type RngState } from '../core/rng.ts';
 import type { Env, Trajectory } from '../core/types.ts';
-import { rlLossConfigSchema } from '../algorithms/index.ts';
+import { offPolicyCorrectionField, rlLossConfigSchema } from '../algorithms/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { rollout, rolloutStats } from '../rollout/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
@@ -46,6 +46,7 @@ export const rlConfigSchema = z.object({
   ...curriculumConfigShape,
   algo: algorithmNameSchema.default('grpo').describe('RL algorithm'),
   async: asyncConfigSchema,
+  offPolicyCorrection: offPolicyCorrectionField,
   historyTurns: historyTurnsSchema
     .default('all')
     .describe("previous turns the policy sees: a count, or 'all' (the whole conversation)"),

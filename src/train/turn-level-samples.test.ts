@@ -104,7 +104,7 @@ cases.push(
   })),
 );
 
-/** Taken from the pre-refactor `turnLevelSamples` (dapo and gspo share the GRPO advantage and no reference, so their samples are equal). */
+/** Taken from the pre-refactor `turnLevelSamples` (dapo, gspo and cispo share the GRPO advantage and no reference, so their samples are equal). */
 const pinned: Record<string, string> = {
   'grpo turn': 'de7813b98c55fb8a',
   'grpo episode': 'bcb5006a2a5ef0ac',
@@ -114,6 +114,8 @@ const pinned: Record<string, string> = {
   'dapo episode': 'f8d9f865ba416e2b',
   'gspo turn': '8dacc198834e489c',
   'gspo episode': 'f8d9f865ba416e2b',
+  'cispo turn': '8dacc198834e489c',
+  'cispo episode': 'f8d9f865ba416e2b',
   'rloo turn': 'a1a871370bc81161',
   'rloo episode': 'e1985a1b22ded1c4',
   'reinforce++ turn': 'a6496447369aea0b',
