@@ -162,7 +162,7 @@ function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: st
   }
   if (algorithmPresets[options.algo].valueHead) {
     throw new InvalidArgumentError(
-      `--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++, or drop --lora-rank`,
+      `--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, cispo, rloo or reinforce++, or drop --lora-rank`,
       { algo: options.algo },
     );
   }
@@ -212,7 +212,7 @@ export function checkBackendOptions(
   }
   if (algorithmPresets[options.algo].valueHead) {
     throw new InvalidArgumentError(
-      `--algo ${options.algo} trains a critic (a value head), which the tinker backend does not have; use grpo, dr-grpo, dapo, gspo, rloo or reinforce++`,
+      `--algo ${options.algo} trains a critic (a value head), which the tinker backend does not have; use grpo, dr-grpo, dapo, gspo, cispo, rloo or reinforce++`,
       { algo: options.algo },
     );
   }

@@ -70,7 +70,7 @@ test('config file errors name the file, line:column, key, problem and allowed va
     assert.match(
       at(lines, 1),
       new RegExp(
-        `^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`,
+        `^${file}:3:7: algo: .*\\(allowed: grpo, dr-grpo, dapo, gspo, cispo, rloo, reinforce\\+\\+, ppo\\); got "grp"$`,
       ),
     );
     assert.match(at(lines, 2), new RegExp(`^${file}:4:12: groupSize: Too small: expected number to be >0; got -4$`));

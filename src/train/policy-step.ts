@@ -39,7 +39,7 @@ export function requireCapabilities(
     const fix =
       backend === 'builtin'
         ? 'create the model with valueHead: true'
-        : `the ${backend} backend has no value head; use a critic-free algorithm (grpo, dr-grpo, rloo, reinforce++, dapo, gspo) or the builtin backend`;
+        : `the ${backend} backend has no value head; use a critic-free algorithm (grpo, dr-grpo, rloo, reinforce++, dapo, gspo, cispo) or the builtin backend`;
     throw new UnsupportedCapabilityError(
       { backend, feature: 'valueHead', needed: what },
       `${what} trains a critic (a value head): ${fix}`,
