@@ -13,7 +13,7 @@ export interface ProgressOptions {
   plainIntervalMs?: number;
 }
 
-type Fields = Record<string, string | number>;
+export type Fields = Record<string, string | number>;
 
 export class Progress {
   private readonly started = performance.now();
@@ -116,4 +116,16 @@ export function formatSeconds(seconds: number): string {
   if (seconds < 60) return `${seconds.toFixed(0)}s`;
   const m = Math.floor(seconds / 60);
   return `${m}m${String(Math.round(seconds - 60 * m)).padStart(2, '0')}s`;
+}
+
+/**
+ * The field naming the reward-hacking monitor's signals that fired in an iteration (its
+ * `monitor/<signal>/fired` scalars), shown as `⚠ monitor: entropy-collapse, answer-leakage`; none
+ * when nothing fired.
+ */
+export function monitorField(scalars: Readonly<Record<string, number>> = {}): Fields {
+  const fired = Object.entries(scalars)
+    .filter(([key, value]) => value === 1 && key.startsWith('monitor/') && key.endsWith('/fired'))
+    .map(([key]) => key.slice('monitor/'.length, -'/fired'.length));
+  return fired.length === 0 ? {} : { '⚠ monitor:': fired.join(', ') };
 }

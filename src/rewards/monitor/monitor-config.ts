@@ -57,3 +57,18 @@ export function parseMonitorThresholds(text: string): MonitorThresholds {
   }
   return parsed.data;
 }
+
+/** `--monitor-thresholds`: the thresholds as JSON text (a mapping in a config file), checked when the options are read. */
+export const monitorThresholdsTextSchema = z
+  .string()
+  .superRefine((text, context) => {
+    try {
+      parseMonitorThresholds(text);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  })
+  .default('{}')
+  .describe(
+    'reward-hacking monitor thresholds as JSON, e.g. {"entropyCollapse":{"floor":0.05}} (docs/reward-monitor.md; defaults for the rest)',
+  );

@@ -38,6 +38,8 @@ export interface MonitorIterationInput {
   readonly entropy?: number;
   /** Held-out (validation) success, on the iterations that were validated. */
   readonly validationSuccess?: number;
+  /** The reward's components spec for this iteration (a rubric's), over the monitor's own. */
+  readonly rewardSpec?: RewardComponentsSpec;
 }
 
 /** What one signal read from one iteration. */

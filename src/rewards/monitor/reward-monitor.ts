@@ -80,7 +80,13 @@ export function rewardMonitor({ config: input = {}, rewardSpec }: RewardMonitorO
     observe(current) {
       const episodes = current.episodes.map(episodeView);
       const summary = summarize(current, episodes, (views) => answerDominanceStatistic(views, config.answerDominance));
-      const signalInput: SignalInput = { current, summary, episodes, history: [...history], rewardSpec };
+      const signalInput: SignalInput = {
+        current,
+        summary,
+        episodes,
+        history: [...history],
+        rewardSpec: current.rewardSpec ?? rewardSpec,
+      };
       const readings = Object.fromEntries(monitorSignals.map((name) => [name, read[name](signalInput)])) as Record<
         MonitorSignal,
         SignalReading
