@@ -84,11 +84,11 @@ export function presentGroup(
     if (seen === undefined) distinct.set(key, { task, transcript, indices: [index] });
     else seen.indices.push(index);
   });
-  const contentHash = createHash('sha256')
-    .update(JSON.stringify([...distinct.keys()].sort()))
-    .digest();
+  // Sorted by content before the shuffle: the order shown depends on the group's content and the seed, never on the rollout index.
+  const keys = [...distinct.keys()].sort();
+  const contentHash = createHash('sha256').update(JSON.stringify(keys)).digest();
   const rng = new Rng((contentHash.readUInt32LE(0) ^ settings.seed) >>> 0);
-  const order = rng.shuffle([...distinct.values()]);
+  const order = rng.shuffle(keys.flatMap((key) => distinct.get(key) ?? []));
   return order.map((episode, position) => ({ id: String(position + 1), ...episode }));
 }
 
