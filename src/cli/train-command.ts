@@ -36,6 +36,7 @@ import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts
 import { recordedRun } from './recorded-run.ts';
 import { trainPhases } from './train-phases.ts';
 import { trackerOptionsShape } from '../trackers/open-tracker.ts';
+import { monitorModeSchema, monitorThresholdsTextSchema } from '../rewards/monitor/index.ts';
 
 export const trainCommandSchema = z.object({
   env: z
@@ -54,6 +55,8 @@ export const trainCommandSchema = z.object({
     .nonnegative()
     .default(5)
     .describe('checkpoint every N iterations (0 = only at the end)'),
+  monitor: monitorModeSchema,
+  monitorThresholds: monitorThresholdsTextSchema,
   ...rlConfigSchema.shape,
   historyTurns: rlConfigSchema.shape.historyTurns
     .removeDefault()

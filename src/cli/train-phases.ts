@@ -26,7 +26,8 @@ import { loadResumePoint, RunRecorder, type ResumePoint } from '../train/run-rec
 import type { RunInterrupt } from './interrupt.ts';
 import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
-import { Progress, formatSeconds } from './progress.ts';
+import { Progress, formatSeconds, monitorField } from './progress.ts';
+import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
 import { openTracker } from '../trackers/open-tracker.ts';
 import type { Tracker } from '../trackers/tracker.ts';
 import type { TrainCommandOptions } from './train-command.ts';
@@ -158,6 +159,7 @@ async function rlIterations(
     },
     config: options,
     resume: point.resume,
+    monitor: monitorFor(context),
     ...hooks,
     onTrajectories: async (trajectories, iteration) => {
       await hooks.onTrajectories?.(trajectories, iteration);
@@ -180,6 +182,8 @@ async function rlIterations(
   });
   iterations = result.history.at(-1)?.iteration ?? iterations;
   progress.done(lastFields);
+  if (result.stopReason !== undefined)
+    console.error(`train: stopped after iteration ${iterations}: ${result.stopReason}`);
   await tracker
     ?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed')
     .catch((error: Error) => console.error(`train: ${error.message}`));
@@ -189,9 +193,17 @@ async function rlIterations(
   return { iterations, interrupted: true };
 }
 
+/** The run's reward-hacking monitor (`--monitor`, `--monitor-thresholds`; the env's reward components), none when off. */
+function monitorFor({ options, env }: PhaseContext) {
+  if (options.monitor === 'off') return undefined;
+  const thresholds = parseMonitorThresholds(options.monitorThresholds);
+  return rewardMonitor({ config: { ...thresholds, mode: options.monitor }, rewardSpec: env().rewardComponents });
+}
+
 /** The fields of an iteration's progress line. */
 function progressFields(m: IterationMetrics): Record<string, string | number> {
   return {
+    ...monitorField(m.scalars),
     reward: m.reward,
     success: m.success,
     kl: m.klToReference,

@@ -35,6 +35,7 @@ import { backendTimes, timesBetween } from './backend-times.ts';
 import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
 import { asyncConfigSchema, type AsyncResumeState, type AsyncRunHooks } from './rl-async-config.ts';
 import { runAsyncRl } from './rl-async.ts';
+import { watchIteration, type RewardMonitor } from './rl-monitor.ts';
 import { type Curriculum, curriculumConfigShape, curriculumFor, type CurriculumState } from './curriculum.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
@@ -172,6 +173,8 @@ export interface RlRunOptions<Task, P extends TrainablePolicy = TrainablePolicy>
   ) => void | Promise<void>;
   /** Continue after a finished iteration (the policy must already hold that iteration's weights and optimizer state). */
   resume?: RlResumeState;
+  /** Watches each iteration for reward hacking (rl-monitor.ts); in mode 'stop' a fired signal ends the run after it. */
+  monitor?: RewardMonitor;
   /**
    * Scores each generation batch's groups (`rubric.scoreGroup`) before dynamic sampling and
    * advantages: the total becomes the episode's reward, on its last generated token; the env's
@@ -198,7 +201,8 @@ export type TrainingWarningKind =
   | 'no-trained-tokens'
   | 'all-actions-invalid'
   | 'dynamic-sampling-short'
-  | 'reward-failures';
+  | 'reward-failures'
+  | 'reward-hacking';
 
 /** A sign that an iteration trained on little or nothing, said out loud instead of logged as NaN. */
 export interface TrainingWarning {
@@ -220,6 +224,8 @@ export interface RlResumeState {
 export interface RlResult {
   history: IterationMetrics[];
   finalValidationSuccess?: number;
+  /** Why the run ended before its last iteration, when something other than `shouldStop` ended it (the reward-hacking monitor). */
+  stopReason?: string;
 }
 
 export function effectivePreset(config: RlConfig): AlgorithmPreset {
@@ -263,19 +269,22 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   const curriculum = curriculumFor(config, options.resume?.curriculum);
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
+  let stopReason: string | undefined;
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
-    const { metrics, keptGroups } = await trainIteration(options, { config, preset, rng, iteration, curriculum });
+    const context = { config, preset, rng, iteration, curriculum };
+    const { metrics, keptGroups, generated } = await trainIteration(options, context);
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
       metrics.validationSuccess = validationSuccess;
     }
     for (const warning of iterationWarnings(metrics, keptGroups, config, preset)) warn(warning);
+    stopReason = watchIteration(options.monitor, metrics, generated, warn, options.rubric);
     history.push(metrics);
     await options.onIteration?.(metrics, { iteration, rngState: rng.state(), curriculum: curriculum?.state() });
-    if (stopping) break;
+    if (stopping || stopReason !== undefined) break;
   }
-  return { history, finalValidationSuccess: validationSuccess };
+  return { history, finalValidationSuccess: validationSuccess, ...(stopReason === undefined ? {} : { stopReason }) };
 }
 
 interface IterationContext {
@@ -291,7 +300,7 @@ interface IterationContext {
 async function trainIteration<Task, P extends TrainablePolicy>(
   options: RlRunOptions<Task, P>,
   { config, preset, rng, iteration, curriculum }: IterationContext,
-): Promise<{ metrics: IterationMetrics; keptGroups: number }> {
+): Promise<{ metrics: IterationMetrics; keptGroups: number; generated: readonly Trajectory[] }> {
   const { policy, reference } = options;
   const started = performance.now();
   const timesAtStart = backendTimes(policy);
@@ -337,7 +346,7 @@ async function trainIteration<Task, P extends TrainablePolicy>(
       metrics.backendMs[`reference.${kind}`] = ms;
     }
   }
-  return { metrics, keptGroups: collected.keptGroups };
+  return { metrics, keptGroups: collected.keptGroups, generated: collected.generated };
 }
 
 /** Generates one batch of the iteration: the `collect` scaffold, or G env rollouts per seed. */
