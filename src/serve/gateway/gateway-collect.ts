@@ -12,13 +12,17 @@
  *
  * A run's score is `reward({ messages, output, seed })` over the final messages (the last call's
  * messages and its reply) and the agent's return value, or, without `reward`, what the agent
- * posted to `/v1/sessions/{id}/reward`. A run is dropped (counted in the gateway's metrics, said
+ * posted to `/v1/sessions/{id}/reward`; or, with `rubric`, the rubric's total over each group's
+ * sessions, the posted reward being its `posted` component (gateway-rubric.ts). A run is dropped (counted in the gateway's metrics, said
  * through `onWarning`) when its agent throws, its session times out, its reward function throws
  * or there is no reward, or it made no call. When every run of a collection fails, a
  * `GatewayError` carries the first failure.
  */
 import { randomBytes } from 'node:crypto';
+import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
+import type { EpisodeContext } from '../../rewards/episode-context.ts';
+import { scoreEpisodes } from '../../rewards/trajectory-scoring.ts';
 import type { Message, Trajectory } from '../../core/types.ts';
 import { errorMessage } from '../http.ts';
 import { GatewayError } from './errors.ts';
@@ -26,6 +30,7 @@ import type { Gateway } from './gateway.ts';
 import { sessionHeader, sessionModelPrefix } from './session-id.ts';
 import type { DropReason } from './session-store.ts';
 import { finalMessages, sessionTrajectory } from './session-trajectory.ts';
+import { type GatewayEpisode, type GatewayRubric, sessionEpisode } from './gateway-rubric.ts';
 
 /** What one agent run is given. */
 export interface AgentRun {
@@ -71,6 +76,12 @@ export interface GatewayCollectOptions<Output> {
   gateway: Gateway;
   agent: (run: AgentRun) => Promise<Output>;
   reward?: (context: RewardContext<Output>) => RewardValue | Promise<RewardValue>;
+  /**
+   * Scores each seed's sessions together (group rewards see the whole group); the posted reward is
+   * its `posted` component (`postedReward`). A failed component is kept in `rewardFailures` (the
+   * group is then left out of the update and counted by the trainer), never scored 0. Not with `reward`.
+   */
+  rubric?: GatewayRubric<Output>;
   /** Agent runs at once. Default: all runs of a collection (their calls batch together). */
   concurrency?: number;
   /** A run was dropped (default: console.warn). */
@@ -145,10 +156,79 @@ async function runAtMost(limit: number, count: number, task: (index: number) => 
   );
 }
 
+/** Where one agent run sits: its task seed and sample, the iteration and the group it joins. */
+interface RunPlace {
+  seed: number;
+  sample: number;
+  iteration: number;
+  groupId: string;
+  config: CollectContext['config'];
+}
+
+type SessionOutcome<Output> = {
+  trajectory: Trajectory & { prefixBreaks: number };
+  /** With a rubric: what the rubric scores (the trajectory carries the posted reward until then). */
+  context?: EpisodeContext<GatewayEpisode<Output>>;
+};
+
+/** Runs the agent once in its own session; undefined when the run was dropped (pushed to `dropped`, and said). */
+async function runAgentSession<Output>(
+  options: GatewayCollectOptions<Output>,
+  { seed, sample, iteration, groupId, config }: RunPlace,
+  dropped: DroppedRun[],
+  warn: (dropped: DroppedRun) => void,
+): Promise<SessionOutcome<Output> | undefined> {
+  const { gateway, agent, reward, rubric } = options;
+  const sessionId = unguessableSessionId(seed, sample);
+  const session = gateway.openSession(sessionId, { temperature: config.temperature, maxTokens: config.maxNewTokens });
+  const fail = (reason: DropReason, message: string): undefined => {
+    gateway.dropSession(sessionId, reason);
+    const entry = { sessionId, seed, reason, message };
+    dropped.push(entry);
+    warn(entry);
+    return undefined;
+  };
+  const timedOut = (message: string): undefined => void dropped.push({ sessionId, seed, reason: 'timeout', message });
+  let output: Output;
+  try {
+    const outcome = await Promise.race([
+      agent(agentRun(gateway.baseURL, { sessionId, seed, sample, iteration })).then((value) => ({ value })),
+      session.dropped.then((reason) => ({ reason })),
+    ]);
+    if ('reason' in outcome) return timedOut('the session timed out before the agent finished');
+    output = outcome.value;
+  } catch (error) {
+    return fail('agent-error', errorMessage(error));
+  }
+  if (session.calls.length === 0)
+    return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
+  if (rubric !== undefined) {
+    const finished = gateway.finishSession(sessionId);
+    return finished === undefined
+      ? timedOut('the session timed out')
+      : sessionEpisode(finished, { seed, sample, sessionId, output, groupId });
+  }
+  let score: Score;
+  try {
+    const scored = await sessionScore(reward, session, { output, seed, sample, sessionId });
+    if ('failure' in scored) return fail(...scored.failure);
+    score = scored.score;
+  } catch (error) {
+    return fail('reward-error', errorMessage(error));
+  }
+  const finished = gateway.finishSession(sessionId);
+  if (finished === undefined) return timedOut('the session timed out');
+  return { trajectory: sessionTrajectory(finished.calls, { ...score, groupId, seed }) };
+}
+
 export function gatewayCollect<Output>(
   options: GatewayCollectOptions<Output>,
 ): (context: CollectContext) => Promise<Trajectory[]> {
-  const { gateway, agent, reward } = options;
+  const { reward, rubric } = options;
+  if (reward !== undefined && rubric !== undefined)
+    throw new InvalidArgumentError(
+      'gatewayCollect: give reward or rubric, not both (a rubric can read the posted reward: postedReward)',
+    );
   const warn =
     options.onWarning ??
     ((dropped: DroppedRun) =>
@@ -159,59 +239,17 @@ export function gatewayCollect<Output>(
     const collection = collections++;
     const runs = seeds.flatMap((seed) => Array.from({ length: config.groupSize }, (_, sample) => ({ seed, sample })));
     const dropped: DroppedRun[] = [];
-    const results: Array<(Trajectory & { prefixBreaks: number }) | undefined> = new Array(runs.length);
-
-    async function runOne(index: number): Promise<void> {
-      const { seed, sample } = at(runs, index, 'runs');
-      const sessionId = unguessableSessionId(seed, sample);
-      const groupId = `gateway-${iteration}-${collection}-${seed}`;
-      const session = gateway.openSession(sessionId, {
-        temperature: config.temperature,
-        maxTokens: config.maxNewTokens,
-      });
-      const fail = (reason: DropReason, message: string): void => {
-        gateway.dropSession(sessionId, reason);
-        const entry = { sessionId, seed, reason, message };
-        dropped.push(entry);
-        warn(entry);
-      };
-      const run = agentRun(gateway.baseURL, { sessionId, seed, sample, iteration });
-      let output: Output;
-      try {
-        const outcome = await Promise.race([
-          agent(run).then((value) => ({ value })),
-          session.dropped.then((reason) => ({ reason })),
-        ]);
-        if ('reason' in outcome)
-          return void dropped.push({
-            sessionId,
-            seed,
-            reason: outcome.reason,
-            message: 'the session timed out before the agent finished',
-          });
-        output = outcome.value;
-      } catch (error) {
-        return fail('agent-error', errorMessage(error));
-      }
-      if (session.calls.length === 0)
-        return fail('no-calls', 'the agent made no call to the gateway (is its base URL the gateway?)');
-      let score: Score;
-      try {
-        const scored = await sessionScore(reward, session, { output, seed, sample, sessionId });
-        if ('failure' in scored) return fail(...scored.failure);
-        score = scored.score;
-      } catch (error) {
-        return fail('reward-error', errorMessage(error));
-      }
-      const finished = gateway.finishSession(sessionId);
-      if (finished === undefined)
-        return void dropped.push({ sessionId, seed, reason: 'timeout', message: 'the session timed out' });
-      results[index] = sessionTrajectory(finished.calls, { ...score, groupId, seed });
-    }
-
+    const outcomes: Array<SessionOutcome<Output> | undefined> = new Array(runs.length);
     const limit = Math.max(1, Math.min(options.concurrency ?? runs.length, runs.length));
-    await runAtMost(limit, runs.length, runOne);
-    const trajectories = results.flatMap((trajectory) => (trajectory === undefined ? [] : [trajectory]));
+    await runAtMost(limit, runs.length, async (index) => {
+      const { seed, sample } = at(runs, index, 'runs');
+      const place = { seed, sample, iteration, groupId: `gateway-${iteration}-${collection}-${seed}`, config };
+      outcomes[index] = await runAgentSession(options, place, dropped, warn);
+    });
+    const finished = outcomes.flatMap((outcome) => (outcome === undefined ? [] : [outcome]));
+    const contexts = finished.flatMap((outcome) => (outcome.context === undefined ? [] : [outcome.context]));
+    const trajectories =
+      rubric === undefined ? finished.map((outcome) => outcome.trajectory) : await scoreEpisodes(rubric, contexts);
     if (trajectories.length === 0 && runs.length > 0) {
       const first = at(dropped, 0, 'dropped runs');
       throw new GatewayError(
@@ -219,7 +257,7 @@ export function gatewayCollect<Output>(
         { iteration, dropped },
       );
     }
-    const prefixBreaks = trajectories.reduce((sum, trajectory) => sum + trajectory.prefixBreaks, 0);
+    const prefixBreaks = finished.reduce((sum, outcome) => sum + outcome.trajectory.prefixBreaks, 0);
     options.onCollected?.({ iteration, trajectories, dropped, prefixBreaks });
     return trajectories;
   };

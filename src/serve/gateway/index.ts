@@ -10,6 +10,7 @@ export {
   type RewardValue,
 } from './gateway-collect.ts';
 export { GatewayError } from './errors.ts';
+export { postedReward, sessionEpisode, type GatewayEpisode, type GatewayRubric } from './gateway-rubric.ts';
 export { policyGenerator } from './policy-generator.ts';
 export { rewardRangeSchema, type RewardRange, type RewardRangeInput } from './posted-reward.ts';
 export { sessionHeader, sessionIdOf, sessionModelPrefix } from './session-id.ts';
