@@ -74,3 +74,26 @@ test('config: every field has a default; a bad or unknown threshold is refused, 
   assert.throws(() => parseMonitorThresholds('{nope'), /not JSON/);
   assert.throws(() => rewardMonitorConfigSchema.parse({ mode: 'panic' }), /warn|stop|off/);
 });
+
+test('hostile episodes: NaN and infinite rewards, no turns, unclosed tags, regex characters — nothing throws or fires', () => {
+  const monitor = rewardMonitor({ rewardSpec: sumRewardSpec });
+  const odd = (groupId: string, index: number) => ({
+    groupId,
+    totalReward: [Number.NaN, Number.POSITIVE_INFINITY, -1, 0][index % 4] ?? 0,
+    success: false,
+    rewardComponents: { correct: Number.NaN, format: Number.POSITIVE_INFINITY },
+    turns:
+      index % 3 === 0
+        ? []
+        : [
+            { action: '<tool_call>{', observation: '<tool_response>unclosed <information>' },
+            { action: `<answer>.*+?(${index}[</answer>`, observation: '' },
+          ],
+  });
+  for (let iteration = 1; iteration <= 6; iteration++) {
+    const episodes = Array.from({ length: 40 }, (_, i) => odd(`g${i % 5}`, i));
+    const report = monitor.observe({ iteration, episodes, entropy: iteration === 3 ? Number.POSITIVE_INFINITY : 1 });
+    assert.deepEqual(report.fired, [], JSON.stringify(report.readings));
+    for (const value of Object.values(report.metrics)) assert.ok(Number.isFinite(value));
+  }
+});

@@ -53,16 +53,19 @@ export function answerLeakage({ episodes }: SignalInput, settings: AnswerLeakage
       message: `${eligible.length} rewarded answers over ${groups.size} tasks (needs ${settings.minRewardedEpisodes} over ${settings.minGroups})`,
     };
   }
-  const templateAnswers = new Map<string, boolean>();
+  // The tasks shown each answer, computed once per distinct answer (not per episode and task).
+  const showingGroups = new Map<string, Set<string>>();
   const isTemplate = (answer: string, ownGroup: string): boolean => {
-    const key = `${ownGroup}\u0000${answer}`;
-    const known = templateAnswers.get(key);
-    if (known !== undefined) return known;
-    const others = [...groups].filter(([group]) => group !== ownGroup);
-    const showing = others.filter(([, texts]) => texts.some((text) => containsPhrase(text, answer))).length;
-    const template = others.length > 0 && showing / others.length >= settings.templateShare;
-    templateAnswers.set(key, template);
-    return template;
+    let showing = showingGroups.get(answer);
+    if (showing === undefined) {
+      showing = new Set(
+        [...groups].filter(([, texts]) => texts.some((t) => containsPhrase(t, answer))).map(([g]) => g),
+      );
+      showingGroups.set(answer, showing);
+    }
+    const others = groups.size - 1;
+    const othersShowing = showing.size - (showing.has(ownGroup) ? 1 : 0);
+    return others > 0 && othersShowing / others >= settings.templateShare;
   };
   const copied = eligible.filter((e) => containsPhrase(e.shownText, e.answer) && !isTemplate(e.answer, e.groupId));
   const statistic = copied.length / eligible.length;
