@@ -5,3 +5,4 @@ export * from './builtin-rewards.ts';
 export * from './trajectory-scoring.ts';
 export * from './component-metrics.ts';
 export * from './reward-spec.ts';
+export * from './judges/index.ts';
