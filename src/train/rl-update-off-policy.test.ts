@@ -113,7 +113,7 @@ describe('the correction inside updatePolicy, against the PyTorch reference', ()
       const step = at(steps, 0, 'one optimizer step');
       assert.equal(steps.length, 1);
       // At the trainer's own log-probs the PPO ratio is 1 (never clipped): dL/dlogp = −A·w·m′/Σm′.
-      const order = step.sequences.map((sequence) => tokens.findIndex((t) => t === sequence));
+      const order = step.sequences.map((sequence) => tokens.findIndex((row) => row === sequence));
       const output = step.loss.compute({ logprobs: order.map((i) => at(scored, i)) });
       const kept = expected.lossMask.flat().reduce((a, b) => a + b, 0);
       for (const [k, i] of order.entries()) {
@@ -191,4 +191,37 @@ describe('runRl: when the correction is off it changes nothing', () => {
     assert.equal(scalars['offPolicy/masked'], 0);
     assertClose(scalars['offPolicy/weight/mean'] ?? NaN, 1, 1e-3);
   });
+});
+
+test("algo 'cispo' trains: finite loss, a real gradient, every weight tensor it touches moved", async () => {
+  const { model, policy } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
+  const before = await model.hostParams();
+  const result = await runRl({
+    policy,
+    env: makeBanditEnv,
+    config: {
+      algo: 'cispo',
+      iterations: 2,
+      tasksPerIteration: 4,
+      groupSize: 4,
+      maxTurns: 1,
+      maxNewTokens: 24,
+      learningRate: 2e-3,
+      validateEvery: 0,
+      seed: 5,
+    },
+    onWarning: () => {},
+  });
+  for (const m of result.history) assert.ok(Number.isFinite(m.loss), JSON.stringify(m));
+  assert.ok(
+    result.history.some((m) => m.gradNorm > 0),
+    'a group with varying rewards gave a gradient',
+  );
+  const after = await model.hostParams();
+  let moved = 0;
+  for (const [name, tensor] of before) {
+    const now = after.get(name)?.data;
+    if (now === undefined || tensor.data.some((x, i) => x !== now[i])) moved++;
+  }
+  assert.ok(moved > before.size / 2, `${moved} of ${before.size} tensors moved`);
 });
