@@ -9,8 +9,8 @@
 #   2. check.ts — GRPO iterations through TinkerPolicy (sampled = forward log-probs, weights move, reload scores the same);
 #   3. sdk-witness.py — the SDK sends the same requests and gets the same numbers;
 #   4. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
-#   5. `agentrl train --backend tinker` (GRPO on bandit) then train-check.ts: the run in the store, and the
-#      learning signal (held-out success after training above the iteration-0 success);
+#   5. learning-check.ts — the learning signal: GRPO updates through TinkerPolicy raise the expected reward;
+#      then `agentrl train --backend tinker` (GRPO on bandit) and train-check.ts: the run in the store, time split;
 #   6. `agentrl train --resume` of that run (restore = create-via-load into a fresh model);
 #   7. `agentrl sft|dpo --backend tinker` — run when the CLI has the flag, else printed as SKIP (not failed);
 #   8. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
@@ -101,6 +101,7 @@ strict_pid=$!
 wait_healthy "http://127.0.0.1:$strict_port" "$strict_pid" "$work/strict.log"
 
 status=0
+export TINKER_API_KEY="${TINKER_API_KEY:-tml-agentrl-check-local}"  # the strict server, like hosted Tinker, wants a tml- key
 strict_url="http://127.0.0.1:$strict_port"
 base_url="$strict_url"
 [ "${STRICT:-1}" = 0 ] && base_url="http://127.0.0.1:$port"
@@ -120,6 +121,9 @@ fi
 step "policyContract({ trainable: true }) for TinkerPolicy" \
   env TINKER_BASE_URL="$base_url" TINKER_BASE_MODEL="$work/model" node --import tsx --test --test-reporter=spec "$here/contract-check.ts"
 
+step "learning signal: GRPO through TinkerPolicy raises the expected reward (answer in ASCII)" \
+  node --import tsx "$here/learning-check.ts" --base-url "$base_url" --base-model "$work/model"
+
 train_flags=(--env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8
   --tinker-loss-reduction sequence-mean --store "$work/runs.db" --run-name tinker-e2e --demonstrations 8 --sft-steps 2
   --sft-batch-size 4 --tasks-per-iteration 2 --group-size 4 --max-turns 1 --max-new-tokens 12 --test-episodes 8
@@ -128,7 +132,7 @@ before_train=$(lines)
 step "agentrl train --backend tinker (GRPO, runRl, recorded in the run store)" \
   node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --iterations "$iterations"
 after_train=$(lines)
-step "the run in the store; time split; learning signal" \
+step "the run in the store; time split" \
   node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations "$iterations"
 step "agentrl train --resume tinker-e2e (restore into a fresh model: load_weights as its first request)" \
   node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --resume tinker-e2e --iterations "$((iterations + 1))"

@@ -18,6 +18,8 @@ def summarise(entries: list[dict], iterations: int) -> str:
     rows: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for entry in entries:
         name = entry["path"].removeprefix("/api/v1/")
+        if name.startswith("training_runs/"):
+            name = f"{entry['method']} training_runs/…/checkpoints/…" + ("/ttl" if name.endswith("/ttl") else "")
         if name == "forward_backward" and entry.get("forward_only"):
             name = "forward_backward (forward_only)"
         if name == "retrieve_future" and entry.get("status") == 408:
@@ -27,6 +29,7 @@ def summarise(entries: list[dict], iterations: int) -> str:
         row["request_bytes"] += entry.get("request_bytes", 0)
         row["response_bytes"] += entry.get("response_bytes", 0)
         row["refused"] += 1 if entry.get("refused") or entry.get("error") else 0
+        row["upstream_gap"] += 1 if entry.get("upstream_gap") else 0
         if name == "asample":
             row["prompt_tokens"] += entry.get("prompt_tokens", 0)
             row["samples"] += entry.get("num_samples", 1)
@@ -50,7 +53,8 @@ def summarise(entries: list[dict], iterations: int) -> str:
         lines.append(f"| {name} | {row['requests'] / per:.1f} | {row['request_bytes'] / per / 1024:.1f} | {row['response_bytes'] / per / 1024:.1f} | {tokens} | {row['refused']:.0f} |")
     total = sum(row["requests"] for name, row in rows.items() if name not in ("session_heartbeat", "telemetry"))
     refused = sum(row["refused"] for row in rows.values())
-    lines.append(f"\n{total / per:.1f} requests per iteration besides heartbeats and telemetry; {refused:.0f} refused by the strict server")
+    gaps = sum(row["upstream_gap"] for row in rows.values())
+    lines.append(f"\n{total / per:.1f} requests per iteration besides heartbeats and telemetry; {refused:.0f} refused by the strict server; {gaps:.0f} SkyRL cannot serve (checkpoint delete/ttl: 404)")
     return "\n".join(lines)
 
 

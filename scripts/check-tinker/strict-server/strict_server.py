@@ -9,6 +9,7 @@ request against the SDK's own types (strict_rules.py, sdk_wire.py), and translat
   - create-via-load (a `load_weights` with session_id + model_seq_id as a model's FIRST request; model id
     `{session_id}:train:{model_seq_id}`) becomes SkyRL create_model + load_weights under an alias;
   - a failed SkyRL future (HTTP 400/500) becomes the SDK's RequestFailedResponse; a slow one a 408 try_again.
+Checkpoint clean-up (DELETE a checkpoint, PUT its ttl) is checked for shape and answered 404: SkyRL 0.3.0 has neither.
 Refused (HTTP 400, `x-should-retry: false`): unknown or missing fields, forward_backward not protobuf, a POST
 without X-Idempotency-Key, a retried POST whose seq_id was applied under another key, load_weights that is not a
 model's first request, /api/v1/forward (the SDK never calls it), a proto result asked for as JSON, no X-API-Key.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from dataclasses import dataclass
 
@@ -37,6 +39,7 @@ from strict_rules import MUTATING, REQUEST_MODELS, Ledger, Refused, fingerprint,
 from tinker.types import ClientConfigResponse, ClientDynamicConfigResponse
 
 PROTO = "application/x-protobuf"
+CHECKPOINT_PATH = re.compile(r"/api/v1/training_runs/(?P<run>[^/]+)/checkpoints/(?P<checkpoint>[^/]+)(?P<ttl>/ttl)?")
 
 
 @dataclass
@@ -88,11 +91,14 @@ class StrictServer:
     async def route(self, request: Request, path: str, body: bytes, entry: dict) -> Response:
         if path == "/api/v1/healthz":
             return await self.forward_raw("GET", path)
-        if not (request.headers.get("x-api-key") or "").startswith("tml-"):
-            raise Refused("api-key", "no X-API-Key starting with 'tml-' (the SDK refuses any other key)", 401)
+        if not (request.headers.get("x-api-key") or "").startswith(("tml-", "eyJ")):
+            raise Refused("api-key", "no X-API-Key starting with tml- (or a JWT, eyJ…): the SDK refuses any other key", 401)
         if request.method == "GET":
             return await self.forward_raw("GET", self.rewrite_path(path))
         key = request.headers.get("x-idempotency-key")
+        checkpoint = CHECKPOINT_PATH.fullmatch(path)
+        if checkpoint is not None and request.method in ("DELETE", "PUT"):
+            return self.checkpoint_request(request.method, checkpoint, body, key, entry)
         if not key:
             raise Refused("idempotency", f"POST {path} without X-Idempotency-Key (the SDK sends one on every POST and reuses it on retries)")
         if path == "/api/v1/forward":
@@ -111,6 +117,28 @@ class StrictServer:
         if path in MUTATING and response.status_code < 400:
             self.ledger.remember(key, print_, response.status_code, {"content-type": response.headers.get("content-type", "")}, response.body)
         return response
+
+    def checkpoint_request(self, method: str, match: re.Match, body: bytes, key: str | None, entry: dict) -> Response:
+        """The SDK's checkpoint clean-up (RestClient.delete_checkpoint: DELETE …/checkpoints/{id}; set_checkpoint_ttl:
+        PUT …/checkpoints/{id}/ttl {ttl_seconds}) checked for shape; SkyRL 0.3.0 has neither, so 404, logged as an
+        upstream gap (not a client fault)."""
+        if not key:
+            raise Refused("idempotency", f"{method} {entry['path']} without X-Idempotency-Key (the SDK sends one on every non-GET)")
+        if method == "PUT":
+            if match.group("ttl") is None:
+                raise Refused("sdk-endpoint", "PUT is only …/checkpoints/{id}/ttl in the SDK", 404)
+            try:
+                payload = json.loads(body)
+            except ValueError as error:
+                raise Refused("json-body", f"ttl: not JSON ({error})") from error
+            if not isinstance(payload, dict) or set(payload) != {"ttl_seconds"} or not (payload["ttl_seconds"] is None or isinstance(payload["ttl_seconds"], int)):
+                raise Refused("sdk-schema", f"the SDK's ttl body is exactly {{ttl_seconds: int | null}}, got {payload!r}")
+        elif match.group("ttl") is not None or body:
+            raise Refused("sdk-schema", "the SDK's delete_checkpoint is a DELETE of …/checkpoints/{id} with no body")
+        entry["upstream_gap"] = "checkpoint ttl" if method == "PUT" else "checkpoint delete"
+        # 404 as SkyRL itself answers an unknown route (the SDK does not retry a 404; it retries any 5xx for minutes).
+        return Response(json.dumps({"detail": f"SkyRL 0.3.0 has no {entry['upstream_gap']}: the checkpoint is kept"}),
+                        status_code=404, media_type="application/json", headers={"x-should-retry": "false"})
 
     async def once(self, call: Call, owner: str, seq_id: int | None, what: str, apply) -> Response:
         """Apply a sequenced request once: a retry of an applied seq_id gets the first answer (ledger.claim_sequence)."""
