@@ -10,7 +10,7 @@ import {
   offPolicyWeights,
   type OffPolicyWeightOptions,
 } from './off-policy-correction.ts';
-import { rlLossConfigSchema, rlLossTerms } from './rl-loss.ts';
+import { rlLoss, rlLossConfigSchema, rlLossTerms } from './rl-loss.ts';
 
 const { inputs } = reference;
 
@@ -77,6 +77,26 @@ describe('the corrected policy loss against the PyTorch reference', () => {
       });
     }
   }
+
+  it('gspo keeps its seq-mean-token-mean under weights: a constant weight of 2 doubles loss and gradient', () => {
+    const batch = { oldLogprobs: inputs.trainerLogprobs, advantages: inputs.advantages, lossMask: inputs.lossMask };
+    const config = rlLossConfigSchema.parse({ policyLoss: 'gspo', lossAggMode: 'token-mean' });
+    const plain = rlLossTerms(batch, { logprobs: inputs.currentLogprobs }, config);
+    const twos = inputs.lossMask.map((row) => row.map(() => 2));
+    const weighted = rlLossTerms({ ...batch, importanceWeights: twos }, { logprobs: inputs.currentLogprobs }, config);
+    assertClose(weighted.loss, 2 * plain.loss, 1e-14);
+    for (const [i, row] of plain.gradLogprobs.entries())
+      assertAllClose(
+        at(weighted.gradLogprobs, i),
+        Array.from(row, (g) => 2 * g),
+        1e-14,
+      );
+  });
+
+  it('rlLoss refuses importance weights that do not match the loss mask', () => {
+    const batch = { oldLogprobs: [[0, 0]], advantages: [[1, 1]], lossMask: [[0, 1]] };
+    assert.throws(() => rlLoss({ ...batch, importanceWeights: [[1]] }), InvalidArgumentError);
+  });
 
   it('weights of 1 leave the loss and its gradient exactly as without weights', () => {
     const batch = { oldLogprobs: inputs.trainerLogprobs, advantages: inputs.advantages, lossMask: inputs.lossMask };
