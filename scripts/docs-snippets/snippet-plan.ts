@@ -158,6 +158,11 @@ export const skipped: SkipEntry[] = [
   { contains: 'tensorboard --logdir', reason: 'TensorBoard (Python)' },
   { contains: 'from datasets import load_dataset', reason: `${python} (npm run check:hf)` },
   { contains: "policyContract('my-server'", reason: "the reader's trainer server (`server`)" },
+  {
+    page: 'docs/judges.md',
+    contains: "model: 'lake-judge'",
+    reason: 'a judge model on agentrl serve-policy at 127.0.0.1:8001 and a hosted API key (OPENAI_API_KEY)',
+  },
   { contains: "policyLoss: 'cispo'", reason: 'an entry to paste into algorithmPresets (step 3 wires it)' },
   { contains: 'node scripts/run-tests.mjs src/algorithms/losses/cispo.test.ts', reason: 'runs after step 3’s wiring' },
 ];
