@@ -136,7 +136,9 @@ describe('the correction inside updatePolicy, against the PyTorch reference', ()
       assertClose(scalars['offPolicy/weight/mean'] ?? NaN, expected.metrics.weightMean, 1e-6);
     });
   }
+});
 
+describe("'auto' in updatePolicy", () => {
   test("'auto' corrects the same batch (stale by one version at iteration 2) with TIS, and not at iteration 1", async () => {
     const inner = await tinyPolicy();
     const tokens = inputs.lossMask.map((mask, i) => mask.map((_, t) => 1 + ((i * 7 + t * 3) % 60)));
