@@ -35,7 +35,10 @@ export const asyncConfigSchema = z
   .describe('asynchronous RL: rollouts keep going while the trainer updates, with bounded staleness');
 export type AsyncConfig = z.infer<typeof asyncConfigSchema>;
 
-/** Run options of the asynchronous trainer (ignored when `maxStaleness` is 0). */
+/**
+ * A separate sampler and its weight hook. With `maxStaleness` 0 the synchronous loop uses them too:
+ * it samples with `sampler` and calls `onWeightsUpdated` after each iteration's update.
+ */
 export interface AsyncRunHooks {
   /**
    * Samples the rollouts in place of `policy` (an OpenAI-compatible server, a Tinker sampling

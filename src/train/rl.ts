@@ -273,6 +273,7 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
   for (let iteration = (options.resume?.iteration ?? 0) + 1; iteration <= config.iterations; iteration++) {
     const context = { config, preset, rng, iteration, curriculum };
     const { metrics, keptGroups, generated } = await trainIteration(options, context);
+    await options.onWeightsUpdated?.(iteration);
     const stopping = options.shouldStop?.() === true;
     if (isValidationIteration(config, iteration, stopping)) {
       validationSuccess = await validate(policy, options.env, config);
@@ -361,7 +362,7 @@ function generationBatch<Task, P extends TrainablePolicy>(
     const result = options.collect
       ? await collectWith(options.collect, { policy, seeds, iteration, config })
       : await rollout({
-          policy,
+          policy: options.sampler ?? policy,
           env: options.env,
           seeds,
           groupSize: config.groupSize,
