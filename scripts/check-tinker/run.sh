@@ -121,8 +121,10 @@ fi
 step "policyContract({ trainable: true }) for TinkerPolicy" \
   env TINKER_BASE_URL="$base_url" TINKER_BASE_MODEL="$work/model" node --import tsx --test --test-reporter=spec "$here/contract-check.ts"
 
+before_learning=$(lines)
 step "learning signal: GRPO through TinkerPolicy raises the expected reward (answer in ASCII)" \
   node --import tsx "$here/learning-check.ts" --base-url "$base_url" --base-model "$work/model"
+after_learning=$(lines)
 
 train_flags=(--env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8
   --tinker-loss-reduction sequence-mean --store "$work/runs.db" --run-name tinker-e2e --demonstrations 8 --sft-steps 2
@@ -145,7 +147,9 @@ for command in sft dpo; do
     echo "== SKIP agentrl $command --backend tinker: this CLI's $command has no --backend yet (the step is ready)"
   fi
 done
-step "cost per GRPO iteration, from the strict server's request log" \
+step "cost per GRPO update of learning-check.ts (6 updates; its expected-reward forward included), from the strict server's log" \
+  "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_learning" --to "$after_learning" --iterations 6
+step "cost per iteration of the agentrl train run (setup and warm start included), from the strict server's log" \
   "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_train" --to "$after_train" --iterations "$iterations"
 [ "$status" -eq 0 ] || { echo "== SkyRL log (last 30 lines)"; tail -30 "$work/server.log"; echo "== strict server log"; tail -20 "$work/strict.log"; }
 if [ -n "${KEEP_LOG:-}" ]; then cp "$requests" "$KEEP_LOG"; echo "== request log kept at $KEEP_LOG"; fi

@@ -58,6 +58,29 @@ def summarise(entries: list[dict], iterations: int) -> str:
     return "\n".join(lines)
 
 
+def per_step(entries: list[dict]) -> str:
+    """One line per optimizer step: the requests since the previous optim_step (SFT warm-start steps included)."""
+    lines, segment = [], []
+    for entry in entries:
+        if entry["path"].endswith(("session_heartbeat", "telemetry")):
+            continue
+        segment.append(entry)
+        if entry["path"].endswith("/optim_step") and not entry.get("replayed"):
+            counts: dict[str, int] = defaultdict(int)
+            for item in segment:
+                name = item["path"].removeprefix("/api/v1/")
+                counts[name + (" (forward_only)" if item.get("forward_only") else "")] += 1
+            prompt = sum(item.get("prompt_tokens", 0) for item in segment if item["path"].endswith("asample"))
+            samples = sum(item.get("num_samples", 1) for item in segment if item["path"].endswith("asample"))
+            trained = sum(item.get("tokens", 0) for item in segment if item["path"].endswith("forward_backward") and not item.get("forward_only"))
+            scored = sum(item.get("tokens", 0) for item in segment if item.get("forward_only"))
+            calls = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+            lines.append(f"step {len(lines) + 1}: {len(segment)} requests ({calls}); sampled {samples} from {prompt} prompt tokens; "
+                         f"forward_only {scored} tokens; forward_backward {trained} tokens")
+            segment = []
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--log", required=True)
@@ -69,6 +92,8 @@ def main() -> int:
         entries = [json.loads(line) for line in file.readlines()[options.start : options.end]]
     print(f"{len(entries)} requests over {options.iterations} iteration(s) (log lines {options.start}–{options.end})")
     print(summarise(entries, options.iterations))
+    print("\nper optimizer step (requests since the previous optim_step; heartbeats and telemetry left out):")
+    print(per_step(entries))
     refused = [entry for entry in entries if entry.get("refused") or entry.get("error")]
     for entry in refused[:5]:
         print(f"refused: {entry['method']} {entry['path']} rule {entry.get('refused') or 'error'} {entry.get('error', '')}")
