@@ -54,7 +54,7 @@ export interface PresentedEpisode {
 
 export function groupJudge(options: GroupJudgeOptions): GroupJudge {
   const settings = parseJudgeSettings(groupJudgeSchema, options, 'groupJudge');
-  const client = createJudgeClient(settings);
+  const client = createJudgeClient<ReadonlyMap<string, number>>(settings);
   const scoreGroup = async (contexts: readonly EpisodeContext[]): Promise<readonly number[]> => {
     if (contexts.length === 0) return [];
     const presented = presentGroup(contexts, settings);

@@ -2,8 +2,9 @@
  * The judges' content-addressed cache: a reply is stored under the SHA-256 of what determines it —
  * the model, the messages and the sampling settings — so the same episode (or the same group) is
  * not judged twice. Bounded: past `capacity` entries the least recently used goes (a `Map` keeps
- * insertion order; a hit re-inserts its entry at the end). Only replies that parsed are stored, so a
- * malformed reply is asked again next time rather than replayed.
+ * insertion order; a hit re-inserts its entry at the end). The judges store what they parsed out of a
+ * reply (a score, scores by id), and only when it parsed, so a malformed reply is asked again next
+ * time rather than replayed.
  */
 import { createHash } from 'node:crypto';
 

@@ -12,12 +12,15 @@ import { JudgeError } from './judge-error.ts';
 import { type JudgeMessage, postChatCompletion } from './judge-http.ts';
 import { emptyUsage, type JudgeMeter, type JudgeUsage } from './judge-usage.ts';
 
-export interface JudgeClient extends JudgeMeter {
-  ask<T>(messages: readonly JudgeMessage[], parse: (content: string) => T): Promise<T>;
+/** `T`: what the judge reads out of a reply (a score, scores by id); the cache keeps that, not the reply text. */
+export interface JudgeClient<T> extends JudgeMeter {
+  /** `parse(reply)` for these messages; the same messages always get the same `parse` from one judge. */
+  ask(messages: readonly JudgeMessage[], parse: (content: string) => T): Promise<T>;
 }
 
-export function createJudgeClient(settings: JudgeSettings): JudgeClient {
-  const cache = new JudgeCache<string>(settings.cacheEntries);
+export function createJudgeClient<T>(settings: JudgeSettings): JudgeClient<T> {
+  // Parsed values, not reply texts: a hostile endpoint's 1 MB replies cannot fill memory through the cache.
+  const cache = new JudgeCache<T>(settings.cacheEntries);
   const pending = new Map<string, Promise<string>>();
   const limit = concurrencyLimit(settings.maxConcurrentCalls);
   const rng = new Rng(settings.seed);
@@ -46,14 +49,14 @@ export function createJudgeClient(settings: JudgeSettings): JudgeClient {
       return reply.content;
     });
 
-  const ask = async <T>(messages: readonly JudgeMessage[], parse: (content: string) => T): Promise<T> => {
+  const ask = async (messages: readonly JudgeMessage[], parse: (content: string) => T): Promise<T> => {
     const counted = usage;
     try {
       const key = judgeCacheKey({ model: settings.endpoint.model, messages, sampling });
       const stored = cache.get(key);
       if (stored !== undefined) {
         counted.cachedCalls += 1;
-        return parse(stored);
+        return stored;
       }
       const joined = pending.get(key);
       if (joined !== undefined) {
@@ -66,7 +69,7 @@ export function createJudgeClient(settings: JudgeSettings): JudgeClient {
       try {
         const content = await inFlight;
         const value = parse(content);
-        cache.set(key, content);
+        cache.set(key, value);
         return value;
       } finally {
         pending.delete(key);

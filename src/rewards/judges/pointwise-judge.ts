@@ -43,7 +43,7 @@ export interface PointwiseJudge extends RewardFunction<EpisodeContext>, JudgeMet
 export function pointwiseJudge(options: PointwiseJudgeOptions): PointwiseJudge {
   const { reference, ...input } = options;
   const settings = parseJudgeSettings(pointwiseJudgeSchema, input, 'pointwiseJudge');
-  const client = createJudgeClient(settings);
+  const client = createJudgeClient<number>(settings);
   const score = (context: EpisodeContext) =>
     client.ask(pointwiseMessages(settings, context, reference?.(context)), (content) => {
       const reply = parseReplyObject(content, settings.name);
