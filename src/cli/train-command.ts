@@ -36,6 +36,7 @@ import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts
 import { recordedRun } from './recorded-run.ts';
 import { trainPhases } from './train-phases.ts';
 import { trackerOptionsShape } from '../trackers/open-tracker.ts';
+import { builtinRewards, type EpisodeContext, type Rubric, resolveRewardSpec } from '../rewards/index.ts';
 import { monitorModeSchema, monitorThresholdsTextSchema } from '../rewards/monitor/index.ts';
 
 export const trainCommandSchema = z.object({
@@ -58,6 +59,12 @@ export const trainCommandSchema = z.object({
   monitor: monitorModeSchema,
   monitorThresholds: monitorThresholdsTextSchema,
   ...rlConfigSchema.shape,
+  reward: z
+    .string()
+    .optional()
+    .describe(
+      'train on a rubric instead of the env reward: name=weight,… over the built-in rewards (envReward, envSuccess, actionFormat, overlong), or a module whose default export is a rubric (docs/rewards.md)',
+    ),
   historyTurns: rlConfigSchema.shape.historyTurns
     .removeDefault()
     .default(0)
@@ -110,10 +117,11 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
     // A new run's setup is checked before the store is even opened; a resumed run's comes from the store.
     if (options.resume === undefined) checkBackendOptions(options);
     const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
+    const rubric = setup !== undefined ? await rubricOf(options) : undefined;
     const store = RunStore.open(options.store);
     try {
       const opened =
-        setup !== undefined ? newRun(store, options, setup) : await resumedRun(store, options.resume!, argv);
+        setup !== undefined ? newRun(store, options, setup, rubric) : await resumedRun(store, options.resume!, argv);
       return await recordedRun(
         {
           store,
@@ -143,10 +151,23 @@ interface OpenedRun {
   run: RunRecord;
   options: TrainCommandOptions;
   setup: RunSetup;
+  /** `--reward`'s rubric, when given. */
+  rubric?: Rubric<EpisodeContext>;
+}
+
+/** `--reward`: the rubric the run trains on; a bad spec is an InvalidArgumentError (exit 2) before the run is created or locked. */
+function rubricOf(options: TrainCommandOptions): Promise<Rubric<EpisodeContext>> | undefined {
+  if (options.reward === undefined) return undefined;
+  return resolveRewardSpec(options.reward, builtinRewards({ maxNewTokens: options.maxNewTokens }));
 }
 
 /** A new run, created only once its options, env and `--init` checkpoint are known good. */
-function newRun(store: RunStore, options: TrainCommandOptions, setup: RunSetup): OpenedRun {
+function newRun(
+  store: RunStore,
+  options: TrainCommandOptions,
+  setup: RunSetup,
+  rubric: Rubric<EpisodeContext> | undefined,
+): OpenedRun {
   const run = store.createRun({
     command: 'train',
     name: options.runName,
@@ -156,7 +177,7 @@ function newRun(store: RunStore, options: TrainCommandOptions, setup: RunSetup):
     config: effectiveConfig(options),
     checkpointDir: (name) => options.out ?? join('checkpoints', name),
   });
-  return { run, options, setup };
+  return { run, options, setup, ...(rubric === undefined ? {} : { rubric }) };
 }
 
 /** A stored run under its saved config and the given flags, locked by this process. */
@@ -171,6 +192,7 @@ async function resumedRun(store: RunStore, reference: string, argv: readonly str
   const setup = await checkRunSetup(options);
   const { tookOverFrom } = store.lockRun(stored.id);
   try {
+    const rubric = await rubricOf(options);
     if (tookOverFrom)
       console.error(
         `train: run ${stored.name} was held by process ${tookOverFrom.pid}, which no longer runs; taking it over`,
@@ -195,7 +217,7 @@ async function resumedRun(store: RunStore, reference: string, argv: readonly str
           ? ` after iteration ${done} (${options.iterations - done} to go)`
           : ' from its start (no iteration was committed)';
     console.error(`train: resuming run ${stored.name}${where}`);
-    return { run: store.run(stored.id), options, setup };
+    return { run: store.run(stored.id), options, setup, ...(rubric === undefined ? {} : { rubric }) };
   } catch (error) {
     store.unlockRun(stored.id);
     throw error;

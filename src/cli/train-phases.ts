@@ -28,6 +28,7 @@ import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
 import { Progress, formatSeconds, monitorField } from './progress.ts';
 import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
+import type { EpisodeContext, Rubric } from '../rewards/index.ts';
 import { openTracker } from '../trackers/open-tracker.ts';
 import type { Tracker } from '../trackers/tracker.ts';
 import type { TrainCommandOptions } from './train-command.ts';
@@ -42,6 +43,8 @@ export interface TrainPhasesOptions {
   dir: string;
   /** Whether this continues a stored run (`--resume`). */
   resumed: boolean;
+  /** `--reward`: the rubric the RL phase trains on (src/rewards/); the env reward when absent. */
+  rubric?: Rubric<EpisodeContext>;
 }
 
 export async function trainPhases(phases: TrainPhasesOptions): Promise<'completed' | 'interrupted'> {
@@ -159,6 +162,7 @@ async function rlIterations(
     },
     config: options,
     resume: point.resume,
+    rubric: context.rubric,
     monitor: monitorFor(context),
     ...hooks,
     onTrajectories: async (trajectories, iteration) => {
