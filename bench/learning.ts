@@ -26,6 +26,7 @@ import { algorithmNameSchema, algorithmPresets } from '../src/train/algorithm-pr
 import { saveCheckpoint } from '../src/model/checkpoint.ts';
 import { withZeroValueHead } from '../src/model/config.ts';
 import { measureHeldOut } from './measure.ts';
+import { rewardMonitor } from '../src/rewards/monitor/index.ts';
 import { warmStartedModel } from './warm-start-cache.ts';
 
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
@@ -36,6 +37,7 @@ const samples = Number(process.env.BENCH_SAMPLES ?? 2);
 const seed = Number(process.env.BENCH_SEED ?? 0);
 const checkpoints = process.env.BENCH_CHECKPOINTS;
 const rows: string[] = [];
+const monitorLines: string[] = [];
 const settings: string[] = [];
 const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
 
@@ -78,11 +80,18 @@ for (const name of envs) {
     const policyModel = await TransformerModel.fromParams(policy.config, policy.params);
     const reference = await TransformerModel.fromParams(model.config, start);
     const history: IterationMetrics[] = [];
+    const fired: string[] = [];
     await runRl({
       policy: new BuiltinPolicy({ model: policyModel }),
       reference: new BuiltinPolicy({ model: reference }),
       env,
       config: { ...rl, algo },
+      // The reward-hacking monitor watches every arm (mode warn); a healthy run leaves it silent.
+      monitor: rewardMonitor({ config: { mode: 'warn' }, rewardSpec: env().rewardComponents }),
+      onWarning: (warning) => {
+        console.error(`  warning: ${warning.message}`);
+        if (warning.kind === 'reward-hacking') fired.push(warning.message);
+      },
       onIteration: (m) => {
         history.push(m);
         console.error(
@@ -106,6 +115,9 @@ for (const name of envs) {
         `${percent(before.greedy)} → ${percent(after.greedy)} | ${sftMinutes.toFixed(1)} | ${rlMinutes.toFixed(1)} | ${mean('rolloutTokensPerSecond').toFixed(0)} | ${mean('trainTokensPerSecond').toFixed(0)} |`,
     );
     console.error(rows.at(-1));
+    monitorLines.push(
+      `- ${name}/${algo}: ${fired.length === 0 ? `silent over ${history.length} iterations` : `fired ${fired.length}×: ${fired.join('; ')}`}`,
+    );
   }
 }
 
@@ -118,3 +130,5 @@ console.log(
 );
 console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const row of rows) console.log(row);
+console.log('\nreward-hacking monitor (mode warn):');
+for (const line of monitorLines) console.log(line);

@@ -15,7 +15,7 @@
  * scoring / training / other) and drift (KL to the base, PPO KL, clip fraction, entropy), the peak
  * RSS and a README row. Fixed seeds.
  *
- * Env: BENCH_REAL_MINUTES (default 55: the budget, every evaluation included), BENCH_REAL_TEST (test
+ * Env: BENCH_REAL_STORE (a run store file: the run is recorded there for `agentrl dashboard`), BENCH_REAL_MINUTES (default 55: the budget, every evaluation included), BENCH_REAL_TEST (test
  * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 32),
  * BENCH_REAL_VALIDATE_EVERY (iterations, default 2), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
  * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default 8:
@@ -28,6 +28,8 @@ import { loadModelCheckpoint } from '../src/model/model-sources.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { heldOutSuccess, type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl } from '../src/train/rl.ts';
+import { rewardMonitor } from '../src/rewards/monitor/index.ts';
+import { benchRecording } from './real/run-recording.ts';
 import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
 import { realTaskName, realTaskOptions } from './real/task.ts';
@@ -169,20 +171,35 @@ async function main(): Promise<void> {
   let lastIterationSeconds = 0;
   // Room for what follows the last iteration: two held-out tests (last and selected) and one more iteration.
   const reserve = () => before.seconds * 2.4 + lastIterationSeconds;
+  const recording = benchRecording(process.env.BENCH_REAL_STORE, {
+    config: { ...config, bench: 'bench:real', task: realTaskName, loraRank: lora.rank },
+    seed: rlConfigSchema.parse(config).seed,
+    tokenizer: format.tokenizer,
+  });
+  // The reward-hacking monitor watches (mode warn): each fired signal is printed as a warning.
+  const fired: string[] = [];
   const result = await runRl({
     policy,
     reference,
     env,
     config,
+    monitor: rewardMonitor({ config: { mode: 'warn' }, rewardSpec: env().rewardComponents }),
+    onWarning: (warning) => {
+      console.log(`  warning: ${warning.message}`);
+      if (warning.kind === 'reward-hacking') fired.push(`${warning.iteration}`);
+    },
+    onAdvantages: recording?.hooks.onAdvantages,
     shouldStop: () => elapsed() + reserve() > budgetSeconds,
-    onTrajectories: (trajectories) => {
+    onTrajectories: async (trajectories, iteration) => {
+      await recording?.hooks.onTrajectories?.(trajectories, iteration);
       const first = trajectories[0]?.turns[0];
       if (first !== undefined)
         console.log(
           `  a reply: ${JSON.stringify(first.action.slice(0, 120))} → ${JSON.stringify(first.observation.slice(0, 60))}`,
         );
     },
-    onIteration: async (m) => {
+    onIteration: async (m, state) => {
+      await recording?.commit(policy, m, state);
       lastIterationSeconds = m.seconds;
       curve.push({ iteration: m.iteration, minutes: elapsed() / 60, success: m.success });
       console.log(iterationLine(m));
@@ -190,6 +207,16 @@ async function main(): Promise<void> {
     },
   });
   const iterations = result.history.length;
+  recording?.finish('completed');
+  console.log(
+    fired.length === 0
+      ? `reward-hacking monitor (warn): silent over ${iterations} iterations`
+      : `reward-hacking monitor (warn): fired at iterations ${[...new Set(fired)].join(', ')}`,
+  );
+  if (recording !== undefined)
+    console.log(
+      `recorded as run ${recording.runName} in ${process.env.BENCH_REAL_STORE}: agentrl dashboard --store <it>`,
+    );
   const last = await heldOut(policy, env, `after ${iterations} iterations (last policy)`);
   const chosen = selection.selected();
   let selected = { test: last, iteration: iterations };
