@@ -11,11 +11,13 @@
  *
  * Same metrics as the synchronous loop, plus `async/*` scalars: staleness mean / max of the
  * trained trajectories, dropped and re-scored trajectories, queue depth (at the update, and the
- * most in the iteration), producer and trainer idle seconds. `backendMs` is not reported: the
+ * most in the iteration), producer and trainer idle seconds. The reward-hacking monitor watches each
+ * iteration as in the synchronous loop. `backendMs` is not reported: the
  * sampler's and the trainer's calls overlap in time. Resume: see AsyncResumeState.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
+import type { Trajectory } from '../core/types.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import type { AlgorithmPreset } from './algorithm-presets.ts';
 import {
@@ -33,6 +35,7 @@ import { GroupProducer } from './rl-async-producer.ts';
 import { takeIteration, type TakenIteration } from './rl-async-take.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
+import { watchIteration } from './rl-monitor.ts';
 import { learningRateAt } from './schedule.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
 
@@ -75,25 +78,28 @@ export async function runAsyncRl<Task, P extends TrainablePolicy>(
   });
   const history: IterationMetrics[] = [];
   let validationSuccess: number | undefined;
+  let stopReason: string | undefined;
+  const context = { config, preset, rng, warn };
   producer.start();
   try {
     for (let iteration = first; iteration <= config.iterations; iteration++) {
-      const metrics = await asyncIteration(options, { config, preset, rng, warn }, producer, exclusive, iteration);
+      const { metrics, generated } = await asyncIteration(options, context, producer, exclusive, iteration);
       const stopping = options.shouldStop?.() === true;
       if (isValidationIteration(config, iteration, stopping)) {
         const held = () => validate(policy, options.env, config);
         validationSuccess = await (exclusive === undefined ? held() : exclusive.with(held));
         metrics.validationSuccess = validationSuccess;
       }
+      stopReason = watchIteration(options.monitor, metrics, generated, warn, options.rubric);
       history.push(metrics);
       const async = { policyVersion: iteration, nextGroup: producer.next(), pendingGroups: producer.pending() };
       await options.onIteration?.(metrics, { iteration, rngState: rng.state(), async });
-      if (stopping) break;
+      if (stopping || stopReason !== undefined) break;
     }
   } finally {
     await producer.stop();
   }
-  return { history, finalValidationSuccess: validationSuccess };
+  return { history, finalValidationSuccess: validationSuccess, ...(stopReason === undefined ? {} : { stopReason }) };
 }
 
 /** One iteration: take the groups, update, publish the new version, report. */
@@ -103,7 +109,7 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
   producer: GroupProducer,
   exclusive: AsyncLock | undefined,
   iteration: number,
-): Promise<IterationMetrics> {
+): Promise<{ metrics: IterationMetrics; generated: readonly Trajectory[] }> {
   const { policy, reference } = options;
   const started = performance.now();
   const taken = await takeIteration({
@@ -128,7 +134,11 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
     ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
   const update = async () =>
     trajectories.length > 0
-      ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
+      ? await updatePolicy({
+          ...{ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples },
+          // A separate sampler is another engine: the off-policy correction's 'auto' turns on.
+          samplerMatchesTrainer: options.sampler === undefined ? undefined : false,
+        })
       : undefined;
   const report = await (exclusive === undefined ? update() : exclusive.with(update));
   const queueDepth = producer.queueDepth;
@@ -138,7 +148,7 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
   const metrics = iterationMetrics({ iteration, collected: taken.batch, update: report, learningRate, seconds });
   metrics.scalars = { ...metrics.scalars, ...asyncScalars(taken, queueDepth, producer) };
   for (const warning of iterationWarnings(metrics, taken.batch.keptGroups, config, preset)) warn(warning);
-  return metrics;
+  return { metrics, generated: taken.batch.generated };
 }
 
 function asyncScalars(taken: TakenIteration, queueDepth: number, producer: GroupProducer): Record<string, number> {

@@ -327,10 +327,10 @@ async function trainIteration<Task, P extends TrainablePolicy>(
   const onSamples =
     onAdvantages &&
     ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
-  const update =
-    trajectories.length > 0
-      ? await updatePolicy({ policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples })
-      : undefined;
+  const updateOptions = { policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples };
+  // A separate sampler is another engine: the off-policy correction's 'auto' turns on.
+  const samplerMatchesTrainer = options.sampler === undefined ? undefined : false;
+  const update = trajectories.length > 0 ? await updatePolicy({ ...updateOptions, samplerMatchesTrainer }) : undefined;
   const metrics = iterationMetrics({
     iteration,
     collected,
