@@ -5,7 +5,7 @@
  * retryDelayMs·2^(attempt−1))` and `u` from the judge's seeded RNG ("equal jitter", AWS Architecture
  * Blog, "Exponential Backoff And Jitter", 2015); a `Retry-After` header (seconds or an HTTP date)
  * replaces that delay, capped at `maxRetryDelayMs`. Any other status (400, 401, 404, …) fails at
- * once. The body is read up to `maxResponseBytes` (decoded bytes, so a compressed bomb is cut too)
+ * once, a redirect included: it is not followed (the key is not carried to another address). The body is read up to `maxResponseBytes` (decoded bytes, so a compressed bomb is cut too)
  * within the same `timeoutMs` as the headers.
  *
  * The rewards layer depends on `core` only (DESIGN.md), so this is not src/policy/openai-http.ts:
@@ -80,7 +80,7 @@ async function attemptOnce(
     });
   const signal = AbortSignal.timeout(settings.timeoutMs);
   try {
-    const response = await fetch(url, { method: 'POST', headers, body: payload, signal });
+    const response = await fetch(url, { method: 'POST', headers, body: payload, signal, redirect: 'manual' });
     const text = await readBounded(response, settings.maxResponseBytes);
     if (text === undefined) {
       const error = fail('response-too-large', `the answer is over ${settings.maxResponseBytes} bytes`, {

@@ -64,9 +64,11 @@ describe('judge transport: retries', () => {
     assert.equal(judge.usage().failures, 1);
   });
 
-  test('400, 401 and 404 are not retried', async () => {
-    for (const status of [400, 401, 404]) {
-      const server = await serveRaw((_request, response) => answer(response, status, '{"error":"no"}'));
+  test('400, 401, 404 are not retried; a redirect is not followed', async () => {
+    for (const status of [400, 401, 404, 302]) {
+      const server = await serveRaw((_request, response) =>
+        answer(response, status, '{"error":"no"}', { location: 'http://127.0.0.1:2/elsewhere' }),
+      );
       await rejectsWith(judgeAt(server.baseURL)(context), 'http', new RegExp(`HTTP ${status}`));
       assert.equal(server.bodies.length, 1, `status ${status}`);
       await server.close();
