@@ -77,7 +77,7 @@ test('every subpath resolves and exports its API; agentrl/testing holds the cont
       'agentrl/policy': 'OpenAIPolicy', 'agentrl/policy/tinker': 'TinkerPolicy', 'agentrl/envs': 'makeEnv',
       'agentrl/agents': 'runReAct', 'agentrl/rollout': 'rollout', 'agentrl/algorithms': 'grpoAdvantages',
       'agentrl/train': 'runRl', 'agentrl/serve': 'startPolicyServer', 'agentrl/trackers': 'openTracker',
-      'agentrl/rewards': 'rubric,reward,pointwiseJudge,groupJudge,takeJudgeMetrics',
+      'agentrl/rewards': 'rubric,reward,pointwiseJudge,groupJudge,takeJudgeMetrics,envReward,envSuccess,actionFormat,overlongPenalty,scoreEpisodes,rubricFromSpec',
       'agentrl/testing': 'envContract,policyContract,trainableContract,ScriptedPolicy,tinyModelFolder,tinyChatmlFormat',
     };
     const missing = [];
