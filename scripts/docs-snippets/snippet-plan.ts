@@ -139,6 +139,7 @@ export const skipped: SkipEntry[] = [
   { contains: 'TINKER_API_KEY=', reason: 'a hosted Tinker service and its API key' },
   { contains: "pip install 'skyrl-tx", reason: `${python}; a GPU` },
   { contains: 'python -m tx.tinker.api', reason: 'a SkyRL tx server (Python, a GPU)' },
+  { contains: '-m skyrl.tinker.api', reason: 'a SkyRL server (Python, a GPU; npm run check:tinker runs one on CPU)' },
   { contains: '--backend tinker', reason: 'a Tinker-compatible server (npm run check:tinker runs one)' },
   { contains: 'startGateway(', reason: "the reader's policy, reference, env, config, agent and reward" },
   { contains: 'from openenv import GenericEnvClient', reason: `${python} (npm run check:openenv)` },
