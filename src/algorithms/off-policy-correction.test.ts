@@ -6,6 +6,7 @@ import { offPolicyReference as reference } from './fixtures/off-policy-reference
 import { assertAllClose, assertClose } from './gradient-check.ts';
 import {
   correctionActive,
+  offPolicyCorrectionField,
   offPolicyCorrectionSchema,
   offPolicyWeights,
   type OffPolicyWeightOptions,
@@ -159,6 +160,15 @@ describe('offPolicyWeights: hostile input', () => {
     assert.deepEqual([...at(sequence.lossMask, 0)], [0, 0, 0]);
     assert.equal(sequence.metrics.weightMean, 0, 'nothing kept');
   });
+  it('the trainer key takes a mode alone (the command line) or the object, and defaults every field', () => {
+    const defaults = offPolicyCorrectionSchema.parse({});
+    assert.deepEqual(offPolicyCorrectionField.parse('mis-token'), { ...defaults, mode: 'mis-token' });
+    assert.deepEqual(offPolicyCorrectionField.parse({ mode: 'tis', cap: 3 }), { ...defaults, mode: 'tis', cap: 3 });
+    assert.deepEqual(offPolicyCorrectionField.parse(undefined), defaults);
+    assert.throws(() => offPolicyCorrectionField.parse('importance'));
+    assert.throws(() => offPolicyCorrectionField.parse({ low: 3 }), /low must be below/);
+  });
+
   it('the config schema refuses low ≥ high and a non-positive cap, naming the fields', () => {
     assert.throws(() => offPolicyCorrectionSchema.parse({ low: 2, high: 2 }), /low must be below/);
     assert.throws(() => offPolicyCorrectionSchema.parse({ cap: 0 }));

@@ -57,11 +57,18 @@ export const offPolicyCorrectionSchema = z
   })
   .refine((c) => c.low < c.high, { message: 'offPolicyCorrection.low must be below offPolicyCorrection.high' });
 export type OffPolicyCorrectionConfig = z.infer<typeof offPolicyCorrectionSchema>;
-/** The trainer's config key `offPolicyCorrection` (src/train/rl.ts): the schema, every field at its default when absent. */
-export const offPolicyCorrectionField = offPolicyCorrectionSchema
+/**
+ * The trainer's config key `offPolicyCorrection` (src/train/rl.ts): the object, or a mode alone
+ * (`--off-policy-correction tis` on the command line) with the other fields at their defaults.
+ */
+export const offPolicyCorrectionField = z
+  .union([
+    offPolicyCorrectionSchema,
+    z.enum(offPolicyCorrectionModes).transform((mode) => offPolicyCorrectionSchema.parse({ mode })),
+  ])
   .default(() => offPolicyCorrectionSchema.parse({}))
   .describe(
-    "off-policy correction between the sampler's and the trainer's log-probs: mode auto | off | tis | mis-token | mis-sequence, cap, low, high, sequenceRatio",
+    "off-policy correction between the sampler's and the trainer's log-probs: a mode (auto | off | tis | mis-token | mis-sequence) or { mode, cap, low, high, sequenceRatio }",
   );
 export type OffPolicyCorrectionInput = z.input<typeof offPolicyCorrectionSchema>;
 
