@@ -2,6 +2,8 @@
  * The contract every environment runs (see STYLE.md "Contract tests"):
  * - reset gives a compact observation, the env has instructions, tools have zod schemas;
  * - the same seed and the same actions replay the same episode (observations, rewards, flags);
+ * - every step's reward is Σ weights · components of the env's declared `rewardComponents`
+ *   (reward-components-check.ts);
  * - a malformed action gives an observation with `info.invalidAction = true` and the configured
  *   reward (minus the format penalty), never an exception; repeated ones end the episode;
  * - an action over the env's size limit (4 MB here; every limit is far below) is an invalid turn
@@ -16,6 +18,7 @@ import { describe, test } from 'node:test';
 import { EpisodeEndedError, EpisodeNotStartedError, type Env, type StepResult } from '../core/index.ts';
 import { at } from '../core/indexing.ts';
 import type { Expert, ExpertOptions } from './expert.ts';
+import { assertStepRewardComponents } from './reward-components-check.ts';
 import { splitSeeds } from './split.ts';
 
 export interface EnvContractOptions {
@@ -96,6 +99,7 @@ async function play(env: Env, seed: number, settings: ContractSettings, actions?
   for (let turn = 0; turn < (actions?.length ?? settings.maxTurns); turn++) {
     const action = actions?.[turn] ?? expert.act(observation);
     const result = await env.step({ text: action });
+    assertStepRewardComponents(env, result);
     recorded.steps.push({ action, result });
     observation = result.observation;
     if (result.done || result.truncated) break;

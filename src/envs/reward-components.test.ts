@@ -7,12 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Env, RewardComponentsSpec, StepResult } from '../core/index.ts';
+import type { Env } from '../core/index.ts';
 import { entry } from '../core/indexing.ts';
 import { reward, rewardKinds } from '../rewards/reward.ts';
 import { rubric } from '../rewards/rubric.ts';
 import { CountdownEnv } from './countdown/env.ts';
 import { RewardComponentError } from './errors.ts';
+import { assertStepRewardComponents } from './reward-components-check.ts';
 import type { Expert } from './expert.ts';
 import { environments } from './index.ts';
 import { splitSeeds } from './split.ts';
@@ -30,30 +31,12 @@ function makeWeighed(name: string, make: (options?: object) => Env, schemaKeys: 
   return make({ ...formatPenalty, ...weighedOptions[name] });
 }
 
-function checkStep(name: string, spec: RewardComponentsSpec, result: StepResult): void {
-  const components = result.info.rewardComponents;
-  assert.ok(components !== undefined, `${name}: a step without info.rewardComponents`);
-  assert.deepEqual(Object.keys(components).sort(), [...spec.names].sort(), `${name}: component names`);
-  let total = 0;
-  for (const component of spec.names)
-    total += entry(spec.weights, component, `${name} weights`) * entry(components, component, `${name} components`);
-  assert.equal(result.reward, total, `${name}: reward ${result.reward} is not Σ w·r = ${total}`);
-}
-
 /** Plays one episode, checking every step; `script` actions first, then the expert. */
-async function playChecked(
-  name: string,
-  env: Env,
-  seed: number,
-  expert: Expert,
-  script: string[] = [],
-): Promise<number> {
-  const spec = env.rewardComponents;
-  assert.ok(spec !== undefined, `${name} declares no rewardComponents`);
+async function playChecked(env: Env, seed: number, expert: Expert, script: string[] = []): Promise<number> {
   let observation = await env.reset({ seed });
   for (let turn = 0; turn < 40; turn++) {
     const result = await env.step({ text: script[turn] ?? expert.act(observation) });
-    checkStep(name, spec, result);
+    assertStepRewardComponents(env, result);
     observation = result.observation;
     if (result.done || result.truncated) return turn + 1;
   }
@@ -84,11 +67,11 @@ test('every env, expert, random and invalid episodes: each step reward is Σ wei
     const env = makeWeighed(descriptor.name, descriptor.make, Object.keys(descriptor.optionsSchema.shape));
     try {
       for (const [i, seed] of splitSeeds('train', 2).entries()) {
-        await playChecked(descriptor.name, env, seed, descriptor.expert({ seed: i }));
-        await playChecked(descriptor.name, env, seed, descriptor.expert({ seed: i, randomActionRate: 1 }));
+        await playChecked(env, seed, descriptor.expert({ seed: i }));
+        await playChecked(env, seed, descriptor.expert({ seed: i, randomActionRate: 1 }));
       }
       const invalid = ['no tags at all', '<answer></answer>', '<tool_call>{not json</tool_call>'];
-      await playChecked(descriptor.name, env, splitSeeds('train', 3)[2] ?? 0, descriptor.expert(), invalid);
+      await playChecked(env, splitSeeds('train', 3)[2] ?? 0, descriptor.expert(), invalid);
     } finally {
       await env.close?.();
     }

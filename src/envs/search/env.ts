@@ -26,7 +26,7 @@ import { generateCorpus, type Article, type Corpus, type Question } from './corp
 import { makeRetriever, renderDocuments, type Retriever } from './retriever.ts';
 import { searchReward, type SearchRewardParts } from './reward.ts';
 import { searchRubric } from './rewards.ts';
-import { ToolError } from '../../core/errors.ts';
+import { InvalidArgumentError, ToolError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 
 export const searchOptionsSchema = z.strictObject({
@@ -137,6 +137,10 @@ export class SearchEnv extends ToolTaskEnv<Question, SearchEpisode, z.output<typ
 
   protected async start(seed: number, task: Question | undefined): Promise<{ episode: SearchEpisode; text: string }> {
     const questions = this.questionsOf(splitOfSeed(seed));
+    if (task !== undefined && task.support.length === 0)
+      throw new InvalidArgumentError(
+        'search task: support must name at least one article (the citation reward is a fraction of them)',
+      );
     const question = task ?? at(questions, (seed % SPLIT_SIZE) % questions.length, 'search questions');
     return {
       episode: { question, queries: [], retrieved: [], scored: null, turnsUsed: 0, ended: false },

@@ -1,5 +1,7 @@
 /** Search's step rewards, pinned (issue 31: the values its named reward components must keep). */
-import type { Observation } from '../../core/index.ts';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { InvalidArgumentError, type Observation } from '../../core/index.ts';
 import { formatToolCall } from '../action-format.ts';
 import type { Expert } from '../expert.ts';
 import { pinRewards, playScript, playSeeds } from '../reward-pin.ts';
@@ -84,3 +86,8 @@ pinRewards('search', [
     expected: { rewards: [-0.1, -0.1, -0.1, -0.1], end: 'truncated' },
   },
 ]);
+
+test('a question without supporting articles is refused at reset: its citation reward would be 0/0 (it scored NaN)', async () => {
+  const task = { question: 'Who?', answer: 'Tarsil', support: [], hops: 1 as const };
+  await assert.rejects(makeSearch().reset({ seed: 0, task }), InvalidArgumentError);
+});
