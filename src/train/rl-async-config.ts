@@ -8,31 +8,48 @@
 import { z } from 'zod';
 import type { Policy } from '../policy/types.ts';
 
+const asyncObjectSchema = z.object({
+  maxStaleness: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe(
+      'policy versions (weight updates) a trajectory may lag the trainer when trained; 0 = the synchronous loop, bit for bit',
+    ),
+  staleTrajectories: z
+    .enum(['drop', 'rescore'])
+    .default('drop')
+    .describe(
+      "a group older than maxStaleness: 'drop' it (counted in async/dropped), or 'rescore' its behaviour log-probs under the trainer's current weights and train it as that version's (counted in async/rescored)",
+    ),
+  groupsInFlight: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('groups (one task × groupSize episodes) the producer generates at once; default tasksPerIteration'),
+});
+
+/** `--async 2` (a number: maxStaleness) or `--async '{"maxStaleness":2,…}'` (JSON) from the command line. */
+function asyncShorthand(value: unknown): unknown {
+  if (typeof value === 'number') return { maxStaleness: value };
+  if (typeof value !== 'string') return value;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return { maxStaleness: Number(text) };
+  try {
+    return JSON.parse(text);
+  } catch {
+    return value; // the object schema then says what it expected
+  }
+}
+
 export const asyncConfigSchema = z
-  .object({
-    maxStaleness: z
-      .number()
-      .int()
-      .nonnegative()
-      .default(0)
-      .describe(
-        'policy versions (weight updates) a trajectory may lag the trainer when trained; 0 = the synchronous loop, bit for bit',
-      ),
-    staleTrajectories: z
-      .enum(['drop', 'rescore'])
-      .default('drop')
-      .describe(
-        "a group older than maxStaleness: 'drop' it (counted in async/dropped), or 'rescore' its behaviour log-probs under the trainer's current weights and train it as that version's (counted in async/rescored)",
-      ),
-    groupsInFlight: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe('groups (one task × groupSize episodes) the producer generates at once; default tasksPerIteration'),
-  })
+  .preprocess(asyncShorthand, asyncObjectSchema)
   .default({ maxStaleness: 0, staleTrajectories: 'drop' })
-  .describe('asynchronous RL: rollouts keep going while the trainer updates, with bounded staleness');
+  .describe(
+    'asynchronous RL: rollouts keep going while the trainer updates, with bounded staleness: maxStaleness (a number), or { maxStaleness, staleTrajectories, groupsInFlight }',
+  );
 export type AsyncConfig = z.infer<typeof asyncConfigSchema>;
 
 /**

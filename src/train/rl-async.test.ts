@@ -6,8 +6,9 @@ import type { Trajectory } from '../core/types.ts';
 import type { Policy } from '../policy/types.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
+import { decodeResumeState, encodeResumeState } from './resume-state.ts';
 import { recordSyncRun, syncReferencePath } from './rl-async-sync-reference.ts';
-import { runRl, type IterationMetrics, type RlConfigInput, type RlResumeState } from './rl.ts';
+import { rlConfigSchema, runRl, type IterationMetrics, type RlConfigInput, type RlResumeState } from './rl.ts';
 
 test('async maxStaleness 0 is the synchronous loop bit for bit: the recorded run (metrics, final weights) replays', async () => {
   const recorded = JSON.parse(await readFile(syncReferencePath, 'utf8'));
@@ -150,14 +151,17 @@ test('async resume: the policy version and the pending groups are restored; pend
   assert.ok(last !== undefined);
   assert.equal(last.state.async?.policyVersion, 2);
   assert.ok((last.state.async?.pendingGroups.length ?? 0) > 0, 'k = 1: groups were generated ahead');
-  const resumed = await BuiltinPolicy.fromState(last.bytes);
+  // Through the run store's envelope (resume-state.ts): the header JSON carries the async state.
+  const decoded = decodeResumeState(encodeResumeState({ backend: 'builtin', policyState: last.bytes, rl: last.state }));
+  assert.deepEqual(decoded.rl, last.state);
+  const resumed = await BuiltinPolicy.fromState(decoded.policyState);
   const groups: string[] = [];
   const versions = new Set<number | undefined>();
   await runRl({
     policy: resumed,
     env: makeBanditEnv,
     config: { ...config, iterations: 3 },
-    resume: last.state,
+    resume: decoded.rl,
     onWarning: () => {},
     onTrajectories: (trajectories) => {
       for (const t of trajectories) versions.add(t.policyVersion);
@@ -194,4 +198,15 @@ test('maxStaleness 0 with a sampler: the synchronous loop samples with it and ha
   });
   assert.equal(sampled, 2 * 2 * 4, 'every episode of 2 iterations × 2 tasks × G 4 came from the sampler');
   assert.deepEqual(published, [1, 2]);
+});
+
+test('the async config: a number or JSON from the command line, an object in code; bad values name the field', () => {
+  assert.deepEqual(rlConfigSchema.parse({}).async, { maxStaleness: 0, staleTrajectories: 'drop' });
+  assert.equal(rlConfigSchema.parse({ async: '2' }).async.maxStaleness, 2);
+  assert.equal(rlConfigSchema.parse({ async: 1 }).async.maxStaleness, 1);
+  const parsed = rlConfigSchema.parse({ async: '{"maxStaleness":1,"staleTrajectories":"rescore"}' }).async;
+  assert.equal(parsed.staleTrajectories, 'rescore');
+  assert.throws(() => rlConfigSchema.parse({ async: { maxStaleness: -1 } }), /maxStaleness/);
+  assert.throws(() => rlConfigSchema.parse({ async: { staleTrajectories: 'keep' } }), /drop|rescore/);
+  assert.throws(() => rlConfigSchema.parse({ async: 'soon' }));
 });
