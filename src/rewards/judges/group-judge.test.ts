@@ -11,6 +11,7 @@ import type { EpisodeContext } from '../episode-context.ts';
 import { rubric } from '../rubric.ts';
 import { defaultGroupRubric, groupJudge, presentGroup } from './group-judge.ts';
 import { answer, completionBody, episode, serveRaw, serveScriptedJudgeDuringSuite } from './judge-servers-fixture.ts';
+import { takeJudgeMetrics } from './judge-usage.ts';
 
 /** The scripted judge: each `<episode id>` shown scores 1 when its agent said 42, 0.5 for "partial", else 0. */
 function scriptedGroupReply(messages: Message[]): string {
@@ -49,12 +50,17 @@ describe('groupJudge over serve-policy (scripted judge model, real HTTP)', () =>
     assert.equal(served.chats.length, 1);
   });
 
-  test('inside rubric([...]).scoreGroup, each episode gets its relative score as a component', async () => {
-    const scores = await rubric([ruler()]).scoreGroup([right, wrong]);
+  test('inside rubric([...]).scoreGroup, each episode gets its relative score; takeJudgeMetrics(rubric) reads the cost', async () => {
+    const scoring = rubric([ruler()]);
+    const scores = await scoring.scoreGroup([right, wrong]);
     assert.deepEqual(
       scores.map((s) => (s.ok ? s.total : Number.NaN)),
       [1, 0],
     );
+    const metrics = takeJudgeMetrics(scoring);
+    assert.equal(metrics['judge/ruler/calls'], 1);
+    assert.ok((metrics['judge/ruler/tokens'] ?? 0) > 500);
+    assert.equal(takeJudgeMetrics(scoring)['judge/ruler/calls'], 0, 'taken: a new iteration');
   });
 });
 
