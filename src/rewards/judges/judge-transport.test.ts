@@ -95,7 +95,7 @@ describe('judge transport: hostile endpoints', () => {
     after(() => server.close());
     const started = performance.now();
     await rejectsWith(judgeAt(server.baseURL, { timeoutMs: 200, maxAttempts: 2 })(context), 'timeout', /within 200 ms/);
-    assert.ok(performance.now() - started < 2_000);
+    assert.ok(performance.now() - started < 5_000, 'two 200 ms attempts, not the 60 s default');
     assert.equal(server.bodies.length, 2);
   });
 
