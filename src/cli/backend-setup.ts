@@ -29,6 +29,7 @@ import { parseBuiltinState, restoreBuiltinModel } from '../policy/builtin-state.
 import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
+import type { ChatFormat } from '../chat/chat-format.ts';
 import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
 import {
   checkSameModel,
@@ -62,7 +63,7 @@ export const backendSchema = z.object({
     .string()
     .optional()
     .describe(
-      "tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name); default --base-model when it is a local folder holding tokenizer.json, else agentrl's byte tokenizer",
+      "tinker: a model folder or tokenizer.json whose tokenizer and chat template to use (hosted Tinker, where --base-model is a hub name), or 'bytes' for agentrl's byte tokenizer (a model trained with it); default --base-model when it is a local folder holding tokenizer.json — a hub name without it is refused",
     ),
   loraRank: z
     .number()
@@ -175,6 +176,7 @@ export function checkBackendOptions(
     algo: AlgorithmName;
     entropyCoef: number;
     maxGradNorm: number;
+    temperature?: number;
     model?: string;
     init?: string;
   },
@@ -226,20 +228,45 @@ export function checkBackendOptions(
       `the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`,
       { maxGradNorm: options.maxGradNorm },
     );
+  if ((options.temperature ?? 1) !== 1)
+    throw new InvalidArgumentError(
+      `the tinker backend scores log-probs at temperature 1 only (the server's forward has no temperature); set --temperature 1 (got ${options.temperature})`,
+      { temperature: options.temperature },
+    );
   const spec = modelSpecOf(options);
   if (spec !== undefined)
     throw new InvalidArgumentError(
       `--model/--init load weights into the built-in model; the tinker backend starts from --base-model (got ${spec})`,
       { model: spec },
     );
+  tinkerChatFormat(options);
+}
+
+/** `--tokenizer bytes`: train in agentrl's byte tokenizer and template (a model that was trained with it). */
+export const byteTokenizerName = 'bytes';
+
+/**
+ * The tinker run's tokenizer and chat format: `--tokenizer`, else `--base-model` when it is a local
+ * folder holding tokenizer.json; undefined for `--tokenizer bytes`. A hub name with neither is
+ * refused: training it on agentrl's byte tokenizer would run, exit 0 and teach it nothing.
+ */
+export function tinkerChatFormat(options: Pick<BackendOptions, 'baseModel' | 'tokenizer'>): ChatFormat | undefined {
+  if (options.tokenizer === byteTokenizerName) return undefined;
+  const baseModel = options.baseModel ?? '';
+  const source = options.tokenizer ?? (hasTokenizerJson(baseModel) ? baseModel : undefined);
+  if (source === undefined)
+    throw new InvalidArgumentError(
+      `--base-model ${baseModel} is not a local folder holding tokenizer.json, so agentrl does not know its tokenizer: pass --tokenizer <the model's folder or tokenizer.json> (download its tokenizer.json, tokenizer_config.json and generation_config.json), or --tokenizer ${byteTokenizerName} for a model trained with agentrl's byte tokenizer`,
+      { baseModel, flag: 'tokenizer' },
+    );
+  return loadChatFormat(source);
 }
 
 /** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
 export function tinkerPolicyOptions(
   options: BackendOptions & { seed: number; maxSeqLen?: number },
 ): TinkerPolicyOptions {
-  const tokenizerSource = options.tokenizer ?? (hasTokenizerJson(options.baseModel!) ? options.baseModel : undefined);
-  const chatFormat = tokenizerSource === undefined ? undefined : loadChatFormat(tokenizerSource);
+  const chatFormat = tinkerChatFormat(options);
   return {
     ...(chatFormat === undefined ? {} : { chatFormat, tokenizer: chatFormat.tokenizer }),
     baseUrl: options.baseUrl,

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tinyChatmlTemplate, tinyTokenizerJson } from '../chat/tiny-chatml.ts';
+import { InvalidArgumentError } from '../core/errors.ts';
 import { backendSchema, tinkerPolicyOptions } from './backend-setup.ts';
 
-test("tinker backend: the model's tokenizer and chat format come from --base-model (a local folder) or --tokenizer (hosted Tinker); a hub name alone keeps the byte tokenizer", () => {
+test("tinker backend: the model's tokenizer and chat format come from --base-model (a local folder) or --tokenizer (hosted Tinker); a hub name alone is refused naming --tokenizer; --tokenizer bytes is agentrl's byte tokenizer", () => {
   const folder = mkdtempSync(join(tmpdir(), 'agentrl-tinker-tokenizer-'));
   try {
     writeFileSync(join(folder, 'tokenizer.json'), JSON.stringify(tinyTokenizerJson()));
@@ -30,8 +31,18 @@ test("tinker backend: the model's tokenizer and chat format come from --base-mod
       flags({ baseModel: 'Qwen/Qwen3-8B', tokenizer: join(folder, 'tokenizer.json') }),
     );
     assert.deepEqual(hosted.chatFormat?.stopTokens, [2]);
-    const hubOnly = tinkerPolicyOptions(flags({ baseModel: 'Qwen/Qwen3-8B' }));
-    assert.equal(hubOnly.chatFormat, undefined);
+    // Before: a hub name alone trained silently on the byte tokenizer and exited 0.
+    assert.throws(
+      () => tinkerPolicyOptions(flags({ baseModel: 'Qwen/Qwen3-8B' })),
+      (error: unknown) =>
+        error instanceof InvalidArgumentError &&
+        /--base-model Qwen\/Qwen3-8B is not a local folder holding tokenizer\.json.*pass --tokenizer/.test(
+          error.message,
+        ),
+    );
+    const bytes = tinkerPolicyOptions(flags({ baseModel: 'Qwen/Qwen3-8B', tokenizer: 'bytes' }));
+    assert.equal(bytes.chatFormat, undefined);
+    assert.equal(bytes.tokenizer, undefined);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }

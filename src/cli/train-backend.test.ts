@@ -71,6 +71,16 @@ test('agentrl train --backend tinker: a missing --base-url, PPO, or clipping is 
     ]);
     assert.equal(ppo.code, 2, ppo.stderr);
     assert.match(ppo.stderr, /--algo ppo trains a critic \(a value head\), which the tinker backend does not have/);
+    // Before: a hub name without its tokenizer trained on the byte tokenizer and exited 0.
+    const hub = await runCli(
+      ['train', '--env', 'bandit', '--backend', 'tinker', '--base-url', 'http://127.0.0.1:9', '--base-model'].concat([
+        'Qwen/Qwen3-8B',
+        '--store',
+        store,
+      ]),
+    );
+    assert.equal(hub.code, 2, hub.stderr);
+    assert.match(hub.stderr, /pass --tokenizer <the model's folder or tokenizer\.json>/);
     const stray = await runCli(['train', '--env', 'bandit', '--base-url', 'http://127.0.0.1:9', '--store', store]);
     assert.equal(stray.code, 2, stray.stderr);
     assert.match(stray.stderr, /--base-url is a tinker backend flag; pass --backend tinker too/);
@@ -90,6 +100,8 @@ test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the fla
     'http://127.0.0.1:8765',
     '--base-model',
     '/models/tiny',
+    '--tokenizer',
+    'bytes',
     '--lora-rank',
     '4',
     '--tinker-loss-reduction',
@@ -121,6 +133,18 @@ test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the fla
   assert.throws(
     () => checkBackendOptions(resolveTrainOptions([...argv, '--entropy-coef', '0.01']).options),
     /cannot train an entropy bonus/,
+  );
+  // Before: --temperature 0.7 failed only after the warm start and the first rollout.
+  assert.throws(
+    () => checkBackendOptions(resolveTrainOptions([...argv, '--temperature', '0.7']).options),
+    /the tinker backend scores log-probs at temperature 1 only.*set --temperature 1 \(got 0\.7\)/,
+  );
+  assert.throws(
+    () =>
+      checkBackendOptions(
+        resolveTrainOptions(argv.filter((flag) => flag !== '--tokenizer' && flag !== 'bytes')).options,
+      ),
+    /--base-model \/models\/tiny is not a local folder holding tokenizer\.json.*pass --tokenizer/,
   );
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.maxGradNorm, 1);
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.backend, 'builtin');
