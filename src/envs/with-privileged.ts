@@ -12,7 +12,9 @@
  * The copy does the env's work a second time, in this process (a code or swe answer runs in a
  * local sandbox too). A copy whose first observation differs from the env's (other options,
  * another version) is refused with `PrivilegedCopyMismatchError`; a step that depends on timing
- * (a sandbox timeout on a loaded machine) can still differ between the two.
+ * (a sandbox timeout on a loaded machine) can still differ between the two. The env server does
+ * not send the env's `rewardComponents` spec (each step's `info.rewardComponents` does travel):
+ * the wrapped env declares the copy's when the env has none.
  */
 import { InvalidArgumentError, type Action, type Env, type Observation, type StepResult } from '../core/index.ts';
 import { PrivilegedCopyMismatchError } from './errors.ts';
@@ -24,11 +26,13 @@ export function withPrivileged(env: Env, copy: Env): Env {
       { env: env.name, copy: copy.name },
     );
   }
+  const rewardComponents = env.rewardComponents ?? copy.rewardComponents;
   const lend = (observation: Observation, fromCopy: Observation): Observation =>
     fromCopy.privileged === undefined ? observation : { ...observation, privileged: fromCopy.privileged };
   return {
     name: env.name,
     ...(env.instructions === undefined ? {} : { instructions: env.instructions }),
+    ...(rewardComponents === undefined ? {} : { rewardComponents }),
     get tools() {
       return env.tools;
     },

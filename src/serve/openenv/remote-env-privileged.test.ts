@@ -31,6 +31,9 @@ test('a scripted expert plays served envs through withPrivileged: the local copy
         try {
           const episode = await playEpisode(env, descriptor.expert({ seed }), seed, 60);
           assert.equal(episode.success, true, `${name} seed ${seed}: the expert solved it over the wire`);
+          // the spec comes from the copy; the step's components travel over the wire (issue 31)
+          assert.deepEqual(env.rewardComponents?.names, descriptor.make().rewardComponents?.names, name);
+          assert.deepEqual(Object.keys(episode.last.info.rewardComponents ?? {}), env.rewardComponents?.names, name);
         } finally {
           await env.close?.();
         }
