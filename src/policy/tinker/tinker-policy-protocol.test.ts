@@ -266,7 +266,7 @@ test('the KL reference is a sampling client of the base model scoring prompt log
     const sample = server.log.find((entry) => entry.path === '/api/v1/asample')?.body;
     assert.equal(sample?.prompt_logprobs, true);
     assert.equal((sample?.sampling_params as { max_tokens: number } | undefined)?.max_tokens, 1);
-    reference.close();
+    await reference.close();
     assert.deepEqual(server.refusals, []);
   } finally {
     await server.close();
@@ -298,4 +298,36 @@ test("a large forward_backward is split by the server's fwdbwd_max_chunk_len, on
     },
     { clientConfig: { fwdbwd_max_chunk_len: 2 } },
   );
+});
+
+test('a reference from saveState bytes: a model made from them, its weights saved once for sampling, the model unloaded; close deletes them', async () => {
+  await withPolicy(async (policy, server) => {
+    await policy.trainStep({ sequences: [[1, 2, 3]] }, linearLoss([[0, -1, -1]]), { learningRate: 0.01 });
+    const state = await policy.saveState();
+    const before = server.log.length;
+    const reference = await TinkerPolicy.reference(
+      { baseUrl: server.baseUrl, baseModel: 'base', heartbeatMs: 0, environment: {} },
+      state,
+    );
+    await reference.logprobs({ sequences: [[1, 2, 3]] });
+    await reference.close();
+    assert.deepEqual(paths(server, before).slice(0, -1), [
+      'client/config',
+      'create_session',
+      'load_weights',
+      'save_weights_for_sampler',
+      'unload_model',
+      'create_sampling_session',
+      'asample',
+    ]);
+    const save = server.log.find(
+      (entry, index) => index >= before && entry.path === '/api/v1/save_weights_for_sampler',
+    );
+    assert.equal(save?.body.ttl_seconds, undefined, 'no TTL: the reference lasts the run');
+    assert.match(
+      server.log.at(-1)?.path ?? '',
+      /^\/api\/v1\/training_runs\/sess1%3Atrain%3A0\/checkpoints\/sampler_weights\/agentrl-reference-/,
+    );
+    assert.equal(server.log.at(-1)?.method, 'DELETE');
+  });
 });

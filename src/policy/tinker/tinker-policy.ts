@@ -42,6 +42,7 @@ import type {
   TrainablePolicy,
 } from '../types.ts';
 import { TinkerClient } from './tinker-client.ts';
+import { TinkerReference } from './tinker-reference.ts';
 import { checkOptions, type TinkerPolicyOptions } from './tinker-options.ts';
 import { sampleBatch } from './tinker-generate.ts';
 import { TinkerSampler } from './tinker-sampler.ts';
@@ -126,6 +127,30 @@ export class TinkerPolicy implements TrainablePolicy {
       const policy = new TinkerPolicy(options, client, await newTraining(client, options, record.tinkerPath));
       policy.step = record.step;
       return policy;
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The KL / DPO reference (cookbook: a sampling client, not a training run). Without `state`: the
+   * base model. With `saveState` bytes: a model created from them, its weights saved once for
+   * sampling (kept until the reference closes; no TTL, a run may outlast one), the model unloaded.
+   */
+  static async reference(options: TinkerPolicyOptions, state?: Uint8Array): Promise<TinkerReference> {
+    checkOptions(options);
+    const client = new TinkerClient(options);
+    try {
+      await client.connect();
+      if (state === undefined) return TinkerReference.onClient(client, { baseModel: options.baseModel }, options);
+      const record = parseRecord(new TextDecoder().decode(state), '<state>');
+      const training = await newTraining(client, options, record.tinkerPath);
+      const path = await training.save('sampler_weights', `agentrl-reference-${Date.now().toString(36)}`, undefined);
+      await client
+        .submit('/api/v1/unload_model', { body: { model_id: training.modelId, type: 'unload_model' } }, 'UnloadModel')
+        .catch(() => undefined);
+      return TinkerReference.onClient(client, { modelPath: path }, { ...options, owned: path });
     } catch (error) {
       client.close();
       throw error;

@@ -19,7 +19,18 @@ export class TinkerReference implements ReferencePolicy {
     readonly client: TinkerClient,
     private readonly sampler: TinkerSampler,
     private readonly concurrency: number,
+    /** Sampler weights saved for this reference alone, deleted on `close`. */
+    private readonly owned?: string,
   ) {}
+
+  /** A reference on a connected client scoring with `target`; `owned` weights are deleted on `close`. */
+  static onClient(
+    client: TinkerClient,
+    target: { modelPath: string } | { baseModel: string },
+    { concurrency = 16, owned }: { concurrency?: number; owned?: string } = {},
+  ): TinkerReference {
+    return new TinkerReference(client, new TinkerSampler(client, target), concurrency, owned);
+  }
 
   /** Scores with `modelPath` (sampler weights) when given, else with the base model. */
   static async create(
@@ -56,7 +67,12 @@ export class TinkerReference implements ReferencePolicy {
     return results;
   }
 
-  close(): void {
-    this.client.close();
+  /** Deletes the sampler weights saved for it (best effort: their server TTL, if any, still applies) and stops the heartbeat. */
+  async close(): Promise<void> {
+    try {
+      if (this.owned !== undefined) await this.client.deleteCheckpoint(this.owned).catch(() => undefined);
+    } finally {
+      this.client.close();
+    }
   }
 }
