@@ -215,6 +215,8 @@ function progressFields(m: IterationMetrics): Record<string, string | number> {
     'gen tok/s': m.rolloutTokensPerSecond,
     'train tok/s': m.trainTokensPerSecond,
     ...(m.validationSuccess !== undefined ? { val: m.validationSuccess } : {}),
+    // Episodes the rubric could not score (their groups were not trained on): shown, never hidden as 0.
+    ...((m.scalars?.rewardFailures ?? 0) > 0 ? { 'reward failures': m.scalars?.rewardFailures ?? 0 } : {}),
   };
 }
 

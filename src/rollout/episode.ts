@@ -196,6 +196,9 @@ function stepAction(text: string, turn: number, settings: EpisodeSettings): Acti
   return toolCall === undefined ? { text } : { text, toolCall };
 }
 
+/** The names `reward()` accepts (src/rewards/reward.ts): metric-key safe. */
+const componentNamePattern = /^[a-z][A-Za-z0-9_-]{0,63}$/;
+
 /**
  * Sums a step's named reward components into the episode's. A component that is not a finite
  * number is a failure of that component (named, with its turn), never added as 0.
@@ -204,6 +207,12 @@ function addRewardComponents(state: EpisodeState, components: Record<string, num
   if (components === undefined) return;
   const turn = state.transcript.turns.length - 1;
   for (const [name, value] of Object.entries(components)) {
+    // A name is a metric key (reward/<name>): a remote env's `__proto__` or `a/b` is refused, by name.
+    if (!componentNamePattern.test(name)) {
+      state.rewardFailures ??= {};
+      state.rewardFailures.rewardComponents ??= `the env reported a component named ${JSON.stringify(name.slice(0, 80))} at turn ${turn}: not a reward name (a-z, A-Z, 0-9, _ or -, starting with a lower-case letter)`;
+      continue;
+    }
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       state.rewardFailures ??= {};
       state.rewardFailures[name] ??= `the env reported ${String(value)} at turn ${turn}, not a finite number`;

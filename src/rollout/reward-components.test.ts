@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Env, StepResult } from '../core/types.ts';
-import { makeBandit } from '../envs/index.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { rollout } from './rollout.ts';
 
@@ -77,13 +76,31 @@ test('rollout: a task is kept per episode; a non-finite component is a named fai
 });
 
 test('rollout: an env without components gives trajectories without the field; privileged that is not an object is kept under value', async () => {
-  const { trajectories } = await rollout({ policy: policy('1'), env: () => makeBandit(), seeds: [5], maxTurns: 2 });
-  assert.equal('rewardComponents' in (trajectories[0] ?? {}), false);
   const scalarSecret: Env = {
     name: 'secret',
     reset: async () => ({ text: 'go', privileged: 42 }),
     step: async () => ({ observation: { text: '' }, reward: 0, done: true, truncated: false, info: {} }),
   };
-  const { episodes } = await rollout({ policy: policy('a'), env: () => scalarSecret, seeds: [0] });
+  const { trajectories, episodes } = await rollout({ policy: policy('a'), env: () => scalarSecret, seeds: [0] });
+  assert.equal('rewardComponents' in (trajectories[0] ?? {}), false);
   assert.deepEqual(episodes[0], { prompt: 'go', privileged: { value: 42 } });
+});
+
+test('rollout: a component name that is not a reward name (a remote env’s __proto__, a slash) is a failure, not summed', async () => {
+  const hostile: Env = {
+    name: 'hostile',
+    reset: async () => ({ text: 'go' }),
+    step: async () => ({
+      observation: { text: '' },
+      reward: 1,
+      done: true,
+      truncated: false,
+      info: { rewardComponents: JSON.parse('{"__proto__": 5, "a/b": 1, "ok": 1}') },
+    }),
+  };
+  const { trajectories } = await rollout({ policy: policy('a'), env: () => hostile, seeds: [0] });
+  const [trajectory] = trajectories;
+  assert.deepEqual(trajectory?.rewardComponents, { ok: 1 });
+  assert.equal(Object.getPrototypeOf(trajectory?.rewardComponents), Object.prototype);
+  assert.match(trajectory?.rewardFailures?.rewardComponents ?? '', /named "__proto__" at turn 0: not a reward name/);
 });
