@@ -210,3 +210,36 @@ test('the async config: a number or JSON from the command line, an object in cod
   assert.throws(() => rlConfigSchema.parse({ async: { staleTrajectories: 'keep' } }), /drop|rescore/);
   assert.throws(() => rlConfigSchema.parse({ async: 'soon' }));
 });
+
+test('async: a trainer-side error stops the producer too — nothing is generating once runRl has rejected', async () => {
+  const { policy } = await warmStartedBandit({ sftSteps: 10, demonstrations: 8 });
+  class Crash extends AgentRlError {}
+  let inFlight = 0;
+  const sampler: Policy = {
+    tokenizer: policy.tokenizer,
+    contextWindow: policy.contextWindow,
+    generate: (request) => policy.generate(request),
+    generateBatch: async (requests, options) => {
+      inFlight++;
+      try {
+        return await policy.generateBatch(requests, options);
+      } finally {
+        inFlight--;
+      }
+    },
+  };
+  await assert.rejects(
+    runRl({
+      policy,
+      sampler,
+      env: makeBanditEnv,
+      config: { ...config, async: { maxStaleness: 2 } },
+      onWarning: () => {},
+      onTrajectories: (_trajectories, iteration) => {
+        if (iteration === 2) throw new Crash('CRASH', 'the run store is gone');
+      },
+    }),
+    Crash,
+  );
+  assert.equal(inFlight, 0);
+});
