@@ -9,9 +9,9 @@
 import type { CountOrAll } from '../core/count-or-all.ts';
 import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
-import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
+import type { Tokenizer } from '../chat/tokenizer.ts';
 import { tokenPieces } from '../chat/token-text.ts';
-import { messagesFromTokens } from '../policy/scripted-policy.ts';
+import { storedMessages } from './stored-messages.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import type { RunStore } from '../store/run-store.ts';
 import type { TrajectoryRecord } from '../store/types.ts';
@@ -23,6 +23,7 @@ import { episodeStatistics } from './episode-statistics.ts';
 export interface RunRecorderOptions {
   store: RunStore;
   runId: number;
+  /** Decodes the stored messages and pieces; default the committing policy's own (a model's tokenizer, or the byte one). */
   tokenizer?: Tokenizer;
   /** Trajectories kept per iteration: the first N of the batch, or 'all' (the default). */
   trajectoriesPerIteration?: CountOrAll;
@@ -31,12 +32,15 @@ export interface RunRecorderOptions {
 }
 
 export class RunRecorder {
-  private readonly options: Required<Omit<RunRecorderOptions, 'validationEpisodes'>> & { validationEpisodes?: number };
+  private readonly options: Required<Omit<RunRecorderOptions, 'validationEpisodes' | 'tokenizer'>> & {
+    validationEpisodes?: number;
+    tokenizer?: Tokenizer;
+  };
   private sampled: readonly Trajectory[] = [];
   private advantages = new Map<Trajectory, Float64Array>();
 
-  constructor({ tokenizer = byteTokenizer, trajectoriesPerIteration = 'all', ...rest }: RunRecorderOptions) {
-    this.options = { tokenizer, trajectoriesPerIteration, ...rest };
+  constructor({ trajectoriesPerIteration = 'all', ...rest }: RunRecorderOptions) {
+    this.options = { trajectoriesPerIteration, ...rest };
   }
 
   /** The `runRl` hooks that collect each iteration's data. */
@@ -101,7 +105,7 @@ export class RunRecorder {
     this.options.store.recordStep(this.options.runId, {
       step: iteration,
       metrics: recorded,
-      trajectories: kept.map((t, index) => this.trajectoryRecord(t, index)),
+      trajectories: kept.map((t, index) => this.trajectoryRecord(t, index, this.options.tokenizer ?? policy.tokenizer)),
       evaluations:
         validationSuccess === undefined
           ? []
@@ -111,8 +115,7 @@ export class RunRecorder {
     return recorded;
   }
 
-  private trajectoryRecord(t: Trajectory, index: number): Omit<TrajectoryRecord, 'step'> {
-    const { tokenizer } = this.options;
+  private trajectoryRecord(t: Trajectory, index: number, tokenizer: Tokenizer): Omit<TrajectoryRecord, 'step'> {
     const advantages = this.advantages.get(t);
     return {
       index,
@@ -121,7 +124,7 @@ export class RunRecorder {
       totalReward: t.totalReward,
       success: t.success,
       truncated: t.truncated,
-      messages: messagesFromTokens(t.tokens, tokenizer, { includeUnfinished: true }),
+      messages: storedMessages(t.tokens, t.lossMask, tokenizer),
       tokens: t.tokens,
       pieces: tokenPieces(t.tokens, tokenizer),
       lossMask: t.lossMask,
