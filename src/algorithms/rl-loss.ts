@@ -25,6 +25,7 @@ import { type PolicyLossResult, ppoClipLoss } from './losses/ppo-clip.ts';
 import { negativeLogLikelihood } from './losses/sft.ts';
 import { valueLoss } from './losses/value.ts';
 import { weightPolicyLoss } from './off-policy-correction.ts';
+import { serverLossSpec } from './server-loss-spec.ts';
 import { assertSameShape, toFloat32, type Sequences } from './sequences.ts';
 
 export const policyLossNames = ['ppo-clip', 'gspo', 'cispo'] as const;
@@ -235,10 +236,12 @@ export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): Token
     assertSameShape('returns', batch.returns, batch.lossMask);
     assertSameShape('oldValues', batch.oldValues!, batch.lossMask);
   }
+  const serverLoss = serverLossSpec(batch, config);
   return {
     name: config.policyLoss,
     dependsOnCurrent: true,
     detachValueHead: config.detachValueHead,
+    ...(serverLoss === undefined ? {} : { serverLoss }),
     compute(input: TokenLossInput): TokenLossOutput {
       return toOutput(rlLossTerms(batch, input, config));
     },

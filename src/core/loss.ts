@@ -46,5 +46,24 @@ export interface TokenLoss {
    * states through a stop-gradient, so a critic sharing the policy's trunk cannot move it.
    */
   detachValueHead?: boolean;
+  /**
+   * The same loss as one a remote trainer computes itself (Tinker's `ppo`, `cispo`,
+   * `importance_sampling`), when it is one: a backend may then send it in one round trip with the
+   * sampler's log-probs instead of computing `compute` locally. Absent: `compute` is the only form.
+   */
+  serverLoss?: ServerLossSpec;
   compute(input: TokenLossInput): TokenLossOutput;
+}
+
+/** A loss in the terms of a server-side objective: L = Σ_t ℓ(r_t, A_t), r_t = exp(logp_t − q_t). */
+export interface ServerLossSpec {
+  lossFunction: 'importance_sampling' | 'ppo' | 'cispo';
+  /** Per-token advantages × the aggregation's token weights (index t = token t; 0 = not trained). */
+  advantages: readonly Float32Array[];
+  /** q: the log-probs the ratio is taken against (the old / sampling log-probs). */
+  samplingLogprobs: readonly Float32Array[];
+  /** Ratio bounds (ppo, cispo), e.g. { low: 0.8, high: 1.28 }. */
+  clip?: { low: number; high: number };
+  /** Per-token ratio bounds, overriding `clip`. */
+  perTokenClip?: { low: readonly Float32Array[]; high: readonly Float32Array[] };
 }

@@ -9,36 +9,27 @@
  * `clip_low_threshold` / `clip_high_threshold` go in `loss_fn_config` (ratios, e.g. 0.8 and 1.2),
  * or per token as `loss_fn_inputs` of the same names.
  *
- * A trainer whose algorithm is one of these attaches a `serverLoss` to its `TokenLoss`; the token
- * weights of its aggregation (token-mean: 1/N, …) are folded into A, since every loss above is
- * linear in A. TinkerPolicy uses it on a server that sums ('sum'); elsewhere it computes the loss
+ * A trainer whose algorithm is one of these attaches a `serverLoss` to its `TokenLoss`
+ * (src/algorithms/server-loss-spec.ts); the token weights of its aggregation (token-mean: 1/N, …)
+ * are folded into A, since every loss above is linear in A. TinkerPolicy uses it on a server that sums ('sum'); elsewhere it computes the loss
  * itself from `compute`.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
-import type { TokenLoss } from '../../core/loss.ts';
+import type { ServerLossSpec, TokenLoss } from '../../core/loss.ts';
 import { toDatum, type Datum } from './wire.ts';
 
 export type ServerLossFunction = 'importance_sampling' | 'ppo' | 'cispo';
 export const serverLossFunctions: readonly ServerLossFunction[] = ['importance_sampling', 'ppo', 'cispo'];
 
-export interface ServerLoss {
-  lossFunction: ServerLossFunction;
-  /** Per-token advantages × aggregation weights (agentrl alignment; 0 = not trained). */
-  advantages: readonly Float32Array[];
-  /** The sampler's log-probs q_t (agentrl alignment). */
-  samplingLogprobs: readonly Float32Array[];
-  /** Ratio clip bounds (ppo, cispo), e.g. { low: 0.8, high: 1.28 }. */
-  clip?: { low: number; high: number };
-  /** Per-token clip bounds, overriding `clip` (the SDK's per-token `clip_low_threshold` / `clip_high_threshold`). */
-  perTokenClip?: { low: readonly Float32Array[]; high: readonly Float32Array[] };
-}
+/** The loss in the server's terms (src/core/loss.ts `ServerLossSpec`). */
+export type ServerLoss = ServerLossSpec;
 
 /** A TokenLoss that the server can compute itself. */
-export type ServerComputableLoss = TokenLoss & { serverLoss?: ServerLoss };
+export type ServerComputableLoss = TokenLoss;
 
 export function serverLossOf(loss: TokenLoss): ServerLoss | undefined {
-  return (loss as ServerComputableLoss).serverLoss;
+  return loss.serverLoss;
 }
 
 /** The datums and config of a server-side loss. */
