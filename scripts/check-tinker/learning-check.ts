@@ -28,6 +28,7 @@ const { values } = parseArgs({
     'group-size': { type: 'string', default: '32' },
     'learning-rate': { type: 'string', default: '0.01' },
     margin: { type: 'string', default: '0.01' },
+    'loss-reduction': { type: 'string', default: 'sequence-mean' },
   },
 });
 const baseModel = values['base-model'];
@@ -49,7 +50,7 @@ const policy = await TinkerPolicy.create({
   baseModel,
   rank: 8,
   seed: 5,
-  lossReduction: 'sequence-mean',
+  lossReduction: values['loss-reduction'] as 'sum' | 'sequence-mean',
   contextWindow: 256,
 });
 /** J = Σ_{t<128} π(t | prompt), averaged over the prompts (one forward of 128 × prompts rows). */

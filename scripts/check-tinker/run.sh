@@ -9,7 +9,8 @@
 #   2. check.ts — GRPO iterations through TinkerPolicy (sampled = forward log-probs, weights move, reload scores the same);
 #   3. sdk-witness.py — the SDK sends the same requests and gets the same numbers;
 #   4. contract-check.ts — policyContract({ trainable: true }) for TinkerPolicy;
-#   5. learning-check.ts — the learning signal: GRPO updates through TinkerPolicy raise the expected reward;
+#   5. learning-check.ts — the learning signal: GRPO updates through TinkerPolicy raise the expected reward
+#      (sdk-learning.py: the SDK on the same task, its witness);
 #      then `agentrl train --backend tinker` (GRPO on bandit) and train-check.ts: the run in the store, time split;
 #   6. `agentrl train --resume` of that run (restore = create-via-load into a fresh model);
 #   7. `agentrl sft|dpo --backend tinker` — run when the CLI has the flag, else printed as SKIP (not failed);
@@ -125,6 +126,8 @@ before_learning=$(lines)
 step "learning signal: GRPO through TinkerPolicy raises the expected reward (answer in ASCII)" \
   node --import tsx "$here/learning-check.ts" --base-url "$base_url" --base-model "$work/model"
 after_learning=$(lines)
+step "the learning signal's witness: the official SDK on the same task (importance_sampling on the server)" \
+  "$venv/bin/python" "$here/sdk-learning.py" "$strict_url" "$work/model"
 
 train_flags=(--env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8
   --tinker-loss-reduction sequence-mean --store "$work/runs.db" --run-name tinker-e2e --demonstrations 8 --sft-steps 2
