@@ -1,11 +1,13 @@
 /**
  * One generated choice as it is streamed or assembled: its sampled ids and log-probs, the text
- * decoded so far (special tokens, the stop ids among them, left out) and the splitter that turns
+ * decoded so far (special tokens, the stop ids among them, left out; an id past the tokenizer as
+ * U+FFFD) and the splitter that turns
  * that text into content and tool calls.
  */
 import { at } from '../../core/indexing.ts';
 import type { ToolCall } from '../../core/types.ts';
 import { StreamingDecoder } from '../../chat/tokenizer.ts';
+import { decodeGenerated } from '../../policy/request.ts';
 import type { PolicyContext } from './policy-context.ts';
 import { OutputSplitter, type SplitEvent } from './tool-format.ts';
 
@@ -34,7 +36,9 @@ export class Choice {
     this.ids.push(token);
     this.logprobs.push(logprob);
     this.pendingLogprobs++;
-    if (!this.context.stopTokens.includes(token)) this.text += this.decoder.push(token);
+    if (this.context.stopTokens.includes(token)) return;
+    // A spare id past the tokenizer (a remote sampler may return one) reads as U+FFFD; the id stays as sampled.
+    this.text += token >= this.context.tokenizer.vocabSize ? `${this.decoder.flush()}\uFFFD` : this.decoder.push(token);
   }
 
   /** Streaming: adds a sampled id and returns the events it makes emittable. */
@@ -56,7 +60,7 @@ export class Choice {
       if (this.context.stopTokens.includes(id)) continue;
       entries.push({
         id,
-        token: this.context.tokenizer.decode([id]),
+        token: decodeGenerated(this.context.tokenizer, [id]),
         logprob: at(this.logprobs, i, 'choice logprobs'),
       });
     }
