@@ -85,11 +85,10 @@ def fingerprint(path: str, body: bytes) -> str:
 
 @dataclass
 class Ledger:
-    """What has been applied: answers by idempotency key, sequence ids per model / sampling session, model firsts."""
+    """What has been applied: answers by idempotency key, and (key, body) by sequence id per model / sampling session."""
 
     answers: dict[str, tuple[str, int, dict, bytes]] = field(default_factory=dict)
     sequence_ids: dict[str, dict[int, tuple[str, str]]] = field(default_factory=dict)
-    known_models: set[str] = field(default_factory=set)
 
     def replay(self, key: str, print_: str) -> tuple[int, dict, bytes] | None:
         """The stored answer of a retried POST (same key, same body), or None for a first try."""

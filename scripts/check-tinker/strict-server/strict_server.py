@@ -11,9 +11,10 @@ request against the SDK's own types (strict_rules.py, sdk_wire.py), and translat
   - a failed SkyRL future (HTTP 400/500) becomes the SDK's RequestFailedResponse; a slow one a 408 try_again.
 Checkpoint clean-up (DELETE a checkpoint, PUT its ttl) is checked for shape and answered 404: SkyRL 0.3.0 has neither.
 Refused (HTTP 400, `x-should-retry: false`): unknown or missing fields, forward_backward not protobuf, a POST
-without X-Idempotency-Key, a retried POST whose seq_id was applied under another key, load_weights that is not a
-model's first request, /api/v1/forward (the SDK never calls it), a proto result asked for as JSON, no X-API-Key.
-A retried POST with its key is answered from the first answer and not applied twice. Every request is one JSON
+without X-Idempotency-Key, a transport retry of an applied seq_id under another key, a seq_id reused for another
+body, load_weights that is not a model's first request, /api/v1/forward (the SDK never calls it), a proto result
+asked for as JSON, no X-API-Key. A retried POST (its key; or a new key, same seq_id and body, as the SDK's
+execute_with_retries resends) is answered from the first answer and not applied twice. Every request is one JSON
 line in --log (what docs/tinker.md's cost table counts).
 
     python strict_server.py --upstream http://127.0.0.1:8765 --port 8766 --log requests.jsonl
@@ -159,7 +160,7 @@ class StrictServer:
         return response
 
     async def dispatch(self, call: Call) -> Response:
-        request, path, body, key, entry = call.request, call.path, call.body, call.key, call.entry
+        request, path, body, entry = call.request, call.path, call.body, call.entry
         if path == "/api/v1/forward_backward":
             return await self.forward_backward(call)
         if "json" not in (request.headers.get("content-type") or ""):
@@ -196,8 +197,6 @@ class StrictServer:
                                        lambda: self.sample(payload, upstream))
             return await self.sample(payload, upstream)
         response = await self.forward_json(path, upstream)
-        if path == "/api/v1/create_model" and response.status_code == 200:
-            self.ledger.known_models.add(json.loads(response.body)["model_id"])
         return response
 
     async def sample(self, payload: dict, upstream: dict) -> Response:
