@@ -36,6 +36,7 @@ import { takeIteration, type TakenIteration } from './rl-async-take.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy, type TrainingSample } from './rl-update.ts';
 import { watchIteration } from './rl-monitor.ts';
+import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
 import { learningRateAt } from './schedule.ts';
 import { trajectoryAdvantages } from './trajectory-advantages.ts';
 
@@ -90,6 +91,8 @@ export async function runAsyncRl<Task, P extends TrainablePolicy>(
         validationSuccess = await (exclusive === undefined ? held() : exclusive.with(held));
         metrics.validationSuccess = validationSuccess;
       }
+      // Each judge's tokens and calls this iteration (read and reset: its per-iteration budget refills).
+      if (options.rubric !== undefined) metrics.scalars = { ...metrics.scalars, ...takeJudgeMetrics(options.rubric) };
       stopReason = watchIteration(options.monitor, metrics, generated, warn, options.rubric);
       history.push(metrics);
       const async = { policyVersion: iteration, nextGroup: producer.next(), pendingGroups: producer.pending() };

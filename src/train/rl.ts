@@ -36,6 +36,7 @@ import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
 import { asyncConfigSchema, type AsyncResumeState, type AsyncRunHooks } from './rl-async-config.ts';
 import { runAsyncRl } from './rl-async.ts';
 import { watchIteration, type RewardMonitor } from './rl-monitor.ts';
+import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
 import { type Curriculum, curriculumConfigShape, curriculumFor, type CurriculumState } from './curriculum.ts';
 
 export { iterationSeeds } from './rl-collect.ts';
@@ -280,6 +281,8 @@ export async function runRl<Task, P extends TrainablePolicy>(options: RlRunOptio
       metrics.validationSuccess = validationSuccess;
     }
     for (const warning of iterationWarnings(metrics, keptGroups, config, preset)) warn(warning);
+    // Each judge's tokens and calls this iteration (read and reset: its per-iteration budget refills).
+    if (options.rubric !== undefined) metrics.scalars = { ...metrics.scalars, ...takeJudgeMetrics(options.rubric) };
     stopReason = watchIteration(options.monitor, metrics, generated, warn, options.rubric);
     history.push(metrics);
     await options.onIteration?.(metrics, { iteration, rngState: rng.state(), curriculum: curriculum?.state() });
