@@ -79,6 +79,10 @@ export interface FakeServerOptions {
   clientConfig?: Record<string, unknown>;
   /** Polls a forward_backward future answers try_again until an optim_step POST has arrived (pipelining check). */
   holdForwardBackwardForOptim?: boolean;
+  /** Speak SkyRL 0.3.0's JSON instead: forward_backward as JSON, `/forward`, no create-via-load. */
+  json?: boolean;
+  /** Heartbeats answer this status (default 200). */
+  heartbeatStatus?: number;
 }
 
 export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
@@ -118,7 +122,7 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
       case '/api/v1/create_session':
         return [200, { type: 'create_session', session_id: nextSession++ === 0 ? 'sess' : `sess${nextSession - 1}` }];
       case '/api/v1/session_heartbeat':
-        return [200, { type: 'session_heartbeat' }];
+        return [options.heartbeatStatus ?? 200, { type: 'session_heartbeat' }];
       case '/api/v1/create_model': {
         const id = `${String(body.session_id)}:train:${String(body.model_seq_id)}`;
         models.set(id, { lastSeq: 0, requests: 0 });
@@ -126,6 +130,8 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
       }
       case '/api/v1/load_weights': {
         if (body.optimizer === undefined) return [400, { detail: 'optimizer: Field required' }];
+        if (body.session_id !== undefined && options.json === true)
+          return [400, { detail: 'model_id: Field required' }];
         if (body.session_id !== undefined) {
           const id = `${String(body.session_id)}:train:${String(body.model_seq_id)}`;
           if (models.has(id)) return [400, { detail: `load_weights only as the first request of ${id}` }];
@@ -140,12 +146,24 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
           ? [200, future({ type: 'load_weights' }, 'load_weights')]
           : [400, { detail: problem }];
       }
+      case '/api/v1/forward':
       case '/api/v1/forward_backward': {
-        if (!String(headers['content-type']).includes('application/x-protobuf'))
-          return [415, { detail: 'forward_backward is protobuf' }];
+        const protobuf = String(headers['content-type']).includes('application/x-protobuf');
+        if (protobuf === (options.json === true))
+          return [415, { detail: `forward_backward is ${options.json === true ? 'JSON' : 'protobuf'} here` }];
+        if (path === '/api/v1/forward' && options.json !== true) return [404, { detail: 'no /forward: forward_only' }];
         const problem = sequenced(modelId, body.seq_id);
         if (problem !== undefined) return [400, { detail: problem }];
-        const data = body.data as DecodedDatum[];
+        const input = (body.forward_backward_input ?? body.forward_input) as
+          | { data: { model_input: { chunks: { tokens: number[] }[] } }[] }
+          | undefined;
+        const data: DecodedDatum[] = protobuf
+          ? (body.data as DecodedDatum[])
+          : (input?.data ?? []).map((datum) => ({
+              tokens: datum.model_input.chunks.flatMap((chunk) => chunk.tokens),
+              inputs: {},
+            }));
+        if (!protobuf) body.forward_only = path === '/api/v1/forward';
         const outputs = data.map((datum) => ({
           logprobs: { data: datum.tokens.map((_, index) => -0.1 * (index + 1)), dtype: 'float32' },
         }));

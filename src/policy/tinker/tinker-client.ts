@@ -227,23 +227,33 @@ export class TinkerClient {
     };
   }
 
+  /** The SDK's loop: wait the period, beat (no retries, 10 s), repeat — until closed or the server answers 410. */
   private startHeartbeat(sessionId: string): void {
-    this.heartbeat = setInterval(() => {
-      sendRequest(
-        {
-          baseUrl: this.baseUrl,
-          method: 'POST',
-          path: '/api/v1/session_heartbeat',
-          body: { session_id: sessionId, type: 'session_heartbeat' },
-          headers: this.headers,
-        },
-        { ...this.retry, maxRetries: 0, timeoutMs: 10_000 },
-      ).catch((error: unknown) => {
-        // 410: the session has finished; the SDK stops its heartbeat.
-        if (error instanceof TinkerError && error.status === 410) this.close();
-      });
-    }, this.heartbeatMs);
-    this.heartbeat.unref();
+    const beat = (): void => {
+      this.heartbeat = setTimeout(() => {
+        sendRequest(
+          {
+            baseUrl: this.baseUrl,
+            method: 'POST',
+            path: '/api/v1/session_heartbeat',
+            body: { session_id: sessionId, type: 'session_heartbeat' },
+            headers: this.headers,
+          },
+          { ...this.retry, maxRetries: 0, timeoutMs: 10_000 },
+        ).then(
+          () => {
+            if (this.heartbeat !== undefined) beat();
+          },
+          (error: unknown) => {
+            // 410: the session has finished; the SDK stops its heartbeat. Other failures: beat on.
+            if (error instanceof TinkerError && error.status === 410) this.close();
+            else if (this.heartbeat !== undefined) beat();
+          },
+        );
+      }, this.heartbeatMs);
+      this.heartbeat.unref();
+    };
+    beat();
   }
 
   /** A LoRA training run on `baseModel` (AdamW, the SDK's default optimizer); its model id once built. */
@@ -333,7 +343,7 @@ export class TinkerClient {
 
   /** Stops the heartbeat. */
   close(): void {
-    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
+    if (this.heartbeat !== undefined) clearTimeout(this.heartbeat);
     this.heartbeat = undefined;
   }
 }
