@@ -28,8 +28,7 @@ import { loadModelCheckpoint } from '../src/model/model-sources.ts';
 import { TransformerModel } from '../src/model/model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { heldOutSuccess, type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl } from '../src/train/rl.ts';
-import { rewardMonitor } from '../src/rewards/monitor/index.ts';
-import { benchRecording } from './real/run-recording.ts';
+import { benchRecording, monitorWatch } from './real/run-recording.ts';
 import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
 import { realTaskName, realTaskOptions } from './real/task.ts';
@@ -177,17 +176,14 @@ async function main(): Promise<void> {
     tokenizer: format.tokenizer,
   });
   // The reward-hacking monitor watches (mode warn): each fired signal is printed as a warning.
-  const fired: string[] = [];
+  const watch = monitorWatch(env().rewardComponents);
   const result = await runRl({
     policy,
     reference,
     env,
     config,
-    monitor: rewardMonitor({ config: { mode: 'warn' }, rewardSpec: env().rewardComponents }),
-    onWarning: (warning) => {
-      console.log(`  warning: ${warning.message}`);
-      if (warning.kind === 'reward-hacking') fired.push(`${warning.iteration}`);
-    },
+    monitor: watch.monitor,
+    onWarning: watch.onWarning,
     onAdvantages: recording?.hooks.onAdvantages,
     shouldStop: () => elapsed() + reserve() > budgetSeconds,
     onTrajectories: async (trajectories, iteration) => {
@@ -208,15 +204,7 @@ async function main(): Promise<void> {
   });
   const iterations = result.history.length;
   recording?.finish('completed');
-  console.log(
-    fired.length === 0
-      ? `reward-hacking monitor (warn): silent over ${iterations} iterations`
-      : `reward-hacking monitor (warn): fired at iterations ${[...new Set(fired)].join(', ')}`,
-  );
-  if (recording !== undefined)
-    console.log(
-      `recorded as run ${recording.runName} in ${process.env.BENCH_REAL_STORE}: agentrl dashboard --store <it>`,
-    );
+  console.log(watch.summary(iterations));
   const last = await heldOut(policy, env, `after ${iterations} iterations (last policy)`);
   const chosen = selection.selected();
   let selected = { test: last, iteration: iterations };
