@@ -141,15 +141,22 @@ step "the run in the store; time split" \
   node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations "$iterations"
 step "agentrl train --resume tinker-e2e (restore into a fresh model: load_weights as its first request)" \
   node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --resume tinker-e2e --iterations "$((iterations + 1))"
-for command in sft dpo; do
-  if node "$root/bin/agentrl.js" "$command" --help 2>&1 | grep -q -- '--backend'; then
-    step "agentrl $command --backend tinker" node "$root/bin/agentrl.js" "$command" --env bandit --backend tinker \
-      --base-url "$base_url" --base-model "$work/model" --lora-rank 8 --store "$work/runs.db" --out "$work/$command" \
-      --run-name "tinker-$command" --demonstrations 8 --iterations 1
-  else
-    echo "== SKIP agentrl $command --backend tinker: this CLI's $command has no --backend yet (the step is ready)"
-  fi
-done
+# agentrl sft takes chat JSONL; agentrl dpo the train flags. Each runs when its CLI has --backend (SKIP otherwise).
+for _ in 1 2 3 4; do echo '{"messages":[{"role":"user","content":"Pick an arm: A or B."},{"role":"assistant","content":"<answer>B</answer>"}]}'; done > "$work/sft.jsonl"
+tinker_flags=(--backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8)
+if node "$root/bin/agentrl.js" sft --help 2>&1 | grep -q -- '--backend'; then
+  step "agentrl sft --backend tinker (2 steps on 4 conversations)" node "$root/bin/agentrl.js" sft "${tinker_flags[@]}" \
+    --data "$work/sft.jsonl" --out "$work/sft" --steps 2 --batch-size 2
+else
+  echo "== SKIP agentrl sft --backend tinker: this CLI's sft has no --backend yet (the step is ready)"
+fi
+if node "$root/bin/agentrl.js" dpo --help 2>&1 | grep -q -- '--backend'; then
+  step "agentrl dpo --backend tinker (1 iteration after a 2-step warm start)" node "$root/bin/agentrl.js" dpo --env bandit \
+    "${tinker_flags[@]}" --store "$work/runs.db" --out "$work/dpo" --run-name tinker-dpo --demonstrations 8 --sft-steps 2 \
+    --sft-batch-size 4 --iterations 1 --max-turns 1 --max-new-tokens 12 --test-episodes 2 --validation-episodes 2
+else
+  echo "== SKIP agentrl dpo --backend tinker: this CLI's dpo has no --backend yet (the step is ready)"
+fi
 step "cost per GRPO update of learning-check.ts (6 updates; its expected-reward forward included), from the strict server's log" \
   "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_learning" --to "$after_learning" --iterations 6
 step "cost per iteration of the agentrl train run (setup and warm start included), from the strict server's log" \
