@@ -6,7 +6,7 @@
  * numbers are deterministic stand-ins (log-prob of a target = −0.1·(position + 1)); the real-peer
  * checks are `npm run check:tinker`'s.
  */
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { littleEndian, readFields } from './protobuf-wire.ts';
 
@@ -85,74 +85,74 @@ export interface FakeServerOptions {
   heartbeatStatus?: number;
 }
 
-export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
-  const log: LoggedRequest[] = [];
-  const refusals: string[] = [];
-  const applied: Record<string, number> = {};
-  const futures = new Map<string, { result: unknown; kind: string }>();
-  const byKey = new Map<string, unknown>();
-  const models = new Map<string, { lastSeq: number; requests: number }>();
-  let optimArrived = false;
-  let nextFuture = 0;
-  let nextSampling = 0;
-  let nextSession = 0;
-  const future = (result: unknown, kind: string): { request_id: string } => {
-    const id = `f${nextFuture++}`;
-    futures.set(id, { result, kind });
+class FakeTinker {
+  readonly log: LoggedRequest[] = [];
+  readonly refusals: string[] = [];
+  readonly applied: Record<string, number> = {};
+  private readonly futures = new Map<string, { result: unknown; kind: string }>();
+  private readonly byKey = new Map<string, unknown>();
+  private readonly models = new Map<string, { lastSeq: number; requests: number }>();
+  private optimArrived = false;
+  private nextFuture = 0;
+  private nextSampling = 0;
+  private nextSession = 0;
+
+  constructor(private readonly options: FakeServerOptions) {}
+
+  private future(result: unknown, kind: string): { request_id: string } {
+    const id = `f${this.nextFuture++}`;
+    this.futures.set(id, { result, kind });
     return { request_id: id };
-  };
-  const sequenced = (modelId: string, seqId: unknown): string | undefined => {
-    const model = models.get(modelId);
+  }
+
+  private sequenced(modelId: string, seqId: unknown): string | undefined {
+    const model = this.models.get(modelId);
     if (model === undefined) return `unknown model ${modelId}`;
     if (typeof seqId !== 'number' || seqId !== model.lastSeq + 1)
       return `seq_id ${String(seqId)} after ${model.lastSeq} on ${modelId}`;
     model.lastSeq = seqId;
     model.requests += 1;
     return undefined;
-  };
-  const route = (
+  }
+
+  trainingRoute(
     path: string,
     body: Record<string, unknown>,
     headers: IncomingMessage['headers'],
-  ): [number, unknown] => {
+  ): [number, unknown] | undefined {
     const modelId = String(body.model_id ?? '');
     switch (path) {
-      case '/api/v1/client/config':
-        return options.clientConfig === undefined ? [404, { detail: 'Not Found' }] : [200, options.clientConfig];
-      case '/api/v1/create_session':
-        return [200, { type: 'create_session', session_id: nextSession++ === 0 ? 'sess' : `sess${nextSession - 1}` }];
-      case '/api/v1/session_heartbeat':
-        return [options.heartbeatStatus ?? 200, { type: 'session_heartbeat' }];
       case '/api/v1/create_model': {
         const id = `${String(body.session_id)}:train:${String(body.model_seq_id)}`;
-        models.set(id, { lastSeq: 0, requests: 0 });
-        return [200, future({ model_id: id, type: 'create_model' }, 'create_model')];
+        this.models.set(id, { lastSeq: 0, requests: 0 });
+        return [200, this.future({ model_id: id, type: 'create_model' }, 'create_model')];
       }
       case '/api/v1/load_weights': {
         if (body.optimizer === undefined) return [400, { detail: 'optimizer: Field required' }];
-        if (body.session_id !== undefined && options.json === true)
+        if (body.session_id !== undefined && this.options.json === true)
           return [400, { detail: 'model_id: Field required' }];
         if (body.session_id !== undefined) {
           const id = `${String(body.session_id)}:train:${String(body.model_seq_id)}`;
-          if (models.has(id)) return [400, { detail: `load_weights only as the first request of ${id}` }];
-          models.set(id, { lastSeq: 0, requests: 1 });
-          return [200, future({ type: 'load_weights', path: body.path }, 'load_weights')];
+          if (this.models.has(id)) return [400, { detail: `load_weights only as the first request of ${id}` }];
+          this.models.set(id, { lastSeq: 0, requests: 1 });
+          return [200, this.future({ type: 'load_weights', path: body.path }, 'load_weights')];
         }
-        const model = models.get(modelId);
+        const model = this.models.get(modelId);
         if (model === undefined || model.requests !== 0)
           return [400, { detail: `load_weights only as the first request of ${modelId}` }];
-        const problem = sequenced(modelId, body.seq_id);
+        const problem = this.sequenced(modelId, body.seq_id);
         return problem === undefined
-          ? [200, future({ type: 'load_weights' }, 'load_weights')]
+          ? [200, this.future({ type: 'load_weights' }, 'load_weights')]
           : [400, { detail: problem }];
       }
       case '/api/v1/forward':
       case '/api/v1/forward_backward': {
         const protobuf = String(headers['content-type']).includes('application/x-protobuf');
-        if (protobuf === (options.json === true))
-          return [415, { detail: `forward_backward is ${options.json === true ? 'JSON' : 'protobuf'} here` }];
-        if (path === '/api/v1/forward' && options.json !== true) return [404, { detail: 'no /forward: forward_only' }];
-        const problem = sequenced(modelId, body.seq_id);
+        if (protobuf === (this.options.json === true))
+          return [415, { detail: `forward_backward is ${this.options.json === true ? 'JSON' : 'protobuf'} here` }];
+        if (path === '/api/v1/forward' && this.options.json !== true)
+          return [404, { detail: 'no /forward: forward_only' }];
+        const problem = this.sequenced(modelId, body.seq_id);
         if (problem !== undefined) return [400, { detail: problem }];
         const input = (body.forward_backward_input ?? body.forward_input) as
           | { data: { model_input: { chunks: { tokens: number[] }[] } }[] }
@@ -169,27 +169,46 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
         }));
         return [
           200,
-          future(
+          this.future(
             { loss_fn_output_type: 'ArrayRecord', loss_fn_outputs: outputs, metrics: { 'loss:sum': 1 } },
             body.forward_only === true ? 'forward' : 'forward_backward',
           ),
         ];
       }
       case '/api/v1/optim_step': {
-        const problem = sequenced(modelId, body.seq_id);
+        const problem = this.sequenced(modelId, body.seq_id);
         if (problem !== undefined) return [400, { detail: problem }];
-        optimArrived = true;
-        return [200, future({ metrics: { grad_norm: 0.5 } }, 'optim_step')];
+        this.optimArrived = true;
+        return [200, this.future({ metrics: { grad_norm: 0.5 } }, 'optim_step')];
       }
       case '/api/v1/save_weights':
       case '/api/v1/save_weights_for_sampler': {
-        const problem = sequenced(modelId, body.seq_id);
+        const problem = this.sequenced(modelId, body.seq_id);
         if (problem !== undefined) return [400, { detail: problem }];
         const kind = path.endsWith('sampler') ? 'sampler_weights' : 'weights';
-        return [200, future({ path: `tinker://${modelId}/${kind}/${String(body.path)}` }, kind)];
+        return [200, this.future({ path: `tinker://${modelId}/${kind}/${String(body.path)}` }, kind)];
       }
+      default:
+        return undefined;
+    }
+  }
+
+  route(path: string, body: Record<string, unknown>, headers: IncomingMessage['headers']): [number, unknown] {
+    const modelId = String(body.model_id ?? '');
+    switch (path) {
+      case '/api/v1/client/config':
+        return this.options.clientConfig === undefined
+          ? [404, { detail: 'Not Found' }]
+          : [200, this.options.clientConfig];
+      case '/api/v1/create_session':
+        return [
+          200,
+          { type: 'create_session', session_id: this.nextSession++ === 0 ? 'sess' : `sess${this.nextSession - 1}` },
+        ];
+      case '/api/v1/session_heartbeat':
+        return [this.options.heartbeatStatus ?? 200, { type: 'session_heartbeat' }];
       case '/api/v1/create_sampling_session':
-        return [200, { type: 'create_sampling_session', sampling_session_id: `ss${nextSampling++}` }];
+        return [200, { type: 'create_sampling_session', sampling_session_id: `ss${this.nextSampling++}` }];
       case '/api/v1/asample': {
         const count = Number(body.num_samples);
         const params = body.sampling_params as { max_tokens: number; seed: number };
@@ -204,23 +223,31 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
         }));
         const promptLogprobs =
           body.prompt_logprobs === true ? prompt.map((_, index) => (index === 0 ? null : -0.25 * index)) : null;
-        return [200, future({ sequences, prompt_logprobs: promptLogprobs }, 'sample')];
+        return [200, this.future({ sequences, prompt_logprobs: promptLogprobs }, 'sample')];
       }
       case '/api/v1/unload_model':
-        return [200, future({ model_id: modelId, type: 'unload_model' }, 'unload_model')];
+        return [200, this.future({ model_id: modelId, type: 'unload_model' }, 'unload_model')];
       case '/api/v1/retrieve_future': {
-        const entry = futures.get(String(body.request_id));
-        if (entry === undefined) return [404, { detail: 'unknown future' }];
-        if (options.holdForwardBackwardForOptim === true && entry.kind === 'forward_backward' && !optimArrived)
+        const entry = this.futures.get(String(body.request_id));
+        if (entry === undefined) return [404, { detail: 'unknown this.future' }];
+        if (
+          this.options.holdForwardBackwardForOptim === true &&
+          entry.kind === 'forward_backward' &&
+          !this.optimArrived
+        )
           return [200, { type: 'try_again', request_id: body.request_id, queue_state: 'active' }];
         return [200, entry.result];
       }
-      default:
+      default: {
+        const training = this.trainingRoute(path, body, headers);
+        if (training !== undefined) return training;
         if (path.startsWith('/api/v1/training_runs/')) return [200, {}];
-        return [404, { detail: `no route ${path}` }];
+        return [404, { detail: `no this.route ${path}` }];
+      }
     }
-  };
-  const server = createServer((request, response) => {
+  }
+
+  handle(request: IncomingMessage, response: ServerResponse): void {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -232,35 +259,40 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
           body = decodeForwardBackwardRequest(raw);
         else if (raw.length > 0) body = JSON.parse(Buffer.from(raw).toString()) as Record<string, unknown>;
       } catch (error) {
-        refusals.push(`${path}: unreadable body (${(error as Error).message})`);
+        this.refusals.push(`${path}: unreadable body (${(error as Error).message})`);
       }
-      log.push({ method: request.method ?? '', path, headers: request.headers, body });
+      this.log.push({ method: request.method ?? '', path, headers: request.headers, body });
       const key = request.headers['x-idempotency-key'];
       let status: number;
       let answer: unknown;
       if (request.method !== 'GET' && typeof key !== 'string')
         [status, answer] = [400, { detail: 'no X-Idempotency-Key' }];
-      else if (typeof key === 'string' && byKey.has(key) && path !== '/api/v1/retrieve_future')
-        [status, answer] = [200, byKey.get(key)];
+      else if (typeof key === 'string' && this.byKey.has(key) && path !== '/api/v1/retrieve_future')
+        [status, answer] = [200, this.byKey.get(key)];
       else {
-        [status, answer] = route(path, body, request.headers);
+        [status, answer] = this.route(path, body, request.headers);
         if (status === 200 && typeof key === 'string' && path !== '/api/v1/retrieve_future') {
-          byKey.set(key, answer);
+          this.byKey.set(key, answer);
           const kind = path.replace('/api/v1/', '');
-          applied[kind] = (applied[kind] ?? 0) + 1;
+          this.applied[kind] = (this.applied[kind] ?? 0) + 1;
         }
       }
-      if (status === 400) refusals.push(`${path}: ${JSON.stringify(answer)}`);
+      if (status === 400) this.refusals.push(`${path}: ${JSON.stringify(answer)}`);
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(answer));
     });
-  });
+  }
+}
+
+export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
+  const fake = new FakeTinker(options);
+  const server = createServer((request, response) => fake.handle(request, response));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    log,
-    refusals,
-    applied,
+    log: fake.log,
+    refusals: fake.refusals,
+    applied: fake.applied,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
