@@ -6,7 +6,9 @@
  * checkpoints carry its tokenizer files; the env instructions become a system message), and the
  * reference is restored from the starting policy's state as train's KL reference is. Options
  * come from defaults, `--config` and flags as for train; the run is recorded in the run store
- * (config, per-iteration metrics, test results, checkpoints) in its own checkpoint folder. DPO runs do not resume: Ctrl-C / SIGTERM saves the weights in
+ * (config, per-iteration metrics, test results, checkpoints) in its own checkpoint folder.
+ * `--backend tinker --base-url … --base-model …` runs it on a Tinker server, with train's flags
+ * and refusals (backend-setup.ts). DPO runs do not resume: Ctrl-C / SIGTERM saves the weights in
  * `<folder>/latest` and marks the run interrupted.
  */
 import { join } from 'node:path';
@@ -15,7 +17,13 @@ import { environmentNames } from '../envs/index.ts';
 import { RunStore } from '../store/run-store.ts';
 import { dpoConfigSchema, runDpo, type DpoIterationMetrics } from '../train/dpo.ts';
 import { validate } from '../train/rl.ts';
-import { backendSchema, policyBackend, type PolicyBackend } from './backend-setup.ts';
+import {
+  backendPreset,
+  backendSchema,
+  checkBackendOptions,
+  policyBackend,
+  type PolicyBackend,
+} from './backend-setup.ts';
 import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
 import { Progress } from './progress.ts';
 import { rejectPositional } from './flags.ts';
@@ -38,6 +46,7 @@ export const dpoCommandSchema = z.object({
   ...dpoConfigSchema.shape,
   ...modelSetupSchema.shape,
   maxSeqLen: z.number().int().positive().default(512).describe('context window (DPO compares whole episodes)'),
+  ...backendSchema.shape,
   config: runOptionsShape.config,
   store: runOptionsShape.store,
   runName: z.string().optional().describe('name of the new run (default <env>-dpo-<id>)'),
@@ -49,6 +58,8 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
   try {
     const { options, positional } = resolveDpoOptions(argv);
     rejectPositional(dpoCommandSchema, positional, { '--env': environmentNames() });
+    // DPO trains no critic and no entropy bonus: only the backend's own refusals apply.
+    checkBackendOptions({ ...options, algo: 'grpo', entropyCoef: 0 });
     const setup = await checkRunSetup(options);
     const store = RunStore.open(options.store);
     try {
@@ -149,20 +160,25 @@ function recordIteration(
 
 /** The policy `agentrl train` builds (backend-setup.ts): --model's weights in its own chat format, else the warm-started byte model. */
 function dpoBackend(options: DpoCommandOptions, setup: RunSetup): PolicyBackend {
-  return policyBackend(
-    { ...backendSchema.parse({}), ...options, envOptions: setup.envOptions, historyTurns: undefined },
-    setup.descriptor,
-    { valueHead: false, label: 'dpo', init: setup.init },
-  );
+  return policyBackend({ ...options, envOptions: setup.envOptions, historyTurns: undefined }, setup.descriptor, {
+    valueHead: false,
+    label: 'dpo',
+    init: setup.init,
+  });
 }
 
-/** Defaults, then `--model`'s own chat format (the env instructions as a system message, as for train), the config file, the flags. */
+/** Defaults, then the backend's preset and `--model`'s own chat format (the env instructions as a system message, as for train), the config file, the flags. */
 export function resolveDpoOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(dpoCommandSchema, argv);
   const base = Object.fromEntries(
-    Object.entries(modelPreset(modelSpecOf(plain))).filter(([key]) => key in dpoCommandSchema.shape),
+    Object.entries({ ...backendPreset(plain.backend), ...modelPreset(modelSpecOf(plain)) }).filter(
+      ([key]) => key in dpoCommandSchema.shape,
+    ),
   );
-  return resolveOptions(dpoCommandSchema, argv, { base, baseSource: "--model's own chat format" });
+  return resolveOptions(dpoCommandSchema, argv, {
+    base,
+    baseSource: "the backend's preset and --model's own chat format",
+  });
 }
 
 /** The iteration's numbers as store metrics (the validation result is recorded as an evaluation too). */
