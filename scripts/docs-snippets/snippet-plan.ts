@@ -135,6 +135,11 @@ export const skipped: SkipEntry[] = [
       'the full main job (~15 min on 2 idle cores) after npm ci rewrites node_modules; its tiny form is the tour train line',
   },
   { contains: 'npm ci && npm test', reason: 'the whole test suite, this test among it' },
+  {
+    contains: 'agentrl train --monitor',
+    reason:
+      'the full main job (~15 min) under each monitor mode; src/cli/train-monitor.test.ts runs --monitor and --monitor-thresholds at a tiny budget',
+  },
   { contains: 'connectMcp(', reason: "the reader's MCP server (my-server.js)" },
   { contains: 'TINKER_API_KEY=', reason: 'a hosted Tinker service and its API key' },
   { contains: "pip install 'skyrl-tx", reason: `${python}; a GPU` },
