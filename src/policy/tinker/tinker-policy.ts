@@ -49,7 +49,7 @@ import { TinkerSampler } from './tinker-sampler.ts';
 import { TinkerStorage } from './tinker-storage.ts';
 import { submitLoss, scoreSequences, checkTemperature } from './tinker-loss-call.ts';
 import { TinkerTraining, type TinkerWire } from './tinker-training.ts';
-import type { LossReduction } from './wire.ts';
+import { type LossReduction, reportedGradNorm } from './wire.ts';
 
 /** Wall time per phase (ms), for the time split: sampling, forward, forward_backward, optim_step, sampler sync. */
 export interface TinkerTimes {
@@ -247,8 +247,7 @@ export class TinkerPolicy implements TrainablePolicy {
       this.times.optimStep += performance.now() - started;
     }
     this.step += 1;
-    const gradNorm = Number(metrics.grad_norm ?? metrics['grad_norm:mean'] ?? NaN);
-    return { gradNorm, step: this.step };
+    return { gradNorm: reportedGradNorm(metrics), step: this.step };
   }
 
   /**

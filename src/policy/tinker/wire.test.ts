@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
-import { gradientData, logprobsOfOutput, needsCurrentLogprobs, toDatum } from './wire.ts';
+import { gradientData, logprobsOfOutput, needsCurrentLogprobs, reportedGradNorm, toDatum } from './wire.ts';
 
 const sequence = [5, 6, 7, 8];
 
@@ -111,4 +111,11 @@ test('forward outputs become agentrl-aligned log-probs (index 0 = 0); a malforme
     /not 3 numbers/,
   );
   assert.match(String(logprobsOfOutput({}, [sequence])), /loss_fn_outputs with 1 entries/);
+});
+
+test("the gradient norm of an optim_step: grad_norm, grad_norm:mean or a vendor-prefixed key (SkyRL's skyrl.ai/grad_norm); NaN when none", () => {
+  assert.equal(reportedGradNorm({ grad_norm: 0.5 }), 0.5);
+  assert.equal(reportedGradNorm({ 'grad_norm:mean': 0.25 }), 0.25);
+  assert.equal(reportedGradNorm({ 'skyrl.ai/grad_norm': 1.5, 'skyrl.ai/learning_rate': 1e-4 }), 1.5);
+  assert.ok(Number.isNaN(reportedGradNorm({ 'skyrl.ai/learning_rate': 1e-4 })));
 });

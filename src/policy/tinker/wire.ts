@@ -138,3 +138,14 @@ export function logprobsOfOutput(answer: unknown, sequences: readonly (readonly 
   }
   return result;
 }
+
+/**
+ * The gradient norm an `optim_step` reported: `grad_norm` (or `grad_norm:mean`), or a
+ * vendor-prefixed key such as SkyRL's `skyrl.ai/grad_norm`; NaN when the server reports none.
+ */
+export function reportedGradNorm(metrics: Readonly<Record<string, unknown>>): number {
+  const key =
+    ['grad_norm', 'grad_norm:mean'].find((k) => k in metrics) ??
+    Object.keys(metrics).find((k) => k.endsWith('/grad_norm'));
+  return key === undefined ? Number.NaN : Number(metrics[key]);
+}
