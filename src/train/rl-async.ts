@@ -34,11 +34,10 @@ import { AsyncLock } from './rl-async-lock.ts';
 import { GroupProducer } from './rl-async-producer.ts';
 import { takeIteration, type TakenIteration } from './rl-async-take.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
-import { updatePolicy, type TrainingSample } from './rl-update.ts';
+import { updatePolicy } from './rl-update.ts';
 import { watchIteration } from './rl-monitor.ts';
+import { advantagesHook, iterationLearningRate } from './rl-iteration-inputs.ts';
 import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
-import { learningRateAt } from './schedule.ts';
-import { trajectoryAdvantages } from './trajectory-advantages.ts';
 
 export interface AsyncLoopContext {
   config: RlConfig;
@@ -125,16 +124,8 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
   });
   await options.onTrajectories?.(taken.batch.generated, iteration);
   const trajectories = taken.batch.kept;
-  const learningRate = learningRateAt(iteration, {
-    peak: config.learningRate,
-    totalSteps: config.iterations,
-    warmupSteps: config.warmupIterations,
-    minRatio: 1,
-  });
-  const { onAdvantages } = options;
-  const onSamples =
-    onAdvantages &&
-    ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
+  const learningRate = iterationLearningRate(config, iteration);
+  const onSamples = advantagesHook(options.onAdvantages, trajectories, iteration);
   const update = async () =>
     trajectories.length > 0
       ? await updatePolicy({

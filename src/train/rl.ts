@@ -24,18 +24,17 @@ import { rollout, rolloutStats } from '../rollout/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
 import { scoreBatch } from './rl-rewards.ts';
 import { activeKl, algorithmNameSchema, algorithmPresets, type AlgorithmPreset } from './algorithm-presets.ts';
-import { learningRateAt } from './schedule.ts';
 import { isValidationIteration, loopConfigShape, replyStopStrings } from './loop-config.ts';
-import { trajectoryAdvantages } from './trajectory-advantages.ts';
 import { collectIteration, type CollectIterationOptions } from './rl-collect.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
-import { updatePolicy, type TrainingSample } from './rl-update.ts';
+import { updatePolicy } from './rl-update.ts';
 import { requireCapabilities } from './policy-step.ts';
 import { backendTimes, timesBetween } from './backend-times.ts';
 import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
 import { asyncConfigSchema, type AsyncResumeState, type AsyncRunHooks } from './rl-async-config.ts';
 import { runAsyncRl } from './rl-async.ts';
 import { watchIteration, type RewardMonitor } from './rl-monitor.ts';
+import { advantagesHook, iterationLearningRate } from './rl-iteration-inputs.ts';
 import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
 import { type Curriculum, curriculumConfigShape, curriculumFor, type CurriculumState } from './curriculum.ts';
 
@@ -320,16 +319,8 @@ async function trainIteration<Task, P extends TrainablePolicy>(
   });
   await options.onTrajectories?.(collected.generated, iteration);
   const trajectories = collected.kept;
-  const learningRate = learningRateAt(iteration, {
-    peak: config.learningRate,
-    totalSteps: config.iterations,
-    warmupSteps: config.warmupIterations,
-    minRatio: 1,
-  });
-  const { onAdvantages } = options;
-  const onSamples =
-    onAdvantages &&
-    ((samples: TrainingSample[]) => onAdvantages(trajectories, trajectoryAdvantages(trajectories, samples), iteration));
+  const learningRate = iterationLearningRate(config, iteration);
+  const onSamples = advantagesHook(options.onAdvantages, trajectories, iteration);
   const updateOptions = { policy, reference, trajectories, preset, config, iteration, learningRate, rng, onSamples };
   // A separate sampler is another engine: the off-policy correction's 'auto' turns on.
   const samplerMatchesTrainer = options.sampler === undefined ? undefined : false;
