@@ -184,6 +184,8 @@ console.log(
     `remote sampler on loopback (child process), ${tokenMs} ms/token${scenarios.includes('uneven') ? `; uneven: 1 task in ${slowEvery} ×${slowFactor}` : ''}`,
 );
 try {
+  // One untimed run first: the sampler's and the trainer's first compiles would otherwise land on the first arm (sync).
+  await run(modes[0] ?? 0, false, start, folder);
   for (const scenario of scenarios) {
     const runs: Run[] = [];
     for (const mode of modes) runs.push(await run(mode, scenario === 'uneven', start, folder));
