@@ -79,6 +79,8 @@ export async function takeIteration({
   }
   const batch: IterationBatch = {
     generated,
+    // The async producer keeps no episode starts: the monitor reads these episodes without their prompt.
+    generatedPrompts: generated.map(() => undefined),
     stats: rolloutStats(generated, (performance.now() - started) / 1000),
     kept,
     keptGroups: accepted,

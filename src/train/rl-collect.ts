@@ -47,6 +47,8 @@ export function generationBatchSeeds(
 export interface IterationBatch {
   /** Every generated trajectory, in generation order (what `onTrajectories` sees). */
   generated: Trajectory[];
+  /** The first observation's text of each generated trajectory, aligned with `generated` (undefined where the generator did not say). */
+  generatedPrompts: (string | undefined)[];
   /** Rollout statistics over every generated trajectory. */
   stats: RolloutStats;
   /** The trajectories the update trains on. */
@@ -61,7 +63,13 @@ export interface CollectIterationOptions {
   generate: (
     seeds: number[],
     batch: number,
-  ) => Promise<{ trajectories: Trajectory[]; stats: RolloutStats; seconds: number }>;
+  ) => Promise<{
+    trajectories: Trajectory[];
+    stats: RolloutStats;
+    seconds: number;
+    /** Each trajectory's start (the rollout's `episodes`), aligned with `trajectories`. */
+    episodes?: readonly { prompt: string }[];
+  }>;
   runSeed: number;
   iteration: number;
   tasksPerIteration: number;
@@ -76,6 +84,7 @@ export async function collectIteration(options: CollectIterationOptions): Promis
   const { generate, runSeed, iteration, tasksPerIteration, dynamicSampling } = options;
   const maxBatches = dynamicSampling ? options.maxGenerationBatches : 1;
   const generated: Trajectory[] = [];
+  const generatedPrompts: (string | undefined)[] = [];
   const kept: Trajectory[] = [];
   const usedSeeds = new Set<number>();
   let keptGroups = 0;
@@ -97,6 +106,7 @@ export async function collectIteration(options: CollectIterationOptions): Promis
     firstStats ??= result.stats;
     seconds += result.seconds;
     generated.push(...result.trajectories);
+    generatedPrompts.push(...result.trajectories.map((_, i) => result.episodes?.[i]?.prompt));
     // A group with a reward failure (src/rewards/trajectory-scoring.ts) is left out, never scored 0.
     const trainable = withoutFailedGroups(result.trajectories).filter((t) => t.lossMask.some((m) => m === 1));
     if (dynamicSampling) {
@@ -115,6 +125,7 @@ export async function collectIteration(options: CollectIterationOptions): Promis
   const trimmed = dynamicSampling ? firstGroups(kept, tasksPerIteration) : kept;
   return {
     generated,
+    generatedPrompts,
     // One batch keeps the rollout's own statistics (and timing); several are summed up anew.
     stats: batch === 1 ? firstStats! : rolloutStats(generated, seconds),
     kept: trimmed,

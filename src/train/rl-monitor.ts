@@ -11,11 +11,14 @@ import type { IterationMetrics, TrainingWarning } from './rl.ts';
 
 export type { RewardMonitor };
 
+/** A generated trajectory with its first observation's text, when the generator kept it. */
+export type MonitoredTrajectory = Trajectory & { readonly prompt?: string | undefined };
+
 /** Observes one finished iteration; returns why the run must stop (mode 'stop' and a signal fired), else undefined. */
 export function watchIteration(
   monitor: RewardMonitor | undefined,
   metrics: IterationMetrics,
-  trajectories: readonly Trajectory[],
+  trajectories: readonly MonitoredTrajectory[],
   warn: (warning: TrainingWarning) => void,
   rewardSpec?: RewardComponentsSpec,
 ): string | undefined {
@@ -23,7 +26,7 @@ export function watchIteration(
   const { iteration } = metrics;
   const report = monitor.observe({
     iteration,
-    episodes: trajectories,
+    episodes: trajectories.map((t) => (t.prompt === undefined ? t : { ...t, prompt: t.prompt })),
     entropy: metrics.entropy,
     ...(metrics.validationSuccess === undefined ? {} : { validationSuccess: metrics.validationSuccess }),
     ...(rewardSpec === undefined ? {} : { rewardSpec }),

@@ -33,7 +33,7 @@ import { backendTimes, timesBetween } from './backend-times.ts';
 import { historyTurnsSchema, rolloutHistoryTurns } from './history-turns.ts';
 import { asyncConfigSchema, type AsyncResumeState, type AsyncRunHooks } from './rl-async-config.ts';
 import { runAsyncRl } from './rl-async.ts';
-import { watchIteration, type RewardMonitor } from './rl-monitor.ts';
+import { type MonitoredTrajectory, watchIteration, type RewardMonitor } from './rl-monitor.ts';
 import { advantagesHook, iterationLearningRate } from './rl-iteration-inputs.ts';
 import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
 import { type Curriculum, curriculumConfigShape, curriculumFor, type CurriculumState } from './curriculum.ts';
@@ -303,7 +303,7 @@ interface IterationContext {
 async function trainIteration<Task, P extends TrainablePolicy>(
   options: RlRunOptions<Task, P>,
   { config, preset, rng, iteration, curriculum }: IterationContext,
-): Promise<{ metrics: IterationMetrics; keptGroups: number; generated: readonly Trajectory[] }> {
+): Promise<{ metrics: IterationMetrics; keptGroups: number; generated: readonly MonitoredTrajectory[] }> {
   const { policy, reference } = options;
   const started = performance.now();
   const timesAtStart = backendTimes(policy);
@@ -341,7 +341,9 @@ async function trainIteration<Task, P extends TrainablePolicy>(
       metrics.backendMs[`reference.${kind}`] = ms;
     }
   }
-  return { metrics, keptGroups: collected.keptGroups, generated: collected.generated };
+  // The monitor reads each episode with its first observation (answer leakage through the prompt).
+  const generated = collected.generated.map((t, i) => ({ ...t, prompt: collected.generatedPrompts[i] }));
+  return { metrics, keptGroups: collected.keptGroups, generated };
 }
 
 /** Generates one batch of the iteration: the `collect` scaffold, or G env rollouts per seed. */
@@ -371,7 +373,7 @@ function generationBatch<Task, P extends TrainablePolicy>(
           onEpisode: onRolloutProgress ? (_t, p) => onRolloutProgress(p.completed, p.total) : undefined,
         });
     const scored = options.rubric === undefined ? result : await scoreBatch(options.rubric, result);
-    return { ...scored, seconds: (performance.now() - generationStarted) / 1000 };
+    return { ...scored, episodes: result.episodes, seconds: (performance.now() - generationStarted) / 1000 };
   };
 }
 
@@ -381,5 +383,6 @@ async function collectWith<P extends TrainablePolicy>(
 ) {
   const started = performance.now();
   const trajectories = await collect(context);
-  return { trajectories, stats: rolloutStats(trajectories, (performance.now() - started) / 1000) };
+  // A scaffold's episodes keep no starts (their first observation's text).
+  return { trajectories, stats: rolloutStats(trajectories, (performance.now() - started) / 1000), episodes: undefined };
 }
