@@ -4,8 +4,8 @@
  * everything else the checkout has there, so the file's relative imports (`../../core/index.ts`)
  * reach the real sources.
  */
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, sep } from 'node:path';
+import { lstat, mkdir, readdir, symlink, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
 import { repository } from './snippet-runners.ts';
 
 /** Makes `root/<each folder of path>` real, linking the checkout's other entries beside it; returns the file path. */
@@ -16,13 +16,18 @@ export async function placeInOverlay(root: string, path: string, text: string): 
     const here = join(root, relative);
     await mkdir(here, { recursive: true });
     const present = new Set(await readdir(here));
-    const next = folders[depth];
+    // The folder on the way down, or at the last level the file itself: never linked, so the
+    // guide's file is written into the overlay and never through a link into the repository
+    // (a guide's file may share its name with a real one).
+    const next = depth < folders.length ? folders[depth] : basename(path);
     const entries = await readdir(join(repository, relative)).catch(() => [] as string[]);
     for (const entry of entries) {
       if (entry !== next && !present.has(entry)) await symlink(join(repository, relative, entry), join(here, entry));
     }
   }
   const file = join(root, path);
+  const existing = await lstat(file).catch(() => undefined);
+  if (existing?.isSymbolicLink() === true) await unlink(file);
   await writeFile(file, text);
   return file;
 }
