@@ -279,14 +279,7 @@ export class TinkerClient {
       },
       'CreateModel',
     )) as { model_id?: unknown } | null;
-    if (typeof result?.model_id !== 'string')
-      throw new TinkerError('POST /api/v1/create_model: no model_id in the result', {
-        endpoint: 'POST /api/v1/create_model',
-        status: 200,
-        body: JSON.stringify(result).slice(0, 500),
-        attempts: 1,
-      });
-    return result.model_id;
+    return requiredId(result, 'model_id', '/api/v1/create_model');
   }
 
   /**
@@ -314,14 +307,7 @@ export class TinkerClient {
       ...('modelPath' in target ? { model_path: target.modelPath } : { base_model: target.baseModel }),
       type: 'create_sampling_session',
     })) as { sampling_session_id?: unknown };
-    if (typeof answer.sampling_session_id !== 'string')
-      throw new TinkerError('POST /api/v1/create_sampling_session: no sampling_session_id in the answer', {
-        endpoint: 'POST /api/v1/create_sampling_session',
-        status: 200,
-        body: JSON.stringify(answer).slice(0, 500),
-        attempts: 1,
-      });
-    return answer.sampling_session_id;
+    return requiredId(answer, 'sampling_session_id', '/api/v1/create_sampling_session');
   }
 
   /** Deletes a checkpoint by its `tinker://<run>/<kind>/<name>` path (the SDK's RestClient route). */
@@ -349,3 +335,15 @@ export class TinkerClient {
 }
 
 export { FutureExpiredError };
+
+/** The id `field` of a create call's answer; a missing or non-string one is a `TinkerError` naming the call. */
+function requiredId(answer: unknown, field: string, path: string): string {
+  const id = answer !== null && typeof answer === 'object' ? (answer as Record<string, unknown>)[field] : undefined;
+  if (typeof id === 'string') return id;
+  throw new TinkerError(`POST ${path}: no ${field} in the answer`, {
+    endpoint: `POST ${path}`,
+    status: 200,
+    body: JSON.stringify(answer).slice(0, 500),
+    attempts: 1,
+  });
+}
