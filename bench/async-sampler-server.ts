@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../src/core/errors.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
-import { builtinGenerator, startPolicyServer } from '../src/serve/openai/policy-server.ts';
+import { startPolicyServer } from '../src/serve/openai/policy-server.ts';
 
 const statePath = process.env.AGENTRL_BENCH_STATE;
 if (statePath === undefined || process.send === undefined)
@@ -16,9 +16,7 @@ if (statePath === undefined || process.send === undefined)
 const send = process.send.bind(process);
 const policy = await BuiltinPolicy.fromState(await readFile(statePath));
 const server = await startPolicyServer({
-  generate: builtinGenerator(policy.model, policy.tokenizer),
-  tokenizer: policy.tokenizer,
-  contextWindow: policy.contextWindow,
+  policy,
   modelName: 'bench',
   port: 0,
   batchWindowMs: 5,

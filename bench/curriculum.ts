@@ -10,7 +10,7 @@
  * curriculum arm's pool], BENCH_TEST [100], BENCH_SAMPLES [2], BENCH_SEED [0], BENCH_CHECKPOINTS.
  */
 import { getEnvironment } from '../src/envs/index.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';

@@ -1,191 +1,72 @@
 /**
- * `npm run bench:engine`: train-step time and generation speed of the reference model in agentrl
- * (1 and 2 wasm threads) and in PyTorch (Debian python3-torch with OpenBLAS), measured in the
- * same run. Prints both systems' figures and the agentrl/PyTorch ratios.
+ * `npm run bench:engine`: agentrl's one engine (onnxruntime) against its peers, side by side in one
+ * run, each system in its own child process (its own peak RSS), each at every thread setting with
+ * the best compared (issue 28, item 3). Tables, in order:
  *
- * Reference model: vocab 64, d_model 128, 4 layers, 4 heads, SwiGLU MLP 4x (512), context 128.
- * Train step: batch 16 × 128 tokens, forward + next-token NLL + backward + clip + AdamW.
- * Generation: batch 16, 16-token prompts, 64 new tokens, temperature 1, per-token log-probs.
+ *   1. Roofline of this machine: fp32 matmul GFLOPS (onnxruntime MatMul; PyTorch's for reference)
+ *      and memory bandwidth (onnxruntime Add, a JS copy, PyTorch's add); every later figure is
+ *      also printed as a fraction of the bound it is under (bench/roofline-bounds.ts).
+ *   2. The tiny reference GPT (vocab 64, d_model 128, 4 layers): train step 16 × 128 and
+ *      generation (batch 16, 64 new tokens) vs PyTorch (Debian python3-torch + OpenBLAS when
+ *      installed, and the pinned PyTorch 2.x venv).
+ *   3. SmolLM2-135M-Instruct (the pulled GGUF's weights, and random weights of its shape):
+ *      generation at batch 1, 16, 64 (32-token prompts, 128 new tokens, T = 1, per-token
+ *      log-probs) vs llama.cpp through node-llama-cpp on the same GGUF; scoring 16 × 256 vs
+ *      PyTorch + transformers; the LoRA PPO step 4 × 256 (rank 16, seven projections) vs PyTorch +
+ *      transformers + PEFT.
+ *   4. The ratios against each target, "met" / "not met".
  *
- * Then the SmolLM2-135M shape (bench/engine-real.ts): scoring and generation on jax-js,
- * onnxruntime and PyTorch 2.x + transformers (BENCH_REAL=0 skips it; BENCH_REFERENCE=0 skips the
- * reference model).
+ * Peers: node-llama-cpp (a dev dependency); PyTorch 2.x + transformers + PEFT in the pinned venv of
+ * reference:engine (.venv-reference-engine from scripts/reference/engine/requirements.txt, made on
+ * first use); the real weights need `agentrl models pull smollm2-135m-instruct` first.
+ *
+ * Environment (bench/engine-settings.ts holds the defaults):
+ *   BENCH_SECTIONS      roofline,tiny,generation,scoring,step (default: all)
+ *   BENCH_THREADS       thread counts each system runs at (default 1,2)
+ *   BENCH_REPS          timed repetitions per figure after a warm-up; the best counts (default 2)
+ *   BENCH_WEIGHTS       real,random (default both)        BENCH_MODEL  the real model (smollm2-135m-instruct)
+ *   BENCH_GEN_BATCHES   1,16,64   BENCH_GEN_PROMPT 32   BENCH_GEN_NEW 128
+ *   BENCH_SCORE_ROWS    16        BENCH_SCORE_LENGTH 256
+ *   BENCH_STEP_ROWS     4         BENCH_STEP_LENGTH 256   BENCH_STEP_TRAIN_TOKENS 0 (the model's own)
+ *   BENCH_TINY_STEPS    12        BENCH_TINY_GEN_REPS 5
+ *   BENCH_MATMUL_N      2048      BENCH_STREAM_MB 256
+ *   BENCH_PYTHON        0 skips the PyTorch peers     BENCH_CHILD_TIMEOUT_S  per child (3600)
+ *   BENCH_BASELINE_DIR  a checkout of agentrl before issue 28 with its node_modules, whose generation is
+ *                       measured in the same run for "≥ 3× today's" (else the notes' figures, another machine):
+ *                       git worktree add --detach /tmp/agentrl-before 1f45ca8 && (cd /tmp/agentrl-before && npm ci)
+ * Smoke run: BENCH_REPS=1 BENCH_THREADS=2 BENCH_GEN_NEW=8 BENCH_GEN_BATCHES=1,4 BENCH_SCORE_ROWS=2
+ *   BENCH_SCORE_LENGTH=64 BENCH_STEP_LENGTH=64 BENCH_TINY_STEPS=2 BENCH_TINY_GEN_REPS=1
+ *   BENCH_MATMUL_N=512 BENCH_STREAM_MB=32 npm run bench:engine
+ *
+ * Time peers only on a quiet machine: every figure here shares the same cores.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { benchReal, measureRealChild } from './engine-real.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { at } from '../src/core/indexing.ts';
+import { benchSettings } from './engine-settings.ts';
+import { benchRoofline, benchTiny } from './engine-machine.ts';
+import { printTargets, type TargetCheck } from './engine-report.ts';
+import { benchSmol } from './engine-smol.ts';
 
-const reference = { vocab: 64, hidden: 128, layers: 4, heads: 4, intermediate: 512, context: 128, batch: 16 };
-const generation = { batch: 16, prompt: 16, newTokens: 64 };
-const counts = {
-  warmup: 3,
-  steps: Number(process.env.BENCH_STEPS ?? 12),
-  genReps: Number(process.env.BENCH_GEN_REPS ?? 5),
-};
-
-interface Figures {
-  trainStepMs: number;
-  genTokensPerSecond: number;
+/** The vector ISA and last-level cache, which set the roofline (Linux; empty elsewhere). */
+function cpuFeatures(): string {
+  const flags = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const isa = ['avx2', 'avx512f', 'avx512_bf16', 'amx_tile'].filter((flag) => new RegExp(`\\b${flag}\\b`).test(flags));
+  const l3 = '/sys/devices/system/cpu/cpu0/cache/index3/size';
+  return `${isa.join(' ')}${existsSync(l3) ? `; L3 ${readFileSync(l3, 'utf8').trim()}` : ''}`;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return at(sorted, Math.floor(sorted.length / 2));
-}
-
-async function measureAgentrl(): Promise<Figures> {
-  const { TransformerModel } = await import('../src/model/model.ts');
-  const { generate } = await import('../src/model/generate.ts');
-  const { sftLoss } = await import('../src/algorithms/index.ts');
-  const { Rng } = await import('../src/core/rng.ts');
-  const model = await TransformerModel.create(
-    {
-      vocabSize: reference.vocab,
-      hiddenSize: reference.hidden,
-      numLayers: reference.layers,
-      numHeads: reference.heads,
-      numKvHeads: reference.heads,
-      intermediateSize: reference.intermediate,
-      maxSeqLen: reference.context,
-    },
-    { seed: 0 },
-  );
-  const rng = new Rng(0);
-  const sequences = Array.from({ length: reference.batch }, () =>
-    Array.from({ length: reference.context }, () => rng.int(reference.vocab)),
-  );
-  const mask = sequences.map((s) => s.map((_, t) => (t === 0 ? 0 : 1)));
-  const loss = sftLoss(mask);
-  const times: number[] = [];
-  for (let i = 0; i < counts.warmup + counts.steps; i++) {
-    const t0 = performance.now();
-    await model.trainStep(sequences, loss, { learningRate: 1e-3 });
-    if (i >= counts.warmup) times.push(performance.now() - t0);
-  }
-  const prompts = Array.from({ length: generation.batch }, () =>
-    Array.from({ length: generation.prompt }, () => rng.int(reference.vocab)),
-  );
-  await generate(model, prompts, { maxNewTokens: generation.newTokens, seed: 0 });
-  const rates: number[] = [];
-  for (let i = 0; i < counts.genReps; i++) {
-    const t0 = performance.now();
-    const rows = await generate(model, prompts, { maxNewTokens: generation.newTokens, seed: i + 1 });
-    const tokens = rows.reduce((n, r) => n + r.tokens.length, 0);
-    rates.push(tokens / ((performance.now() - t0) / 1000));
-  }
-  return { trainStepMs: median(times), genTokensPerSecond: median(rates) };
-}
-
-function runChild(threads: number): Figures {
-  const script = fileURLToPath(import.meta.url);
-  const out = spawnSync(process.execPath, ['--import', 'tsx', script, '--child'], {
-    env: { ...process.env, AGENTRL_THREADS: String(threads) },
-    encoding: 'utf8',
-  });
-  if (out.status !== 0) throw new Error(`agentrl measurement (${threads} threads) failed:\n${out.stderr}`);
-  return JSON.parse(out.stdout.trim().split('\n').at(-1)!) as Figures;
-}
-
-/**
- * PyTorch's speed on this 2-core machine depends on how its own threads and OpenBLAS's share the
- * cores (2 × 2 threads oversubscribe and run ~2x slower), so the peer is measured in several
- * settings and the best figure of each kind is the one compared against.
- */
-const torchSettings = [
-  { threads: 1, blasThreads: 2 },
-  { threads: 2, blasThreads: 1 },
-  { threads: 1, blasThreads: 1 },
-  { threads: 2, blasThreads: 2 },
-];
-
-function runTorch(threads: number, blasThreads: number): (Figures & { torch: string }) | null {
-  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const args = {
-    threads,
-    ...reference,
-    warmup: counts.warmup,
-    steps: counts.steps,
-    gen_batch: generation.batch,
-    gen_prompt: generation.prompt,
-    gen_new: generation.newTokens,
-    gen_reps: counts.genReps,
-  };
-  const script = fileURLToPath(new URL('./engine_torch.py', import.meta.url));
-  const env = { ...process.env, OPENBLAS_NUM_THREADS: String(blasThreads), OMP_NUM_THREADS: String(threads) };
-  const out = spawnSync(python, [script, JSON.stringify(args)], { encoding: 'utf8', env });
-  if (out.status !== 0) {
-    console.error(
-      `PyTorch peer unavailable (install Debian python3-torch and libopenblas0-pthread):\n${out.stderr.trim().split('\n').at(-1)}`,
-    );
-    return null;
-  }
-  const parsed = JSON.parse(out.stdout.trim().split('\n').at(-1)!);
-  return { torch: parsed.torch, trainStepMs: parsed.train_step_ms, genTokensPerSecond: parsed.gen_tokens_per_s };
-}
-
-if (process.argv.includes('--real-child')) {
-  const at = process.argv.indexOf('--real-child');
-  console.log(
-    JSON.stringify(
-      await measureRealChild(
-        process.argv[at + 1] as 'jax' | 'onnx',
-        Number(process.argv[at + 2]),
-        process.argv[at + 3] !== 'false',
-      ),
-    ),
-  );
-  process.exit(0);
-}
-
-if (process.argv.includes('--child')) {
-  console.log(JSON.stringify(await measureAgentrl()));
-  process.exit(0);
-}
-
-/** The reference model: agentrl at 1 and 2 wasm threads vs PyTorch in four thread settings. */
-function benchReference(): void {
-  console.log(
-    `reference model: ${JSON.stringify(reference)}; generation ${JSON.stringify(generation)}; ${counts.steps} train steps, ${counts.genReps} generations (medians)`,
-  );
-  const one = runChild(1);
-  const two = runChild(2);
-  const peers = torchSettings.map((setting) => ({ setting, figures: runTorch(setting.threads, setting.blasThreads) }));
-  const row = (name: string, f: Figures) =>
-    `| ${name.padEnd(40)} | ${f.trainStepMs.toFixed(0).padStart(15)} | ${f.genTokensPerSecond.toFixed(0).padStart(18)} |`;
-  console.log('');
-  console.log(`| ${'system'.padEnd(40)} | train step (ms) | generation (tok/s) |`);
-  console.log(`|${'-'.repeat(42)}|----------------:|-------------------:|`);
-  console.log(row('agentrl, 1 wasm thread', one));
-  console.log(row('agentrl, 2 wasm threads', two));
-  for (const { setting, figures } of peers) {
-    if (figures)
-      console.log(row(`PyTorch ${figures.torch}, ${setting.threads} thr + OpenBLAS ${setting.blasThreads}`, figures));
-  }
-  console.log('');
-  console.log(
-    `agentrl 2-thread speed-up over 1 thread: train ${(one.trainStepMs / two.trainStepMs).toFixed(2)}x, generation ${(two.genTokensPerSecond / one.genTokensPerSecond).toFixed(2)}x`,
-  );
-  const measured = peers.flatMap((p) => (p.figures ? [p.figures] : []));
-  if (measured.length > 0) {
-    const peerTrain = Math.min(...measured.map((f) => f.trainStepMs));
-    const peerGen = Math.max(...measured.map((f) => f.genTokensPerSecond));
-    const ours = {
-      train: Math.min(one.trainStepMs, two.trainStepMs),
-      gen: Math.max(one.genTokensPerSecond, two.genTokensPerSecond),
-    };
-    console.log(
-      `best of each: agentrl train ${ours.train.toFixed(0)} ms vs PyTorch ${peerTrain.toFixed(0)} ms; generation ${ours.gen.toFixed(0)} vs ${peerGen.toFixed(0)} tok/s`,
-    );
-    console.log(
-      `agentrl/PyTorch train-step time ratio: ${(ours.train / peerTrain).toFixed(2)} (below 1 = agentrl faster)`,
-    );
-    console.log(
-      `agentrl/PyTorch generation speed ratio: ${(ours.gen / peerGen).toFixed(2)} (above 1 = agentrl faster)`,
-    );
-  }
-}
-
-if (process.env.BENCH_REFERENCE !== '0') benchReference();
-if (process.env.BENCH_REAL !== '0') benchReal(fileURLToPath(import.meta.url));
+const settings = benchSettings();
+const started = performance.now();
+console.log(
+  `bench:engine on ${cpus().length} × ${at(cpus(), 0).model.trim()} (${cpuFeatures()}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB; load average ${at(loadavg(), 0).toFixed(1)}`,
+);
+console.log(`settings: ${JSON.stringify(settings)}`);
+const roofline = settings.sections.includes('roofline') ? benchRoofline(settings) : null;
+const checks: TargetCheck[] = [];
+if (settings.sections.includes('tiny')) checks.push(...benchTiny(settings, roofline));
+checks.push(...(await benchSmol(settings, roofline)));
+printTargets(checks);
+console.log(
+  `\nbench:engine took ${((performance.now() - started) / 60000).toFixed(1)} min; load average at the end ${at(loadavg(), 0).toFixed(1)}`,
+);

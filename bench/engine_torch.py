@@ -1,90 +1,19 @@
-"""PyTorch peer for `npm run bench:engine`: the same Llama-style model, train step and sampler.
+"""PyTorch peer of bench:engine's tiny reference GPT (bench/engine-tiny.ts): the same Llama-style
+model, train step and sampler.
 
 Model: token embedding, RMSNorm, RoPE (half split), multi-head attention, SwiGLU MLP, tied head.
 Train step: forward + cross-entropy + backward + global-norm clip + AdamW.
 Generation: batch of prompts, KV cache, multinomial sampling, per-token log-probs.
-Prints one JSON line. Run with Debian's python3-torch (and libopenblas0-pthread for a fast BLAS).
-With {"mode": "real", …} it measures the SmolLM2-135M shape in transformers instead (run_real;
-needs the pinned venv bench/engine.ts makes, with torch 2.x and transformers).
+Prints one JSON line (a Measurement). Runs under Debian's python3-torch (with libopenblas0-pthread
+for a fast BLAS) and under the pinned PyTorch 2.x venv; bench:engine takes the best.
 """
-import json, math, sys, time
+import math
 import torch
 import torch.nn.functional as F
 
-args = json.loads(sys.argv[1])
-torch.set_num_threads(args["threads"])
+from torch_peer import median_seconds, peer_args, print_measurement
 
-
-def run_real(args):
-    """The SmolLM2-135M shape (random weights) in transformers' LlamaForCausalLM: scoring and sampling.
-
-    Scoring: per-token log-probs of the targets of 16 × 256 tokens, in row chunks (as agentrl does,
-    so no [16, 256, V] tensor). Generation: batch of equal-length prompts, KV cache (DynamicCache),
-    multinomial sampling at temperature 1 with the sampled tokens' log-probs, a fixed number of tokens.
-    """
-    import resource
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    shape = args["shape"]
-    config = LlamaConfig(
-        vocab_size=shape["vocab"], hidden_size=shape["hidden"], intermediate_size=shape["intermediate"],
-        num_hidden_layers=shape["layers"], num_attention_heads=shape["heads"], num_key_value_heads=shape["kv_heads"],
-        max_position_embeddings=shape["context"], rope_theta=shape["rope_theta"], rms_norm_eps=shape["rms_eps"],
-        tie_word_embeddings=True, attn_implementation="sdpa",
-    )
-    model = LlamaForCausalLM(config).eval()
-    V = shape["vocab"]
-
-    @torch.inference_mode()
-    def score(tokens):
-        out = []
-        for start in range(0, tokens.shape[0], args["score_chunk_rows"]):
-            rows = tokens[start : start + args["score_chunk_rows"]]
-            logits = model(rows).logits[:, :-1]
-            out.append(torch.log_softmax(logits, -1).gather(-1, rows[:, 1:, None])[..., 0])
-        return torch.cat(out)
-
-    @torch.inference_mode()
-    def generate(prompts, new_tokens):
-        out = model(prompts, use_cache=True)
-        cache, logits = out.past_key_values, out.logits[:, -1]
-        tokens, logprobs = [], []
-        for step in range(new_tokens):
-            logp = torch.log_softmax(logits, -1)
-            tok = torch.multinomial(logp.exp(), 1)
-            tokens.append(tok)
-            logprobs.append(logp.gather(1, tok))
-            if step == new_tokens - 1:
-                break
-            out = model(tok, past_key_values=cache, use_cache=True)
-            cache, logits = out.past_key_values, out.logits[:, -1]
-        return torch.cat(tokens, 1), torch.cat(logprobs, 1)
-
-    g = torch.Generator().manual_seed(0)
-    seqs = torch.randint(0, V, (args["score_rows"], args["score_len"]), generator=g)
-    prompts = torch.randint(0, V, (args["gen_batch"], args["gen_prompt"]), generator=g)
-    score(seqs[:1, :32])
-    generate(prompts[:, :8], 4)
-    score_s, gen_s = [], []
-    for _ in range(args["reps"]):
-        t0 = time.perf_counter()
-        score(seqs)
-        score_s.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        generate(prompts, args["gen_new"])
-        gen_s.append(time.perf_counter() - t0)
-    print(json.dumps({
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "score_s": sorted(score_s)[len(score_s) // 2],
-        "gen_tokens_per_s": args["gen_batch"] * args["gen_new"] / sorted(gen_s)[len(gen_s) // 2],
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }))
-
-
-if args.get("mode") == "real":
-    run_real(args)
-    sys.exit(0)
+args = peer_args()
 torch.manual_seed(0)
 V, D, L, H = args["vocab"], args["hidden"], args["layers"], args["heads"]
 FF, T, B = args["intermediate"], args["context"], args["batch"]
@@ -170,13 +99,7 @@ def train_step():
 
 for _ in range(args["warmup"]):
     train_step()
-times = []
-for _ in range(args["steps"]):
-    t0 = time.perf_counter()
-    train_step()
-    times.append(time.perf_counter() - t0)
-times.sort()
-train_ms = times[len(times) // 2] * 1000
+train_s = median_seconds(train_step, args["steps"])
 
 GB, GP, GN = args["gen_batch"], args["gen_prompt"], args["gen_new"]
 
@@ -198,18 +121,11 @@ def generate():
     return torch.cat(out, 1)
 
 
-generate()
-gtimes = []
-for _ in range(args["gen_reps"]):
-    t0 = time.perf_counter()
-    generate()
-    gtimes.append(time.perf_counter() - t0)
-gtimes.sort()
-gen_s = gtimes[len(gtimes) // 2]
-print(json.dumps({
-    "torch": torch.__version__,
-    "threads": torch.get_num_threads(),
-    "params": sum(p.numel() for p in model.parameters()),
-    "train_step_ms": train_ms,
-    "gen_tokens_per_s": GB * GN / gen_s,
-}))
+generate()  # warm-up
+gen_s = median_seconds(generate, args["gen_reps"])
+print_measurement(
+    f"PyTorch {torch.__version__}",
+    {"trainStepSeconds": train_s, "genTokensPerSecond": GB * GN / gen_s},
+    f"median of {args['steps']} steps, {args['gen_reps']} generations",
+    threads=f"{torch.get_num_threads()} + BLAS {args['blas_threads']}",
+)

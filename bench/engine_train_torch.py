@@ -1,29 +1,21 @@
-"""PyTorch peer of `bench/engine-train.ts`: the LoRA RL train step on the SmolLM2-135M shape.
+"""PyTorch 2.x + transformers + PEFT peer of bench:engine's LoRA PPO step (bench/engine-train.ts).
 
-transformers' LlamaForCausalLM (random weights, tied head, sdpa attention) with PEFT LoRA
-(rank r, alpha, all seven projections), one step = forward of B × T tokens, the per-token
-log-probs of the targets, the PPO-clip surrogate on them (token-mean over the loss mask, ratio
-against old log-probs equal to the current ones, seeded advantages), backward, global-norm clip
-and AdamW on the adapters. Prints one JSON line. Runs in check:lora's pinned venv (.venv-lora:
-torch, transformers, peft).
+transformers' LlamaForCausalLM (sdpa attention, tied head; random weights of SmolLM2-135M's shape,
+or the real ones from `weights_dir`) with PEFT LoRA (rank r, alpha, dropout 0, all seven
+projections); one step = forward of rows x length tokens, the per-token log-probs of the targets,
+the PPO-clip surrogate on them (token-mean over the loss mask, ratio against old log-probs equal to
+the current ones, seeded advantages), backward, global-norm clip and AdamW on the adapters.
+Best of `reps` steps after a warm-up step. Prints one JSON line (a Measurement).
 """
-import json, resource, sys, time
 import torch
 
-args = json.loads(sys.argv[1])
-torch.set_num_threads(args["threads"])
-from transformers import LlamaConfig, LlamaForCausalLM
-from peft import LoraConfig, get_peft_model
+from torch_peer import best_seconds, llama, peer_args, print_measurement
+
+args = peer_args()  # torch's thread count set before transformers and PEFT load
+from peft import LoraConfig, get_peft_model  # noqa: E402
 
 shape = args["shape"]
-config = LlamaConfig(
-    vocab_size=shape["vocab"], hidden_size=shape["hidden"], intermediate_size=shape["intermediate"],
-    num_hidden_layers=shape["layers"], num_attention_heads=shape["heads"], num_key_value_heads=shape["kv_heads"],
-    max_position_embeddings=shape["context"], rope_theta=shape["rope_theta"], rms_norm_eps=shape["rms_eps"],
-    tie_word_embeddings=True, attn_implementation="sdpa",
-)
-torch.manual_seed(0)
-base = LlamaForCausalLM(config)
+base = llama(args)
 lora = LoraConfig(r=args["rank"], lora_alpha=args["alpha"], lora_dropout=0.0,
                   target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
 model = get_peft_model(base, lora)
@@ -53,14 +45,8 @@ def step():
 
 
 step()  # warm-up
-times = []
-for _ in range(args["reps"]):
-    t0 = time.perf_counter()
-    step()
-    times.append(time.perf_counter() - t0)
-print(json.dumps({
-    "torch": torch.__version__,
-    "threads": torch.get_num_threads(),
-    "step_s": sorted(times)[len(times) // 2],
-    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-}))
+print_measurement(
+    f"PyTorch {torch.__version__} + transformers + PEFT",
+    {"stepSeconds": best_seconds(step, args["reps"])},
+    f"{args['weights']} weights; best of {args['reps']} after a warm-up step",
+)

@@ -15,7 +15,7 @@ import { openBrowserShop } from '../src/envs/browser-shop/browser.ts';
 import { makeBrowserShop } from '../src/envs/browser-shop/env.ts';
 import { environmentNames, getEnvironment, playEpisode, splitSeeds } from '../src/envs/index.ts';
 import { makeMcpFiles, openFilesWorkspace } from '../src/envs/mcp/files-env.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, validate } from '../src/train/rl.ts';
 import { policySolver } from '../src/train/self-play.ts';

@@ -8,7 +8,7 @@
  */
 import { getEnvironment } from '../src/envs/index.ts';
 import { loadCheckpoint } from '../src/model/checkpoint.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { heldOutSuccess, rlConfigSchema } from '../src/train/rl.ts';
 

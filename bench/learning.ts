@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl, type IterationMetrics } from '../src/train/rl.ts';
 import { trainingPresets } from '../src/train/env-presets.ts';

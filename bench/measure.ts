@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { saveCheckpoint } from '../src/model/checkpoint.ts';
-import type { TransformerModel } from '../src/model/model.ts';
+import type { TransformerModel } from '../src/engine/transformer-model.ts';
 
 export interface HeldOut {
   sampled: number;

@@ -23,7 +23,7 @@ import { defaultTrainModel } from '../src/cli/model-setup.ts';
 import { makeMemoryRecall } from '../src/envs/memory-recall/env.ts';
 import { memoryRecallExpert } from '../src/envs/memory-recall/expert.ts';
 import { loadCheckpoint, saveCheckpoint } from '../src/model/checkpoint.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { warmStart, warmStartConfigSchema } from '../src/train/warm-start.ts';

@@ -5,8 +5,8 @@
  * `<tool_call>[…]` format whose expression evaluates to the answer, then the right number, scores 1).
  *
  * It runs the product's RL path — `runRl` (GRPO) over the rollout in the model's chat format, the
- * same code `agentrl train --model smollm2-135m-instruct --lora-rank 16` runs — with sampling and
- * scoring and the LoRA train step on onnxruntime (`BuiltinPolicy({ inference: 'onnx', training: 'onnx' })`). Held-out success on the env's
+ * same code `agentrl train --model smollm2-135m-instruct --lora-rank 16` runs — on the engine
+ * (onnxruntime: sampling, scoring and the LoRA train step). Held-out success on the env's
  * test split (src/envs/split.ts) before and after, greedy and sampled. KL to the frozen base model
  * (GRPO's k3 term in the loss) holds the policy near where it started. Model selection on the
  * validation split (bench/real/best-validation.ts): sampled success at intervals, the best state
@@ -21,17 +21,19 @@
  * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default 8:
  * four steps an iteration), BENCH_REAL_LR (default 1e-3), BENCH_REAL_KL (the KL coefficient, default
  * 0.05; 0 = no reference), BENCH_REAL_TEMPERATURE (the rollout's sampling temperature, default 1; the
- * sampled validation and held-out test sample at it too).
+ * sampled validation and held-out test sample at it too). The task, reward and curriculum:
+ * BENCH_REAL_TASK (add | mul), BENCH_REAL_REWARD (outcome | shaped), BENCH_REAL_CURRICULUM (none |
+ * operands), BENCH_REAL_ADVANCE_AT (bench/real/training-task.ts).
  */
-import { makeCalculator } from '../src/envs/calculator/env.ts';
+import type { CalculatorEnv } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { heldOutSuccess, type IterationMetrics, type RlConfigInput, rlConfigSchema, runRl } from '../src/train/rl.ts';
 import { benchRecording, monitorWatch } from './real/run-recording.ts';
 import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
-import { realTaskName, realTaskOptions } from './real/task.ts';
+import { makeTrainingTask, readTrainingTask } from './real/training-task.ts';
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const budgetSeconds = setting('BENCH_REAL_MINUTES', 55) * 60;
@@ -78,24 +80,18 @@ async function makePolicies() {
     seed: 0,
     lora: { ...lora, targetModules: [...lora.targetModules] },
   });
-  const policy = withPhaseTimes(
-    new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat, inference: 'onnx', training: 'onnx' }),
-  );
+  const policy = withPhaseTimes(new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat }));
   if (config.klCoef === 0) return { policy, reference: undefined };
-  const base = await TransformerModel.fromParams(modelConfig, checkpoint.params, { seed: 0 });
-  const reference = withPhaseTimes(
-    new BuiltinPolicy({ model: base, chatFormat: checkpoint.chatFormat, inference: 'onnx' }),
-  );
+  // The frozen base as a fork of the policy's model with fresh adapters (B = 0: LoRA adds exactly 0):
+  // it shares the host weights and the generation session instead of holding a second copy.
+  const base = await model.forkAdapters({ seed: 0 });
+  const reference = withPhaseTimes(new BuiltinPolicy({ model: base, chatFormat: checkpoint.chatFormat }));
   return { policy, reference };
 }
 
 type Test = { greedy: number; sampled: number; seconds: number };
 
-async function heldOut(
-  policy: BuiltinPolicy,
-  env: () => ReturnType<typeof makeCalculator>,
-  label: string,
-): Promise<Test> {
+async function heldOut(policy: BuiltinPolicy, env: () => CalculatorEnv, label: string): Promise<Test> {
   const t0 = performance.now();
   const { greedy, sampled } = await heldOutSuccess(
     policy,
@@ -125,16 +121,31 @@ function driftLine(m: IterationMetrics): string {
   return `kl-to-base ${m.klToReference.toFixed(4)}, ppo-kl ${m.ppoKl.toFixed(4)}, clipfrac ${m.clipfrac.toFixed(3)}, entropy ${m.entropy.toFixed(3)}, grad-norm ${m.gradNorm.toFixed(2)}`;
 }
 
+/** The iteration's mean reward components (`reward/<name>`), e.g. `call_format 0.250 solved 0.000`. */
+function componentsLine(m: IterationMetrics): string {
+  return Object.entries(m.scalars ?? {})
+    .filter(([key]) => key.startsWith('reward/') && !key.endsWith('/failures'))
+    .map(([key, value]) => `${key.slice('reward/'.length)} ${value.toFixed(3)}`)
+    .concat(m.scalars?.['curriculum/stage'] === undefined ? [] : [`stage ${m.scalars['curriculum/stage']}`])
+    .join(' ');
+}
+
 function iterationLine(m: IterationMetrics): string {
   return (
-    `iter ${m.iteration} @ ${(elapsed() / 60).toFixed(1)} min: train success ${percent(m.success)}, reward ${m.reward.toFixed(3)}, invalid ${percent(m.invalidActionRate)}, ` +
+    `iter ${m.iteration} @ ${(elapsed() / 60).toFixed(1)} min: train success ${percent(m.success)}, reward ${m.reward.toFixed(3)} (${componentsLine(m)}), invalid ${percent(m.invalidActionRate)}, ` +
     `${m.trainedTokens} trained tokens, ${m.seconds.toFixed(0)} s (${phaseLine(m)}); ${driftLine(m)}; peak RSS ${peakRssMb().toFixed(0)} MB`
   );
 }
 
 const signed = (points: number): string => `${points >= 0 ? '+' : ''}${points.toFixed(1)}`;
 
-function report(before: Test, last: Test, selected: { test: Test; iteration: number }, iterations: number): void {
+function report(
+  taskName: string,
+  before: Test,
+  last: Test,
+  selected: { test: Test; iteration: number },
+  iterations: number,
+): void {
   const minutes = elapsed() / 60;
   const line = (label: string, after: Test) =>
     `${label}: greedy ${percent(before.greedy)} → ${percent(after.greedy)} (${signed((after.greedy - before.greedy) * 100)}), ` +
@@ -143,18 +154,44 @@ function report(before: Test, last: Test, selected: { test: Test; iteration: num
   console.log(line(`held-out test, validation-selected policy (iteration ${selected.iteration})`, selected.test));
   console.log(`peak RSS ${peakRssMb().toFixed(0)} MB, ${minutes.toFixed(1)} min in all`);
   console.log(
-    `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}, KL ${config.klCoef}), calculator ${realTaskName} | ` +
+    `\nREADME row:\n| bench:real | SmolLM2-135M-Instruct, LoRA r16, pure RL (GRPO ${config.tasksPerIteration}×${config.groupSize}, KL ${config.klCoef}), calculator ${taskName} | ` +
       `held-out test sampled (T=${config.temperature}) ${percent(before.sampled)} → ${percent(selected.test.sampled)} (selected, iteration ${selected.iteration}) / ${percent(last.sampled)} (last), ` +
       `greedy ${percent(before.greedy)} → ${percent(selected.test.greedy)} / ${percent(last.greedy)} (${testEpisodes} seeds) | ${iterations} iterations, ${minutes.toFixed(0)} min, peak RSS ${(peakRssMb() / 1024).toFixed(1)} GB |`,
   );
 }
 
+/** BENCH_REAL_SAVE=<folder> keeps the last policy as a checkpoint that serve-policy and check:served load. */
+async function saveLastPolicy(policy: BuiltinPolicy, taskName: string, iterations: number): Promise<void> {
+  const saveTo = process.env.BENCH_REAL_SAVE;
+  if (saveTo === undefined || saveTo === '') return;
+  await policy.save(saveTo, { metadata: { bench: 'bench:real', task: taskName, iterations } });
+  console.log(`last policy saved to ${saveTo} (agentrl serve-policy ${saveTo}; npm run check:served -- ${saveTo})`);
+}
+
+/** The held-out test of the validation-selected policy; the last one's when validation chose the last. */
+async function testSelected(
+  policy: BuiltinPolicy,
+  env: () => CalculatorEnv,
+  selection: BestValidation<unknown>,
+  last: { test: Test; iteration: number },
+): Promise<{ test: Test; iteration: number }> {
+  const chosen = selection.selected();
+  if (chosen === null || chosen.iteration === last.iteration) return last;
+  await policy.loadState(chosen.state);
+  return {
+    test: await heldOut(policy, env, `validation-selected (iteration ${chosen.iteration})`),
+    iteration: chosen.iteration,
+  };
+}
+
 async function main(): Promise<void> {
   const { policy, reference } = await makePolicies();
   const format = policy.chatFormat!;
-  const env = () => makeCalculator(realTaskOptions(format));
+  const training = makeTrainingTask(format, readTrainingTask());
+  const env = training.testEnv;
+  const curriculum = training.curriculum;
   console.log(
-    `bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${realTaskName}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, KL ${config.klCoef}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`,
+    `bench:real — SmolLM2-135M-Instruct + LoRA r${lora.rank}, task ${training.name}, GRPO ${config.tasksPerIteration}×${config.groupSize} (minibatch ${config.minibatchSize}), lr ${config.learningRate}, KL ${config.klCoef}, T ${config.temperature}, budget ${(budgetSeconds / 60).toFixed(0)} min`,
   );
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
@@ -171,7 +208,7 @@ async function main(): Promise<void> {
   // Room for what follows the last iteration: two held-out tests (last and selected) and one more iteration.
   const reserve = () => before.seconds * 2.4 + lastIterationSeconds;
   const recording = benchRecording(process.env.BENCH_REAL_STORE, {
-    config: { ...config, bench: 'bench:real', task: realTaskName, loraRank: lora.rank },
+    config: { ...config, bench: 'bench:real', task: training.name, loraRank: lora.rank },
     seed: rlConfigSchema.parse(config).seed,
     tokenizer: format.tokenizer,
   });
@@ -180,7 +217,7 @@ async function main(): Promise<void> {
   const result = await runRl({
     policy,
     reference,
-    env,
+    env: training.trainEnv,
     config,
     monitor: watch.monitor,
     onWarning: watch.onWarning,
@@ -195,6 +232,12 @@ async function main(): Promise<void> {
         );
     },
     onIteration: async (m, state) => {
+      if (curriculum !== undefined) {
+        // The stage this iteration played, then the move its success earned.
+        m.scalars = { ...m.scalars, ...curriculum.metrics() };
+        if (curriculum.observe(m.success))
+          console.log(`  curriculum: stage ${curriculum.stage} of 0…${curriculum.stages - 1} from the next iteration`);
+      }
       await recording?.commit(policy, m, state);
       lastIterationSeconds = m.seconds;
       curve.push({ iteration: m.iteration, minutes: elapsed() / 60, success: m.success });
@@ -206,20 +249,13 @@ async function main(): Promise<void> {
   recording?.finish('completed');
   console.log(watch.summary(iterations));
   const last = await heldOut(policy, env, `after ${iterations} iterations (last policy)`);
-  const chosen = selection.selected();
-  let selected = { test: last, iteration: iterations };
-  if (chosen !== null && chosen.iteration !== iterations) {
-    await policy.loadState(chosen.state);
-    selected = {
-      test: await heldOut(policy, env, `validation-selected (iteration ${chosen.iteration})`),
-      iteration: chosen.iteration,
-    };
-  }
+  await saveLastPolicy(policy, training.name, iterations);
+  const selected = await testSelected(policy, env, selection, { test: last, iteration: iterations });
   console.log('\ncurve (train success per iteration; sampled validation at intervals):');
   for (const point of curve)
     console.log(`  ${point.iteration}\t${point.minutes.toFixed(1)} min\t${percent(point.success)}`);
   for (const point of selection.points) console.log(`  val @ ${point.iteration}\t${percent(point.success)}`);
-  report(before, last, selected, iterations);
+  report(training.name, before, last, selected, iterations);
 }
 
 await main();

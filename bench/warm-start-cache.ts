@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { getEnvironment } from '../src/envs/index.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { warmStart, warmStartConfigSchema, type WarmStartConfig } from '../src/train/warm-start.ts';
 import { defaultTrainModel } from '../src/cli/model-setup.ts';

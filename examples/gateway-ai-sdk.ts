@@ -13,7 +13,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, tool } from 'ai';
 import { z } from 'zod';
 import { getEnvironment } from '../src/envs/index.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { gatewayCollect, startGateway, type AgentRun } from '../src/serve/gateway/index.ts';
 import { runRl } from '../src/train/rl.ts';

@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadCheckpoint } from '../src/model/checkpoint.ts';
-import { TransformerModel } from '../src/model/model.ts';
+import { TransformerModel } from '../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../src/policy/builtin-policy.ts';
 import { OpenAIPolicy } from '../src/policy/openai-policy.ts';
 import type { Policy } from '../src/policy/types.ts';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every `*.test.ts` under src/, examples/ and scripts/ (or the paths given) with node's test runner
+// Runs every `*.test.ts` under src/, examples/, scripts/ and bench/ (or the paths given) with node's test runner
 // through tsx. Node 20's `--test` does not expand globs, so the files are listed here.
 //
 // Before running anything it sets up what the chosen tests need from the system
@@ -24,7 +24,7 @@ function collect(path, out) {
 }
 
 const given = process.argv.slice(2);
-const roots = given.length > 0 ? given : ['src', 'examples', 'scripts'].filter((root) => existsSync(root));
+const roots = given.length > 0 ? given : ['src', 'examples', 'scripts', 'bench'].filter((root) => existsSync(root));
 const files = roots.flatMap((root) => collect(root, []));
 if (files.length === 0) {
   console.error(`no *.test.ts files under ${roots.join(', ')}`);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const heavy =
-  /node_modules\/(onnxruntime-node|@jax-js\/jax|playwright-core|@modelcontextprotocol\/sdk|better-sqlite3)\/|^node:test$/;
+  /node_modules\/(onnxruntime-node|playwright-core|@modelcontextprotocol\/sdk|better-sqlite3)\/|^node:test$/;
 
 // Runs in a fresh node: registers a resolve hook that posts each resolved URL back, runs `body`, prints the URLs as JSON.
 const recorder = (body: string) => `
@@ -42,7 +42,7 @@ function runInFreshNode(body: string): { result: unknown; resolved: string[] } {
   return JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '');
 }
 
-test('agentrl/algorithms computes a PPO loss without loading onnxruntime, jax-js, playwright, the MCP SDK, SQLite or node:test', () => {
+test('agentrl/algorithms computes a PPO loss without loading onnxruntime, playwright, the MCP SDK, SQLite or node:test', () => {
   const { result, resolved } = runInFreshNode(`
     const { ppoClipLoss } = await import('agentrl/algorithms');
     const out = ppoClipLoss({ logprobs: [[-1, -2]], oldLogprobs: [[-1.1, -1.9]], advantages: [[1, -1]], lossMask: [[1, 1]] });
@@ -73,7 +73,7 @@ test('the root entry (agentrl) loads none of the heavy dependencies and still na
 test('every subpath resolves and exports its API; agentrl/testing holds the contract suites, ScriptedPolicy and fixtures', () => {
   const { result } = runInFreshNode(`
     const expected = {
-      'agentrl/core': 'AgentRlError', 'agentrl/chat': 'loadChatFormat', 'agentrl/model': 'TransformerModel',
+      'agentrl/core': 'AgentRlError', 'agentrl/chat': 'loadChatFormat', 'agentrl/model': 'modelConfigSchema,loadModelSource', 'agentrl/engine': 'TransformerModel,generate',
       'agentrl/policy': 'OpenAIPolicy', 'agentrl/policy/tinker': 'TinkerPolicy', 'agentrl/envs': 'makeEnv',
       'agentrl/agents': 'runReAct', 'agentrl/rollout': 'rollout', 'agentrl/algorithms': 'grpoAdvantages',
       'agentrl/train': 'runRl', 'agentrl/serve': 'startPolicyServer', 'agentrl/trackers': 'openTracker',
@@ -87,4 +87,26 @@ test('every subpath resolves and exports its API; agentrl/testing holds the cont
     }
     return missing;`);
   assert.deepEqual(result, []);
+});
+
+test('agentrl/engine names the engine without loading it; onnxruntime loads with the first model that scores', () => {
+  const imported = runInFreshNode(`
+    const engine = await import('agentrl/engine');
+    return [typeof engine.TransformerModel, typeof engine.generate];`);
+  assert.deepEqual(imported.result, ['function', 'function']);
+  assert.deepEqual(
+    imported.resolved.filter((url) => heavy.test(url)),
+    [],
+  );
+  const used = runInFreshNode(`
+    const { TransformerModel } = await import('agentrl/engine');
+    const model = await TransformerModel.create({ vocabSize: 16, hiddenSize: 8, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 16, maxSeqLen: 8 });
+    const { logprobs } = await model.score([[1, 2, 3]]);
+    await model.release();
+    return logprobs[0].length;`);
+  assert.equal(used.result, 3);
+  assert.ok(
+    used.resolved.some((url) => /node_modules\/onnxruntime-node\//.test(url)),
+    'the engine runs on onnxruntime-node',
+  );
 });

@@ -4,6 +4,7 @@
  * a prompt, not a demonstration dataset), the question's wording and the sampling settings.
  */
 import type { ChatFormat } from '../../src/chat/chat-format.ts';
+import type { Message } from '../../src/core/types.ts';
 import type { CalculatorOptions } from '../../src/envs/calculator/env.ts';
 
 export interface ProbeVariant {
@@ -20,7 +21,8 @@ export const chatConventions = {
   maxTurns: 3,
 } as const;
 
-const tasks: Record<string, CalculatorOptions> = {
+/** The task sizes probed (the `task` part of a variant's name). */
+export const probeTasks: Record<string, CalculatorOptions> = {
   mul2x2: { numOperands: 2, minOperand: 10, maxOperand: 99, operators: ['*'] },
   mix3: { numOperands: 3, minOperand: 2, maxOperand: 20 },
   add2x3: { numOperands: 2, minOperand: 100, maxOperand: 999, operators: ['+', '-'] },
@@ -56,13 +58,64 @@ export function systemTexts(format: ChatFormat): Record<string, string> {
   };
 }
 
-/** Question texts; `hint` repeats the call's shape (with the example's expression) after the question. */
+const exampleCall = (id: string, expression: string) => ({ id, name: 'calculator', arguments: { expression } });
+
+/** A solved exchange: the user asks, the assistant calls the calculator, the tool answers, the assistant replies. */
+const solvedExample: Message[] = [
+  { role: 'user', content: 'What is 12 * 34?' },
+  { role: 'assistant', content: '', toolCalls: [exampleCall('example', '12 * 34')] },
+  { role: 'tool', content: '408', toolCallId: 'example', name: 'calculator' },
+  { role: 'assistant', content: '12 * 34 = 408' },
+];
+
+/** Two questions, each answered by a call alone (the shape of a function-calling model's training pairs). */
+const callExamples: Message[] = [
+  { role: 'user', content: 'What is 12 * 34?' },
+  { role: 'assistant', content: '', toolCalls: [exampleCall('example_1', '12 * 34')] },
+  { role: 'user', content: 'What is 56 * 78?' },
+  { role: 'assistant', content: '', toolCalls: [exampleCall('example_2', '56 * 78')] },
+];
+
+/** Two solved exchanges (call, the tool's result, the reply with that number), one after the other. */
+const solvedExamples: Message[] = [
+  { role: 'user', content: 'What is 12 * 34?' },
+  { role: 'assistant', content: '', toolCalls: [exampleCall('example_1', '12 * 34')] },
+  { role: 'tool', content: '408', toolCallId: 'example_1', name: 'calculator' },
+  { role: 'assistant', content: '408' },
+  { role: 'user', content: 'What is 56 * 78?' },
+  { role: 'assistant', content: '', toolCalls: [exampleCall('example_2', '56 * 78')] },
+  { role: 'tool', content: '4368', toolCallId: 'example_2', name: 'calculator' },
+  { role: 'assistant', content: '4368' },
+];
+
+/**
+ * Earlier exchanges before the question, in the model's own chat markup: the template renders
+ * `examples` then the question, and the text from the first example's content to the question's
+ * end is the question text (the tokenizer reads the markup's special tokens back as tokens) — a
+ * few-shot prompt as the model would see real earlier turns, not a demonstration to train on.
+ */
+export function examplesBefore(format: ChatFormat, examples: readonly Message[], question: string): string {
+  const rendered = format.tokenizer.decode(format.render([...examples, { role: 'user', content: question }]).tokens);
+  const first = examples[0]?.content ?? '';
+  const start = rendered.indexOf(first);
+  const end = rendered.lastIndexOf(question);
+  if (first === '' || start < 0 || end < start)
+    throw new Error(`examplesBefore: the ${format.name} template does not render the examples as text`);
+  return rendered.slice(start, end + question.length);
+}
+
+/** Question texts; `hint` repeats the call's shape (with the example's expression) after the question; `oneshot` puts a solved exchange before it, `callshot` two questions answered by calls (`callone`: one), `twoshot` two solved exchanges. */
 export function questionTexts(format: ChatFormat): Record<string, string> {
   const call = format.assistantText({
     content: '',
     toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }],
   });
   return {
+    oneshot: examplesBefore(format, solvedExample, 'What is {expression}?'),
+    oneshotuse: examplesBefore(format, solvedExample, 'Use the calculator tool to compute {expression}.'),
+    callshot: examplesBefore(format, callExamples, 'What is {expression}?'),
+    twoshot: examplesBefore(format, solvedExamples, 'What is {expression}?'),
+    callone: examplesBefore(format, callExamples.slice(0, 2), 'What is {expression}?'),
     bare: '{expression}',
     what: 'What is {expression}?',
     short: 'What is {expression}? Reply with just the number.',
@@ -80,7 +133,7 @@ const samplings = {
 
 export function probeVariants(format: ChatFormat): ProbeVariant[] {
   const variants: ProbeVariant[] = [];
-  for (const [taskName, task] of Object.entries(tasks)) {
+  for (const [taskName, task] of Object.entries(probeTasks)) {
     for (const [systemName, instructions] of Object.entries(systemTexts(format))) {
       for (const [questionName, question] of Object.entries(questionTexts(format))) {
         for (const [samplingName, sampling] of Object.entries(samplings)) {

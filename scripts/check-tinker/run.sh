@@ -13,8 +13,13 @@
 #      (sdk-learning.py: the SDK on the same task, its witness);
 #      then `agentrl train --backend tinker` (GRPO on bandit) and train-check.ts: the run in the store, time split;
 #   6. `agentrl train --resume` of that run (restore = create-via-load into a fresh model);
+#      (with --max-grad-norm 1: the strict log must show grad_clip_norm on every optim_step);
 #   7. `agentrl sft|dpo --backend tinker` — run when the CLI has the flag, else printed as SKIP (not failed);
-#   8. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
+#   8. `agentrl gateway --backend tinker` (gateway-check.ts): a session sampled by the server, recorded, SIGTERM;
+#   9. README's hosted-Tinker recipe as written (its placeholders filled: the strict server's URL, a tml- key, a
+#      ./Qwen3-4B-Instruct-2507 tokenizer folder; the strict server serves that hub name with SkyRL's tiny model),
+#      with CI-sized budget flags appended;
+#  10. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
 #   ITERATIONS=2 PORT=8765 bash scripts/check-tinker/run.sh
 # STRICT=0 points the client steps at SkyRL directly (the SDK witness and the self-test still use the strict server).
 # The venv is the slim one (.venv-tinker-slim: requirements-slim.txt with --no-deps, Python 3.12, no torch/CUDA;
@@ -92,12 +97,15 @@ echo "== starting SkyRL (skyrl.tinker.api) on 127.0.0.1:$port and the strict ser
 PATH="$work/bin:$PATH" TINKER_VENV_PYTHON="$venv/bin/python" JAX_PLATFORMS=cpu setsid "$work/bin/uv" run -m skyrl.tinker.api \
   --base-model "$work/model" --host 127.0.0.1 --port "$port" \
   --database-url "sqlite:///$work/tinker.db" --checkpoints-base "$work/checkpoints" \
-  --backend-config '{"max_lora_adapters": 32, "max_lora_rank": 8, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
+  --backend-config '{"max_lora_adapters": 32, "max_lora_rank": 32, "sample_max_num_sequences": 8}' > "$work/server.log" 2>&1 &
 server_pid=$!
 wait_healthy "http://127.0.0.1:$port" "$server_pid" "$work/server.log"
 requests="$work/requests.jsonl"
+# README's hosted recipe (the lines under "# hosted Tinker", continuations joined, comments dropped) and its base model.
+readme_recipe="$(awk '/^# hosted Tinker/{on=1; next} on && /^$/{exit} on {sub(/[ \t]+#.*$/, ""); sub(/\\$/, ""); printf "%s ", $0}' "$root/README.md")"
+readme_model="$(printf '%s' "$readme_recipe" | sed -n 's/.*--base-model \([^ ]*\).*/\1/p')"
 (cd "$here/strict-server" && exec setsid "$venv/bin/python" strict_server.py --upstream "http://127.0.0.1:$port" \
-  --port "$strict_port" --log "$requests" > "$work/strict.log" 2>&1) &
+  --port "$strict_port" --log "$requests" --serve-as "${readme_model:-none}=$work/model" > "$work/strict.log" 2>&1) &
 strict_pid=$!
 wait_healthy "http://127.0.0.1:$strict_port" "$strict_pid" "$work/strict.log"
 
@@ -132,11 +140,19 @@ step "the learning signal's witness: the official SDK on the same task (importan
 train_flags=(--env bandit --backend tinker --base-url "$base_url" --base-model "$work/model" --lora-rank 8
   --tinker-loss-reduction sequence-mean --store "$work/runs.db" --run-name tinker-e2e --demonstrations 8 --sft-steps 2
   --sft-batch-size 4 --tasks-per-iteration 2 --group-size 4 --max-turns 1 --max-new-tokens 12 --test-episodes 8
-  --validation-episodes 2 --validate-every 0 --checkpoint-every 1 --learning-rate 0.01)
+  --validation-episodes 2 --validate-every 0 --checkpoint-every 1 --learning-rate 0.01 --max-grad-norm 1)
 before_train=$(lines)
 step "agentrl train --backend tinker (GRPO, runRl, recorded in the run store)" \
   node "$root/bin/agentrl.js" train "${train_flags[@]}" --out "$work/run" --iterations "$iterations"
 after_train=$(lines)
+# --max-grad-norm reaches the server: every optim_step of the run carries grad_clip_norm > 0 (SkyRL 0.3.0 then drops it: logged).
+step "--max-grad-norm 1 sent as AdamParams.grad_clip_norm on every optim_step of the run (the strict server's log)" \
+  "$venv/bin/python" -c 'import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):int(sys.argv[3])]]
+optim = [row for row in rows if row.get("path") == "/api/v1/optim_step" and not row.get("replayed")]
+clipped = [row for row in optim if "adam_params.grad_clip_norm" in (row.get("dropped_by_upstream") or [])]
+print(("ok  " if optim and len(clipped) == len(optim) else "FAIL") + f" {len(clipped)} of {len(optim)} optim_step requests carry grad_clip_norm > 0")
+sys.exit(0 if optim and len(clipped) == len(optim) else 1)' "$requests" "$before_train" "$after_train"
 step "the run in the store; time split" \
   node --import tsx "$here/train-check.ts" --store "$work/runs.db" --run-name tinker-e2e --iterations "$iterations"
 step "agentrl train --resume tinker-e2e (restore into a fresh model: load_weights as its first request)" \
@@ -157,6 +173,25 @@ if node "$root/bin/agentrl.js" dpo --help 2>&1 | grep -q -- '--backend'; then
 else
   echo "== SKIP agentrl dpo --backend tinker: this CLI's dpo has no --backend yet (the step is ready)"
 fi
+step "agentrl gateway --backend tinker: a session sampled by the server, recorded with its ids and log-probs" \
+  node --import tsx "$here/gateway-check.ts" --base-url "$base_url" --base-model "$work/model" --store "$work/runs.db"
+# README's hosted recipe as written, in a folder holding its ./<model> tokenizer folder; budget flags appended.
+readme_dir="$work/readme"
+node --import tsx "$here/write-tokenizer.ts" "$readme_dir/${readme_model##*/}" > /dev/null
+read -ra readme_words <<< "${readme_recipe//https:\/\/<tinker service>/$base_url}"
+readme_args=()
+for word in "${readme_words[@]}"; do
+  case "$word" in
+    TINKER_API_KEY=*|npx) ;;
+    agentrl) readme_args+=("$root/bin/agentrl.js") ;;
+    *) readme_args+=("$word") ;;
+  esac
+done
+echo "   README: ${readme_recipe}"
+step "README's hosted-Tinker recipe as written (its model served by the strict server; CI-sized: 1 iteration)" \
+  bash -c 'cd "$1" && shift && exec node "$@"' _ "$readme_dir" "${readme_args[@]}" --store "$work/runs.db" --run-name readme \
+    --out "$readme_dir/run" --iterations 1 --tasks-per-iteration 1 --group-size 2 --max-turns 1 --max-new-tokens 16 \
+    --test-episodes 2 --validation-episodes 1 --validate-every 0
 step "cost per GRPO update of learning-check.ts (6 updates; its expected-reward forward included), from the strict server's log" \
   "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_learning" --to "$after_learning" --iterations 6
 step "cost per iteration of the agentrl train run (setup and warm start included), from the strict server's log" \

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TransformerModel } from '../../src/model/model.ts';
+import { TransformerModel } from '../../src/engine/transformer-model.ts';
 import { BuiltinPolicy } from '../../src/policy/builtin-policy.ts';
 import { exportHuggingFace } from '../../src/serve/export-hf.ts';
 

@@ -140,8 +140,22 @@ export const skipped: SkipEntry[] = [
     reason:
       'the full main job (~15 min) under each monitor mode; src/cli/train-monitor.test.ts runs --monitor and --monitor-thresholds at a tiny budget',
   },
+  {
+    contains: '--policies per-role',
+    reason:
+      'the full per-role jobs (minutes each); src/cli/train-per-role.test.ts runs --policies per-role with a league, and its --resume, at a tiny budget',
+  },
+  {
+    contains: 'runMultiAgentRl({',
+    reason:
+      "the reader's role policies; src/train/multi-agent/run-multi-agent-rl.test.ts runs this call on tiny models",
+  },
   { contains: 'connectMcp(', reason: "the reader's MCP server (my-server.js)" },
-  { contains: 'TINKER_API_KEY=', reason: 'a hosted Tinker service and its API key' },
+  {
+    contains: 'TINKER_API_KEY=',
+    reason:
+      "a hosted Tinker service and its API key (npm run check:tinker runs README's hosted recipe as written against its strict server)",
+  },
   { contains: "pip install 'skyrl[", reason: `${python}; a GPU` },
   { contains: '-m skyrl.tinker.api', reason: 'a SkyRL server (Python, a GPU; npm run check:tinker runs one on CPU)' },
   { contains: '--backend tinker', reason: 'a Tinker-compatible server (npm run check:tinker runs one)' },
@@ -168,8 +182,8 @@ export const skipped: SkipEntry[] = [
     contains: "model: 'lake-judge'",
     reason: 'a judge model on agentrl serve-policy at 127.0.0.1:8001 and a hosted API key (OPENAI_API_KEY)',
   },
-  { contains: "policyLoss: 'cispo'", reason: 'an entry to paste into algorithmPresets (step 3 wires it)' },
-  { contains: 'node scripts/run-tests.mjs src/algorithms/losses/cispo.test.ts', reason: 'runs after step 3’s wiring' },
+  { contains: "policyLoss: 'sapo'", reason: 'an entry to paste into algorithmPresets (step 3 wires it)' },
+  { contains: 'node scripts/run-tests.mjs src/algorithms/losses/sapo.test.ts', reason: 'runs after step 3’s wiring' },
 ];
 
 export const placements: Placement[] = [
@@ -187,13 +201,13 @@ export const placements: Placement[] = [
   },
   {
     page: 'docs/guides/add-an-algorithm.md',
-    contains: 'export function cispoLoss',
-    path: 'src/algorithms/losses/cispo.ts',
+    contains: 'export function sapoLoss',
+    path: 'src/algorithms/losses/sapo.ts',
   },
   {
     page: 'docs/guides/add-an-algorithm.md',
-    contains: "describe('cispoLoss'",
-    path: 'src/algorithms/losses/cispo.test.ts',
+    contains: "describe('sapoLoss'",
+    path: 'src/algorithms/losses/sapo.test.ts',
     test: true,
   },
   {

@@ -13,7 +13,7 @@ import { example as reflexion } from '../../examples/reflexion.ts';
 import { example as toolCalling } from '../../examples/tool-calling.ts';
 import { arithmeticCorpus, example as toolformer } from '../../examples/toolformer.ts';
 import { example as treeOfThoughts } from '../../examples/tree-of-thoughts.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 
 describe('examples/ on a tiny random built-in model', () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { evaluateExpression } from '../envs/calculator/evaluate.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';

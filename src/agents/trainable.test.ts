@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Trajectory } from '../core/types.ts';
 import { calculatorTool } from '../envs/calculator/env.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { makeBanditEnv } from '../train/bandit-test-fixture.ts';
 import { runRl } from '../train/rl.ts';

@@ -8,41 +8,37 @@
  *     --tinker-loss-reduction sequence-mean      # SkyRL tx; hosted Tinker: 'sum' (the default), TINKER_API_KEY in the env
  *
  * Everything a Tinker run cannot do is refused before the run is created (`checkBackendOptions`):
- * PPO (no value head), an entropy bonus, gradient clipping (the `tinker` backend defaults
- * `maxGradNorm` to 0 and `loraRank` to 8: `backendPreset`), `--model`/`--init` (built-in weights),
- * the built-in LoRA's alpha/dropout/targets.
+ * PPO (no value head), an entropy bonus, gradient clipping on `--tinker-wire json` (a raw SkyRL
+ * 0.3.0 drops `grad_clip_norm`; the protobuf wire sends it — the `tinker` backend defaults
+ * `maxGradNorm` to 0, the SDK's AdamParams default, and `loraRank` to 8: `backendPreset`),
+ * `--model`/`--init` (built-in weights), the built-in LoRA's alpha/dropout/targets. A pretrained
+ * base model gets its preset (model-presets.ts); the KL / DPO reference is a sampling client of the
+ * reference weights (`TinkerPolicy.reference`), not a second LoRA training run.
  *
  * LoRA on the built-in model: `--model <source> --lora-rank 16 [--lora-alpha 32 --lora-dropout 0
- * --lora-targets q_proj,v_proj]` trains adapters on the frozen weights of --model (model/lora.ts);
- * only the adapters and their moments are in the run's resumable state, so resuming and the KL
- * reference restore them onto the base weights reloaded from --model (the run's saved config
- * names it). Refused: --lora-rank without --model (nothing to adapt), a critic (--algo ppo: a
- * LoRA run trains no value head), --lora-alpha/-dropout/-targets without --lora-rank.
+ * --lora-targets q_proj,v_proj]` trains adapters on the frozen weights of --model (model/lora.ts),
+ * and with a critic (--algo ppo) the value head too (zero-initialised on a --model without one);
+ * only the adapters, the trained head and their moments are in the run's resumable state, so
+ * resuming and the KL reference restore them onto the base weights reloaded from --model (the
+ * run's saved config names it). Refused: --lora-rank without --model (nothing to adapt),
+ * --lora-alpha/-dropout/-targets without --lora-rank.
  */
 import { z } from 'zod';
 import { InvalidArgumentError, UnknownNameError } from '../core/errors.ts';
 import type { EnvDescriptor } from '../envs/index.ts';
 import type { LoadedCheckpoint } from '../model/checkpoint.ts';
+import { withZeroValueHead } from '../model/config.ts';
 import { loraModuleWeights, type LoraConfigInput, type LoraModule } from '../model/lora.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { parseBuiltinState, restoreBuiltinModel } from '../policy/builtin-state.ts';
-import { lossReductions, TinkerPolicy, type TinkerPolicyOptions } from '../policy/tinker/index.ts';
+import { sharedBaseRestorer } from '../train/multi-agent/shared-base.ts';
+import { lossReductions, tinkerWires } from '../policy/tinker/index.ts';
 import type { ReferencePolicy, TrainablePolicy } from '../policy/types.ts';
 import { algorithmPresets, type AlgorithmName } from '../train/algorithm-presets.ts';
-import type { ChatFormat } from '../chat/chat-format.ts';
-import { hasTokenizerJson, loadChatFormat } from '../chat/model-folder.ts';
-import {
-  checkSameModel,
-  defaultTrainModel,
-  modelSpecOf,
-  prepareModel,
-  warmStartPolicy,
-  type PrepareModelOptions,
-} from './model-setup.ts';
+import { checkSameModel, modelSpecOf, prepareModel, warmStartPolicy, type PrepareModelOptions } from './model-setup.ts';
+import { tinkerBackend, tinkerChatFormat } from './tinker-backend.ts';
 
 export const backendNames = ['builtin', 'tinker'] as const;
-
-export const builtinEngines = ['auto', 'jax', 'onnx'] as const;
 
 export const backendSchema = z.object({
   backend: z
@@ -90,17 +86,17 @@ export const backendSchema = z.object({
     .describe(
       `builtin LoRA: comma-separated projections that get adapters (default all: ${Object.keys(loraModuleWeights).join(',')})`,
     ),
-  engine: z
-    .enum(builtinEngines)
-    .default('auto')
-    .describe(
-      'builtin: the engine that samples, scores and trains — jax (jax-js on wasm), onnx (onnxruntime: sampling, scoring and the LoRA step; a full fine-tune trains on jax), auto (onnx for a LoRA run without dropout, else jax)',
-    ),
   tinkerLossReduction: z
     .enum(lossReductions)
     .default('sum')
     .describe(
       "tinker: how the server reduces the per-token loss ('sum' hosted Tinker, 'sequence-mean' SkyRL tx 0.3.0)",
+    ),
+  tinkerWire: z
+    .enum(tinkerWires)
+    .default('protobuf')
+    .describe(
+      "tinker: the request encoding — 'protobuf' (the SDK 0.38's: hosted Tinker, check:tinker's strict server) or 'json' (a raw SkyRL 0.3.0 server, which drops grad_clip_norm, so --max-grad-norm is refused there)",
     ),
 });
 export type BackendOptions = z.infer<typeof backendSchema>;
@@ -132,22 +128,8 @@ export function builtinLora(options: LoraFlags): LoraConfigInput | undefined {
   };
 }
 
-/**
- * Which engine each part of the built-in policy runs on: onnxruntime is 10–20× faster than jax-js
- * at a real model's size (docs/onnx-engine.md) but trains LoRA adapters only, without dropout.
- */
-export function builtinEngine(options: LoraFlags & Pick<BackendOptions, 'engine'>): {
-  inference: 'jax' | 'onnx';
-  training: 'jax' | 'onnx';
-} {
-  const loraOnOnnx = options.loraRank !== undefined && (options.loraDropout ?? 0) === 0;
-  const engine = options.engine === 'auto' ? (loraOnOnnx ? 'onnx' : 'jax') : options.engine;
-  if (engine === 'jax') return { inference: 'jax', training: 'jax' };
-  return { inference: 'onnx', training: loraOnOnnx ? 'onnx' : 'jax' };
-}
-
 /** The built-in backend's LoRA refusals (see the header). */
-function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: string; init?: string }): void {
+function checkBuiltinLora(options: LoraFlags & { model?: string; init?: string }): void {
   const extras = (['loraAlpha', 'loraDropout', 'loraTargets'] as const).filter((flag) => options[flag] !== undefined);
   if (options.loraRank === undefined) {
     const [extra] = extras;
@@ -161,18 +143,14 @@ function checkBuiltinLora(options: LoraFlags & { algo: AlgorithmName; model?: st
       { loraRank: options.loraRank },
     );
   }
-  if (algorithmPresets[options.algo].valueHead) {
-    throw new InvalidArgumentError(
-      `--algo ${options.algo} trains a critic (a value head), which a LoRA run does not train; use grpo, dr-grpo, dapo, gspo, cispo, rloo or reinforce++, or drop --lora-rank`,
-      { algo: options.algo },
-    );
-  }
   builtinLora(options);
 }
 
 /** Refuses, before any run is created, a backend setting that cannot run. */
 export function checkBackendOptions(
-  options: BackendOptions & {
+  options: Omit<BackendOptions, 'tinkerWire'> & {
+    /** Absent: the protobuf wire (the default). */
+    tinkerWire?: BackendOptions['tinkerWire'];
     algo: AlgorithmName;
     entropyCoef: number;
     maxGradNorm: number;
@@ -182,13 +160,7 @@ export function checkBackendOptions(
   },
 ): void {
   if (options.backend !== 'tinker') {
-    for (const flag of ['baseUrl', 'baseModel', 'tokenizer'] as const) {
-      if (options[flag] !== undefined)
-        throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, {
-          flag,
-        });
-    }
-    checkBuiltinLora(options);
+    checkBuiltinOptions(options);
     return;
   }
   for (const flag of ['loraAlpha', 'loraDropout', 'loraTargets'] as const) {
@@ -198,11 +170,6 @@ export function checkBackendOptions(
         { flag },
       );
   }
-  if (options.engine !== 'auto')
-    throw new InvalidArgumentError(
-      `--engine ${options.engine} picks the built-in backend's engine; the tinker server runs its own`,
-      { engine: options.engine },
-    );
   const missing = (['baseUrl', 'baseModel'] as const).filter(
     (flag) => options[flag] === undefined || options[flag] === '',
   );
@@ -223,10 +190,10 @@ export function checkBackendOptions(
       `the tinker backend cannot train an entropy bonus; set --entropy-coef 0 (got ${options.entropyCoef})`,
       { entropyCoef: options.entropyCoef },
     );
-  if (options.maxGradNorm !== 0)
+  if (options.maxGradNorm !== 0 && options.tinkerWire === 'json')
     throw new InvalidArgumentError(
-      `the tinker backend cannot clip the gradient norm; set --max-grad-norm 0 (got ${options.maxGradNorm})`,
-      { maxGradNorm: options.maxGradNorm },
+      `--tinker-wire json (a raw SkyRL 0.3.0 server) drops AdamParams.grad_clip_norm, so the gradient cannot be clipped there; set --max-grad-norm 0, or use the protobuf wire (hosted Tinker, an SDK-0.38 server) (got ${options.maxGradNorm})`,
+      { maxGradNorm: options.maxGradNorm, tinkerWire: options.tinkerWire },
     );
   if ((options.temperature ?? 1) !== 1)
     throw new InvalidArgumentError(
@@ -242,40 +209,26 @@ export function checkBackendOptions(
   tinkerChatFormat(options);
 }
 
-/** `--tokenizer bytes`: train in agentrl's byte tokenizer and template (a model that was trained with it). */
-export const byteTokenizerName = 'bytes';
-
-/**
- * The tinker run's tokenizer and chat format: `--tokenizer`, else `--base-model` when it is a local
- * folder holding tokenizer.json; undefined for `--tokenizer bytes`. A hub name with neither is
- * refused: training it on agentrl's byte tokenizer would run, exit 0 and teach it nothing.
- */
-export function tinkerChatFormat(options: Pick<BackendOptions, 'baseModel' | 'tokenizer'>): ChatFormat | undefined {
-  if (options.tokenizer === byteTokenizerName) return undefined;
-  const baseModel = options.baseModel ?? '';
-  const source = options.tokenizer ?? (hasTokenizerJson(baseModel) ? baseModel : undefined);
-  if (source === undefined)
-    throw new InvalidArgumentError(
-      `--base-model ${baseModel} is not a local folder holding tokenizer.json, so agentrl does not know its tokenizer: pass --tokenizer <the model's folder or tokenizer.json> (download its tokenizer.json, tokenizer_config.json and generation_config.json), or --tokenizer ${byteTokenizerName} for a model trained with agentrl's byte tokenizer`,
-      { baseModel, flag: 'tokenizer' },
-    );
-  return loadChatFormat(source);
-}
-
-/** What TinkerPolicy.create gets from the flags (`maxSeqLen`, default the built-in model's, bounds the context). */
-export function tinkerPolicyOptions(
-  options: BackendOptions & { seed: number; maxSeqLen?: number },
-): TinkerPolicyOptions {
-  const chatFormat = tinkerChatFormat(options);
-  return {
-    ...(chatFormat === undefined ? {} : { chatFormat, tokenizer: chatFormat.tokenizer }),
-    baseUrl: options.baseUrl,
-    baseModel: options.baseModel!,
-    rank: options.loraRank ?? 8,
-    seed: options.seed,
-    lossReduction: options.tinkerLossReduction,
-    contextWindow: options.maxSeqLen ?? defaultTrainModel.maxSeqLen,
-  };
+/** The built-in engine's side of checkBackendOptions: no tinker flag, a sound built-in LoRA. */
+function checkBuiltinOptions(options: Parameters<typeof checkBackendOptions>[0]): void {
+  for (const flag of ['baseUrl', 'baseModel', 'tokenizer'] as const) {
+    if (options[flag] !== undefined)
+      throw new InvalidArgumentError(`--${kebab(flag)} is a tinker backend flag; pass --backend tinker too`, {
+        flag,
+      });
+  }
+  // Flags with defaults: a value other than the default was asked for, and the built-in engine would ignore it.
+  for (const [flag, fallback] of [
+    ['tinkerWire', 'protobuf'],
+    ['tinkerLossReduction', 'sum'],
+  ] as const) {
+    const value = options[flag] ?? fallback;
+    if (value !== fallback)
+      throw new InvalidArgumentError(`--${kebab(flag)} ${value} is a tinker backend flag; pass --backend tinker too`, {
+        flag,
+      });
+  }
+  checkBuiltinLora(options);
 }
 
 /** The run's policies: the starting one (warm-started), and restoring `saveState` bytes (resume, the KL reference). */
@@ -294,18 +247,17 @@ export interface PolicyBackend {
  */
 async function restoreBuiltinPolicy(
   bytes: Uint8Array,
-  {
-    spec,
-    init,
-    lora,
-    engines,
-  }: { spec?: string; init?: LoadedCheckpoint; lora: boolean; engines: ReturnType<typeof builtinEngine> },
+  { spec, init, lora }: { spec?: string; init?: LoadedCheckpoint; lora: boolean },
 ): Promise<BuiltinPolicy> {
   const state = parseBuiltinState(bytes);
   if (init !== undefined && spec !== undefined) checkSameModel(spec, init.config, state.modelConfig);
-  const model = await restoreBuiltinModel(state, { baseParams: lora ? init?.params : undefined });
-  return new BuiltinPolicy({ model, chatFormat: init?.chatFormat, ...engines });
+  // A LoRA PPO run's base got a zero value head at the start (prepareModel); the trained one is in the state.
+  const base = init !== undefined && state.modelConfig.valueHead ? withZeroValueHead(init.config, init.params) : init;
+  const model = await restoreBuiltinModel(state, { baseParams: lora ? base?.params : undefined });
+  return new BuiltinPolicy({ model, chatFormat: init?.chatFormat });
 }
+
+export { byteTokenizerName, tinkerChatFormat, tinkerPolicyOptions } from './tinker-backend.ts';
 
 export function policyBackend(
   options: PrepareModelOptions & BackendOptions,
@@ -316,72 +268,33 @@ export function policyBackend(
     // The model's own chat format (when --model has one), and for a LoRA run the frozen base the adapter states restore onto.
     const chatFormat = init?.chatFormat;
     const lora = builtinLora(options);
-    const engine = builtinEngine(options);
-    const restore = (state: Uint8Array, engines: typeof engine) =>
-      restoreBuiltinPolicy(state, { spec: modelSpecOf(options), init, lora: lora !== undefined, engines });
+    // Restored LoRA policies share one base: the starting policy's (or, on resume, the first
+    // restored one's); the policy and the KL / DPO reference are forks of it with their own
+    // adapters — not copies of the weights.
+    let started: BuiltinPolicy | undefined;
+    const restore = sharedBaseRestorer(
+      (state) => restoreBuiltinPolicy(state, { spec: modelSpecOf(options), init, lora: lora !== undefined }),
+      { holder: () => started },
+    );
     return {
       name: 'builtin',
-      start: async () =>
-        new BuiltinPolicy({
+      start: async () => {
+        const policy = new BuiltinPolicy({
           model: await prepareModel(options, descriptor, { valueHead, label, init, lora }),
           chatFormat,
-          ...engine,
-        }),
-      restorePolicy: (state) => restore(state, engine),
+        });
+        // --model with --warm-start: the SFT warm start on the loaded weights, in their own chat format.
+        if (init !== undefined && options.warmStart === true) await warmStartPolicy(policy, options, descriptor, label);
+        started = policy;
+        return policy;
+      },
+      restorePolicy: restore,
       // The reference only scores.
-      restoreReference: (state) => restore(state, { inference: engine.inference, training: 'jax' }),
+      restoreReference: restore,
       close: async () => {},
     };
   }
-  const created: TinkerPolicy[] = [];
-  const create = async (): Promise<TinkerPolicy> => {
-    const policy = await TinkerPolicy.create(tinkerPolicyOptions(options));
-    created.push(policy);
-    return policy;
-  };
-  let live: TinkerPolicy | undefined;
-  return {
-    name: 'tinker',
-    start: async () => {
-      live = await create();
-      console.error(
-        `${label}: tinker model ${live.modelId} on ${live.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`,
-      );
-      await warmStartPolicy(live, options, descriptor, label);
-      return live;
-    },
-    // The policy resumes in the LoRA run this process already holds, when it has one.
-    restorePolicy: async (state) => {
-      live ??= await create();
-      await live.loadState(state);
-      return live;
-    },
-    // The reference is a second LoRA run, made the first time it scores (many algorithms never ask).
-    restoreReference: async (state) => {
-      let reference: Promise<TinkerPolicy> | undefined;
-      let made: TinkerPolicy | undefined;
-      let setupMs = 0;
-      const ready = () =>
-        (reference ??= (async () => {
-          const started = performance.now();
-          const policy = await create();
-          await policy.loadState(state);
-          setupMs = performance.now() - started;
-          made = policy;
-          return policy;
-        })());
-      // Its server time (creating and loading the run, then its forward calls) is part of the time split.
-      return {
-        logprobs: async (batch) => (await ready()).logprobs(batch),
-        get times() {
-          return { setup: setupMs, ...(made?.times ?? {}) };
-        },
-      };
-    },
-    close: async () => {
-      await Promise.allSettled(created.map((policy) => policy.close()));
-    },
-  };
+  return tinkerBackend(options, descriptor, label);
 }
 
 function kebab(name: string): string {

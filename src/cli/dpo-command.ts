@@ -24,7 +24,8 @@ import {
   policyBackend,
   type PolicyBackend,
 } from './backend-setup.ts';
-import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
+import { checkRunSetup, modelSetupSchema, type RunSetup } from './model-setup.ts';
+import { checkPresetOptions, pretrainedPreset } from './model-presets.ts';
 import { Progress } from './progress.ts';
 import { rejectPositional } from './flags.ts';
 import { resolveOptions } from './config-file.ts';
@@ -56,10 +57,11 @@ export type DpoCommandOptions = z.infer<typeof dpoCommandSchema>;
 export async function dpoCommand(argv: readonly string[]): Promise<number> {
   const interrupt = new RunInterrupt('dpo');
   try {
-    const { options, positional } = resolveDpoOptions(argv);
+    const { options, positional, sources } = resolveDpoOptions(argv);
     rejectPositional(dpoCommandSchema, positional, { '--env': environmentNames() });
     // DPO trains no critic and no entropy bonus: only the backend's own refusals apply.
     checkBackendOptions({ ...options, algo: 'grpo', entropyCoef: 0 });
+    checkPresetOptions(options, sources);
     const setup = await checkRunSetup(options);
     const store = RunStore.open(options.store);
     try {
@@ -167,17 +169,17 @@ function dpoBackend(options: DpoCommandOptions, setup: RunSetup): PolicyBackend 
   });
 }
 
-/** Defaults, then the backend's preset and `--model`'s own chat format (the env instructions as a system message, as for train), the config file, the flags. */
+/** Defaults, then the backend's preset and the pretrained model's (model-presets.ts, as for train), the config file, the flags. */
 export function resolveDpoOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(dpoCommandSchema, argv);
   const base = Object.fromEntries(
-    Object.entries({ ...backendPreset(plain.backend), ...modelPreset(modelSpecOf(plain)) }).filter(
+    Object.entries({ ...backendPreset(plain.backend), ...pretrainedPreset(plain) }).filter(
       ([key]) => key in dpoCommandSchema.shape,
     ),
   );
   return resolveOptions(dpoCommandSchema, argv, {
     base,
-    baseSource: "the backend's preset and --model's own chat format",
+    baseSource: "the backend's preset and the pretrained model's",
   });
 }
 

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import OpenAI from 'openai';
 import { at, entry } from '../core/indexing.ts';
 import { saveCheckpoint } from '../model/checkpoint.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { RunStore } from '../store/run-store.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'agentrl.js');

@@ -14,13 +14,19 @@
  * what was scored, drops (and counts) the sessions still open, and ends the run `completed` with
  * the signal as its reason (a gateway's normal end; exit 0). Training on the sessions is
  * `runRl({ collect: gatewayCollect(...) })` in TypeScript, or another trainer on the export.
+ *
+ * `--base-quantization int8|int4` samples on an 8/4-bit base as serve-policy's does (loadServedPolicy; default float32).
+ *
+ * `--backend tinker --base-url … --base-model … [--tokenizer …] [checkpoint]`: the sampler is a
+ * `TinkerPolicy` — replies sampled by the Tinker server's sampling client (token ids and log-probs
+ * recorded as sampled), from the base model or the LoRA a `tinker-checkpoint.json` folder names
+ * (what `agentrl sft|train --backend tinker` wrote); the context is the preset's (model-presets.ts).
+ * The same `TinkerPolicy` trains on the sessions through `gatewayCollect` (tinker-gateway.test.ts).
  */
 import { z } from 'zod';
-import { loadModelCheckpoint } from '../model/model-sources.ts';
-import { TransformerModel } from '../model/model.ts';
-import { byteTokenizer } from '../chat/tokenizer.ts';
-import { BuiltinPolicy } from '../policy/builtin-policy.ts';
+import { InvalidArgumentError } from '../core/errors.ts';
 import { startGateway } from '../serve/gateway/gateway.ts';
+import { loadServedPolicy } from '../serve/openai/policy-server.ts';
 import { RunStore, defaultStorePath } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
 import { parseFlags, validateFlags } from './flags.ts';
@@ -28,6 +34,9 @@ import { GatewayRecording } from './gateway-recording.ts';
 import { defaultModelName, modelArgument, modelArgumentHelp } from './model-argument.ts';
 import { signalName, type StopSignal } from './interrupt.ts';
 import { sourceCommit } from './run-options.ts';
+import { backendSchema } from './backend-setup.ts';
+import { baseQuantizations } from '../model/model-options.ts';
+import { tinkerGatewaySampler } from './tinker-backend.ts';
 
 export const gatewayCommandSchema = z.object({
   host: z.string().default('127.0.0.1').describe('address to listen on (0.0.0.0 for other machines)'),
@@ -52,7 +61,58 @@ export const gatewayCommandSchema = z.object({
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
   rewardMin: z.number().default(-1e6).describe('smallest reward a client may post to /v1/sessions/<id>/reward'),
   rewardMax: z.number().default(1e6).describe('largest reward a client may post to /v1/sessions/<id>/reward'),
+  ...backendSchema.pick({
+    backend: true,
+    baseUrl: true,
+    baseModel: true,
+    tokenizer: true,
+    loraRank: true,
+    tinkerLossReduction: true,
+    tinkerWire: true,
+  }).shape,
+  maxSeqLen: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("tinker: the context window (default: the base model's, from its config.json or the preset table)"),
+  seed: z.number().int().default(0).describe('tinker: seed of the LoRA initialisation'),
+  baseQuantization: z
+    .enum(baseQuantizations)
+    .default('float32')
+    .describe(
+      "the base's matmuls when the model samples: float32, int8 or int4 (8/4-bit blocks; sampled log-probs differ from float32 by a measured tolerance: docs/engine.md); built-in backend only",
+    ),
 });
+
+/** The sampler `--backend` names: the model argument on the built-in engine, or a TinkerPolicy (see the header). */
+async function gatewaySampler(options: z.output<typeof gatewayCommandSchema>, positional: readonly string[]) {
+  if (options.backend === 'tinker') {
+    if (options.baseQuantization !== 'float32')
+      throw new InvalidArgumentError(
+        `agentrl gateway --base-quantization ${options.baseQuantization}: the tinker backend samples on the Tinker server; the flag is for the built-in engine`,
+        { baseQuantization: options.baseQuantization },
+      );
+    const [checkpoint, ...extra] = positional;
+    if (extra.length > 0)
+      throw new InvalidArgumentError(
+        `agentrl gateway --backend tinker takes at most one folder holding tinker-checkpoint.json, got ${positional.join(' ')}`,
+        { positional },
+      );
+    const tinker = await tinkerGatewaySampler(options, checkpoint);
+    return tinker;
+  }
+  const checkpoint = modelArgument(positional, `agentrl gateway ${modelArgumentHelp} [--port 8002] [--run-name …]`);
+  // The model (a checkpoint, HF folder, .gguf or pulled name) as serve-policy loads it; `close` frees its sessions.
+  const sampler = await loadServedPolicy(checkpoint, { baseQuantization: options.baseQuantization });
+  return {
+    sampler,
+    tokenizer: sampler.tokenizer,
+    chatFormat: sampler.chatFormat,
+    source: checkpoint,
+    close: () => sampler.model.release(),
+  };
+}
 
 /** Resolves with the first SIGINT or SIGTERM. */
 function untilStopped(): Promise<StopSignal> {
@@ -60,20 +120,6 @@ function untilStopped(): Promise<StopSignal> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
-}
-
-/** The model (a checkpoint, HF folder, .gguf or pulled name) as the gateway's sampler, with its tokenizer and (when it has one) its own chat template. */
-async function checkpointSampler(checkpoint: string) {
-  const loaded = await loadModelCheckpoint(checkpoint);
-  const chatFormat = loaded.chatFormat;
-  const tokenizer = chatFormat?.tokenizer ?? loaded.tokenizer ?? byteTokenizer;
-  // A real model's checkpoint samples on onnxruntime (10–20× faster than jax-js at that size), as serve-policy does.
-  const sampler = new BuiltinPolicy({
-    model: await TransformerModel.fromParams(loaded.config, loaded.params),
-    tokenizer,
-    ...(chatFormat === undefined ? {} : { chatFormat, inference: 'onnx' as const }),
-  });
-  return { sampler, tokenizer, chatFormat };
 }
 
 /** Opens the store and creates the gateway's run in it; closes the gateway if either fails. */
@@ -102,9 +148,9 @@ async function createGatewayRun(
 export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(gatewayCommandSchema, argv);
   const options = validateFlags(gatewayCommandSchema, values);
-  const checkpoint = modelArgument(positional, `agentrl gateway ${modelArgumentHelp} [--port 8002] [--run-name …]`);
-  const { sampler, tokenizer, chatFormat } = await checkpointSampler(checkpoint);
+  const { sampler, tokenizer, chatFormat, source: checkpoint, close } = await gatewaySampler(options, positional);
   const modelName = options.modelName ?? defaultModelName(checkpoint);
+  const base = options.backend === 'tinker' ? '' : `${options.baseQuantization} base, `;
   const stopped = untilStopped(); // from here on a signal closes the run cleanly
   const gateway = await startGateway({
     sampler,
@@ -116,8 +162,20 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
     maxBatchSize: options.maxBatchSize,
     rewardRange: { min: options.rewardMin, max: options.rewardMax },
     ...(chatFormat === undefined ? {} : { chatFormat }),
+  }).catch(async (error: unknown) => {
+    await close(); // a TinkerPolicy's heartbeats would keep the process alive
+    throw error;
   });
-  const { store, run } = await createGatewayRun(options, { checkpoint, modelName }, gateway);
+  const { store, run } = await createGatewayRun(
+    options,
+    { checkpoint, modelName },
+    {
+      close: async () => {
+        await gateway.close();
+        await close();
+      },
+    },
+  );
   const recording = new GatewayRecording({ store, runId: run.id, gateway, tokenizer });
   let fail!: (error: unknown) => void;
   const failed = new Promise<never>((_, reject) => (fail = reject));
@@ -131,7 +189,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   }, options.recordEveryS * 1000);
   try {
     console.error(
-      `gateway: ${modelName} (${checkpoint}, context ${sampler.contextWindow}, chat format ${chatFormat?.name ?? 'agentrl'}) on ${gateway.baseURL} — recording run ${run.name} in ${store.path}. ` +
+      `gateway: ${modelName} (${checkpoint}, ${base}context ${sampler.contextWindow}, chat format ${chatFormat?.name ?? 'agentrl'}) on ${gateway.baseURL} — recording run ${run.name} in ${store.path}. ` +
         `Sessions: header x-session-id, model agentrl/<session> or user; score with POST /v1/sessions/<session>/reward. Ctrl-C stops.`,
     );
     const signal = await Promise.race([stopped, failed]);
@@ -155,6 +213,7 @@ export async function gatewayCommand(argv: readonly string[]): Promise<number> {
   } finally {
     clearInterval(ticker);
     await gateway.close();
+    await close();
     try {
       store.unlockRun(run.id);
     } finally {

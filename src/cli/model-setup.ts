@@ -5,11 +5,12 @@
  * other backends).
  *
  * One rule for `--model <folder | file.gguf | pulled name | agentrl checkpoint>` (and `--init`,
- * its older name): the run starts from those weights with no SFT warm start (pure RL), and with
+ * its older name): the run starts from those weights with no SFT warm start (pure RL; `--warm-start`
+ * runs one on them), and with
  * the model's own tokenizer and chat format when it has one (a pretrained model's tokenizer.json +
  * chat template, a GGUF's metadata, a checkpoint of such a model); an agentrl byte-model
  * checkpoint keeps the byte template. For a model with its own chat format the env instructions
- * are a system message and the policy sees the whole conversation by default (`modelPreset`).
+ * are a system message and the policy sees the whole conversation by default (model-presets.ts).
  * Checked before a run is created: the model has a tokenizer, the tokenizer fits its vocabulary,
  * and a model's own tokenizer comes with a chat template.
  */
@@ -19,9 +20,10 @@ import { join } from 'node:path';
 import { ChatTemplateError, CheckpointError, InvalidArgumentError, ModelMismatchError } from '../core/errors.ts';
 import { getEnvironment, type EnvDescriptor } from '../envs/index.ts';
 import { modelConfigSchema, withZeroValueHead, type ModelConfig } from '../model/config.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { usesByteTemplate, type LoadedCheckpoint } from '../model/checkpoint.ts';
 import { loraShapes, type LoraConfigInput } from '../model/lora.ts';
+import { baseQuantizations } from '../model/model-options.ts';
 import { describeModel, loadModelCheckpoint, resolveModelSource, sameModel } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
@@ -49,6 +51,18 @@ export const modelSetupSchema = z.object({
       'start from this model instead of the SFT warm start (pure RL): a Hugging Face folder, a .gguf file, a pulled model (agentrl models list) or an agentrl checkpoint; a model with its own tokenizer and chat template trains in that format, with the env instructions as a system message and the whole conversation in view by default',
     ),
   init: z.string().optional().describe('alias of --model (its older name; pass one of them)'),
+  warmStart: z
+    .boolean()
+    .optional()
+    .describe(
+      "run the SFT warm start on the env's scripted expert first (default: on for a fresh byte model, off from --model or a pretrained --base-model: model-presets.ts)",
+    ),
+  baseQuantization: z
+    .enum(baseQuantizations)
+    .optional()
+    .describe(
+      "the base's matmuls when the built-in model samples: float32 (default), int8 or int4 (8/4-bit blocks: faster decoding, sampled log-probs off by a measured tolerance); scoring and training stay float32",
+    ),
   ...warmStartConfigSchema.shape,
   ...modelConfigSchema.partial().omit({ valueHead: true }).shape,
 });
@@ -89,11 +103,6 @@ export function hasOwnChatFormat(spec: string | undefined): boolean {
   } catch {
     return false; // the load reports what is wrong with it
   }
-}
-
-/** Option defaults for a run from a model with its own chat format (under the config file and the flags). */
-export function modelPreset(spec: string | undefined): Record<string, unknown> {
-  return hasOwnChatFormat(spec) ? { systemPrompt: true, historyTurns: 'all' } : {};
 }
 
 /** What a run starts from, checked before the run is recorded: the env, its options, the `--model` weights. */
@@ -187,11 +196,10 @@ export async function prepareModel(
     const checkpoint = init ?? (await loadModelCheckpoint(spec));
     // A critic starts at zero on top of a checkpoint trained without one.
     const loaded = valueHead ? withZeroValueHead(checkpoint.config, checkpoint.params) : checkpoint;
-    const model = await TransformerModel.fromParams(
-      loaded.config,
-      loaded.params,
-      lora === undefined ? {} : { lora, seed: options.seed },
-    );
+    const model = await TransformerModel.fromParams(loaded.config, loaded.params, {
+      ...(lora === undefined ? {} : { lora, seed: options.seed }),
+      baseQuantization: options.baseQuantization,
+    });
     console.error(`${label}: ${describeStart(spec, checkpoint, model)}`);
     return model;
   }
@@ -200,24 +208,29 @@ export async function prepareModel(
     const value = (options as Record<string, unknown>)[key];
     if (value !== undefined && key !== 'valueHead') modelConfig[key] = value;
   }
-  const model = await TransformerModel.create(modelConfig, { seed: options.seed });
-  if (options.demonstrations > 0 && options.sftSteps > 0) {
+  const model = await TransformerModel.create(modelConfig, {
+    seed: options.seed,
+    baseQuantization: options.baseQuantization,
+  });
+  if (options.warmStart !== false && options.demonstrations > 0 && options.sftSteps > 0) {
     await warmStartPolicy(new BuiltinPolicy({ model }), options, descriptor, label);
     // RL starts with a fresh optimizer: the SFT moments (at a 30-100x larger learning rate) say
     // nothing about the RL gradients. bench:learning starts RL the same way.
-    return TransformerModel.fromParams(model.config, await model.hostParams());
+    return TransformerModel.fromParams(model.config, await model.hostParams(), {
+      baseQuantization: options.baseQuantization,
+    });
   }
   return model;
 }
 
-/** The SFT warm start on the env's scripted expert, through the contract (no-op when --demonstrations or --sft-steps is 0). */
+/** The SFT warm start on the env's scripted expert, through the contract (no-op with --no-warm-start, or when --demonstrations or --sft-steps is 0). */
 export async function warmStartPolicy(
   policy: TrainablePolicy,
   options: PrepareModelOptions,
   descriptor: EnvDescriptor,
   label: string,
 ): Promise<void> {
-  if (options.demonstrations === 0 || options.sftSteps === 0) return;
+  if (options.warmStart === false || options.demonstrations === 0 || options.sftSteps === 0) return;
   const progress = new Progress({ label: 'warm start (sft)', total: options.sftSteps });
   const result = await warmStart({
     policy,

@@ -8,9 +8,10 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { getEnvironment } from '../envs/index.ts';
 import { hfArchitectures } from '../model/hf-config.ts';
+import { baseQuantizations } from '../model/model-options.ts';
 import { exportHuggingFace } from '../serve/export-hf.ts';
 import { startEnvServer } from '../serve/openenv/env-server.ts';
-import { loadServedPolicy, startPolicyServer } from '../serve/openai/policy-server.ts';
+import { startPolicyServer } from '../serve/openai/policy-server.ts';
 import { requestLimitsSchema } from '../serve/openai/request-limits.ts';
 import { parseFlags, validateFlags } from './flags.ts';
 import { defaultModelName, modelArgument, modelArgumentHelp } from './model-argument.ts';
@@ -48,11 +49,11 @@ export const servePolicyCommandSchema = z.object({
     .describe("the model id clients pass (default: the model's folder or file name, or the pulled model's name)"),
   batchWindowMs: z.number().min(0).default(10).describe('wait this long for more requests to batch with the first'),
   maxBatchSize: z.number().int().positive().default(64).describe('rows per batched generation at most'),
-  engine: z
-    .enum(['auto', 'jax', 'onnx'])
-    .default('auto')
+  baseQuantization: z
+    .enum(baseQuantizations)
+    .default('float32')
     .describe(
-      "generation engine: jax (jax-js), onnx (onnxruntime), auto (onnx for a real model's checkpoint, jax for the byte models)",
+      "the base's matmuls when the model samples: float32, int8 or int4 (8/4-bit blocks; sampled log-probs differ from float32 by a measured tolerance: docs/engine.md)",
     ),
   ...requestLimitsSchema.shape, // --max-body-bytes, --max-messages, --max-tools, --max-choices …
 });
@@ -74,11 +75,11 @@ function onePositional(positional: readonly string[], what: string): string {
   return only;
 }
 
-/** Resolves when the process gets SIGINT or SIGTERM. */
-function untilStopped(): Promise<void> {
+/** Resolves with the first SIGINT or SIGTERM the process gets. */
+function untilStopped(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
   });
 }
 
@@ -112,10 +113,10 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
   const { values, positional } = parseFlags(servePolicyCommandSchema, argv);
   const options = validateFlags(servePolicyCommandSchema, values);
   const checkpoint = modelArgument(positional, `agentrl serve-policy ${modelArgumentHelp} [--port 8001]`);
-  const served = await loadServedPolicy(checkpoint, { engine: options.engine });
   const modelName = options.modelName ?? defaultModelName(checkpoint);
   const server = await startPolicyServer({
-    ...served,
+    model: checkpoint, // loaded by the server, released by its close()
+    baseQuantization: options.baseQuantization,
     modelName,
     host: options.host,
     port: options.port,
@@ -124,11 +125,12 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
     requestLimits: requestLimitsSchema.parse(options), // the limit fields only
   });
   console.error(
-    `serve-policy: ${modelName} (${checkpoint}, context ${served.contextWindow}, chat format ${served.chatFormat?.name ?? 'agentrl'}, engine ${served.engine}) on ${server.url}/v1 ` +
+    `serve-policy: ${modelName} (${checkpoint}, ${options.baseQuantization} base, context ${server.policy.contextWindow}, chat format ${server.policy.chatFormat?.name ?? 'agentrl'}) on ${server.url}/v1 ` +
       `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
   );
-  await untilStopped();
-  await server.close();
+  const signal = await untilStopped();
+  await server.close(); // cuts the open connections (their generations stop), then releases the model
+  console.error(`serve-policy: stopped (${signal}): connections closed, model released`);
   return 0;
 }
 

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { InvalidArgumentError } from '../core/errors.ts';
 import { agentrlChatFormat } from '../chat/chat-format.ts';
 import { modelConfigSchema } from '../model/config.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { loadModelCheckpoint } from '../model/model-sources.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { TinkerPolicy } from '../policy/tinker/index.ts';
@@ -26,6 +26,7 @@ import { parseFlags, rejectPositional, validateFlags } from './flags.ts';
 import { gracefulInterrupt } from './interrupt.ts';
 import { checkModelTokenizer, defaultTrainModel, modelSpecOf } from './model-setup.ts';
 import { backendPreset, backendSchema, checkBackendOptions, tinkerPolicyOptions } from './backend-setup.ts';
+import { checkPresetOptions, pretrainedPreset } from './model-presets.ts';
 
 export const sftCommandSchema = z.object({
   data: z.string().describe('chat JSONL file (OpenAI messages format)'),
@@ -70,9 +71,18 @@ async function startingPolicy(options: SftCommandOptions): Promise<TrainablePoli
 export async function sftCommand(argv: readonly string[]): Promise<number> {
   const { values, positional } = parseFlags(sftCommandSchema, argv);
   rejectPositional(sftCommandSchema, positional);
-  const options = validateFlags(sftCommandSchema, { ...backendPreset(values.backend), ...values });
+  // A pretrained model's preset (model-presets.ts): its LoRA learning rate and, on tinker, its context.
+  const plain = validateFlags(sftCommandSchema, { ...backendPreset(values.backend), ...values });
+  const preset = Object.fromEntries(
+    Object.entries(pretrainedPreset(plain)).filter(([key]) => key in sftCommandSchema.shape),
+  );
+  const options = validateFlags(sftCommandSchema, { ...backendPreset(values.backend), ...preset, ...values });
   // SFT trains no critic and no entropy bonus: only the backend's own refusals apply, before any work.
   checkBackendOptions({ ...options, algo: 'grpo', entropyCoef: 0 });
+  checkPresetOptions(options, {
+    ...Object.fromEntries(Object.keys(preset).map((key) => [key, 'the pretrained-model preset'])),
+    ...Object.fromEntries(Object.keys(values).map((key) => [key, 'the command line'])),
+  });
   const builtinLoraFlag = (['loraRank', 'loraAlpha', 'loraDropout', 'loraTargets'] as const).find(
     (flag) => options[flag] !== undefined,
   );

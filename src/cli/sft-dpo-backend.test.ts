@@ -74,9 +74,11 @@ test('agentrl sft|dpo --backend tinker: the backend flags are taken and refused 
       'bytes',
       '--max-grad-norm',
       '1',
+      '--tinker-wire',
+      'json',
     ]);
     assert.equal(sftClip.code, 2, sftClip.stderr);
-    assert.match(sftClip.stderr, /the tinker backend cannot clip the gradient norm/);
+    assert.match(sftClip.stderr, /--tinker-wire json \(a raw SkyRL 0\.3\.0 server\) drops AdamParams\.grad_clip_norm/);
     const sftLora = await runCli(['sft', '--data', data, '--lora-rank', '8']);
     assert.equal(sftLora.code, 2, sftLora.stderr);
     assert.match(sftLora.stderr, /--lora-rank/);
@@ -114,11 +116,18 @@ test('agentrl sft --backend tinker trains a LoRA on the server through the SDK p
         out,
         '--held-out-fraction',
         '0',
+        '--max-grad-norm',
+        '0.5',
       ]),
     );
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(server.refusals, []);
     assert.ok((server.applied.optim_step ?? 0) >= 2, JSON.stringify(server.applied));
+    // --max-grad-norm reaches the server as AdamParams.grad_clip_norm (before: refused for tinker).
+    const clips = server.log
+      .filter((entry) => entry.path === '/api/v1/optim_step')
+      .map((entry) => (entry.body.adam_params as { grad_clip_norm?: number }).grad_clip_norm);
+    assert.ok(clips.length >= 2 && clips.every((clip) => clip === 0.5), JSON.stringify(clips));
     assert.ok(existsSync(join(out, 'tinker-checkpoint.json')));
     assert.match(await readFile(join(out, 'tinker-checkpoint.json'), 'utf8'), /"tinkerPath": "tinker:\/\/.*"step": 2/s);
   } finally {

@@ -90,7 +90,7 @@ test('agentrl train --backend tinker: a missing --base-url, PPO, or clipping is 
   }
 });
 
-test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the flags reach TinkerPolicy.create', () => {
+test('--backend tinker flags: the backend preset sets maxGradNorm 0 (the SDK default), clipping is sent on the protobuf wire only, and the flags reach TinkerPolicy.create', () => {
   const argv = [
     '--env',
     'bandit',
@@ -123,13 +123,20 @@ test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the fla
     seed: 3,
     lossReduction: 'sequence-mean',
     contextWindow: 128,
+    wire: 'protobuf',
   });
   checkOptions(created);
-  // An explicit clip is refused, naming the flag; the builtin default stays 1.
+  // An explicit clip goes to the server as AdamParams.grad_clip_norm on the protobuf wire (before:
+  // refused on every wire); the JSON wire (a raw SkyRL 0.3.0, which drops it) refuses it, naming
+  // both flags. The builtin default stays 1.
+  const clipped = resolveTrainOptions([...argv, '--max-grad-norm', '1']).options;
+  checkBackendOptions(clipped);
+  assert.equal(clipped.maxGradNorm, 1);
   assert.throws(
-    () => checkBackendOptions(resolveTrainOptions([...argv, '--max-grad-norm', '1']).options),
-    /the tinker backend cannot clip the gradient norm; set --max-grad-norm 0/,
+    () => checkBackendOptions(resolveTrainOptions([...argv, '--max-grad-norm', '1', '--tinker-wire', 'json']).options),
+    /--tinker-wire json \(a raw SkyRL 0\.3\.0 server\) drops AdamParams\.grad_clip_norm.*set --max-grad-norm 0/,
   );
+  assert.equal(tinkerPolicyOptions(resolveTrainOptions([...argv, '--tinker-wire', 'json']).options).wire, 'json');
   assert.throws(
     () => checkBackendOptions(resolveTrainOptions([...argv, '--entropy-coef', '0.01']).options),
     /cannot train an entropy bonus/,
@@ -146,6 +153,15 @@ test('--backend tinker flags: the backend preset sets maxGradNorm 0, and the fla
       ),
     /--base-model \/models\/tiny is not a local folder holding tokenizer\.json.*pass --tokenizer/,
   );
+  // A tinker flag the built-in engine would ignore is refused (before: --tinker-wire did not exist; a loss reduction was ignored).
+  for (const flag of [
+    ['--tinker-wire', 'json'],
+    ['--tinker-loss-reduction', 'sequence-mean'],
+  ])
+    assert.throws(
+      () => checkBackendOptions(resolveTrainOptions(['--env', 'bandit', ...flag]).options),
+      new RegExp(`${flag[0]} ${flag[1]} is a tinker backend flag; pass --backend tinker too`),
+    );
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.maxGradNorm, 1);
   assert.equal(resolveTrainOptions(['--env', 'bandit']).options.backend, 'builtin');
 });

@@ -27,7 +27,8 @@ import { InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { RunRecord } from '../store/types.ts';
-import { checkRunSetup, modelPreset, modelSetupSchema, modelSpecOf, type RunSetup } from './model-setup.ts';
+import { checkRunSetup, modelSetupSchema, type RunSetup } from './model-setup.ts';
+import { checkPresetOptions, presetTable, pretrainedPreset, pretrainedStart } from './model-presets.ts';
 import { backendPreset, backendSchema, checkBackendOptions } from './backend-setup.ts';
 import { RunInterrupt } from './interrupt.ts';
 import { resolveOptions } from './config-file.ts';
@@ -38,6 +39,8 @@ import { trainPhases } from './train-phases.ts';
 import { trackerOptionsShape } from '../trackers/open-tracker.ts';
 import { builtinRewards, type EpisodeContext, type Rubric, resolveRewardSpec } from '../rewards/index.ts';
 import { monitorModeSchema, monitorThresholdsTextSchema } from '../rewards/monitor/index.ts';
+import { multiAgentOptionsShape } from '../train/multi-agent/multi-agent-options.ts';
+import { checkPerRoleOptions } from './role-train-phases.ts';
 
 export const trainCommandSchema = z.object({
   env: z
@@ -73,22 +76,24 @@ export const trainCommandSchema = z.object({
   ...backendSchema.shape,
   ...runOptionsShape,
   ...trackerOptionsShape,
+  ...multiAgentOptionsShape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
 /**
  * The options a new run gets: defaults, then the env's training preset, the backend's and the
- * model's (`--model` with its own chat format: system prompt on, whole conversation), the config
- * file, the flags.
+ * pretrained model's (model-presets.ts: no warm start, system prompt on, whole conversation, its
+ * context and a LoRA learning rate), the config file, the flags.
  */
 export function resolveTrainOptions(argv: readonly string[]) {
   const { options: plain } = resolveOptions(trainCommandSchema, argv);
-  const fromModel = modelPreset(modelSpecOf(plain));
+  const fromModel = pretrainedPreset(plain);
   const base = { ...presetOptions(plain.env), ...backendPreset(plain.backend), ...fromModel };
+  const start = pretrainedStart(plain);
   const sources = [
     `the ${plain.env} preset`,
     ...(plain.backend === 'builtin' ? [] : [`the ${plain.backend} backend`]),
-    ...(Object.keys(fromModel).length > 0 ? ["--model's own chat format"] : []),
+    ...(Object.keys(fromModel).length > 0 ? [`the pretrained-model preset of ${start?.name ?? 'the --model'}`] : []),
   ];
   const baseSource =
     sources.length === 1 ? at(sources, 0, 'sources') : `${sources.slice(0, -1).join(', ')} and ${sources.at(-1)}`;
@@ -106,16 +111,21 @@ export function trainHelp(argv: readonly string[]): string {
   const effective = Object.fromEntries(
     Object.entries(options).map(([key, value]) => [key, { value, source: sources[key] ?? 'the default' }]),
   );
-  return `  ${header}\n${flagHelp(trainCommandSchema, effective)}`;
+  return `  ${header}\n${flagHelp(trainCommandSchema, effective)}\n\n${presetTable()}`;
 }
 
 export async function trainCommand(argv: readonly string[]): Promise<number> {
   const interrupt = new RunInterrupt('train');
   try {
-    const { options, positional } = resolveTrainOptions(argv);
+    const { options, positional, sources } = resolveTrainOptions(argv);
     rejectPositional(trainCommandSchema, positional, { '--env': environmentNames() });
     // A new run's setup is checked before the store is even opened; a resumed run's comes from the store.
-    if (options.resume === undefined) checkBackendOptions(options);
+    if (options.resume === undefined) {
+      checkBackendOptions(options);
+      checkPresetOptions(options, sources);
+      // --policies per-role needs a multi-agent env: refused before the run is created.
+      if (options.policies === 'per-role') checkPerRoleOptions(options);
+    }
     const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
     const rubric = setup !== undefined ? await rubricOf(options) : undefined;
     const store = RunStore.open(options.store);

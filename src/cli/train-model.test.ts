@@ -14,7 +14,10 @@ import { toHfTensors } from '../model/hf-config.ts';
 import { serializeSafetensors } from '../model/safetensors.ts';
 import { loadCheckpoint } from '../model/checkpoint.ts';
 import { RunStore } from '../store/run-store.ts';
-import { builtinEngine, checkBackendOptions } from './backend-setup.ts';
+import { checkBackendOptions } from './backend-setup.ts';
+import { fieldsOf, parseFlags } from './flags.ts';
+import { servePolicyCommandSchema } from './serve-commands.ts';
+import { trainCommandSchema } from './train-command.ts';
 import { checkRunSetup } from './model-setup.ts';
 import { runCli } from './cli-test-fixture.ts';
 import { tinyModelConfig as tiny, tinyModelFolder } from './tiny-model-folder.ts';
@@ -120,11 +123,10 @@ test("agentrl train --model <HF folder> --lora-rank 4: pure RL in the model's fo
     assert.match(resumed.stdout, /held-out test success \(sampled\) [\d.]+% before RL → [\d.]+% after 2 iterations/);
   }));
 
-test('one-line refusals: --lora-rank without a model, LoRA with a critic, a folder without a tokenizer, a tokenizer larger than the vocabulary', () =>
+test('one-line refusals: --lora-rank without a model (LoRA with a critic is allowed), a folder without a tokenizer, a tokenizer larger than the vocabulary', () =>
   withTempDir(async (dir) => {
     const builtin = {
       backend: 'builtin' as const,
-      engine: 'auto' as const,
       tinkerLossReduction: 'sum' as const,
       algo: 'grpo' as const,
       entropyCoef: 0,
@@ -138,10 +140,8 @@ test('one-line refusals: --lora-rank without a model, LoRA with a critic, a fold
       () => checkBackendOptions({ ...builtin, loraAlpha: 8 }),
       /--lora-alpha sets up LoRA adapters; pass --lora-rank too/,
     );
-    assert.throws(
-      () => checkBackendOptions({ ...builtin, algo: 'ppo', loraRank: 16, model: 'm' }),
-      /--algo ppo trains a critic/,
-    );
+    // Before: refused ('a LoRA run trains no value head'); the head now trains beside the adapters (train-ppo-lora.test.ts).
+    checkBackendOptions({ ...builtin, algo: 'ppo', loraRank: 16, model: 'm' });
     assert.throws(
       () => checkBackendOptions({ ...builtin, loraRank: 16, model: 'm', loraTargets: 'q_proj,qkv' }),
       /unknown --lora-targets module "qkv"; allowed: q_proj, k_proj/,
@@ -185,24 +185,9 @@ test('one-line refusals: --lora-rank without a model, LoRA with a critic, a fold
     );
   }));
 
-test('--engine auto: onnxruntime for a LoRA run without dropout, jax-js otherwise; onnx with a full fine-tune trains on jax-js', () => {
-  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16 }), { inference: 'onnx', training: 'onnx' });
-  assert.deepEqual(builtinEngine({ engine: 'auto', loraRank: 16, loraDropout: 0.05 }), {
-    inference: 'jax',
-    training: 'jax',
-  });
-  assert.deepEqual(builtinEngine({ engine: 'auto' }), { inference: 'jax', training: 'jax' });
-  assert.deepEqual(builtinEngine({ engine: 'onnx' }), { inference: 'onnx', training: 'jax' });
-  assert.deepEqual(builtinEngine({ engine: 'jax', loraRank: 16 }), { inference: 'jax', training: 'jax' });
-  const tinker = {
-    backend: 'tinker' as const,
-    engine: 'onnx' as const,
-    tinkerLossReduction: 'sum' as const,
-    algo: 'grpo' as const,
-    entropyCoef: 0,
-    maxGradNorm: 0,
-    baseUrl: 'http://x',
-    baseModel: 'b',
-  };
-  assert.throws(() => checkBackendOptions(tinker), /--engine onnx picks the built-in backend's engine/);
+test('one engine: --engine is gone from train and serve-policy, refused as an unknown flag', () => {
+  for (const schema of [trainCommandSchema, servePolicyCommandSchema]) {
+    assert.ok(!fieldsOf(schema).some((field) => field.flag === '--engine'));
+    assert.throws(() => parseFlags(schema, ['--engine', 'onnx']), /unknown flag --engine; known flags: /);
+  }
 });

@@ -26,6 +26,7 @@ import { loadResumePoint, RunRecorder, type ResumePoint } from '../train/run-rec
 import type { RunInterrupt } from './interrupt.ts';
 import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
+import { rolePhases } from './role-train-phases.ts';
 import { Progress, formatSeconds, monitorField } from './progress.ts';
 import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
@@ -90,6 +91,8 @@ async function runPhases(
       policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } }),
   };
   await startWeights(context, backend);
+  // A policy per role (issue 33): the roles' own RL phases from the start weights.
+  if (options.policies === 'per-role') return rolePhases(phases, backend);
   const point: ResumePoint<TrainablePolicy, ReferencePolicy> = (await loadResumePoint(store, run.id, {
     policy: backend.restorePolicy,
     reference: backend.restoreReference,

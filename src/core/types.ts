@@ -174,4 +174,9 @@ export interface Trajectory {
    * (train/rl-async.ts); staleness at an update = trainer version − policyVersion. Absent = on-policy.
    */
   policyVersion?: number;
+  /**
+   * The agent of a multi-agent env this trajectory is the transcript of (rollout/multi-agent-rollout.ts):
+   * its own observations and its own replies, each agent with its own policy. Absent = single agent.
+   */
+  role?: string;
 }

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidArgumentError, UnknownNameError } from '../core/index.ts';
-import { environmentNames, environments, getEnvironment, makeEnv, playEpisode, splitSeed } from './index.ts';
+import {
+  CalculatorCurriculum,
+  calculatorOptionsSchema,
+  defaultOperandStages,
+  environmentNames,
+  environments,
+  getEnvironment,
+  makeEnv,
+  playEpisode,
+  splitSeed,
+} from './index.ts';
 
 test('every described environment makes an env of its name whose expert succeeds', async () => {
   assert.deepEqual(environmentNames().slice(0, 4), ['frozen-lake', 'sokoban', 'calculator', 'bandit']);
@@ -38,4 +48,15 @@ test('makeEnv passes options through the schema; unknown names list the known on
     () => getEnvironment('chess'),
     /unknown environment "chess"; allowed: frozen-lake, sokoban, calculator, bandit, math/,
   );
+});
+
+test("the calculator's reward line names each shaping option of its schema and the curriculum, which agentrl/envs exports", () => {
+  const shaping = Object.keys(calculatorOptionsSchema.shape).filter((key) => key.endsWith('Reward'));
+  assert.deepEqual(shaping.sort(), ['callFormatReward', 'callOperandsReward', 'toolCallReward']);
+  const { reward } = getEnvironment('calculator');
+  for (const option of shaping) assert.ok(reward.includes(option), option);
+  assert.ok(reward.includes('CalculatorCurriculum'));
+  const stage = new CalculatorCurriculum().stageOptions(); // the easiest stage, fed to the env's own schema
+  assert.equal(makeEnv('calculator', { ...stage, callFormatReward: 0.1 }).name, 'calculator');
+  assert.deepEqual(stage, defaultOperandStages[0]);
 });

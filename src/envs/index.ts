@@ -77,7 +77,8 @@ export const environments: readonly EnvDescriptor[] = [
     description: 'Compute an integer arithmetic expression (+ - * and parentheses), with a calculator tool.',
     actions:
       '<tool_call>{"name": "calculator", "arguments": {"expression": "..."}}</tool_call> or <answer>integer</answer>',
-    reward: '1 for the exact integer answer, else 0; -formatPenalty per invalid turn',
+    reward:
+      "1 for the exact integer answer, else 0; -formatPenalty per invalid turn; shaping, success unchanged (default 0 each): callFormatReward for the first well-formed calculator call, callOperandsReward for the first with the question's operands and operators, toolCallReward for the first that evaluates to the answer; easy → hard operands: CalculatorCurriculum (agentrl/envs)",
     optionsSchema: calculatorOptionsSchema,
     make: (options) => makeCalculator(options as CalculatorOptions),
     expert: calculatorExpert,
@@ -230,6 +231,9 @@ export type { ParsedAction, ParsedMoves, ParsedToolCall } from './action-format.
 export { PrivilegedCopyMismatchError, TaskGenerationError } from './errors.ts';
 export { withPrivileged } from './with-privileged.ts';
 export { expertOptionsSchema, makeExpert } from './expert.ts';
+export type { RoleSpec } from './role-spec.ts';
+export { negotiationRoles } from './negotiation/roles.ts';
+export { absoluteZeroRoles } from './absolute-zero/roles.ts';
 export type { Expert, ExpertOptions } from './expert.ts';
 export { playEpisode } from './play.ts';
 export type { EpisodeSummary } from './play.ts';
@@ -241,6 +245,17 @@ export { CalculatorEnv, calculatorOptionsSchema, calculatorTool, makeCalculator 
 export type { CalculatorData, CalculatorOptions, CalculatorTask } from './calculator/env.ts';
 export { CalculatorError, evaluateExpression } from './calculator/evaluate.ts';
 export { calculatorExpert } from './calculator/expert.ts';
+export {
+  CalculatorCurriculum,
+  calculatorCurriculumSchema,
+  curriculumStageSchema,
+  defaultOperandStages,
+} from './calculator/calculator-curriculum.ts';
+export type {
+  CalculatorCurriculumOptions,
+  CalculatorCurriculumState,
+  CurriculumStage,
+} from './calculator/calculator-curriculum.ts';
 export { FrozenLakeEnv, frozenLakeOptionsSchema, makeFrozenLake } from './frozen-lake/env.ts';
 export type { FrozenLakeData, FrozenLakeOptions, FrozenLakeTask } from './frozen-lake/env.ts';
 export { frozenLakeExpert } from './frozen-lake/expert.ts';

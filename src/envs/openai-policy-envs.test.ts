@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { at } from '../core/indexing.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { OpenAIPolicy } from '../policy/openai-policy.ts';
 import { rollout } from '../rollout/index.ts';
-import { builtinGenerator, startPolicyServer, type PolicyServer } from '../serve/openai/policy-server.ts';
+import { startPolicyServer, type PolicyServer } from '../serve/openai/policy-server.ts';
 import { splitSeeds } from './split.ts';
 import { environmentNames, getEnvironment } from './index.ts';
 
@@ -34,9 +34,7 @@ describe('environments with an OpenAI-compatible model (serve-policy, real HTTP)
   before(async () => {
     model = await TransformerModel.create(tiny, { seed: 3 });
     server = await startPolicyServer({
-      generate: builtinGenerator(model, byteTokenizer),
-      tokenizer: byteTokenizer,
-      contextWindow: tiny.maxSeqLen,
+      policy: new BuiltinPolicy({ model }),
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 5,

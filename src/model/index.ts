@@ -1,9 +1,8 @@
 /**
- * `agentrl/model`: the built-in transformer (jax-js, loaded by the first model made), its configs,
- * generation, checkpoints and model sources (pulled names, GGUF files, Hugging Face folders).
+ * `agentrl/model`: engine-neutral model code — configs, checkpoints, model sources (pulled names,
+ * GGUF files, Hugging Face folders). The model itself (`TransformerModel`,
+ * `generate`) is the engine's: `agentrl/engine`.
  */
-export { TransformerModel, type ScoreResult, type StepReport } from './model.ts';
-export { generate, type GenerateOptions, type GeneratedRow } from './generate.ts';
 export { modelConfigSchema, type ModelConfig, type ModelConfigInput, type HostParams } from './config.ts';
 export { saveCheckpoint, loadCheckpoint } from './checkpoint.ts';
 export {

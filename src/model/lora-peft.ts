@@ -6,6 +6,8 @@
  *   adapter_model.safetensors  base_model.model.model.layers.{i}.self_attn.q_proj.lora_A.weight [r, in]
  *                              base_model.model.model.layers.{i}.self_attn.q_proj.lora_B.weight [out, r]
  *                              (q/k/v/o_proj under self_attn, gate/up/down_proj under mlp)
+ *                              base_model.model.v_head.summary.weight [1, D], .bias [1]   (a trained value head:
+ *                              modules_to_save ["v_head"], TRL's v_head.summary as hf-config.ts names it)
  *
  * agentrl keeps A [in, r] and B [r, out] (x A B); PEFT's are their transposes (B A x).
  */
@@ -27,6 +29,8 @@ export interface SaveAdapterOptions {
   lora: LoraConfig;
   /** Adapters as `TransformerModel.adapterParams()` returns them. */
   adapters: HostParams;
+  /** The value head trained under LoRA (`TransformerModel.valueHeadParams()`), saved as PEFT's modules_to_save. */
+  valueHead?: HostParams;
   /** Written to adapter_config.json: where PEFT users find the base (a hub id or a folder). */
   baseModelNameOrPath?: string;
 }
@@ -48,17 +52,29 @@ export function peftKey(name: string): string {
   return `base_model.model.model.layers.${layer}.${block}.${module}.lora_${side}.weight`;
 }
 
-/** PEFT's tensors: keys from `peftKey`, each the transpose of agentrl's. */
-export function toPeftTensors(adapters: HostParams): Map<string, HostTensor> {
+/** PEFT's keys of a value head saved as modules_to_save (agentrl name → key, transposed?). */
+const valueHeadKeys: ReadonlyMap<string, [string, boolean]> = new Map([
+  ['valueHead.w', ['base_model.model.v_head.summary.weight', true]],
+  ['valueHead.b', ['base_model.model.v_head.summary.bias', false]],
+]);
+
+/** PEFT's tensors: keys from `peftKey`, each the transpose of agentrl's; a value head's under modules_to_save. */
+export function toPeftTensors(adapters: HostParams, valueHead?: HostParams): Map<string, HostTensor> {
   const tensors = new Map<string, HostTensor>();
   for (const [name, tensor] of adapters) tensors.set(peftKey(name), transpose(tensor));
+  for (const [name, tensor] of valueHead ?? []) {
+    const [key, transposed] = valueHeadKeys.get(name) ?? [];
+    if (key === undefined) throw new CheckpointError(`not a value head name: ${name}`, { name });
+    tensors.set(key, transposed ? transpose(tensor) : { shape: [...tensor.shape], data: tensor.data.slice() });
+  }
   return tensors;
 }
 
 export function peftAdapterConfig({
   lora,
   baseModelNameOrPath,
-}: Pick<SaveAdapterOptions, 'lora' | 'baseModelNameOrPath'>): Record<string, unknown> {
+  valueHead,
+}: Pick<SaveAdapterOptions, 'lora' | 'baseModelNameOrPath' | 'valueHead'>): Record<string, unknown> {
   return {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
@@ -73,7 +89,7 @@ export function peftAdapterConfig({
     init_lora_weights: true,
     use_rslora: false,
     use_dora: false,
-    modules_to_save: null,
+    modules_to_save: valueHead === undefined ? null : ['v_head'],
     layers_to_transform: null,
   };
 }
@@ -83,7 +99,7 @@ export async function saveAdapter(folder: string, options: SaveAdapterOptions): 
   await mkdir(folder, { recursive: true });
   await writeFileAtomic(
     join(folder, 'adapter_model.safetensors'),
-    serializeSafetensors(toPeftTensors(options.adapters), { format: 'pt' }),
+    serializeSafetensors(toPeftTensors(options.adapters, options.valueHead), { format: 'pt' }),
   );
   await writeFileAtomic(
     join(folder, 'adapter_config.json'),
@@ -91,11 +107,23 @@ export async function saveAdapter(folder: string, options: SaveAdapterOptions): 
   );
 }
 
-/** Reads a PEFT folder's tensors back to agentrl's adapter names and layout. */
+/** Reads a PEFT folder's adapters back to agentrl's names and layout (a saved value head: `loadAdapterFolder`). */
 export async function loadAdapterTensors(folder: string): Promise<HostParams> {
+  return (await loadAdapterFolder(folder)).adapters;
+}
+
+/** Reads a PEFT folder back: the adapters and, when saved (modules_to_save), the value head, in agentrl's names and layout. */
+export async function loadAdapterFolder(folder: string): Promise<{ adapters: HostParams; valueHead?: HostParams }> {
   const content = await readSafetensors(join(folder, 'adapter_model.safetensors'));
   const adapters: HostParams = new Map();
+  const valueHead: HostParams = new Map();
   for (const [key, tensor] of content.tensors) {
+    const head = [...valueHeadKeys].find(([, [headKey]]) => headKey === key);
+    if (head !== undefined) {
+      const value = { shape: tensor.shape, data: toFloat32(tensor) };
+      valueHead.set(head[0], head[1][1] ? transpose(value) : value);
+      continue;
+    }
     const [, layer, module, side] =
       /^base_model\.model\.model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+)\.lora_([AB])\.weight$/.exec(key) ?? [];
     const weight = module === undefined ? undefined : loraModuleWeights[module as LoraModule];
@@ -103,5 +131,5 @@ export async function loadAdapterTensors(folder: string): Promise<HostParams> {
     const name = `layers.${layer}.${weight}.lora${side}`;
     adapters.set(name, transpose({ shape: tensor.shape, data: toFloat32(tensor) }));
   }
-  return adapters;
+  return valueHead.size === 0 ? { adapters } : { adapters, valueHead };
 }

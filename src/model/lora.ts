@@ -10,10 +10,8 @@
 import { z } from 'zod';
 import { Rng } from '../core/rng.ts';
 import { InvalidArgumentError } from '../core/errors.ts';
-import { at, entry } from '../core/indexing.ts';
-import { numpy as np, type JaxArray } from './jax.ts';
+import { at } from '../core/indexing.ts';
 import { parameterShapes, type HostParams, type ModelConfig } from './config.ts';
-import type { DeviceParams } from './transformer.ts';
 
 /** PEFT / Hugging Face module names → agentrl's weight names (config.ts). */
 export const loraModuleWeights = {
@@ -82,21 +80,6 @@ export function initLoraParams(config: ModelConfig, lora: LoraConfig, seed: numb
   return params;
 }
 
-/**
- * x W (+ x A B · scale when `params` holds adapters for `name`). `x` [N, in] → [N, out].
- * The scale and the dropout mask ride in `params` (`lora.scale` [1], `{name}.loraMask` [N, in]
- * of 0 or 1/(1−p)) so compiled functions take them as inputs. Consumes `x` and the entries used.
- */
-export function linear(params: DeviceParams, name: string, x: JaxArray): JaxArray {
-  const a = params[name + '.loraA'];
-  if (a === undefined) return np.matmul(x, entry(params, name, 'model parameter')); // [N, out]
-  const mask = params[name + '.loraMask'];
-  const adapterInput = mask === undefined ? x.ref : x.ref.mul(mask);
-  const b = entry(params, name + '.loraB', 'model parameter');
-  const update = np.matmul(np.matmul(adapterInput, a), b).mul(entry(params, 'lora.scale', 'model parameter').ref); // [N, out]
-  return np.matmul(x, entry(params, name, 'model parameter')).add(update);
-}
-
 /** Base weights with W + scale · A B folded in (for export and serving). */
 export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConfig): HostParams {
   const merged = new Map(base);
@@ -125,35 +108,6 @@ export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConf
   return merged;
 }
 
-/** Device arrays for host tensors of the given names and shapes (in that order). */
-export function toDeviceByShapes(shapes: ReadonlyMap<string, number[]>, host: HostParams): DeviceParams {
-  const device: DeviceParams = {};
-  for (const [name, shape] of shapes) {
-    const tensor = host.get(name);
-    if (tensor === undefined)
-      throw new InvalidArgumentError(`no host tensor ${name} (checkByShapes lists what is missing)`, { name });
-    device[name] = np.array(tensor.data.slice()).reshape(shape);
-  }
-  return device;
-}
-
-/** Copies device arrays of the given names to the host. Does not consume them. */
-export async function toHostByShapes(shapes: ReadonlyMap<string, number[]>, device: DeviceParams): Promise<HostParams> {
-  const host: HostParams = new Map();
-  for (const [name, shape] of shapes)
-    host.set(name, {
-      shape,
-      data: new Float32Array((await entry(device, name, 'device array').ref.data()) as Float32Array),
-    });
-  return host;
-}
-
-export function zerosByShapes(shapes: ReadonlyMap<string, number[]>): DeviceParams {
-  const device: DeviceParams = {};
-  for (const [name, shape] of shapes) device[name] = np.zeros(shape);
-  return device;
-}
-
 /** Checks host tensors against expected names and shapes. */
 export function checkByShapes(shapes: ReadonlyMap<string, number[]>, host: HostParams, what: string): void {
   for (const [name, shape] of shapes) {
@@ -170,18 +124,19 @@ export function checkByShapes(shapes: ReadonlyMap<string, number[]>, host: HostP
 }
 
 /**
- * Dropout masks for every adapter input of a micro-batch of `tokens` rows: 0 with probability p,
- * else 1/(1−p) (inverted dropout). Drawn on the host from `rng`, so a seed replays exactly.
+ * Dropout masks for every adapter input of a micro-batch of `tokens` rows, on the host:
+ * `{weight}.loraMask` [tokens, in], 0 with probability p, else 1/(1−p) (inverted dropout). Drawn
+ * from `rng` in adapter order, so a seed replays exactly.
  */
-export function dropoutMasks(config: ModelConfig, lora: LoraConfig, tokens: number, rng: Rng): DeviceParams {
-  const masks: DeviceParams = {};
+export function dropoutMaskData(config: ModelConfig, lora: LoraConfig, tokens: number, rng: Rng): HostParams {
+  const masks: HostParams = new Map();
   const keep = 1 / (1 - lora.dropout);
   for (const [name, shape] of loraShapes(config, lora)) {
     if (!name.endsWith('.loraA')) continue;
     const input = at(shape, 0, 'shape');
     const data = new Float32Array(tokens * input);
     for (let i = 0; i < data.length; i++) data[i] = rng.next() < lora.dropout ? 0 : keep;
-    masks[name.slice(0, -'.loraA'.length) + '.loraMask'] = np.array(data).reshape([tokens, input]);
+    masks.set(name.slice(0, -'.loraA'.length) + '.loraMask', { shape: [tokens, input], data });
   }
   return masks;
 }

@@ -1,11 +1,24 @@
-/** Options and reports of `TransformerModel` (model.ts): creation, scoring, training. */
+/** Options and reports of the engine's `TransformerModel` (src/engine/transformer-model.ts): creation, scoring, training. */
 import type { TokenLossOutput } from '../core/loss.ts';
 import type { LoraConfigInput } from './lora.ts';
+
+/**
+ * How the generation session holds the base's matmuls: 'float32' (default); 'int8' (every
+ * projection and the head in 8-bit blocks) or 'int4' (projections in 4 bits, head in 8):
+ * engine/onnx/matmul-nbits.ts. Scoring and training always read the float32 weights.
+ */
+export const baseQuantizations = ['float32', 'int8', 'int4'] as const;
+export type BaseQuantization = (typeof baseQuantizations)[number];
 
 export interface ModelOptions {
   seed?: number;
   /** Train low-rank adapters on frozen weights instead of the weights themselves (lora.ts). */
   lora?: LoraConfigInput;
+  /**
+   * The base's matmuls in generation (sampling): 'float32' (default), 'int8' or 'int4'. Scoring
+   * (`score`, old/reference log-probs) and training stay on the float32 weights.
+   */
+  baseQuantization?: BaseQuantization;
 }
 
 export interface ScoreOptions {

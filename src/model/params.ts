@@ -1,5 +1,5 @@
 /**
- * Parameter initialisation and host ↔ device transfer.
+ * Parameter initialisation, names and checks (host arrays; engine-neutral).
  * Init (GPT-2 / Llama practice): matrices ~ N(0, σ²), output projections (wo, wDown) scaled by
  * 1/√(2L), norms 1, biases 0, value head 0.
  *
@@ -11,9 +11,7 @@
  */
 import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
-import { numpy as np } from './jax.ts';
 import { parameterShapes, type HostParams, type ModelConfig } from './config.ts';
-import { param, type DeviceParams } from './transformer.ts';
 
 export function initHostParams(config: ModelConfig, seed: number): HostParams {
   const rng = new Rng(seed);
@@ -66,30 +64,4 @@ export function checkHostParams(config: ModelConfig, params: HostParams): void {
 /** The canonical parameter order (see the header). */
 export function parameterNames(config: ModelConfig): string[] {
   return [...parameterShapes(config).keys()];
-}
-
-/** Host params (checked against the config) to device params, in the canonical order. */
-export function toDevice(config: ModelConfig, params: HostParams): DeviceParams {
-  const device: DeviceParams = {};
-  for (const name of parameterNames(config)) {
-    const tensor = params.get(name)!;
-    device[name] = np.array(tensor.data.slice()).reshape(tensor.shape);
-  }
-  return device;
-}
-
-export function zerosLike(config: ModelConfig): DeviceParams {
-  const device: DeviceParams = {};
-  for (const [name, shape] of parameterShapes(config)) device[name] = np.zeros(shape);
-  return device;
-}
-
-/** Copies device params to the host. Does not consume them. */
-export async function toHost(config: ModelConfig, device: DeviceParams): Promise<HostParams> {
-  const host: HostParams = new Map();
-  for (const [name, shape] of parameterShapes(config)) {
-    const data = (await param(device, name).ref.data()) as Float32Array;
-    host.set(name, { shape, data: new Float32Array(data) });
-  }
-  return host;
 }

@@ -1,11 +1,11 @@
 /**
  * The host side of batched sampling, one step at a time: `sampleToken` per unfinished row with one
  * seeded RNG visited in row order, the stop tokens and stop strings, the streaming callback. Used by
- * generate.ts and by the onnxruntime sampler (engine/onnx/onnx-generate.ts).
+ * the engine's sampler (engine/onnx/onnx-generate.ts).
  */
 import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
-import type { GeneratedRow, GenerateOptions } from './generate.ts';
+import type { GeneratedRow, GenerateOptions } from './generate-options.ts';
 import { sampleToken } from './sampling.ts';
 
 /**

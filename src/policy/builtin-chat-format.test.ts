@@ -8,7 +8,7 @@ import { loadChatFormat } from '../chat/model-folder.ts';
 import { CheckpointError } from '../core/errors.ts';
 import type { Message } from '../core/types.ts';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 

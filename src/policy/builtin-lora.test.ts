@@ -4,7 +4,7 @@ import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import { CheckpointError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 

@@ -1,5 +1,5 @@
 /**
- * `BuiltinPolicy`: the built-in transformer as a `TrainablePolicy`.
+ * `BuiltinPolicy`: the in-process engine's transformer (src/engine) as a `TrainablePolicy`.
  *
  *   const policy = new BuiltinPolicy({ model: await TransformerModel.create({ maxSeqLen: 256 }) });
  *   const [a, b] = await policy.generateBatch([{ prompt, maxNewTokens: 32 }, { prompt: other, maxNewTokens: 32 }]);
@@ -18,24 +18,30 @@
  * `forwardBackward` / `trainStep` at that temperature train the distribution that was sampled.
  *
  * Beyond the contract: `values` (the value head, when the model has one) and `trainStep`, the
- * engine's fused forward + backward + AdamW step (one compiled call for a batch that fits one
- * micro-batch), which the trainers use when present. `saveState` is the model's weights, AdamW
- * moments and step counter (./builtin-state.ts), bit for bit.
+ * engine's forward + backward + AdamW step in one call, which the trainers use when present.
+ * `saveState` is the model's weights, AdamW moments and step counter (./builtin-state.ts), bit
+ * for bit.
+ *
+ * Sampling runs on the model's generation session, quantized when the model was made with
+ * `baseQuantization: 'int8'` (or 'int4'); `logprobs`, `forwardBackward` and `trainStep` read the
+ * float32 weights (docs/engine.md, Quantized base for generation).
  *
  * A pretrained model comes with its own chat format (`chatFormat`: its tokenizer, Jinja template,
  * stop tokens, tool-call format; src/chat): the rollout renders with it, and `save` writes its
- * tokenizer files so the checkpoint reloads in the same format (model/checkpoint.ts).
+ * tokenizer files so the checkpoint reloads in the same format (model/checkpoint.ts). A LoRA
+ * model's `save` also writes its adapters in PEFT's layout under `adapter/` (with a trained value
+ * head as PEFT's `modules_to_save`, model/lora-peft.ts): the folder itself holds merged weights,
+ * and an adapter_config.json there would make transformers load it as an adapter.
  */
 import type { ChatFormat } from '../chat/chat-format.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import type { TokenLoss } from '../core/loss.ts';
+import { join } from 'node:path';
 import { saveCheckpoint } from '../model/checkpoint.ts';
-import { generate, type GeneratedRow, type GenerateOptions } from '../model/generate.ts';
-import { SyncedOnnxInference } from '../engine/onnx/synced-inference.ts';
-import { SyncedOnnxTrainer } from '../engine/onnx/synced-trainer.ts';
+import { generate } from '../engine/generate.ts';
+import type { TransformerModel } from '../engine/transformer-model.ts';
 import type { HostParams } from '../model/config.ts';
-import type { TransformerModel } from '../model/model.ts';
 import { byteTokenizer, type Tokenizer } from '../chat/tokenizer.ts';
 import { captureBuiltinState, parseBuiltinState, restoreBuiltinModel, serializeBuiltinState } from './builtin-state.ts';
 import { decodeGenerated, generationText, groupBySampling, resolveRequest } from './request.ts';
@@ -59,20 +65,6 @@ export interface BuiltinPolicyOptions {
   tokenizer?: Tokenizer;
   /** The model's own chat protocol (a pretrained model's); default none: agentrl's byte template. */
   chatFormat?: ChatFormat;
-  /**
-   * Where sampling and scoring (`generate*`, `logprobs`, `values`) run: 'jax' (default) on the
-   * model itself, or 'onnx' on onnxruntime fed the model's weights (src/engine/onnx; the same
-   * sampler and log-probs to float rounding, far faster at real sizes). Training stays on the
-   * model; the ORT copy refreshes after each optimizer step (adapters only under LoRA).
-   */
-  inference?: 'jax' | 'onnx';
-  /**
-   * Where the LoRA train step (`forwardBackward`, `optimStep`, `trainStep`) runs: 'jax' (default)
-   * or 'onnx' (src/engine/onnx/onnx-lora-trainer.ts: the same loss, gradients and AdamW to float
-   * rounding; LoRA without dropout only). The model keeps the adapters and moments, written back
-   * after each step, so save, saveState and sampling read them as before.
-   */
-  training?: 'jax' | 'onnx';
 }
 
 export class BuiltinPolicy implements TrainablePolicy {
@@ -82,16 +74,8 @@ export class BuiltinPolicy implements TrainablePolicy {
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly chatFormat?: ChatFormat;
-  private readonly onnx: SyncedOnnxInference | null;
-  private readonly onnxTraining: SyncedOnnxTrainer | null;
 
-  constructor({
-    model,
-    chatFormat,
-    tokenizer = chatFormat?.tokenizer ?? byteTokenizer,
-    inference = 'jax',
-    training = 'jax',
-  }: BuiltinPolicyOptions) {
+  constructor({ model, chatFormat, tokenizer = chatFormat?.tokenizer ?? byteTokenizer }: BuiltinPolicyOptions) {
     if (tokenizer.vocabSize > model.config.vocabSize) {
       throw new InvalidArgumentError(
         `tokenizer has ${tokenizer.vocabSize} ids but the model's vocabSize is ${model.config.vocabSize}`,
@@ -105,8 +89,6 @@ export class BuiltinPolicy implements TrainablePolicy {
     this.tokenizer = tokenizer;
     if (chatFormat !== undefined) this.chatFormat = chatFormat;
     this.contextWindow = model.config.maxSeqLen;
-    this.onnx = inference === 'onnx' ? new SyncedOnnxInference(model) : null;
-    this.onnxTraining = training === 'onnx' ? new SyncedOnnxTrainer(model) : null;
     this.capabilities = { valueHead: model.config.valueHead, entropy: true, gradientClipping: true };
   }
 
@@ -118,31 +100,26 @@ export class BuiltinPolicy implements TrainablePolicy {
       chatFormat,
       source,
       baseParams,
-      inference,
-      training,
-    }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } & Pick<
-      BuiltinPolicyOptions,
-      'inference' | 'training'
-    > = {},
+    }: { tokenizer?: Tokenizer; chatFormat?: ChatFormat; source?: string; baseParams?: HostParams } = {},
   ): Promise<BuiltinPolicy> {
     return new BuiltinPolicy({
       model: await restoreBuiltinModel(parseBuiltinState(state, { source }), { baseParams }),
       tokenizer,
       chatFormat,
-      inference,
-      training,
     });
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
-    const [generation] = await this.generateBatch([request]);
-    return generation!;
+    return at(await this.generateBatch([request]), 0, 'generations');
   }
 
-  /** `onToken` sees each sampled id as it is sampled (the generation yields between decode steps). */
+  /**
+   * `onToken` sees each sampled id as it is sampled (the generation yields between decode steps);
+   * an aborted `signal` stops the generation at its next decode step and rejects with its reason.
+   */
   async generateBatch(
     requests: readonly GenerateRequest[],
-    { onToken }: GenerateBatchOptions = {},
+    { onToken, signal }: GenerateBatchOptions = {},
   ): Promise<Generation[]> {
     const resolved = requests.map((request) =>
       resolveRequest(request, this.tokenizer, this.contextWindow, this.model.config.vocabSize),
@@ -150,9 +127,11 @@ export class BuiltinPolicy implements TrainablePolicy {
     const results = new Array<Generation>(requests.length);
     const decode = (ids: readonly number[]): string => decodeGenerated(this.tokenizer, ids);
     for (const group of groupBySampling(resolved)) {
+      signal?.throwIfAborted();
       const members = group.map((index) => at(resolved, index, 'requests'));
       const options = at(members, 0, 'sampling group');
-      const rows = await this.sample(
+      const rows = await generate(
+        this.model,
         members.map((member) => member.prompt),
         {
           maxNewTokens: options.maxNewTokens,
@@ -164,11 +143,14 @@ export class BuiltinPolicy implements TrainablePolicy {
           seed: options.seed,
           // Spare ids of the vocabulary the tokenizer lacks are never sampled.
           maxTokenId: this.tokenizer.vocabSize,
-          ...(onToken === undefined
+          ...(onToken === undefined && signal === undefined
             ? {}
             : {
-                onToken: (row: number, token: number, logprob: number) =>
-                  onToken(at(group, row, 'sampling group'), token, logprob),
+                // Throwing here ends the engine's generation: an abort stops it at this decode step.
+                onToken: (row: number, token: number, logprob: number) => {
+                  signal?.throwIfAborted();
+                  onToken?.(at(group, row, 'sampling group'), token, logprob);
+                },
               }),
         },
       );
@@ -184,47 +166,34 @@ export class BuiltinPolicy implements TrainablePolicy {
     return results;
   }
 
-  private async sample(prompts: readonly (readonly number[])[], options: GenerateOptions): Promise<GeneratedRow[]> {
-    return this.onnx === null
-      ? generate(this.model, prompts, options)
-      : (await this.onnx.current()).generate(prompts, options);
-  }
-
-  private async score(sequences: TokenBatch['sequences'], temperature = 1) {
-    return this.onnx === null
-      ? this.model.score(sequences, { temperature })
-      : (await this.onnx.current()).score(sequences, { temperature });
-  }
-
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
-    return (await this.score(batch.sequences, batch.temperature ?? 1)).logprobs;
+    return (await this.model.score(batch.sequences, { temperature: batch.temperature ?? 1 })).logprobs;
   }
 
   /** The value head's per-token values (PPO's critic); the model must have one. */
   async values(batch: TokenBatch): Promise<Float32Array[]> {
     if (!this.model.config.valueHead)
       throw new InvalidArgumentError('values: the model has no value head (create it with valueHead: true)');
-    return (await this.score(batch.sequences)).values!;
+    const { values } = await this.model.score(batch.sequences);
+    if (values === undefined)
+      throw new InvalidArgumentError('values: the engine returned no values for a value-head model');
+    return values;
   }
 
   async forwardBackward(batch: TokenBatch, loss: TokenLoss): Promise<LossReport> {
-    if (this.onnxTraining !== null)
-      return this.onnxTraining.forwardBackward(batch.sequences, loss, batch.temperature ?? 1);
     return this.model.forwardBackward(batch.sequences, loss, { temperature: batch.temperature ?? 1 });
   }
 
   async optimStep(options: OptimOptions): Promise<OptimReport> {
-    return this.onnxTraining === null ? this.model.optimStep(options) : this.onnxTraining.optimStep(options);
+    return this.model.optimStep(options);
   }
 
   /** forwardBackward + optimStep as the engine's fused step. */
   async trainStep(batch: TokenBatch, loss: TokenLoss, options: OptimOptions): Promise<StepReport> {
-    if (this.onnxTraining !== null)
-      return this.onnxTraining.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
     return this.model.trainStep(batch.sequences, loss, { ...options, temperature: batch.temperature ?? 1 });
   }
 
-  /** A Hugging Face folder (merged weights for a LoRA model) with the chat format's tokenizer files when the policy has one. */
+  /** A Hugging Face folder (merged weights for a LoRA model, its PEFT adapter under `adapter/`) with the chat format's tokenizer files when the policy has one. */
   async save(path: string, { metadata }: SaveOptions = {}): Promise<void> {
     if (this.chatFormat !== undefined && this.chatFormat.files === undefined) {
       throw new CheckpointError(
@@ -240,11 +209,18 @@ export class BuiltinPolicy implements TrainablePolicy {
       extra: metadata,
       ...(chatFiles === undefined ? {} : { chatFiles }),
     });
+    // After the folder is in place: saveCheckpoint replaces the whole folder, an older adapter/ with it.
+    if (this.model.lora !== null) await this.model.saveAdapter(join(path, 'adapter'));
   }
 
   /** Weights, AdamW moments and step counter (moments left out before the first step: they restore as a fresh optimizer). */
   async saveState(): Promise<Uint8Array> {
     return serializeBuiltinState(await captureBuiltinState(this.model, { optimizer: this.model.step > 0 }));
+  }
+
+  /** Frees the model's onnxruntime sessions (transformer-model.ts `release`); a later call makes them again. */
+  async release(): Promise<void> {
+    await this.model.release();
   }
 
   async loadState(bytes: Uint8Array): Promise<void> {
@@ -262,11 +238,11 @@ export class BuiltinPolicy implements TrainablePolicy {
       });
     }
     this.model.zeroGradients();
-    this.onnx?.markStale();
-    this.onnxTraining?.markStale();
     const trained = state.lora ? state.lora.adapters : state.params;
     if (state.lora) this.model.setAdapters(state.lora.adapters);
     else this.model.setParams(state.params);
+    // Under LoRA the trained value head is saved beside the adapters (builtin-state.ts).
+    if (state.lora?.valueHead) this.model.setValueHead(state.lora.valueHead);
     this.model.loadOptimizerState(state.optimizer ?? { step: 0, m: zerosLike(trained), v: zerosLike(trained) });
   }
 }

@@ -10,12 +10,16 @@
  *
  * A LoRA model saves its adapters and their moments only (`adapters/<name>`, metadata `lora`), not
  * the frozen base: it restores onto a model of the same base (`loadState`, or `fromState` given
- * the base weights).
+ * the base weights). With a value head it also saves the head it trains (`valueHead/<name>`, its
+ * moments among adam.*); an older state without it restores the base's head with fresh moments.
+ * A model made with a `baseQuantization` other than float32 saves it (metadata `baseQuantization`),
+ * so a resumed run generates on the same quantized base.
  */
 import { CheckpointError } from '../core/errors.ts';
 import { modelConfigSchema, type HostParams, type ModelConfig } from '../model/config.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { loraConfigSchema, type LoraConfig } from '../model/lora.ts';
+import { baseQuantizations, type BaseQuantization } from '../model/model-options.ts';
 import { parseSafetensors, serializeSafetensors, toFloat32 } from '../model/safetensors.ts';
 
 export const builtinStateFormat = 'agentrl-trainer-state-1';
@@ -25,7 +29,9 @@ export interface BuiltinState {
   /** The weights (empty for a LoRA state: the base is not saved). */
   params: HostParams;
   /** LoRA settings and adapters, for a model that trains adapters. */
-  lora?: { config: LoraConfig; adapters: HostParams };
+  lora?: { config: LoraConfig; adapters: HostParams; valueHead?: HostParams };
+  /** The generation base's quantization when not float32 (ModelOptions.baseQuantization). */
+  baseQuantization?: BaseQuantization;
   optimizer?: { step: number; m: HostParams; v: HostParams };
   /** The RL trainer state of blobs written before the resume envelope (train/resume-state.ts). */
   rl?: unknown;
@@ -37,14 +43,18 @@ export async function captureBuiltinState(
   { optimizer = true }: { optimizer?: boolean } = {},
 ): Promise<BuiltinState> {
   const moments = optimizer ? await model.optimizerState() : undefined;
-  if (model.lora !== null)
+  const quantization = model.baseQuantization === 'float32' ? {} : { baseQuantization: model.baseQuantization };
+  if (model.lora !== null) {
+    const valueHead = await model.valueHeadParams();
     return {
       modelConfig: model.config,
       params: new Map(),
-      lora: { config: model.lora, adapters: await model.adapterParams() },
+      lora: { config: model.lora, adapters: await model.adapterParams(), ...(valueHead ? { valueHead } : {}) },
       optimizer: moments,
+      ...quantization,
     };
-  return { modelConfig: model.config, params: await model.hostParams(), optimizer: moments };
+  }
+  return { modelConfig: model.config, params: await model.hostParams(), optimizer: moments, ...quantization };
 }
 
 export function serializeBuiltinState(state: BuiltinState): Uint8Array {
@@ -59,8 +69,10 @@ export function serializeBuiltinState(state: BuiltinState): Uint8Array {
   };
   if (state.lora) {
     add('adapters', state.lora.adapters);
+    if (state.lora.valueHead) add('valueHead', state.lora.valueHead);
     metadata.lora = JSON.stringify(state.lora.config);
   }
+  if (state.baseQuantization !== undefined) metadata.baseQuantization = state.baseQuantization;
   if (state.optimizer) {
     add('adam.m', state.optimizer.m);
     add('adam.v', state.optimizer.v);
@@ -77,22 +89,37 @@ export function parseBuiltinState(bytes: Uint8Array, { source = '<memory>' }: { 
       source,
     });
   }
-  const [params, adapters, adamM, adamV]: [HostParams, HostParams, HostParams, HostParams] = [
+  const [params, adapters, valueHead, adamM, adamV]: [HostParams, HostParams, HostParams, HostParams, HostParams] = [
+    new Map(),
     new Map(),
     new Map(),
     new Map(),
     new Map(),
   ];
-  const groups: Record<string, HostParams | undefined> = { params, adapters, 'adam.m': adamM, 'adam.v': adamV };
+  const groups = new Map([
+    ['params', params],
+    ['adapters', adapters],
+    ['valueHead', valueHead],
+    ['adam.m', adamM],
+    ['adam.v', adamV],
+  ]);
   for (const [key, tensor] of tensors) {
     const slash = key.indexOf('/');
-    groups[key.slice(0, slash)]?.set(key.slice(slash + 1), { shape: tensor.shape, data: toFloat32(tensor) });
+    groups.get(key.slice(0, slash))?.set(key.slice(slash + 1), { shape: tensor.shape, data: toFloat32(tensor) });
   }
+  const quantization = metadata.baseQuantization as BaseQuantization | undefined;
+  if (quantization !== undefined && !baseQuantizations.includes(quantization))
+    throw new CheckpointError(
+      `${source}: baseQuantization must be one of ${baseQuantizations.join(', ')}; got ${quantization}`,
+      { source },
+    );
+  const lora =
+    metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters };
   return {
     modelConfig: modelConfigSchema.parse(JSON.parse(metadata.modelConfig!)),
     params,
-    lora:
-      metadata.lora === undefined ? undefined : { config: loraConfigSchema.parse(JSON.parse(metadata.lora)), adapters },
+    lora: lora && valueHead.size > 0 ? { ...lora, valueHead } : lora,
+    ...(quantization === undefined ? {} : { baseQuantization: quantization }),
     optimizer:
       metadata.optimizerStep === undefined ? undefined : { step: Number(metadata.optimizerStep), m: adamM, v: adamV },
     rl: metadata.rl === undefined ? undefined : JSON.parse(metadata.rl),
@@ -110,12 +137,15 @@ export async function restoreBuiltinModel(
       {},
     );
   }
+  const { baseQuantization } = state;
   const model = state.lora
     ? await TransformerModel.fromParams(state.modelConfig, baseParams!, {
         lora: state.lora.config,
         adapters: state.lora.adapters,
+        baseQuantization,
       })
-    : await TransformerModel.fromParams(state.modelConfig, state.params);
+    : await TransformerModel.fromParams(state.modelConfig, state.params, { baseQuantization });
+  if (state.lora?.valueHead) model.setValueHead(state.lora.valueHead);
   if (state.optimizer) model.loadOptimizerState(state.optimizer);
   return model;
 }

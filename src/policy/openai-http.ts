@@ -4,7 +4,8 @@
  * (`retryDelayMs · 2^attempt`, capped by `maxRetryDelayMs`; a `Retry-After` header in seconds wins
  * when it is shorter than the cap). Any other HTTP error, and a body that is not JSON, fail at
  * once. Every failure is a `PolicyRequestError` naming the URL, the status and an excerpt of the
- * body, and how many attempts were made.
+ * body, and how many attempts were made. An aborted `signal` cancels the request in flight (or the
+ * wait before a retry) and rejects with the signal's reason, never retried.
  */
 import { AgentRlError } from '../core/errors.ts';
 
@@ -40,6 +41,8 @@ export interface PostJsonOptions extends RetryOptions {
   headers?: Record<string, string>;
   /** Waits between attempts (tests may pass a recorder). Default setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /** Cancels the request: the fetch in flight is aborted and `postJson` rejects with `signal.reason`. */
+  signal?: AbortSignal;
 }
 
 const EXCERPT = 500;
@@ -50,17 +53,20 @@ function isRetryableStatus(status: number): boolean {
 
 export async function postJson(url: string, body: unknown, options: PostJsonOptions = {}): Promise<unknown> {
   const { timeoutMs = 120_000, maxRetries = 4, retryDelayMs = 500, maxRetryDelayMs = 20_000, headers = {} } = options;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { signal } = options;
+  const sleep = options.sleep ?? ((ms: number) => abortableDelay(ms, signal));
   const payload = JSON.stringify(body);
   for (let attempt = 1; ; attempt++) {
+    signal?.throwIfAborted();
     let failure: PolicyRequestError;
     let retryAfterMs: number | undefined;
     try {
+      const timeout = AbortSignal.timeout(timeoutMs);
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
         body: payload,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
       });
       const text = await response.text();
       if (response.ok) {
@@ -87,6 +93,7 @@ export async function postJson(url: string, body: unknown, options: PostJsonOpti
       if (Number.isFinite(retryAfter) && retryAfter >= 0 && response.headers.has('retry-after'))
         retryAfterMs = retryAfter * 1000;
     } catch (error) {
+      signal?.throwIfAborted(); // the caller cancelled: its reason, not a request failure
       if (error instanceof PolicyRequestError) throw error;
       const timedOut = error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError');
       const reason = timedOut ? `no answer within ${timeoutMs} ms` : `request failed (${describe(error)})`;
@@ -100,6 +107,21 @@ export async function postJson(url: string, body: unknown, options: PostJsonOpti
     const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** (attempt - 1));
     await sleep(retryAfterMs === undefined ? backoff : Math.min(maxRetryDelayMs, retryAfterMs));
   }
+}
+
+/** Resolves after `ms`; an abort of `signal` rejects with its reason at once. */
+function abortableDelay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function excerpt(text: string): string {

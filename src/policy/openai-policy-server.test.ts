@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { renderGenerationPrompt } from '../chat/chat-template.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
-import { builtinGenerator, startPolicyServer, type PolicyServer } from '../serve/openai/policy-server.ts';
+import { startPolicyServer, type PolicyServer } from '../serve/openai/policy-server.ts';
 import { BuiltinPolicy } from './builtin-policy.ts';
 import { policyContract } from './contract.ts';
 import { OpenAIPolicy } from './openai-policy.ts';
@@ -31,9 +31,7 @@ describe('OpenAIPolicy → serve-policy (tiny random built-in model, real HTTP)'
   before(async () => {
     model = await TransformerModel.create(tiny, { seed: 7 });
     server = await startPolicyServer({
-      generate: builtinGenerator(model, byteTokenizer),
-      tokenizer: byteTokenizer,
-      contextWindow: tiny.maxSeqLen,
+      policy: new BuiltinPolicy({ model }),
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 5,

@@ -39,7 +39,7 @@ import {
 } from './openai-wire.ts';
 import { generationText, resolveRequest, type ResolvedRequest } from './request.ts';
 import { firstStopStringEnd, messagesFromTokens } from './scripted-policy.ts';
-import type { GenerateRequest, Generation, Policy } from './types.ts';
+import type { GenerateBatchOptions, GenerateRequest, Generation, Policy } from './types.ts';
 
 export interface OpenAIPolicyOptions extends RetryOptions {
   /** Server root including `/v1`. Default `OPENAI_BASE_URL`, else https://api.openai.com/v1. */
@@ -86,6 +86,8 @@ export interface ChatOptions {
   topP?: number;
   seed?: number;
   stop?: readonly string[];
+  /** Cancels the request (the fetch in flight, or the wait before a retry): `chat` rejects with `signal.reason`. */
+  signal?: AbortSignal;
 }
 
 export class OpenAIPolicy implements Policy {
@@ -117,7 +119,7 @@ export class OpenAIPolicy implements Policy {
 
   /** One chat completion (the first choice), checked. */
   async chat(request: ChatOptions): Promise<ChatCompletion> {
-    const { messages, tools = [], toolChoice, maxTokens, temperature, topP, seed, stop = [] } = request;
+    const { messages, tools = [], toolChoice, maxTokens, temperature, topP, seed, stop = [], signal } = request;
     const body: Record<string, unknown> = {
       model: this.model,
       messages: toWireMessages(messages),
@@ -141,6 +143,7 @@ export class OpenAIPolicy implements Policy {
     const answer = await postJson(url, body, {
       ...this.options,
       headers: this.apiKey === undefined || this.apiKey === '' ? {} : { authorization: `Bearer ${this.apiKey}` },
+      ...(signal === undefined ? {} : { signal }),
     });
     const completion = parseChatCompletion(answer);
     if (typeof completion === 'string') {
@@ -156,6 +159,33 @@ export class OpenAIPolicy implements Policy {
   }
 
   async generate(request: GenerateRequest): Promise<Generation> {
+    return this.generateOne(request);
+  }
+
+  /**
+   * Up to `concurrency` requests in flight at once, results in request order. An aborted
+   * `signal` cancels the requests in flight and starts no more: the call rejects with its reason.
+   */
+  async generateBatch(
+    requests: readonly GenerateRequest[],
+    { signal }: GenerateBatchOptions = {},
+  ): Promise<Generation[]> {
+    for (const request of requests) resolveRequest(request, this.tokenizer, this.contextWindow);
+    signal?.throwIfAborted();
+    const results = new Array<Generation>(requests.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < requests.length) {
+        signal?.throwIfAborted();
+        const index = next++;
+        results[index] = await this.generateOne(at(requests, index, 'requests'), signal);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, requests.length) }, worker));
+    return results;
+  }
+
+  private async generateOne(request: GenerateRequest, signal?: AbortSignal): Promise<Generation> {
     const resolved = resolveRequest(request, this.tokenizer, this.contextWindow);
     const messages = messagesFromTokens(resolved.prompt, this.tokenizer, { includeUnfinished: true });
     const open = messages.at(-1);
@@ -178,22 +208,9 @@ export class OpenAIPolicy implements Policy {
       topP: resolved.topP,
       seed: resolved.seed,
       stop: this.options.sendStopStrings === true ? resolved.stopStrings : [],
+      ...(signal === undefined ? {} : { signal }),
     });
     return this.toGeneration(completion, resolved);
-  }
-
-  async generateBatch(requests: readonly GenerateRequest[]): Promise<Generation[]> {
-    for (const request of requests) resolveRequest(request, this.tokenizer, this.contextWindow);
-    const results = new Array<Generation>(requests.length);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < requests.length) {
-        const index = next++;
-        results[index] = await this.generate(at(requests, index, 'requests'));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, requests.length) }, worker));
-    return results;
   }
 
   private toGeneration(completion: ChatCompletion, request: ResolvedRequest): Generation {

@@ -8,10 +8,12 @@
  */
 import type { ChatFormat } from '../chat/chat-format.ts';
 import type { TokenLoss } from '../core/loss.ts';
-import type { OptimOptions } from '../model/adamw.ts';
-import type { LossReport } from '../model/model.ts';
+import type { OptimOptions } from '../model/optim-options.ts';
+import type { LossReport } from '../model/model-options.ts';
 import type { Tokenizer } from '../chat/tokenizer.ts';
 
+// The contract's report and option types are defined in engine-neutral src/model files (the engine
+// implements them and imports nothing from this layer); this file is their public face.
 export type { LossReport, OptimOptions };
 
 /** Sampling options of one generation. */
@@ -60,7 +62,7 @@ export interface Policy {
   /**
    * Many requests at once, results in request order. Implementations run requests that share
    * their sampling options in one batched call (the rollout sends one such batch per turn).
-   * `options.onToken` is optional to honour (see `GenerateBatchOptions`).
+   * `options.onToken` and `options.signal` are optional to honour (see `GenerateBatchOptions`).
    */
   generateBatch(requests: readonly GenerateRequest[], options?: GenerateBatchOptions): Promise<Generation[]>;
 }
@@ -74,6 +76,13 @@ export interface GenerateBatchOptions {
    * one that cannot ignores it — callers then take the ids from the result.
    */
   onToken?: (request: number, token: number, logprob: number) => void;
+  /**
+   * Aborted when nobody wants the generations any more (a server's clients all left). A policy
+   * stops as soon as it can — the built-in one at its next decode step, an `OpenAIPolicy` by
+   * cancelling its in-flight requests — and rejects with `signal.reason`; one already aborted
+   * rejects before any work. A policy that cannot stop early finishes and resolves as usual.
+   */
+  signal?: AbortSignal;
 }
 
 /** Sequences to score or train on, aligned as in core/loss.ts (index t = quantity for token t). */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Env, Observation, StepResult } from '../core/types.ts';
 import { makeBandit } from '../envs/index.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { rollout } from './rollout.ts';
 import { at } from '../core/indexing.ts';
@@ -77,8 +77,7 @@ test('rollout (builtin tiny model): sampling log-probs equal model.score at mask
 });
 
 test('rollout (builtin tiny model × bandit): a random model plays the real env; the window holds every trajectory', async () => {
-  // The bandit's first prompt is 114 tokens; model/generate.ts left-pads prompts to a multiple of
-  // 16 (128), so a 128-token window would leave no room to generate: this model has 192.
+  // The bandit's first prompt is 114 tokens; a 192-token window leaves every turn room to generate.
   const model = await TransformerModel.create(
     { vocabSize: 272, hiddenSize: 32, numLayers: 1, numHeads: 2, numKvHeads: 1, intermediateSize: 64, maxSeqLen: 192 },
     { seed: 3 },

@@ -7,3 +7,5 @@ export { rolloutStats } from './stats.ts';
 export type { RolloutStats } from './stats.ts';
 export { PromptTooLongError } from './errors.ts';
 export type { PromptFit } from './errors.ts';
+export { multiAgentRollout } from './multi-agent-rollout.ts';
+export type { EpisodeOutcome, MultiAgentRolloutOptions, RolePlayer } from './multi-agent-rollout.ts';

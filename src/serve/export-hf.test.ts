@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { parseSafetensors } from '../model/safetensors.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { exportHuggingFace } from './export-hf.ts';

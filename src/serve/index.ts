@@ -10,12 +10,14 @@ export {
 export { RemoteEnv, RemoteEnvPool, PoolFullError, type RemoteEnvInfo } from './openenv/remote-env.ts';
 export { actionSchema, observationSchema, stateSchema, wireSchemas, type WireResult } from './openenv/wire.ts';
 export {
-  builtinGenerator,
   loadServedPolicy,
   startPolicyServer,
   type PolicyServer,
   type PolicyServerOptions,
+  type ServedSource,
 } from './openai/policy-server.ts';
+export { policyGenerator } from './openai/policy-generator.ts';
+export { GenerationAbandonedError, ServedPolicyError } from './openai/served-policy-errors.ts';
 export { GenerationBatcher, type TokenGenerator } from './openai/batcher.ts';
 export { toolsPrompt } from './openai/tool-format.ts';
 export { exportHuggingFace, type ExportHfOptions, type ExportHfResult } from './export-hf.ts';

@@ -10,13 +10,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { byteTokenizer } from '../chat/tokenizer.ts';
 import { startDashboard } from '../dashboard/server.ts';
 import { makeEnv } from '../envs/index.ts';
 import { RunStore } from '../store/run-store.ts';
 import { sampler } from './gateway/scripted-sampler-fixture.ts';
 import { startGateway } from './gateway/gateway.ts';
-import type { TokenGenerator } from './openai/batcher.ts';
+import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { startPolicyServer } from './openai/policy-server.ts';
 import { startEnvServer } from './openenv/env-server.ts';
 import { openWebSocket, rawRequest, type RawAnswer, type RawRequest } from './raw-request-fixture.ts';
@@ -49,10 +48,8 @@ const servers: Record<string, () => Promise<GuardedServer>> = {
     };
   },
   'serve-policy': async () => {
-    const generate: TokenGenerator = async (batch) =>
-      batch.map(() => ({ tokens: [byteTokenizer.specialTokens.end], logprobs: [-1], text: '', finishReason: 'stop' }));
-    const options = { generate, tokenizer: byteTokenizer, contextWindow: 256, modelName: 'agentrl', port: 0 };
-    const server = await startPolicyServer(options);
+    const policy = new ScriptedPolicy({ reply: [''], logprob: -1, contextWindow: 256 }); // replies with the stop id alone
+    const server = await startPolicyServer({ policy, modelName: 'agentrl', port: 0 });
     const body = JSON.stringify({ model: 'agentrl', prompt: 'x', max_tokens: 1 });
     return {
       ...server,

@@ -13,23 +13,27 @@ import { syntheticStep } from './test-data.ts';
 
 const bin = fileURLToPath(new URL('../../bin/agentrl.js', import.meta.url));
 
+/** A store in `dir` with one bandit run of 3 recorded steps. */
+function recordedRun(dir: string) {
+  const path = join(dir, 'agentrl.db');
+  const store = RunStore.open(path);
+  const config = { env: 'bandit' };
+  const run = store.createRun({ command: 'train', namePrefix: 'bandit-grpo', seed: 1, gitCommit: null, config });
+  for (let step = 1; step <= 3; step++) store.recordStep(run.id, syntheticStep(step, 24));
+  return { path, store, run };
+}
+
 test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards and advantages; Parquet reads back', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-export-'));
   try {
-    const path = join(dir, 'agentrl.db');
-    const store = RunStore.open(path);
-    const run = store.createRun({
-      command: 'train',
-      namePrefix: 'bandit-grpo',
-      seed: 1,
-      gitCommit: null,
-      config: { env: 'bandit' },
-    });
-    for (let step = 1; step <= 3; step++) store.recordStep(run.id, syntheticStep(step, 24));
+    const { path, store, run } = recordedRun(dir);
     const records = [...store.iterateTrajectories(run.id)];
-    // One trajectory was not trained on (its group was dropped): its advantages stay null.
-    const expected = records.map((t, i) => exportRow(run, i === 5 ? { ...t, advantages: null } : t));
-    const trajectories = records.map((t, i) => (i === 5 ? { ...t, advantages: null } : t));
+    // One trajectory was not trained on (its group was dropped): its advantages stay null; one carries a rubric's parts.
+    const parts = { rewardComponents: { envSuccess: 0 }, rewardFailures: { judge: 'HTTP 500' } };
+    const trajectories = records.map((t, i) =>
+      i === 5 ? { ...t, advantages: null } : i === 2 ? { ...t, ...parts } : t,
+    );
+    const expected = trajectories.map((t) => exportRow(run, t));
 
     const first = at(expected, 0, 'export rows');
     assert.equal(first.data_source, 'agentrl/bandit');
@@ -60,7 +64,12 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
     const columns = readSchema(metadata).children.map((c) => c.element.name);
     assert.deepEqual(columns, Object.keys(first));
     const rows = await parquetReadObjects({ file });
-    const normalized = rows.map((row) => ({ ...row, seed: Number(row.seed), advantages: row.advantages ?? null }));
+    const nullable = ['advantages', 'reward_components', 'reward_failures'];
+    const normalized = rows.map((row) => ({
+      ...row,
+      seed: Number(row.seed),
+      ...Object.fromEntries(nullable.map((name) => [name, row[name] ?? null])),
+    }));
     assert.deepEqual(normalized, expected);
     assert.deepEqual(
       (await readdir(dir)).sort(),
@@ -88,4 +97,24 @@ test('export: JSONL and Parquet rows carry messages, token ids, masks, rewards a
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("export: a rubric's components and failures become sorted {name, value|error} lists, null without any", () => {
+  const run = { name: 'r-1', config: { env: 'bandit' } } as unknown as Parameters<typeof exportRow>[0];
+  const base = { ...at(syntheticStep(1, 8).trajectories ?? [], 0, 'trajectories'), step: 1 } as unknown as Parameters<
+    typeof exportRow
+  >[1];
+  const scored = exportRow(run, { ...base, rewardComponents: { tool_call: 1, envSuccess: 0.5 } });
+  assert.deepEqual(scored.reward_components, [
+    { name: 'envSuccess', value: 0.5 },
+    { name: 'tool_call', value: 1 },
+  ]);
+  assert.equal(scored.reward_failures, null);
+  const failed = exportRow(run, {
+    ...base,
+    rewardComponents: { envSuccess: 0 },
+    rewardFailures: { judge: 'HTTP 500' },
+  });
+  assert.deepEqual(failed.reward_failures, [{ name: 'judge', error: 'HTTP 500' }]);
+  assert.equal(exportRow(run, base).reward_components, null);
 });

@@ -7,6 +7,7 @@
  *   input_ids, attention_mask, loss_mask                token level (ids end to end)
  *   logprobs, token_rewards, advantages                 token level (advantages null if not trained on)
  *   reward, success, truncated, num_turns               episode level
+ *   reward_components, reward_failures                  the rubric's named parts (null without one)
  *
  * Files are written to a temp file and renamed into place, so a reader never sees half a file.
  */
@@ -41,6 +42,17 @@ export interface ExportRow {
   success: boolean;
   truncated: boolean;
   num_turns: number;
+  /** The episode's named reward components (summed over its steps), sorted by name; null when none were recorded. */
+  reward_components: { name: string; value: number }[] | null;
+  /** Components that failed (threw or were not finite), with the reason; null when none failed. */
+  reward_failures: { name: string; error: string }[] | null;
+}
+
+function namedEntries<V, K extends string>(record: Record<string, V> | undefined, key: K) {
+  if (record === undefined) return null;
+  const names = Object.keys(record).sort();
+  if (names.length === 0) return null;
+  return names.map((name) => ({ name, [key]: record[name] }) as { name: string } & Record<K, V>);
 }
 
 export function exportRow(run: RunRecord, t: TrajectoryRecord): ExportRow {
@@ -67,6 +79,8 @@ export function exportRow(run: RunRecord, t: TrajectoryRecord): ExportRow {
     success: t.success,
     truncated: t.truncated,
     num_turns: t.turns.length,
+    reward_components: namedEntries(t.rewardComponents, 'value'),
+    reward_failures: namedEntries(t.rewardFailures, 'error'),
   };
 }
 
@@ -135,9 +149,14 @@ function messagesColumn(name: string): Record<string, unknown>[] {
   return [...listOf(name, { num_children: 2 }), { name: 'role', ...utf8 }, { name: 'content', ...utf8 }];
 }
 
+/** A nullable LIST<STRUCT<name UTF8, {field}>>. */
+function namedColumn(name: string, field: Record<string, unknown>): Record<string, unknown>[] {
+  return [...listOf(name, { num_children: 2 }, true), { name: 'name', ...utf8 }, field];
+}
+
 /** The Parquet schema: standard 3-level LISTs, messages as a LIST of STRUCT<role, content>. */
 export const parquetSchema = [
-  { name: 'root', num_children: 19 },
+  { name: 'root', num_children: 21 },
   { name: 'run', ...utf8 },
   { name: 'step', type: 'INT32', repetition_type: 'REQUIRED' },
   { name: 'index', type: 'INT32', repetition_type: 'REQUIRED' },
@@ -157,6 +176,8 @@ export const parquetSchema = [
   { name: 'success', type: 'BOOLEAN', repetition_type: 'REQUIRED' },
   { name: 'truncated', type: 'BOOLEAN', repetition_type: 'REQUIRED' },
   { name: 'num_turns', type: 'INT32', repetition_type: 'REQUIRED' },
+  ...namedColumn('reward_components', { name: 'value', type: 'DOUBLE', repetition_type: 'REQUIRED' }),
+  ...namedColumn('reward_failures', { name: 'error', ...utf8 }),
 ];
 
 /** The top-level column names, in schema order (each subtree of the flattened schema skipped). */

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { at } from '../core/indexing.ts';
 import type { TokenLoss } from '../core/loss.ts';

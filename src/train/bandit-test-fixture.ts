@@ -3,7 +3,7 @@
  * imperfect demonstrations (80% random arms, so ≈60% pick the better arm), and a frozen reference,
  * each also as a `BuiltinPolicy` (what the trainers take).
  */
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { getEnvironment } from '../envs/index.ts';
 import { warmStart, warmStartConfigSchema } from './warm-start.ts';

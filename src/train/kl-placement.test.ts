@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { at } from '../core/indexing.ts';
 import type { Trajectory } from '../core/types.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { activeKl, klInRewardOf, lossConfig } from './algorithm-presets.ts';
 import { makeBanditEnv } from './bandit-test-fixture.ts';

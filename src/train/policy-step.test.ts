@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { UnsupportedCapabilityError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { PolicyCapabilities, TrainablePolicy } from '../policy/types.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';

@@ -5,11 +5,11 @@
  * a pending group again exactly. Its groupId carries n: a task drawn twice makes two groups.
  */
 import { at } from '../core/indexing.ts';
-import type { Trajectory } from '../core/types.ts';
 import type { Policy, TrainablePolicy } from '../policy/types.ts';
 import { rollout, rolloutStats } from '../rollout/index.ts';
 import { rolloutHistoryTurns } from './history-turns.ts';
 import { replyStopStrings } from './loop-config.ts';
+import type { GeneratedGroup } from './rl-async-producer.ts';
 import { iterationSeeds } from './rl-collect.ts';
 import { scoreBatch } from './rl-rewards.ts';
 import type { RlConfig, RlRunOptions } from './rl.ts';
@@ -25,7 +25,7 @@ export function groupGenerator<Task, P extends TrainablePolicy>(
   options: RlRunOptions<Task, P>,
   config: RlConfig,
   sampler: Policy,
-): (index: number) => Promise<Trajectory[]> {
+): (index: number) => Promise<GeneratedGroup> {
   return async (index) => {
     const seed = groupTaskSeed(config.seed, config.tasksPerIteration, index);
     const iteration = Math.floor(index / config.tasksPerIteration) + 1;
@@ -50,6 +50,8 @@ export function groupGenerator<Task, P extends TrainablePolicy>(
         ? result
         : await scoreBatch(options.rubric, { ...result, stats: rolloutStats(result.trajectories, 0) });
     for (const trajectory of trajectories) trajectory.groupId = `${trajectory.groupId}#${index}`;
-    return trajectories;
+    // The rollout's episode starts (a collect scaffold gives none): what the monitor reads as each prompt.
+    const starts = 'episodes' in result ? result.episodes : undefined;
+    return { trajectories, prompts: trajectories.map((_, i) => starts?.[i]?.prompt) };
   };
 }

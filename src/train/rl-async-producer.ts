@@ -21,11 +21,19 @@ export interface ProducedGroup {
   /** Policy version current when the group's generation started. */
   version: number;
   trajectories: Trajectory[];
+  /** Each episode's first observation, when the generation knows it (the monitor reads it). */
+  prompts: (string | undefined)[];
+}
+
+/** One group's episodes and their first observations (undefined where the generation has none). */
+export interface GeneratedGroup {
+  trajectories: Trajectory[];
+  prompts?: (string | undefined)[];
 }
 
 export interface GroupProducerOptions {
   /** Generates group `index` of the task stream (its task and sampling seeds fixed by the index). */
-  generate: (index: number) => Promise<Trajectory[]>;
+  generate: (index: number) => Promise<GeneratedGroup | Trajectory[]>;
   tasksPerIteration: number;
   maxStaleness: number;
   groupsInFlight: number;
@@ -163,10 +171,11 @@ export class GroupProducer {
     const release = this.options.exclusive === undefined ? undefined : await this.options.exclusive.acquire();
     try {
       const version = this.version;
-      const trajectories = this.stopped ? [] : await this.options.generate(index);
+      const generated = this.stopped ? [] : await this.options.generate(index);
+      const { trajectories, prompts = [] } = Array.isArray(generated) ? { trajectories: generated } : generated;
       for (const trajectory of trajectories) trajectory.policyVersion = version;
       // Queued even after stop(): pending() still lists it for the resume state.
-      this.queue.push({ index, version, trajectories });
+      this.queue.push({ index, version, trajectories, prompts: trajectories.map((_, i) => prompts[i]) });
       this.maxDepth = Math.max(this.maxDepth, this.queue.length);
     } catch (error) {
       this.failure ??= { error };

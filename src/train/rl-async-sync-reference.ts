@@ -3,7 +3,9 @@
  * the asynchronous trainer existed: a tiny built-in model on the bandit, 4 iterations of GRPO with
  * KL, clipped gradients and a validation — every non-timing metric and a SHA-256 of the final
  * weights. `rl-async-fixtures/sync-reference.json` was written by this file (run it directly)
- * from the loop of commit ff36640; rl-async.test.ts replays it and asserts equality bit for bit.
+ * from the loop of commit ff36640, and re-recorded on the one engine (onnxruntime, issue 28) from
+ * the same loop (the old recording still replayed bit for bit on the removed engine just before;
+ * the new numbers differ from it by ~1e-6 relative); rl-async.test.ts replays it bit for bit.
  */
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';

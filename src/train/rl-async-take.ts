@@ -44,6 +44,7 @@ export async function takeIteration({
 }): Promise<TakenIteration> {
   const started = performance.now();
   const generated: Trajectory[] = [];
+  const generatedPrompts: (string | undefined)[] = [];
   const kept: Trajectory[] = [];
   const counts = { staleness: [] as number[], dropped: 0, rescored: 0, idleSeconds: 0 };
   const { tasksPerIteration, maxGenerationBatches } = config;
@@ -55,6 +56,7 @@ export async function takeIteration({
     const group = await producer.take();
     counts.idleSeconds += (performance.now() - waitStarted) / 1000;
     generated.push(...group.trajectories);
+    generatedPrompts.push(...group.prompts);
     if (trainerVersion - group.version > config.async.maxStaleness) {
       if (config.async.staleTrajectories === 'drop') {
         counts.dropped += group.trajectories.length;
@@ -79,8 +81,7 @@ export async function takeIteration({
   }
   const batch: IterationBatch = {
     generated,
-    // The async producer keeps no episode starts: the monitor reads these episodes without their prompt.
-    generatedPrompts: generated.map(() => undefined),
+    generatedPrompts,
     stats: rolloutStats(generated, (performance.now() - started) / 1000),
     kept,
     keptGroups: accepted,

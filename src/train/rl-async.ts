@@ -17,7 +17,6 @@
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { Rng } from '../core/rng.ts';
-import type { Trajectory } from '../core/types.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import type { AlgorithmPreset } from './algorithm-presets.ts';
 import {
@@ -35,7 +34,7 @@ import { GroupProducer } from './rl-async-producer.ts';
 import { takeIteration, type TakenIteration } from './rl-async-take.ts';
 import { iterationMetrics, iterationWarnings } from './rl-iteration-report.ts';
 import { updatePolicy } from './rl-update.ts';
-import { watchIteration } from './rl-monitor.ts';
+import { type MonitoredTrajectory, watchIteration } from './rl-monitor.ts';
 import { advantagesHook, iterationLearningRate } from './rl-iteration-inputs.ts';
 import { takeJudgeMetrics } from '../rewards/judges/judge-usage.ts';
 
@@ -111,7 +110,7 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
   producer: GroupProducer,
   exclusive: AsyncLock | undefined,
   iteration: number,
-): Promise<{ metrics: IterationMetrics; generated: readonly Trajectory[] }> {
+): Promise<{ metrics: IterationMetrics; generated: readonly MonitoredTrajectory[] }> {
   const { policy, reference } = options;
   const started = performance.now();
   const taken = await takeIteration({
@@ -142,7 +141,9 @@ async function asyncIteration<Task, P extends TrainablePolicy>(
   const metrics = iterationMetrics({ iteration, collected: taken.batch, update: report, learningRate, seconds });
   metrics.scalars = { ...metrics.scalars, ...asyncScalars(taken, queueDepth, producer) };
   for (const warning of iterationWarnings(metrics, taken.batch.keptGroups, config, preset)) warn(warning);
-  return { metrics, generated: taken.batch.generated };
+  // The monitor reads each episode with its first observation, as the synchronous loop gives it.
+  const prompts = taken.batch.generatedPrompts;
+  return { metrics, generated: taken.batch.generated.map((t, i) => ({ ...t, prompt: prompts[i] })) };
 }
 
 function asyncScalars(taken: TakenIteration, queueDepth: number, producer: GroupProducer): Record<string, number> {

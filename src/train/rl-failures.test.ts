@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NonFiniteError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';
 import { runRl, type TrainingWarning } from './rl.ts';

@@ -64,28 +64,32 @@ test('runRl with a monitor: warn records monitor/* and warns each iteration; sto
   assert.match(stopped.stopReason ?? '', /reward-hacking monitor \(mode stop\) saw entropy-collapse in iteration 1/);
 });
 
-test("runRl hands the monitor each episode's first observation (answer leakage through the prompt is visible to it)", async () => {
-  const { policy, referencePolicy } = await warmStartedBandit({ sftSteps: 10, demonstrations: 16 });
-  const inner = rewardMonitor({ config: { mode: 'warn' } });
-  const prompts: (string | undefined)[] = [];
-  const firstObservation = (await makeBanditEnv().reset({ seed: 0 })).text;
-  await runRl({
-    policy,
-    reference: referencePolicy,
-    env: makeBanditEnv,
-    config: { ...config, iterations: 1 },
-    monitor: {
-      mode: inner.mode,
-      observe: (input) => {
-        prompts.push(...input.episodes.map((e) => e.prompt));
-        return inner.observe(input);
+for (const loop of ['synchronous', 'asynchronous (k = 1)'] as const)
+  test(`${loop} runRl hands the monitor each episode's first observation (answer leakage through the prompt is visible to it)`, async () => {
+    const { policy, referencePolicy } = await warmStartedBandit({ sftSteps: 10, demonstrations: 16 });
+    const loopConfig = loop === 'synchronous' ? {} : { async: { maxStaleness: 1 } };
+    const inner = rewardMonitor({ config: { mode: 'warn' } });
+    const prompts: (string | undefined)[] = [];
+    const firstObservation = (await makeBanditEnv().reset({ seed: 0 })).text;
+    await runRl({
+      policy,
+      reference: referencePolicy,
+      env: makeBanditEnv,
+      config: { ...config, ...loopConfig, iterations: 1 },
+      monitor: {
+        mode: inner.mode,
+        observe: (input) => {
+          prompts.push(...input.episodes.map((e) => e.prompt));
+          return inner.observe(input);
+        },
       },
-    },
+    });
+    assert.equal(prompts.length, config.tasksPerIteration * config.groupSize);
+    assert.ok(
+      prompts.every((p) => typeof p === 'string' && p.length > 0),
+      'every episode carries its first observation',
+    );
+    assert.ok(
+      firstObservation.length > 0 && prompts.every((p) => p?.split('\n')[0] === firstObservation.split('\n')[0]),
+    );
   });
-  assert.equal(prompts.length, config.tasksPerIteration * config.groupSize);
-  assert.ok(
-    prompts.every((p) => typeof p === 'string' && p.length > 0),
-    'every episode carries its first observation',
-  );
-  assert.ok(firstObservation.length > 0 && prompts.every((p) => p?.split('\n')[0] === firstObservation.split('\n')[0]));
-});

@@ -12,7 +12,7 @@ import type { Trajectory } from '../core/types.ts';
 import type { TokenLoss } from '../core/loss.ts';
 import { offPolicyReference as reference } from '../algorithms/fixtures/off-policy-reference.ts';
 import { assertClose } from '../algorithms/gradient-check.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import type { TrainablePolicy } from '../policy/types.ts';
 import { makeBanditEnv, warmStartedBandit } from './bandit-test-fixture.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { at } from '../core/indexing.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { IterationMetrics } from './rl.ts';

@@ -82,7 +82,7 @@ export class RunRecorder {
    * sampled episodes' statistics (episode-statistics.ts). Returns the metrics recorded.
    */
   async commit(
-    policy: TrainablePolicy,
+    policy: Pick<TrainablePolicy, 'backend' | 'saveState' | 'tokenizer'>,
     metrics: IterationMetrics,
     state: RlResumeState,
     { checkpointPath }: { checkpointPath?: string } = {},

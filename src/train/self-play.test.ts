@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { makeAbsoluteZero } from '../envs/absolute-zero/env.ts';
 import { splitSeeds } from '../envs/split.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { ScriptedPolicy } from '../policy/scripted-policy.ts';
 import { rollout } from '../rollout/rollout.ts';

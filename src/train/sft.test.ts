@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
-import { generate } from '../model/generate.ts';
+import { generate } from '../engine/generate.ts';
 import { byteTokenizer } from '../chat/tokenizer.ts';
 import { chatStopTokens, renderGenerationPrompt } from '../chat/chat-template.ts';
 import { parseChatJsonl } from './chat-data.ts';

@@ -9,7 +9,7 @@ import { byteTokenizer } from '../chat/tokenizer.ts';
 import { renderChat } from '../chat/chat-template.ts';
 import { Rng } from '../core/rng.ts';
 import type { Trajectory } from '../core/types.ts';
-import { TransformerModel } from '../model/model.ts';
+import { TransformerModel } from '../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../policy/builtin-policy.ts';
 import { RunStore } from '../store/run-store.ts';
 import type { IterationMetrics } from './rl.ts';

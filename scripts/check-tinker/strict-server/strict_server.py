@@ -57,13 +57,16 @@ class Call:
 
 
 class StrictServer:
-    def __init__(self, upstream: str, log_path: str, retrieve_wait_s: float):
+    def __init__(self, upstream: str, log_path: str, retrieve_wait_s: float, base_models: dict[str, str] | None = None):
         self.upstream = httpx.AsyncClient(base_url=upstream, timeout=httpx.Timeout(600.0))
+        # --serve-as: hub names the client may ask for, each served by SkyRL's own base model (README's recipe as written).
+        self.base_models = base_models or {}
         self.log_file = open(log_path, "a", buffering=1)
         self.retrieve_wait_s = retrieve_wait_s
         self.ledger = Ledger()
         self.aliases: dict[str, str] = {}
         self.future_kinds: dict[str, str] = {}
+        self.prompt_lengths: dict[str, int] = {}  # asample futures that asked for prompt log-probs: the prompt's length
 
     def log(self, entry: dict) -> None:
         self.log_file.write(json.dumps(entry, sort_keys=True) + "\n")
@@ -183,6 +186,9 @@ class StrictServer:
         if path == "/api/v1/create_model" and sdk_request.lora_config is None:
             raise Refused("upstream", "SkyRL 0.3.0 trains LoRA only: create_model without lora_config cannot be served", 501)
         upstream = dict(payload)
+        if upstream.get("base_model") in self.base_models:
+            entry["served_as"] = upstream["base_model"]
+            upstream["base_model"] = self.base_models[upstream["base_model"]]
         if "model_id" in upstream:
             upstream["model_id"] = self.aliases.get(upstream["model_id"], upstream["model_id"])
         if path in ("/api/v1/optim_step", "/api/v1/save_weights", "/api/v1/save_weights_for_sampler"):
@@ -206,6 +212,8 @@ class StrictServer:
         # tinker 0.38.0's sampling promise names each sample (one id per num_samples); SkyRL 0.3.0's does not.
         promise = json.loads(response.body)
         self.future_kinds[promise["request_id"]] = "sample"
+        if payload.get("prompt_logprobs"):
+            self.prompt_lengths[promise["request_id"]] = sum(len(chunk.get("tokens", [])) for chunk in payload["prompt"]["chunks"])
         promise["sample_sequence_ids"] = [f"{promise['request_id']}:{index}" for index in range(payload.get("num_samples", 1))]
         return self.json(promise)
 
@@ -271,7 +279,8 @@ class StrictServer:
             return Response(run.content, status_code=run.status_code, media_type="application/json")
         run_info = run.json()
         created = await self.upstream.post("/api/v1/create_model", json={
-            "session_id": sdk_request.session_id, "base_model": sdk_request.base_model or run_info["base_model"],
+            "session_id": sdk_request.session_id,
+            "base_model": self.base_models.get(sdk_request.base_model or "", sdk_request.base_model) or run_info["base_model"],
             "lora_config": {"rank": run_info["lora_rank"]}})
         if created.status_code != 200:
             return Response(created.content, status_code=created.status_code, media_type="application/json")
@@ -301,6 +310,13 @@ class StrictServer:
         if kind == "forward_backward":
             return Response(encode_forward_backward_output(result), media_type=PROTO)
         if kind == "sample":
+            # tinker 0.38.0's SampleResponse.prompt_logprobs has one entry per prompt token, NaN first (nothing
+            # predicts token 0); SkyRL 0.3.0 leaves that first entry out: put it back, as the hosted server sends it.
+            length = self.prompt_lengths.get(request_id)
+            prompt = result.get("prompt_logprobs")
+            if length is not None and isinstance(prompt, list) and len(prompt) == length - 1:
+                result["prompt_logprobs"] = [None, *prompt]
+                entry["translated"] = "prompt_logprobs: SkyRL's n - 1 entries → the SDK's n (NaN first)"
             return Response(encode_sample_response(result), media_type=PROTO)
         return self.json(result)
 
@@ -329,8 +345,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--log", required=True, help="JSONL file: one line per request")
     parser.add_argument("--retrieve-wait-s", type=float, default=30.0, help="answer 408 try_again after this long")
+    parser.add_argument("--serve-as", action="append", default=[], metavar="HUB_NAME=BASE_MODEL",
+                        help="accept base_model HUB_NAME and serve it with SkyRL's BASE_MODEL (repeatable)")
     options = parser.parse_args()
-    server = StrictServer(options.upstream, options.log, options.retrieve_wait_s)
+    base_models = dict(pair.split("=", 1) for pair in options.serve_as)
+    server = StrictServer(options.upstream, options.log, options.retrieve_wait_s, base_models)
     app = Starlette(routes=[Route("/{path:path}", server.handle, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])])
     uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
 

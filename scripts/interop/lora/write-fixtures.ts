@@ -10,12 +10,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Rng } from '../../../src/core/rng.ts';
 import type { TokenLoss } from '../../../src/core/loss.ts';
-import { TransformerModel } from '../../../src/model/model.ts';
+import { TransformerModel } from '../../../src/engine/transformer-model.ts';
 import { saveCheckpoint } from '../../../src/model/checkpoint.ts';
-import { numpy as np, tree } from '../../../src/model/jax.ts';
-import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
-import { ropeTables } from '../../../src/model/rope.ts';
-import { headDim } from '../../../src/model/config.ts';
+import { loraConfigSchema } from '../../../src/model/lora.ts';
+import { engineLogits } from '../engine-logits.ts';
 import { exportHuggingFace } from '../../../src/serve/export-hf.ts';
 import { at } from '../../../src/core/indexing.ts';
 
@@ -57,24 +55,10 @@ await model.saveAdapter(join(out, 'adapter'), { baseModelNameOrPath: join(out, '
 // agentrl's LoRA forward (adapters unmerged), full logits for every position.
 const rows = batch.length;
 const length = at(batch, 0).length;
-const { cos, sin } = ropeTables(
-  Int32Array.from({ length }, (_, i) => i),
-  headDim(model.config),
-  model.config.ropeTheta,
-);
-const half = headDim(model.config) / 2;
-const params = tree.ref(model.deviceParams());
-const h = hiddenStates(
-  params,
-  model.config,
-  np.array(Int32Array.from(batch.flat())),
-  np.ones([rows, length]),
-  np.array(cos).reshape([1, 1, length, half]),
-  np.array(sin).reshape([1, 1, length, half]),
-  rows,
-  length,
-);
-const logits = (await lmLogits(params, model.config, h).data()) as Float32Array;
+const logits = await engineLogits(model.config, await model.baseParams(), batch, {
+  lora: loraConfigSchema.parse(lora),
+  adapters: await model.adapterParams(),
+});
 await mkdir(out, { recursive: true });
 await writeFile(
   join(out, 'expected.json'),

@@ -21,6 +21,7 @@ from trl.data_utils import apply_chat_template, is_conversational
 COLUMNS = [
     "run", "step", "index", "group_id", "seed", "data_source", "messages", "prompt", "completion", "input_ids",
     "attention_mask", "loss_mask", "logprobs", "token_rewards", "advantages", "reward", "success", "truncated", "num_turns",
+    "reward_components", "reward_failures",
 ]
 TRL_COLUMNS = ["messages", "prompt", "completion"]
 VERL_COLUMNS = ["data_source", "prompt", "messages"]

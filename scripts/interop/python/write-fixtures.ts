@@ -17,13 +17,10 @@ import type { Message } from '../../../src/core/types.ts';
 import { renderChat } from '../../../src/chat/chat-template.ts';
 import { saveCheckpoint } from '../../../src/model/checkpoint.ts';
 import { modelConfigSchema, type ModelConfigInput } from '../../../src/model/config.ts';
-import { TransformerModel } from '../../../src/model/model.ts';
-import { initHostParams, toDevice } from '../../../src/model/params.ts';
-import { ropeTables } from '../../../src/model/rope.ts';
-import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
-import { numpy as np } from '../../../src/model/jax.ts';
-import { headDim } from '../../../src/model/config.ts';
+import { TransformerModel } from '../../../src/engine/transformer-model.ts';
+import { initHostParams } from '../../../src/model/params.ts';
 import { byteTokenizer } from '../../../src/chat/tokenizer.ts';
+import { engineLogits } from '../engine-logits.ts';
 import { exportHuggingFace } from '../../../src/serve/export-hf.ts';
 import { exportTrajectories } from '../../../src/store/export.ts';
 import { RunStore } from '../../../src/store/run-store.ts';
@@ -79,32 +76,14 @@ try {
     await saveCheckpoint(join(scratch, name), { config, params });
     await exportHuggingFace(join(scratch, name), join(out, name), { name: `agentrl-tiny-${name}` });
 
-    const model = await TransformerModel.fromParams(config, params); // also starts jax
+    const model = await TransformerModel.fromParams(config, params);
     const rng = new Rng(3);
     const sequences = lengths.map((length) => Array.from({ length }, () => rng.int(byteTokenizer.vocabSize)));
     const chunks: Float32Array[] = [];
     const index: { ids: number[]; offset: number }[] = [];
     let offset = 0;
     for (const ids of sequences) {
-      const T = ids.length;
-      const half = headDim(config) / 2;
-      const { cos, sin } = ropeTables(
-        Int32Array.from({ length: T }, (_, i) => i),
-        headDim(config),
-        config.ropeTheta,
-      );
-      const device = toDevice(config, params);
-      const h = hiddenStates(
-        device,
-        config,
-        np.array(Int32Array.from(ids)),
-        np.ones([1, T]),
-        np.array(cos).reshape([1, 1, T, half]),
-        np.array(sin).reshape([1, 1, T, half]),
-        1,
-        T,
-      ); // [T, D]
-      const logits = (await lmLogits(device, config, h).data()) as Float32Array; // [T, V]
+      const logits = await engineLogits(model.config, params, [ids]); // [T, V]
       chunks.push(logits);
       index.push({ ids, offset });
       offset += logits.length;

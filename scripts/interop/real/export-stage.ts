@@ -21,7 +21,7 @@ import type { Message } from '../../../src/core/types.ts';
 import { getEnvironment } from '../../../src/envs/index.ts';
 import type { HostParams } from '../../../src/model/config.ts';
 import { initLoraParams, loraConfigSchema } from '../../../src/model/lora.ts';
-import { TransformerModel } from '../../../src/model/model.ts';
+import { TransformerModel } from '../../../src/engine/transformer-model.ts';
 import { loadModelCheckpoint } from '../../../src/model/model-sources.ts';
 import { toolSchema } from '../../../src/policy/openai-wire.ts';
 import { BuiltinPolicy } from '../../../src/policy/builtin-policy.ts';

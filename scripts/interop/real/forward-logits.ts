@@ -1,11 +1,9 @@
-/** check:real: logits of the built-in forward (the one score/train use) on padded rows, float32. */
-import { initJax, numpy as np } from '../../../src/model/jax.ts';
-import { headDim, type HostParams, type ModelConfig } from '../../../src/model/config.ts';
-import { toDevice } from '../../../src/model/params.ts';
-import { ropeTables } from '../../../src/model/rope.ts';
-import { hiddenStates, lmLogits } from '../../../src/model/transformer.ts';
+/** check:real: logits of the engine's forward (the graph score/train/generation run) on padded rows, float32. */
+import { InvalidArgumentError } from '../../../src/core/errors.ts';
+import type { HostParams, ModelConfig } from '../../../src/model/config.ts';
+import { engineLogits } from '../engine-logits.ts';
 
-/** logits [B·T, V] of `tokens` [B·T] (`keyMask` 1 on real tokens). */
+/** logits [B·T, V] of `tokens` [B·T] (`keyMask` 1 on real tokens, right-padded). */
 export async function forwardLogits(
   config: ModelConfig,
   params: HostParams,
@@ -14,25 +12,12 @@ export async function forwardLogits(
   B: number,
   T: number,
 ): Promise<Float32Array> {
-  await initJax();
-  const half = headDim(config) / 2;
-  const { cos, sin } = ropeTables(
-    Int32Array.from({ length: T }, (_, i) => i),
-    headDim(config),
-    config.ropeTheta,
+  const rows = Array.from({ length: B }, (_, b) =>
+    Array.from(tokens.subarray(b * T, (b + 1) * T)).filter((_, t) => keyMask[b * T + t] === 1),
   );
-  const device = toDevice(config, params);
-  const h = hiddenStates(
-    device,
-    config,
-    np.array(tokens),
-    np.array(keyMask).reshape([B, T]),
-    np.array(cos).reshape([1, 1, T, half]),
-    np.array(sin).reshape([1, 1, T, half]),
-    B,
-    T,
-  );
-  return (await lmLogits(device, config, h).data()) as Float32Array;
+  if (Math.max(...rows.map((row) => row.length)) !== T)
+    throw new InvalidArgumentError(`forwardLogits: no row fills the width T = ${T} (pad with paddedRows)`, { T });
+  return engineLogits(config, params, rows);
 }
 
 /** Right-padded rows of `ids`: tokens [B·T], key mask [B·T], B, T. */

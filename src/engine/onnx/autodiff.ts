@@ -13,7 +13,8 @@
  * (vjp-rules.ts, vjp-shape-rules.ts): ∂loss/∂input = VJP(node, ∂loss/∂outputs). A value read by
  * several nodes sums its contributions. Only float32 values carry gradients: integer and bool
  * values (token ids, shapes, masks) never do, and frozen tensors — initializers and inputs not
- * differentiated — get no gradient nodes at all (nothing upstream of them is walked).
+ * differentiated — get no gradient nodes at all (nothing upstream of them is walked). A value made
+ * by `GraphBuilder.stopGradient` is a constant to this pass (`torch.Tensor.detach`).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
@@ -68,7 +69,8 @@ function dependsOnParameters(g: GraphBuilder, wrt: readonly ValueId[]): boolean[
   for (const node of g.graph.nodes) {
     if (nonDifferentiable.has(node.op)) continue;
     if (!node.inputs.some((input) => depends[input])) continue;
-    for (const output of node.outputs) depends[output] = g.dtype(output) === 'float32';
+    for (const output of node.outputs)
+      depends[output] = g.dtype(output) === 'float32' && !g.graph.gradientStops.has(output);
   }
   return depends;
 }

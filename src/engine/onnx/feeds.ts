@@ -2,7 +2,7 @@
  * Host-side inputs of the model graph (model-graph.ts): token rows, per-row RoPE tables,
  * additive attention biases and head rows, for right- or left-padded batches. Positions count
  * from each row's first real token (so a left-padded row scores as if unpadded), and the bias
- * masks padding keys and the future with the same −1e9 the jax-js model uses.
+ * masks padding keys and the future with a finite −1e9 (MASKED).
  */
 import { at } from '../../core/indexing.ts';
 import { ropeTables } from '../../model/rope.ts';

@@ -19,7 +19,7 @@
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 
-export type DataType = 'float32' | 'int32' | 'int64' | 'bool';
+export type DataType = 'float32' | 'int32' | 'int64' | 'bool' | 'uint8';
 /** A size: known (number) or symbolic (string). */
 export type Dim = number | string;
 export type Shape = readonly Dim[];
@@ -76,6 +76,8 @@ export class Graph {
   readonly inputs: ValueId[] = [];
   readonly outputs: ValueId[] = [];
   readonly initializers = new Map<ValueId, Tensor>();
+  /** Values autodiff treats as constants (a stop-gradient: their producer passes no gradient back). */
+  readonly gradientStops = new Set<ValueId>();
   /** ONNX opset of the default domain; others per domain (e.g. { 'com.microsoft': 1 }). */
   readonly opsets: Record<string, number>;
   private readonly names = new Set<string>();

@@ -1,47 +1,91 @@
 /**
- * The built-in transformer's forward pass (src/model/transformer.ts) as one ONNX graph that
- * serves scoring, prefill and decoding alike. Same numerics as the jax-js model:
+ * The built-in transformer's forward pass (Llama / Qwen2 / Qwen3, model/config.ts) as one ONNX
+ * graph that serves scoring, prefill, decoding and (train-graph.ts) training alike; checked
+ * against PyTorch/transformers in reference-parity.test.ts:
  *
  *   x = embed[tokens]                                                   [B, T, D]
  *   per block: x += Attn(RMSNorm(x)); x += SwiGLU(RMSNorm(x))
  *   RMSNorm(x) = x / sqrt(mean(x²) + ε) · w;  RoPE half-split with host cos/sin tables
- *   linear: x W (+ (α/r) · (x A) B under LoRA, A/B fed as inputs)
+ *   linear: x W (+ (α/r) · ((x ⊙ mask) A) B under LoRA, A/B (and the dropout masks) fed as inputs)
  *   h = RMSNorm(x)[head_rows]                                           [M, D]
  *   logits = (h · inv_temperature) Eᵀ (tied) or … W_head                [M, V]
- *   target_logprobs = logits[target] − logsumexp(logits)               [M]
+ *   log_probs = LogSoftmax(logits) = l − m − log Σ exp(l − m), m = max l  [M, V]
+ *   target_logprobs = log_probs[target]                                 [M]
+ *
+ * Numerics: the log-softmax is ORT's LogSoftmax, max-shifted and summed by MLAS's vectorised
+ * kernel. ReduceLogSumExp (used before) sums exp in one float32 accumulator: on 64 rows of
+ * 49,152 logits (~N(3, 2.5²)) its logsumexp was off by −3.97e-5 on average (max 1.24e-4) against a
+ * float64 host sum; LogSoftmax by −9.8e-7 (max 9.7e-6) — see model-graph-numerics.test.ts.
  *
  * Inputs (B rows, T query tokens, S cached slots):
  *   tokens int32 [B, T]; cos, sin [B, T, hd/2] (per-row positions, rope.ts);
  *   attention_bias [B, 1, T, S + T] (0 = attend, −1e9 = masked; the S cache slots, then the T new);
  *   past_key.{i}, past_value.{i} [B, KV, S, hd] per layer (a masked dummy slot when there is no cache);
  *   head_rows int32 [M] (rows of the flattened [B·T] hidden states the head reads); targets int32 [M];
- *   inv_temperature [1]; the adapters `layers.{i}.{w}.loraA` [in, r] / `.loraB` [r, out] under LoRA.
+ *   inv_temperature [1]; the adapters `layers.{i}.{w}.loraA` [in, r] / `.loraB` [r, out] under LoRA;
+ *   with `weights: 'inputs'`, every weight under its config.ts name (full fine-tuning feeds and
+ *   differentiates them; no new session per step); with `dropout`, per adapted linear
+ *   `layers.{i}.{w}.loraMask` [B, T, in]: 0 where dropped, else 1/(1−p) (inverted dropout, drawn on
+ *   the host from a seeded Rng: lora-dropout.ts), multiplying the adapter's input only (PEFT);
+ *   with `adapterGroups` R > 1 (generation across LoRA forks), `adapter_rows` int64 [R] and each
+ *   set's adapters as `{name}.group{k}` instead of the adapter inputs.
  * Outputs: logits [M, V], target_logprobs [M], values [M] (value head), key.{i} / value.{i}
  * [B, KV, T, hd] (the new tokens' keys and values, which the caller writes into its cache).
  *
  * The cache is attended without being copied: the scores against the cache and against the new
  * tokens are joined (small), the softmax runs over both, and the context sums the two parts.
  */
+import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { headDim, parameterShapes, type HostParams, type ModelConfig } from '../../model/config.ts';
 import { loraScale, loraShapes, type LoraConfig } from '../../model/lora.ts';
-import { Graph, type ValueId } from './graph.ts';
+import { attr, Graph, type ValueId } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
+import { matMulNBits, quantizeBase, type BaseQuantization, type NBitsWeight } from './matmul-nbits.ts';
 
 export interface ModelGraphOptions {
   config: ModelConfig;
-  /** Base weights (config.ts names); they become initializers, referenced until serialised. */
-  params: HostParams;
+  /** Base weights (config.ts names); as initializers they are referenced until serialised. Unused with `weights: 'inputs'`. */
+  params?: HostParams;
   /** LoRA settings: the adapters become graph inputs. */
   lora?: LoraConfig | null;
+  /** 'initializers' (default: ORT pre-packs them) or 'inputs' (fed per run: trained in full, or shared). */
+  weights?: 'initializers' | 'inputs';
+  /** Under LoRA: the adapter inputs are multiplied by `{weight}.loraMask` inputs (training with dropout). */
+  dropout?: boolean;
+  /** The value head reads the trunk through a stop-gradient (TokenLoss.detachValueHead): it trains the head only. */
+  detachValue?: boolean;
+  /** 'int8' / 'int4': the projections and the head as MatMulNBits blocks (matmul-nbits.ts; inference, initializers only). Default 'float32'. */
+  baseQuantization?: BaseQuantization;
+  /**
+   * Under LoRA, R > 1 adapter sets in one batch (generation across forks of one base,
+   * generate-across.ts): the rows come sorted by set, `adapter_rows` int64 [R] counts them (0 allowed)
+   * and set k's adapters are the inputs `groupAdapterName(name, k)`. Each adapted linear splits x
+   * along the batch, runs each part through its own A·B and joins them: no per-row copy of the
+   * adapters. Default 1: the graph above, unchanged.
+   */
+  adapterGroups?: number;
 }
+
+/** The rows of each adapter set in a batch (adapterGroups > 1): int64 [R], summing to B. */
+export const adapterRowsInput = 'adapter_rows';
+/** The input name of adapter set `group`'s tensor `name` (a lora.ts name) when adapterGroups > 1. */
+export const groupAdapterName = (name: string, group: number): string => `${name}.group${group}`;
+
+/** The dropout-mask input of an adapted weight (`layers.{i}.{w}`): [B, T, in]. */
+export const loraMaskName = (weight: string): string => `${weight}.loraMask`;
 
 interface Context {
   g: GraphBuilder;
   config: ModelConfig;
   weights: Map<string, ValueId>;
-  /** Adapter inputs by weight name, with the scale constant. */
-  adapters: Map<string, { a: ValueId; b: ValueId }>;
+  /** Adapter inputs by weight name (with their dropout masks when training with dropout), and the scale constant. */
+  adapters: Map<string, { a: ValueId; b: ValueId; mask: ValueId | null }>;
+  /** With adapterGroups > 1: per adapted weight, each set's A and B, and the rows-per-set input. */
+  groups: { adapters: Map<string, { a: ValueId; b: ValueId }[]>; rows: ValueId } | null;
+  detachValue: boolean;
+  /** Under baseQuantization: the quantized projections by name, and the head as 'head'. */
+  quantized: Map<string, NBitsWeight> | null;
   loraScale: ValueId | null;
   cos: ValueId; // [B, 1, T, hd/2]
   sin: ValueId;
@@ -65,13 +109,40 @@ export const pastValueName = (layer: number): string => `past_value.${layer}`;
 export const keyOutputName = (layer: number): string => `key.${layer}`;
 export const valueOutputName = (layer: number): string => `value.${layer}`;
 
-/** x W (+ scale · (x A) B). x [B, T, in] → [B, T, out]. */
+/** x W (+ scale · ((x ⊙ mask) A) B). x [B, T, in] → [B, T, out]. */
 function linear(c: Context, name: string, x: ValueId): ValueId {
-  const base = c.g.matMul(x, c.weights.get(name)!);
+  const nbits = c.quantized?.get(name);
+  const base = nbits === undefined ? c.g.matMul(x, weightOf(c, name)) : matMulNBits(c.g, x, name, nbits);
+  const grouped = c.groups?.adapters.get(name);
+  if (grouped !== undefined && c.loraScale !== null)
+    return c.g.add(base, c.g.mul(groupedUpdate(c, x, grouped), c.loraScale));
   const adapter = c.adapters.get(name);
-  if (adapter === undefined) return base;
-  const update = c.g.mul(c.g.matMul(c.g.matMul(x, adapter.a), adapter.b), c.loraScale!);
+  if (adapter === undefined || c.loraScale === null) return base;
+  const input = adapter.mask === null ? x : c.g.mul(x, adapter.mask); // [B, T, in]
+  const update = c.g.mul(c.g.matMul(c.g.matMul(input, adapter.a), adapter.b), c.loraScale);
   return c.g.add(base, update);
+}
+
+/** x [B, T, in] split along B by `adapter_rows`, part k · A_k · B_k, joined again: [B, T, out]. */
+function groupedUpdate(c: Context, x: ValueId, sets: readonly { a: ValueId; b: ValueId }[]): ValueId {
+  const { g } = c;
+  const inputShape = g.shape(x);
+  const parts = g.graph.node(
+    'Split',
+    [x, c.groups!.rows],
+    { axis: attr.int(0) },
+    sets.map((_, k) => ({ dtype: 'float32' as const, shape: [`B${k}`, ...inputShape.slice(1)] })),
+  );
+  return g.concat(
+    sets.map((set, k) => g.matMul(g.matMul(at(parts, k, 'Split outputs'), set.a), set.b)),
+    0,
+  );
+}
+
+function weightOf(c: Context, name: string): ValueId {
+  const id = c.weights.get(name);
+  if (id === undefined) throw new InvalidArgumentError(`model graph: no weight ${name} in this config`, { name });
+  return id;
 }
 
 /** x / sqrt(mean(x²) + ε) · w over the last axis (the Pow/ReduceMean/Add/Sqrt/Div/Mul pattern ORT fuses). */
@@ -107,15 +178,15 @@ function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, past
   let k = linear(c, `${p}wk`, h); // [B, T, KV·hd]
   let v = linear(c, `${p}wv`, h); // [B, T, KV·hd]
   if (config.attentionBias) {
-    q = g.add(q, c.weights.get(`${p}bq`)!);
-    k = g.add(k, c.weights.get(`${p}bk`)!);
-    v = g.add(v, c.weights.get(`${p}bv`)!);
+    q = g.add(q, weightOf(c, `${p}bq`));
+    k = g.add(k, weightOf(c, `${p}bk`));
+    v = g.add(v, weightOf(c, `${p}bv`));
   }
   let qh = splitHeads(c, q, H); // [B, H, T, hd]
   let kh = splitHeads(c, k, KV); // [B, KV, T, hd]
   if (config.qkNorm) {
-    qh = rmsNorm(c, qh, c.weights.get(`${p}qNorm`)!);
-    kh = rmsNorm(c, kh, c.weights.get(`${p}kNorm`)!);
+    qh = rmsNorm(c, qh, weightOf(c, `${p}qNorm`));
+    kh = rmsNorm(c, kh, weightOf(c, `${p}kNorm`));
   }
   qh = rope(c, qh, hd / 2);
   kh = rope(c, kh, hd / 2);
@@ -147,7 +218,7 @@ function mlp(c: Context, layer: number, h: ValueId): ValueId {
 /** The output heads on the final hidden states [B, T, D]. */
 function heads(c: Context, x: ValueId): void {
   const { g, config } = c;
-  const final = rmsNorm(c, x, c.weights.get('finalNorm')!);
+  const final = rmsNorm(c, x, weightOf(c, 'finalNorm'));
   const rows = g.gather(
     g.reshape(final, [-1, config.hiddenSize]),
     g.graph.input(modelGraphInputs.headRows, 'int32', ['M']),
@@ -155,37 +226,102 @@ function heads(c: Context, x: ValueId): void {
   ); // [M, D]
   // Scaled before the head, so the [M, V] logits are the only tensor of that size.
   const scaled = g.mul(rows, g.graph.input(modelGraphInputs.invTemperature, 'float32', [1])); // [M, D]
-  const raw = config.tieWordEmbeddings
-    ? g.gemm(scaled, c.weights.get('embed')!, { transB: true })
-    : g.matMul(scaled, c.weights.get('lmHead')!);
+  const head = c.quantized?.get('head');
+  const raw = head
+    ? matMulNBits(g, scaled, 'head', head)
+    : config.tieWordEmbeddings
+      ? g.gemm(scaled, weightOf(c, 'embed'), { transB: true })
+      : g.matMul(scaled, weightOf(c, 'lmHead'));
   const logits = g.graph.output(raw, 'logits'); // [M, V]
   const targets = g.unsqueeze(g.graph.input(modelGraphInputs.targets, 'int32', ['M']), [1]); // [M, 1]
-  const picked = g.sub(g.gatherElements(logits, targets, 1), g.reduce('ReduceLogSumExp', logits, [1])); // [M, 1]
-  g.graph.output(g.reshape(picked, [-1]), 'target_logprobs');
+  const logProbs = g.logSoftmax(logits, 1); // [M, V] (max-shifted inside ORT; train-graph.ts's entropy reads it)
+  g.graph.output(g.reshape(g.gatherElements(logProbs, targets, 1), [-1]), 'target_logprobs');
   if (config.valueHead) {
-    const values = g.add(g.reshape(g.matMul(rows, c.weights.get('valueHead.w')!), [-1]), c.weights.get('valueHead.b')!);
+    const features = c.detachValue ? g.stopGradient(rows) : rows; // [M, D]
+    const values = g.add(g.reshape(g.matMul(features, weightOf(c, 'valueHead.w')), [-1]), weightOf(c, 'valueHead.b'));
     g.graph.output(values, 'values');
   }
 }
 
-/** The forward graph for a config and its weights (see the module comment for inputs and outputs). */
-export function buildModelGraph({ config, params, lora = null }: ModelGraphOptions): Graph {
-  const g = new GraphBuilder(new Graph({ opset: 17 }));
-  const hd = headDim(config);
-  const weights = new Map<string, ValueId>();
+/** The weights as initializers (data referenced) or as inputs, by config.ts name. */
+function weightValues(
+  g: GraphBuilder,
+  { config, params, weights = 'initializers' }: ModelGraphOptions,
+  quantized: Map<string, NBitsWeight> | null,
+) {
+  const values = new Map<string, ValueId>();
   for (const [name, shape] of parameterShapes(config)) {
-    const tensor = params.get(name)!;
-    weights.set(name, g.graph.initializer(name, { dtype: 'float32', shape, data: tensor.data }));
+    if (quantized?.has(name) || (name === 'lmHead' && quantized?.has('head'))) continue;
+    if (weights === 'inputs') {
+      values.set(name, g.graph.input(name, 'float32', shape));
+      continue;
+    }
+    const tensor = params?.get(name);
+    if (tensor === undefined)
+      throw new InvalidArgumentError(`model graph: no weight ${name} in params (or build with weights: 'inputs')`, {
+        name,
+      });
+    values.set(name, g.graph.initializer(name, { dtype: 'float32', shape, data: tensor.data }));
   }
-  const adapters = new Map<string, { a: ValueId; b: ValueId }>();
-  if (lora !== null) {
-    for (const [name, shape] of loraShapes(config, lora)) {
+  return values;
+}
+
+function quantizedBase({ config, params, weights, baseQuantization = 'float32' }: ModelGraphOptions) {
+  if (baseQuantization === 'float32') return null;
+  if (weights === 'inputs' || params === undefined)
+    throw new InvalidArgumentError('model graph: a quantized base needs the weights as initializers (params)');
+  return quantizeBase(config, params, baseQuantization === 'int4' ? 4 : 8);
+}
+
+/** Under LoRA with adapterGroups > 1: each set's adapter inputs and `adapter_rows`; else null. */
+function adapterGroupInputs(g: GraphBuilder, { config, lora = null, adapterGroups = 1, dropout }: ModelGraphOptions) {
+  if (adapterGroups === 1) return null;
+  if (!Number.isInteger(adapterGroups) || adapterGroups < 1)
+    throw new InvalidArgumentError(`model graph: adapterGroups must be a positive integer, got ${adapterGroups}`, {
+      adapterGroups,
+    });
+  if (lora === null || dropout === true)
+    throw new InvalidArgumentError('model graph: adapterGroups > 1 needs a LoRA config and no dropout (generation)');
+  const adapters = new Map<string, { a: ValueId; b: ValueId }[]>();
+  const shapes = loraShapes(config, lora);
+  for (const [name, shape] of shapes) {
+    if (!name.endsWith('.loraA')) continue;
+    const adapted = name.slice(0, -'.loraA'.length);
+    const bName = `${adapted}.loraB`;
+    const bShape = shapes.get(bName) ?? [];
+    adapters.set(
+      adapted,
+      Array.from({ length: adapterGroups }, (_, k) => ({
+        a: g.graph.input(groupAdapterName(name, k), 'float32', shape),
+        b: g.graph.input(groupAdapterName(bName, k), 'float32', bShape),
+      })),
+    );
+  }
+  return { adapters, rows: g.graph.input(adapterRowsInput, 'int64', [adapterGroups]) };
+}
+
+/** The forward graph for a config and its weights (see the module comment for inputs and outputs). */
+export function buildModelGraph(options: ModelGraphOptions): Graph {
+  const { config, lora = null } = options;
+  const quantized = quantizedBase(options);
+  const g = new GraphBuilder(new Graph({ opset: 17, extraOpsets: quantized ? { 'com.microsoft': 1 } : {} }));
+  const hd = headDim(config);
+  const weights = weightValues(g, options, quantized);
+  const adapters = new Map<string, { a: ValueId; b: ValueId; mask: ValueId | null }>();
+  const groups = adapterGroupInputs(g, options);
+  if (lora !== null && groups === null) {
+    const shapes = loraShapes(config, lora);
+    for (const [name, shape] of shapes) {
       if (!name.endsWith('.loraA')) continue;
-      const weight = name.slice(0, -'.loraA'.length);
-      const b = loraShapes(config, lora).get(`${weight}.loraB`)!;
-      adapters.set(weight, {
+      const adapted = name.slice(0, -'.loraA'.length);
+      const bShape = shapes.get(`${adapted}.loraB`) ?? [];
+      adapters.set(adapted, {
         a: g.graph.input(name, 'float32', shape),
-        b: g.graph.input(`${weight}.loraB`, 'float32', b),
+        b: g.graph.input(`${adapted}.loraB`, 'float32', bShape),
+        mask:
+          options.dropout === true
+            ? g.graph.input(loraMaskName(adapted), 'float32', ['B', 'T', at(shape, 0, 'loraA shape')])
+            : null,
       });
     }
   }
@@ -206,6 +342,9 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
     config,
     weights,
     adapters,
+    groups,
+    detachValue: options.detachValue === true,
+    quantized,
     loraScale: lora === null ? null : g.scalar(loraScale(lora)),
     cos,
     sin,
@@ -213,20 +352,20 @@ export function buildModelGraph({ config, params, lora = null }: ModelGraphOptio
     cacheLength: g.slice(g.shapeOf(at(pastKeys, 0, 'pastKeys')), [2], [3], [0]),
     fullLength: g.slice(biasShape, [3], [4], [0]),
   };
-  let x = g.gather(weights.get('embed')!, tokens, 0); // [B, T, D]
+  let x = g.gather(weightOf(c, 'embed'), tokens, 0); // [B, T, D]
   for (let i = 0; i < config.numLayers; i++) {
     const p = `layers.${i}.`;
     const block = attention(
       c,
       i,
-      rmsNorm(c, x, weights.get(`${p}attnNorm`)!),
+      rmsNorm(c, x, weightOf(c, `${p}attnNorm`)),
       at(pastKeys, i, 'pastKeys'),
       at(pastValues, i, 'pastValues'),
     );
     g.graph.output(block.key, keyOutputName(i));
     g.graph.output(block.value, valueOutputName(i));
     x = g.add(x, block.out);
-    x = g.add(x, mlp(c, i, rmsNorm(c, x, weights.get(`${p}mlpNorm`)!)));
+    x = g.add(x, mlp(c, i, rmsNorm(c, x, weightOf(c, `${p}mlpNorm`))));
   }
   heads(c, x);
   return g.graph;

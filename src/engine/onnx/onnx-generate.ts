@@ -1,176 +1,229 @@
 /**
- * Batched sampling on onnxruntime with a host-side KV cache, the peer of model/generate.ts:
- * prompts left-padded to a shared length P (positions per row, padding masked), one prefill run,
- * then ONE run per decoded token for the whole batch. Sampling is model/sampling.ts's
- * `sampleToken`, with the same seeded RNG visited in the same row order, so a seed gives the same
- * tokens as the jax-js sampler as far as float rounding allows.
+ * Batched sampling on onnxruntime with a host-side KV cache (decode-cache.ts): prompts left-padded
+ * to a shared length P (positions per row, padding masked), prefill runs, then ONE run per decoded
+ * token for the whole batch. Sampling is model/sampling.ts's `sampleToken` (through RowSampler),
+ * with one seeded RNG visited in row order, so a seed gives the same tokens on every engine as far
+ * as float rounding allows.
  *
- * The cache is a fixed host array per layer, [B, KV, Smax, hd] with Smax = P + maxNew − 1: each
- * run returns only the new tokens' keys/values, which are written into their slot here; the
- * attention bias masks the slots not yet written. No cache is copied inside the graph.
+ * Prefix sharing: identical prompts in one call (the G samples of a GRPO group) are prefilled once;
+ * their keys/values are written into every row that shares them. Their first-token logits are the
+ * same row, copied, so each row still draws its own token from the shared RNG in row order.
+ * Rows that stop early leave the decode runs (LiveRows); the cache grows by chunks (decode-cache.ts).
+ *
+ * Float rounding: the cache width and the rows a run carries change the matmul shapes, so logits
+ * move by ~1e-5 (greedy tokens stay the same); at temperature 1 on SmolLM2 such a change flips
+ * about 3 in 1,000 seeded draws, after which that row's text differs.
+ *
+ * Groups (`generateGroupsOnOnnx`): one batch of several callers' prompts, each group with its own
+ * options and RNG (sampling-groups.ts), on a grouped session each with its own adapters
+ * (onnx-inference.ts `createGroups`: LoRA forks of one base, engine/generate-across.ts). Equal
+ * prompts of different groups are prefilled apart; every run feeds its rows per group.
  */
-import { InvalidArgumentError } from '../../core/errors.ts';
 import { at, entry } from '../../core/indexing.ts';
 import { headDim } from '../../model/config.ts';
-import { yieldToEventLoop, type GeneratedRow, type GenerateOptions } from '../../model/generate.ts';
-import { RowSampler } from '../../model/row-sampler.ts';
+import { yieldToEventLoop, type GeneratedRow, type GenerateOptions } from '../../model/generate-options.ts';
+import { CACHE_CHUNK, DecodeBias, DecodeCache } from './decode-cache.ts';
 import { MASKED, packRows, promptBias, ropeFeeds } from './feeds.ts';
 import { keyOutputName, valueOutputName } from './model-graph.ts';
-import type { OnnxInference } from './onnx-inference.ts';
+import type { InferenceRuns } from './onnx-inference.ts';
+import { SamplingGroups, type SamplingGroup } from './sampling-groups.ts';
 
-interface Cache {
-  keys: Float32Array[];
-  values: Float32Array[];
-  slots: number;
-}
-
-/** Writes new keys/values [rows, KV, T, hd] of cache rows from `firstRow` on into slots [start, start + T). */
-function writeCache(
-  cache: Cache,
-  layer: number,
-  out: Record<string, { data: unknown }>,
-  place: { firstRow: number; rowsTimesHeads: number; tokens: number; start: number; hd: number; kvHeads: number },
-): void {
-  const keys = entry(out, keyOutputName(layer), 'run output').data as Float32Array;
-  const values = entry(out, valueOutputName(layer), 'run output').data as Float32Array;
-  const cachedKeys = at(cache.keys, layer, 'cache.keys');
-  const cachedValues = at(cache.values, layer, 'cache.values');
-  const { tokens, hd } = place;
-  for (let r = 0; r < place.rowsTimesHeads; r++) {
-    const from = r * tokens * hd;
-    const to = ((place.firstRow * place.kvHeads + r) * cache.slots + place.start) * hd;
-    cachedKeys.set(keys.subarray(from, from + tokens * hd), to);
-    cachedValues.set(values.subarray(from, from + tokens * hd), to);
-  }
-}
-
-function checkPrompts(prompts: readonly (readonly number[])[], options: GenerateOptions, maxSeqLen: number): number {
-  if (prompts.some((p) => p.length === 0)) throw new InvalidArgumentError('every prompt needs at least one token');
-  if ((options.stopStrings?.length ?? 0) > 0 && options.decode === undefined) {
-    throw new InvalidArgumentError('stopStrings need a decode function to read the generated text');
-  }
-  const longest = Math.max(...prompts.map((p) => p.length));
-  if (longest >= maxSeqLen)
-    throw new InvalidArgumentError(
-      `a prompt of ${longest} tokens leaves no room in the context window of ${maxSeqLen}`,
-    );
-  return longest;
+/**
+ * The distinct prompts and, for each, the rows that asked for it (in row order). With `groupOf`
+ * (each row's adapter set), equal prompts of different sets stay apart (their keys/values differ).
+ */
+export function distinctPrompts(
+  prompts: readonly (readonly number[])[],
+  groupOf?: Int32Array,
+): {
+  prompts: (readonly number[])[];
+  rows: number[][];
+} {
+  const index = new Map<string, number>();
+  const distinct: (readonly number[])[] = [];
+  const rows: number[][] = [];
+  prompts.forEach((prompt, b) => {
+    const key = groupOf === undefined ? prompt.join(',') : `${groupOf[b]}:${prompt.join(',')}`;
+    let k = index.get(key);
+    if (k === undefined) {
+      k = distinct.length;
+      index.set(key, k);
+      distinct.push(prompt);
+      rows.push([]);
+    }
+    at(rows, k, 'rows').push(b);
+  });
+  return { prompts: distinct, rows };
 }
 
 /** Padded prompt tokens (rows × P) per prefill run: attention over the prompt is [rows, H, P, P + 1]. */
 const PREFILL_TOKEN_BUDGET = 4096;
 
 /**
- * Runs the prompts, left-padded to P, in row groups of at most `budget` padded tokens; writes
- * their keys/values into cache slots [0, P) and returns the last positions' logits [B, V].
+ * Runs the distinct prompts, left-padded to P, in row groups of at most `budget` padded tokens;
+ * writes their keys/values into cache slots [0, P) of every row that shares them and returns the
+ * last positions' logits [B, V] (in row order).
  */
 async function prefill(
-  inference: OnnxInference,
+  inference: InferenceRuns,
   prompts: readonly (readonly number[])[],
-  P: number,
-  cache: Cache,
-  fetches: string[],
-  budget: number,
+  { P, cache, fetches, groups }: { P: number; cache: DecodeCache; fetches: string[]; groups: SamplingGroups },
 ): Promise<Float32Array> {
   const config = inference.config;
-  const hd = headDim(config);
   const V = config.vocabSize;
   const logits = new Float32Array(prompts.length * V);
+  const distinct = distinctPrompts(prompts, groups.count > 1 ? groups.groupOf : undefined);
+  const budget = groups.prefillTokenBudget(PREFILL_TOKEN_BUDGET);
   const rowsPerRun = Math.max(1, Math.floor(budget / P));
-  for (let first = 0; first < prompts.length; first += rowsPerRun) {
-    const group = packRows(prompts.slice(first, first + rowsPerRun), 'left', P);
-    const rows = group.rows;
+  for (let first = 0; first < distinct.prompts.length; first += rowsPerRun) {
+    const group = packRows(distinct.prompts.slice(first, first + rowsPerRun), 'left', P);
+    const targets = distinct.rows.slice(first, first + group.rows);
     const out = await inference.forward(
       {
         tokens: group.tokens,
-        rows,
+        rows: group.rows,
         length: P,
-        ...ropeFeeds(group.positions, rows, P, hd, config.ropeTheta),
+        ...ropeFeeds(group.positions, group.rows, P, headDim(config), config.ropeTheta),
         bias: promptBias(group, 1),
-        headRows: Int32Array.from({ length: rows }, (_, b) => b * P + P - 1),
+        headRows: Int32Array.from({ length: group.rows }, (_, b) => b * P + P - 1),
+        adapterRows: groups.counts(targets.map((rows) => at(rows, 0, 'prompt rows'))),
       },
       fetches,
     );
-    const place = {
-      firstRow: first,
-      rowsTimesHeads: rows * config.numKvHeads,
-      tokens: P,
-      start: 0,
-      hd,
-      kvHeads: config.numKvHeads,
-    };
-    for (let i = 0; i < config.numLayers; i++) writeCache(cache, i, out, place);
-    logits.set(entry(out, 'logits', 'run output').data as Float32Array, first * V);
+    cache.write(out, targets, { tokens: P, start: 0 });
+    const last = entry(out, 'logits', 'run output').data as Float32Array;
+    targets.forEach((rows, r) => {
+      for (const row of rows) logits.set(last.subarray(r * V, (r + 1) * V), row * V);
+    });
   }
   return logits;
 }
 
+/**
+ * The batch rows a decode run carries (run row r is batch row `rows[r]`): all of them at first;
+ * once a quarter of those carried have stopped (a stop token or string), the cache, bias and feeds
+ * keep only the rest, so finished rows stop costing compute.
+ */
+class LiveRows {
+  rows: number[];
+  bias: DecodeBias;
+  tokens: Int32Array;
+  positions: Int32Array;
+  headRows: Int32Array;
+  eachRow: number[][];
+
+  constructor(
+    private readonly offsets: readonly number[],
+    rows: number[],
+  ) {
+    this.rows = rows;
+    this.bias = new DecodeBias(
+      rows.map((b) => at(offsets, b)),
+      MASKED,
+    );
+    this.tokens = new Int32Array(rows.length);
+    this.positions = new Int32Array(rows.length);
+    this.headRows = Int32Array.from(rows.keys());
+    this.eachRow = rows.map((_, r) => [r]);
+  }
+
+  /** The rows still running, compacted when at most 3/4 of the carried ones are (null: unchanged). */
+  compacted(running: (b: number) => boolean, cache: DecodeCache, filled: number): LiveRows | null {
+    const keep = this.rows.flatMap((b, r) => (running(b) ? [r] : []));
+    if (keep.length === 0 || keep.length > 0.75 * this.rows.length) return null;
+    cache.keepRows(keep);
+    const next = new LiveRows(
+      this.offsets,
+      keep.map((r) => at(this.rows, r)),
+    );
+    next.bias.reset(cache.slots, filled);
+    return next;
+  }
+
+  /** This step's feeds from the sampled batch tokens; position = slot − left padding. */
+  feed(sampled: Int32Array, slot: number): void {
+    this.rows.forEach((b, r) => {
+      this.tokens[r] = at(sampled, b);
+      this.positions[r] = slot - at(this.offsets, b);
+    });
+  }
+
+  /** Run logits [rows, V] into their batch rows of `batch` [B, V]. */
+  scatter(run: Float32Array, batch: Float32Array, vocab: number): void {
+    this.rows.forEach((b, r) => {
+      batch.set(run.subarray(r * vocab, (r + 1) * vocab), b * vocab);
+    });
+  }
+}
+
+/** Batched sampling of `prompts` with `options` (the module comment). */
 export async function generateOnOnnx(
-  inference: OnnxInference,
+  inference: InferenceRuns,
   prompts: readonly (readonly number[])[],
   options: GenerateOptions,
 ): Promise<GeneratedRow[]> {
+  return at(await generateGroupsOnOnnx(inference, [{ prompts, options }]), 0, 'groups');
+}
+
+/**
+ * Several groups of prompts in one batch (rows in group order), each sampled with its own options
+ * as `generateOnOnnx(inference, group.prompts, group.options)` would (sampling-groups.ts); each run
+ * says how many of its rows each group has (`adapterRows`: on a grouped session, the adapter sets).
+ */
+export async function generateGroupsOnOnnx(
+  inference: InferenceRuns,
+  sampling: readonly SamplingGroup[],
+): Promise<GeneratedRow[][]> {
   const config = inference.config;
+  const prompts = sampling.flatMap((group) => group.prompts);
+  const groups = new SamplingGroups(sampling, config);
   const B = prompts.length;
-  if (B === 0) return [];
-  const longest = checkPrompts(prompts, options, config.maxSeqLen);
-  const maxNew = Math.max(0, Math.min(options.maxNewTokens, config.maxSeqLen - longest));
-  const rows: GeneratedRow[] = prompts.map(() => ({ tokens: [], logprobs: [], text: '', finishReason: 'length' }));
-  if (maxNew === 0) return rows;
+  const maxNew = groups.maxNew;
+  if (B === 0 || maxNew === 0) return groups.results(false);
   const hd = headDim(config);
-  const KV = config.numKvHeads;
   const V = config.vocabSize;
-  const layers = config.numLayers;
   const fetches = [
     'logits',
-    ...Array.from({ length: layers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat(),
+    ...Array.from({ length: config.numLayers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat(),
   ];
-
   const packed = packRows(prompts, 'left');
   const P = packed.length;
-  const slots = Math.max(1, P + maxNew - 1);
-  const cache: Cache = {
-    keys: Array.from({ length: layers }, () => new Float32Array(B * KV * slots * hd)),
-    values: Array.from({ length: layers }, () => new Float32Array(B * KV * slots * hd)),
-    slots,
-  };
-  let logits = await prefill(inference, prompts, P, cache, fetches, options.prefillTokenBudget ?? PREFILL_TOKEN_BUDGET);
-
-  const sampler = new RowSampler(rows, options, V);
+  const shape = { layers: config.numLayers, rows: B, kvHeads: config.numKvHeads, headDimension: hd };
+  // Slot P + s holds the keys/values of the token sampled at step s (the last one is never run).
+  const maxSlots = Math.max(1, P + maxNew - 1);
+  const cache = new DecodeCache(shape, Math.min(maxSlots, P + CACHE_CHUNK), maxSlots);
+  let logits = await prefill(inference, prompts, { P, cache, fetches, groups });
   const token = new Int32Array(B);
-  const positions = new Int32Array(B);
-  const width = slots + 1;
-  const bias = new Float32Array(B * width).fill(MASKED);
-  for (let b = 0; b < B; b++) {
-    for (let s = at(packed.offsets, b); s < P; s++) bias[b * width + s] = 0;
-    bias[b * width + slots] = 0; // the new token itself
-  }
-  const headRows = Int32Array.from({ length: B }, (_, b) => b);
+  let live = new LiveRows(packed.offsets, [...prompts.keys()]);
+  live.bias.reset(cache.slots, P);
   for (let step = 0; step < maxNew; step++) {
-    const active = sampler.sample(logits, token);
-    if (active === 0 || step === maxNew - 1) break;
+    if (groups.sample(step, logits, token, V) === 0) break;
     await yieldToEventLoop();
     // The previous token's keys/values are in slot P + step − 1 (the prompt's for step 0).
-    if (step > 0) for (let b = 0; b < B; b++) bias[b * width + P + step - 1] = 0;
-    for (let b = 0; b < B; b++) positions[b] = P + step - at(packed.offsets, b);
+    if (cache.ensure(P + step)) live.bias.reset(cache.slots, P + step);
+    else if (step > 0) live.bias.open(P + step - 1);
+    live = live.compacted((b) => groups.running(b, step), cache, P + step) ?? live;
+    live.feed(token, P + step);
+    const A = live.rows.length;
     const out = await inference.forward(
       {
-        tokens: token,
-        rows: B,
+        tokens: live.tokens,
+        rows: A,
         length: 1,
-        ...ropeFeeds(positions, B, 1, hd, config.ropeTheta),
-        bias: { dtype: 'float32', shape: [B, 1, 1, width], data: bias },
-        headRows,
+        ...ropeFeeds(live.positions, A, 1, hd, config.ropeTheta),
+        bias: { dtype: 'float32', shape: [A, 1, 1, cache.slots + 1], data: live.bias.data },
+        headRows: live.headRows,
         pastKeys: cache.keys,
         pastValues: cache.values,
-        cacheSlots: slots,
+        cacheSlots: cache.slots,
+        adapterRows: groups.counts(live.rows),
       },
       fetches,
     );
-    for (let i = 0; i < layers; i++)
-      writeCache(cache, i, out, { firstRow: 0, rowsTimesHeads: B * KV, tokens: 1, start: P + step, hd, kvHeads: KV });
-    logits = entry(out, 'logits', 'run output').data as Float32Array;
+    cache.write(out, live.eachRow, { tokens: 1, start: P + step });
+    const runLogits = entry(out, 'logits', 'run output').data as Float32Array;
+    if (A === B) logits = runLogits;
+    else live.scatter(runLogits, logits, V);
   }
-  if (options.decode) for (const row of rows) row.text = options.decode(row.tokens);
-  return rows;
+  return groups.results();
 }

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { at } from '../../core/indexing.ts';
 import { Rng } from '../../core/rng.ts';
 import { modelConfigSchema, parameterShapes, type HostParams, type ModelConfigInput } from '../../model/config.ts';
-import { generate } from '../../model/generate.ts';
+import { generate } from '../generate.ts';
 import { loraConfigSchema, loraShapes } from '../../model/lora.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { TransformerModel } from '../transformer-model.ts';
 import { OnnxInference } from './onnx-inference.ts';
 
 const small: ModelConfigInput = {
@@ -73,7 +73,7 @@ const variants: [string, ModelConfigInput, { lora?: boolean }][] = [
 ];
 
 for (const [name, config, options] of variants) {
-  test(`ORT scoring equals the jax-js model's to 1e-4: ${name}, right and left padding, temperature 0.7`, async () => {
+  test(`OnnxInference scoring equals TransformerModel.score to 1e-4: ${name}, right and left padding, temperature 0.7`, async () => {
     const model = await pair(config, options);
     const inference = await OnnxInference.fromModel(model, { threads: 1 });
     const sequences = randomSequences(5, [7, 19, 2, 33, 12], 61);
@@ -103,7 +103,7 @@ test('ORT scoring splits runs by the head budget with the same result', async ()
   assert.ok(maxDifference(whole.logprobs, split.logprobs) <= 1e-6);
 });
 
-test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA); sampled log-probs equal scored ones', async () => {
+test("OnnxInference greedy generation gives generate()'s tokens (left-padded prompts, LoRA); sampled log-probs equal scored ones", async () => {
   const model = await pair({ ...small, attentionBias: true }, { lora: true });
   const inference = await OnnxInference.fromModel(model, { threads: 1 });
   const prompts = randomSequences(7, [3, 11, 1, 6], 61);
@@ -141,7 +141,7 @@ test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA);
       assert.ok(Math.abs(logprob - at(at(scored.logprobs, i), at(prompts, i).length + k)) <= 1e-4);
     });
   });
-  const jaxSampled = await generate(model, prompts, {
+  const modelSampled = await generate(model, prompts, {
     maxNewTokens: 16,
     temperature: 0.8,
     topP: 0.9,
@@ -150,7 +150,7 @@ test('ORT greedy generation gives the jax-js tokens (left-padded prompts, LoRA);
   });
   assert.deepEqual(
     sampled.map((r) => r.tokens),
-    jaxSampled.map((r) => r.tokens),
+    modelSampled.map((r) => r.tokens),
   );
   await inference.release();
 });

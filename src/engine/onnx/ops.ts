@@ -141,7 +141,7 @@ export class GraphBuilder {
     return this.unary('Sigmoid', x);
   }
   cast(x: ValueId, to: DataType): ValueId {
-    const code = { float32: 1, int32: 6, int64: 7, bool: 9 }[to];
+    const code = { float32: 1, int32: 6, int64: 7, bool: 9, uint8: 2 }[to];
     return this.one('Cast', [x], to, this.shape(x), { to: attr.int(code) });
   }
 
@@ -200,6 +200,13 @@ export class GraphBuilder {
 
   softmax(x: ValueId, axis = -1): ValueId {
     return this.one('Softmax', [x], this.dtype(x), this.shape(x), { axis: attr.int(axis) });
+  }
+
+  /** x unchanged (an Identity) that autodiff treats as a constant: no gradient flows back through it. */
+  stopGradient(x: ValueId): ValueId {
+    const y = this.one('Identity', [x], this.dtype(x), this.shape(x));
+    this.graph.gradientStops.add(y);
+    return y;
   }
 
   logSoftmax(x: ValueId, axis = -1): ValueId {

@@ -10,7 +10,7 @@ import type { Attribute, DataType, Graph, Shape, Tensor, ValueId } from './graph
 const IR_VERSION = 8;
 
 /** TensorProto.DataType codes. */
-const dataTypeCode: Record<DataType, number> = { float32: 1, int32: 6, int64: 7, bool: 9 };
+const dataTypeCode: Record<DataType, number> = { float32: 1, int32: 6, int64: 7, bool: 9, uint8: 2 };
 
 /** AttributeProto.AttributeType codes. */
 const attributeTypeCode = { float: 1, int: 2, string: 3, floats: 6, ints: 7 } as const;

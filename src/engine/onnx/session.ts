@@ -24,9 +24,16 @@ export interface Feed {
   data: HostArray;
 }
 
-const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' } as const;
+const ortType = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool', uint8: 'uint8' } as const;
 
+/**
+ * One onnxruntime session, reference-counted: `create` gives one hold, `retain` another (a call
+ * running on it, or another `OnnxInference` sharing its initializers: transformer-model.ts
+ * `forkAdapters`); `release` drops one, and the last one frees the native session.
+ */
 export class OnnxSession {
+  private holds = 1;
+
   private constructor(
     private readonly Tensor: typeof Ort.Tensor,
     private readonly session: Ort.InferenceSession,
@@ -76,7 +83,22 @@ export class OnnxSession {
     return out;
   }
 
+  /** False once the last hold was released (the native session is freed). */
+  get live(): boolean {
+    return this.holds > 0;
+  }
+
+  /** One more hold on a live session; released sessions refuse. */
+  retain(): this {
+    if (this.holds === 0) throw new OnnxRuntimeError('the onnxruntime session was already released');
+    this.holds += 1;
+    return this;
+  }
+
+  /** Drops one hold; the last frees the native session. Releasing a released session does nothing. */
   async release(): Promise<void> {
-    await this.session.release();
+    if (this.holds === 0) return;
+    this.holds -= 1;
+    if (this.holds === 0) await this.session.release();
   }
 }

@@ -10,10 +10,40 @@
  *
  * Inputs made after the boundary (the cotangents) feed the backward graph only. Initializers are
  * shared by reference (each graph serialises the ones it reads).
+ *
+ * Rematerialisation: a forward node of one pass over its inputs (elementwise, reshaping, slicing;
+ * `recomputedOps`) whose inputs cross anyway (or are graph inputs) is run again in the backward
+ * graph instead of carrying its output across: on SmolLM2's shape that keeps SwiGLU's gate and up
+ * but not sigmoid(gate), silu(gate) and their product, an RMSNorm's input but not its normalised
+ * output, the softmax weights but not their slice — the same numbers (the same ops on the same
+ * inputs), half the bytes held between the runs.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { Graph, type Tensor, type ValueId } from './graph.ts';
+
+/** Ops a backward graph runs again rather than carry their output (one pass over the inputs). */
+const recomputedOps = new Set([
+  'Add',
+  'Sub',
+  'Mul',
+  'Div',
+  'Neg',
+  'Sigmoid',
+  'Sqrt',
+  'Reciprocal',
+  'Exp',
+  'Cast',
+  'Identity',
+  'Reshape',
+  'Transpose',
+  'Squeeze',
+  'Unsqueeze',
+  'Slice',
+  'Concat',
+  'Expand',
+  'Where',
+]);
 
 export interface SplitGraphs {
   forward: Graph;
@@ -68,6 +98,44 @@ function extract(
 }
 
 /**
+ * The forward nodes the backward graph runs again (in forward order) and the values they make.
+ * Candidates: nodes of `recomputedOps` whose inputs cross anyway (the backward reads them, graph
+ * inputs, initializers, integers) or are made by candidates; chosen: the candidates that make,
+ * directly or through other chosen ones, a value the backward reads. So nothing crosses that did
+ * not before, and each chosen node's output stops crossing.
+ */
+function recomputedNodes(
+  source: Graph,
+  forwardNodes: readonly number[],
+  readByBackward: ReadonlySet<ValueId>,
+  availableForward: (id: ValueId) => boolean,
+): { nodes: number[]; values: Set<ValueId> } {
+  const derivable = new Set<ValueId>();
+  const crosses = (id: ValueId) =>
+    derivable.has(id) ||
+    source.initializers.has(id) ||
+    (availableForward(id) &&
+      (readByBackward.has(id) || source.info(id).producer === 'input' || source.info(id).dtype !== 'float32'));
+  const candidates = forwardNodes.filter((index) => {
+    const node = at(source.nodes, index, 'graph nodes');
+    if (node.domain !== '' || !recomputedOps.has(node.op) || !node.inputs.every(crosses)) return false;
+    for (const id of node.outputs) derivable.add(id);
+    return true;
+  });
+  const needed = new Set(readByBackward);
+  const nodes: number[] = [];
+  const values = new Set<ValueId>();
+  for (const index of candidates.reverse()) {
+    const node = at(source.nodes, index, 'graph nodes');
+    if (!node.outputs.some((id) => needed.has(id))) continue;
+    nodes.push(index);
+    for (const id of node.outputs) values.add(id);
+    for (const id of node.inputs) needed.add(id);
+  }
+  return { nodes: nodes.reverse(), values };
+}
+
+/**
  * `boundary`: nodes before it are the forward; values numbered from `firstBackwardValue` on were
  * made after it (inputs among them feed the backward only).
  */
@@ -98,7 +166,13 @@ export function splitGraph(
   const readByBackward = new Set<ValueId>();
   for (const index of backwardNodes)
     for (const id of at(source.nodes, index, 'graph nodes').inputs) readByBackward.add(id);
-  const transferred = [...readByBackward].filter((id) => producedForward[id]).sort((a, b) => a - b);
+  const recomputed = recomputedNodes(source, forwardNodes, readByBackward, availableForward);
+  backwardNodes.unshift(...recomputed.nodes);
+  for (const index of recomputed.nodes)
+    for (const id of at(source.nodes, index, 'graph nodes').inputs) readByBackward.add(id);
+  const transferred = [...readByBackward]
+    .filter((id) => producedForward[id] && !recomputed.values.has(id))
+    .sort((a, b) => a - b);
   const graphInputs = (ids: Iterable<ValueId>) =>
     [...new Set(ids)].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
   const forwardReads = graphInputs(forwardNodes.flatMap((index) => at(source.nodes, index, 'graph nodes').inputs));

@@ -1,22 +1,25 @@
 /**
- * The LoRA training graph: the model's forward (model-graph.ts, full sequences with one masked
- * cache slot) plus the heads a TokenLoss reads, the surrogate the trainer back-propagates and,
- * from autodiff.ts, its gradients with respect to every adapter — split in a forward and a
+ * The training graph: the model's forward (model-graph.ts, full sequences with one masked cache
+ * slot, the weights fed as inputs) plus the heads a TokenLoss reads, the surrogate the trainer
+ * back-propagates and, from autodiff.ts, its gradients with respect to every trained array — the
+ * adapters and the value head under LoRA (with the dropout masks as inputs when p > 0), else every weight — split in a forward and a
  * backward graph (split-graph.ts), so a loss that reads the current policy sees the forward run's
  * log-probs and the backward run reuses its activations instead of running the forward again.
  *
- *   entropies[m] = −Σ_v p log p = logsumexp(l) − Σ_v p l,  p = softmax(l = logits[m])   [M]
+ *   entropies[m] = −Σ_v p log p,  log p = LogSoftmax(l = logits[m]) (the model graph's)      [M]
  *   surrogate    = Σ_m ∂L/∂logπ[m] · logπ[m] (+ ∂L/∂H[m] · H[m]) (+ ∂L/∂V[m] · V[m])   []
- *   grad.{name}  = ∂surrogate/∂{name} for every `layers.{i}.{w}.loraA|loraB`
+ *   grad.{name}  = ∂surrogate/∂{name} for every `layers.{i}.{w}.loraA|loraB`, or every weight
  *
  * The loss itself stays a pure JS function (core/loss.ts): its gradient with respect to the
- * per-token log-probs (entropies, values) arrives as the cotangent inputs, exactly as the jax-js
- * model's surrogate (model.ts) takes it.
+ * per-token log-probs (entropies, values) arrives as the cotangent inputs. The weights are inputs, not initializers: onnxruntime
+ * then holds no copy of them (the feeds wrap the host arrays), full fine-tuning differentiates
+ * them, and new weights need no new session.
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
-import type { HostParams, ModelConfig } from '../../model/config.ts';
+import { parameterShapes, type ModelConfig } from '../../model/config.ts';
 import { loraShapes, type LoraConfig } from '../../model/lora.ts';
+import { parameterNames } from '../../model/params.ts';
 import { addGradients } from './autodiff.ts';
 import type { Graph, ValueId } from './graph.ts';
 import { buildModelGraph } from './model-graph.ts';
@@ -26,8 +29,26 @@ import { splitGraph, type SplitGraphs } from './split-graph.ts';
 /** The heads a loss reads (and therefore the cotangent inputs of the surrogate). */
 export interface TrainHeads {
   entropy: boolean;
-  /** The value term enters the surrogate (a value head whose loss does not detach it from the trunk). */
+  /** The value term enters the surrogate. */
   value: boolean;
+  /** The value head reads the trunk through a stop-gradient (the value loss trains the head alone). */
+  detachValue: boolean;
+}
+
+/**
+ * The arrays a trainer trains, by name and shape: every weight (canonical order), or under LoRA
+ * the adapters and the value head (PEFT's `modules_to_save`: a fresh head has nothing to keep).
+ */
+export function trainedShapes(config: ModelConfig, lora: LoraConfig | null): Map<string, number[]> {
+  if (lora === null) return parameterShapes(config);
+  const shapes = loraShapes(config, lora);
+  for (const [name, shape] of parameterShapes(config)) if (name.startsWith('valueHead')) shapes.set(name, shape);
+  return shapes;
+}
+
+/** The names of `trainedShapes`: the arrays a train graph differentiates. */
+export function trainedNames(config: ModelConfig, lora: LoraConfig | null): string[] {
+  return lora === null ? parameterNames(config) : [...trainedShapes(config, lora).keys()];
 }
 
 export const trainGraphNames = {
@@ -53,15 +74,20 @@ function weightedSum(g: GraphBuilder, head: ValueId, cotangentName: string): Val
 }
 
 /**
- * H = logsumexp(l) − Σ softmax(l) · l per row of logits [M, V], reusing the logsumexp the model
- * graph computed for the target log-probs: two passes over [M, V] (Softmax, Mul) besides it.
+ * H = −Σ exp(log p) · log p per row of logits [M, V], reusing the max-shifted LogSoftmax the model
+ * graph computed for the target log-probs (no logsumexp − Σ p·l cancellation): two passes over
+ * [M, V] (Exp, Mul) besides it.
  */
 function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
-  const lse =
-    g.graph.nodes.find((node) => node.op === 'ReduceLogSumExp' && node.inputs[0] === logits)?.outputs[0] ??
-    g.reduce('ReduceLogSumExp', logits, [1]); // [M, 1]
-  const expected = g.reduceSum(g.mul(g.softmax(logits, 1), logits), [1], true); // [M, 1]
-  return g.reshape(g.sub(lse, expected), [-1]); // [M]
+  const logProbs =
+    g.graph.nodes.find((node) => node.op === 'LogSoftmax' && node.inputs[0] === logits)?.outputs[0] ??
+    g.logSoftmax(logits, 1); // [M, V]
+  return g.neg(g.reduceSum(g.mul(g.exp(logProbs), logProbs), [1], false)); // [M]
+}
+
+/** Appends the entropy head to a model graph (model-graph.ts) and returns it [M]. */
+export function entropyHead(g: GraphBuilder): ValueId {
+  return entropyOf(g, valueNamed(g.graph, g.graph.outputs, 'logits'));
 }
 
 /**
@@ -71,16 +97,21 @@ function entropyOf(g: GraphBuilder, logits: ValueId): ValueId {
  */
 export function buildTrainGraphs({
   config,
-  params,
   lora,
   heads,
 }: {
   config: ModelConfig;
-  params: HostParams;
-  lora: LoraConfig;
+  /** LoRA settings (its dropout > 0 adds the mask inputs), or null for full fine-tuning. */
+  lora: LoraConfig | null;
   heads: TrainHeads;
 }): SplitGraphs & { scored: string[] } {
-  const graph = buildModelGraph({ config, params, lora });
+  const graph = buildModelGraph({
+    config,
+    lora,
+    weights: 'inputs',
+    dropout: lora !== null && lora.dropout > 0,
+    detachValue: heads.detachValue,
+  });
   const g = new GraphBuilder(graph);
   const logits = valueNamed(graph, graph.outputs, 'logits');
   const logprobs = valueNamed(graph, graph.outputs, 'target_logprobs');
@@ -91,9 +122,9 @@ export function buildTrainGraphs({
   const firstBackwardValue = graph.values.length;
   let surrogate = weightedSum(g, logprobs, trainGraphNames.gradLogprobs);
   if (heads.entropy) surrogate = g.add(surrogate, weightedSum(g, entropies, trainGraphNames.gradEntropies));
-  if (heads.value) surrogate = g.add(surrogate, weightedSum(g, values!, trainGraphNames.gradValues));
+  if (heads.value && values !== null) surrogate = g.add(surrogate, weightedSum(g, values, trainGraphNames.gradValues));
   g.graph.output(surrogate, trainGraphNames.surrogate);
-  const names = [...loraShapes(config, lora).keys()];
+  const names = trainedNames(config, lora);
   const gradients = addGradients(
     g,
     surrogate,

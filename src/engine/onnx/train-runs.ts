@@ -5,6 +5,7 @@
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { headDim, type HostParams, type ModelConfig } from '../../model/config.ts';
+import { trainTokenBudgetFor } from '../../model/micro-batches.ts';
 import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
 import { modelGraphInputs, pastKeyName, pastValueName } from './model-graph.ts';
 import type { Feed } from './session.ts';
@@ -14,16 +15,17 @@ export interface OnnxTrainerOptions {
   threads?: number;
   /** Padded tokens (rows × longest) per training run. */
   trainTokenBudget?: number;
+  /** Padded tokens per scoring run (no activations kept, so larger); default micro-batches.ts's SCORE_TOKEN_BUDGET. */
+  scoreTokenBudget?: number;
   /** Most [M, V] logits per run. */
   headElementBudget?: number;
 }
 
 /**
- * Per run: 2048 padded tokens (the jax-js model's budget) and 2^26 logits, so 4 × 256 tokens of
- * SmolLM2's vocabulary are one run. A run's saved activations cross to the backward on the host
- * (~70 MB per SmolLM2 layer at 1024 tokens + the [M, V] logits), which bounds the token budget.
+ * Per run: the model's token budget (micro-batches.ts's `trainTokenBudgetFor`: a run's saved
+ * activations cross to the backward on the host, ~38 MB per SmolLM2 layer at 1024 tokens, which
+ * bounds it) and at most 2^26 logits.
  */
-export const ONNX_TRAIN_TOKEN_BUDGET = 2048;
 export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
 
 /** One run's rows: the packed sequences and the head slice it reads. */
@@ -35,24 +37,37 @@ export interface RunRows {
   slots: [number, number][];
 }
 
+/** Token ids must be integers in [0, vocabSize): the graph's Gather would wrap a negative id and truncate a fraction. */
+function checkTokenIds(sequence: ArrayLike<number>, index: number, vocabSize: number): void {
+  for (let t = 0; t < sequence.length; t++) {
+    const id = sequence[t] as number;
+    if (!(Number.isInteger(id) && id >= 0 && id < vocabSize))
+      throw new InvalidArgumentError(
+        `sequence ${index}, token ${t}: id ${id} is not a token id of this model (integers 0 … ${vocabSize - 1})`,
+        { sequence: index, position: t, id },
+      );
+  }
+}
+
 /** The runs a batch splits into: token-budget chunks, each split further by head rows. */
 export function* trainingRuns(
   sequences: readonly ArrayLike<number>[],
   config: ModelConfig,
   options: OnnxTrainerOptions,
 ): Generator<RunRows> {
-  for (const sequence of sequences) {
+  sequences.forEach((sequence, index) => {
     if (sequence.length > config.maxSeqLen) {
       throw new InvalidArgumentError(
         `a sequence of ${sequence.length} tokens exceeds the model's context window of ${config.maxSeqLen}`,
       );
     }
-  }
+    checkTokenIds(sequence, index, config.vocabSize);
+  });
   const headRowsPerRun = Math.max(
     1,
     Math.floor((options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / config.vocabSize),
   );
-  const tokenBudget = options.trainTokenBudget ?? ONNX_TRAIN_TOKEN_BUDGET;
+  const tokenBudget = options.trainTokenBudget ?? trainTokenBudgetFor(config);
   for (const indices of scoringChunks(
     sequences.map((s) => s.length),
     { tokenBudget, headRowsPerRun },
@@ -75,12 +90,12 @@ export function* trainingRuns(
   }
 }
 
-/** The graph's inputs for one run (adapters, tokens, RoPE, bias, one masked cache slot). */
+/** The graph's inputs for one run (`arrays`: weights, adapters, masks; tokens, RoPE, bias, one masked cache slot). */
 export function runFeeds(
   run: RunRows,
   temperature: number,
   config: ModelConfig,
-  adapters: HostParams,
+  arrays: readonly HostParams[],
 ): Record<string, Feed> {
   const { packed } = run;
   const hd = headDim(config);
@@ -96,7 +111,8 @@ export function runFeeds(
     [modelGraphInputs.targets]: { dtype: 'int32', shape: [M], data: run.targets },
     [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(1 / temperature) },
   };
-  for (const [name, tensor] of adapters) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
+  for (const map of arrays)
+    for (const [name, tensor] of map) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
   const dummy: Feed = {
     dtype: 'float32',
     shape: [packed.rows, KV, 1, hd],

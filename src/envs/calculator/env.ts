@@ -12,6 +12,11 @@
  * is an invalid turn), `toolResultTag: false` (the bare result, which the rollout shows as a tool
  * message) and `requireToolCall` (success also needs an earlier calculator call whose expression
  * evaluated to the answer). `instructions` and `question` replace the prompt texts.
+ *
+ * Shaping (rewards.ts; success unchanged): `callFormatReward` pays the first well-formed call,
+ * `callOperandsReward` the first call with the question's operands and operators, `toolCallReward`
+ * the first call that evaluated to the answer. `smallOperand` draws one operand from a smaller
+ * range (the operand curriculum's easy stages: calculator-curriculum.ts).
  */
 import { z } from 'zod';
 import { Rng, type Tool } from '../../core/index.ts';
@@ -22,6 +27,7 @@ import { ToolTaskEnv, type ToolTaskEpisode, type ToolTaskSettings, type Verdict 
 import { calculatorRubric } from './rewards.ts';
 import { lastInteger } from './answer.ts';
 import { evaluateExpression } from './evaluate.ts';
+import { sameOperation } from './operation-match.ts';
 import { calculatorOperators, generateExpression } from './generator.ts';
 
 export const calculatorTool: Tool<{ expression: string }, number> = {
@@ -55,6 +61,15 @@ export const calculatorOptionsSchema = z.strictObject({
   requireToolCall: z.boolean().default(false),
   /** Shaping: reward of the first calculator call whose expression evaluates to the answer (success is unchanged). */
   toolCallReward: z.number().min(0).default(0),
+  /** Shaping (format): reward of the first well-formed calculator call, whatever its expression. */
+  callFormatReward: z.number().min(0).default(0),
+  /** Shaping: reward of the first calculator call whose expression has the question's operands and operators. */
+  callOperandsReward: z.number().min(0).default(0),
+  /** One operand, at a seeded position, drawn from [min, max] instead of [minOperand, maxOperand] (the curriculum's easy stages). */
+  smallOperand: z
+    .strictObject({ min: z.number().int().min(0).max(1000), max: z.number().int().min(0).max(1000) })
+    .refine(({ min, max }) => min <= max, 'smallOperand: min must not exceed max')
+    .optional(),
   /** Wrap a tool result as `<tool_response>…</tool_response>` (false: the bare result). */
   toolResultTag: z.boolean().default(true),
   /** The system instructions (default: agentrl's tag format, above). */
@@ -84,6 +99,12 @@ export interface CalculatorEpisode extends ToolTaskEpisode {
   lastToolResult: string | null;
   /** The turn of the first calculator call that evaluated to the answer (null: none yet). */
   answerCallTurn: number | null;
+  /** The turn of the first well-formed calculator call (null: none yet). */
+  firstCallTurn: number | null;
+  /** The turn of the first call with the question's operands and operators (null: none yet). */
+  operandsCallTurn: number | null;
+  /** The expression of this turn's calculator call (set by the tool as it runs). */
+  callExpression: string | null;
 }
 type Episode = CalculatorEpisode;
 
@@ -106,7 +127,16 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
       maxActionChars: actionCharLimits.text,
       maxToolResultChars: Number.POSITIVE_INFINITY,
     });
-    this.tools = [calculatorTool];
+    // The env's own calculator records each call's expression (afterToolCall reads it).
+    this.tools = [
+      {
+        ...calculatorTool,
+        execute: (input: { expression: string }) => {
+          this.current().callExpression = input.expression;
+          return calculatorTool.execute(input);
+        },
+      },
+    ];
     this.instructions = this.options.instructions ?? tagInstructions;
   }
 
@@ -119,6 +149,9 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
       answer,
       lastToolResult: null,
       answerCallTurn: null,
+      firstCallTurn: null,
+      operandsCallTurn: null,
+      callExpression: null,
       turnsUsed: 0,
       ended: false,
     };
@@ -144,11 +177,15 @@ export class CalculatorEnv extends ToolTaskEnv<CalculatorTask, Episode, Settings
       : { kind: 'answer', thinking: null, answer: String(answer) };
   }
 
-  /** Keeps the result and the turn of the first call that evaluates to the answer (it earns `toolCallReward`: rewards.ts). */
+  /** Keeps the result and the turns of the first well-formed call, of the first with the question's operation and of the first that evaluates to the answer (the shaping terms: rewards.ts). */
   protected override afterToolCall(episode: Episode, run: ToolRun): void {
+    const turn = episode.turnsUsed;
     episode.lastToolResult = run.ok ? run.text : run.error;
-    if (run.ok && run.output === episode.answer && episode.answerCallTurn === null)
-      episode.answerCallTurn = episode.turnsUsed;
+    episode.firstCallTurn ??= turn;
+    if (episode.callExpression !== null && sameOperation(episode.callExpression, episode.expression))
+      episode.operandsCallTurn ??= turn;
+    if (run.ok && run.output === episode.answer) episode.answerCallTurn ??= turn;
+    episode.callExpression = null;
   }
 
   protected override renderToolResult(_call: ParsedToolCall, result: string): string {

@@ -3,7 +3,9 @@
  * [minOperand, maxOperand] (default 0) joined by + - * (or the `operators` given), printed with parentheses only where precedence needs them
  * (or, with `parentheses: false`, a flat left-to-right chain read with usual precedence).
  * Results are integers by construction (no division). The tree's own value is the answer, so a
- * test can check the printed text against the evaluator.
+ * test can check the printed text against the evaluator. With `smallOperand`, one operand (its
+ * position drawn from the seed) comes from that range instead: the operand curriculum's easy
+ * stages (calculator-curriculum.ts), e.g. 7 * 43 before 67 * 43.
  */
 import type { Rng } from '../../core/index.ts';
 import { evaluateExpression } from './evaluate.ts';
@@ -19,6 +21,8 @@ export interface ExpressionGeneratorOptions {
   parentheses: boolean;
   /** The operators drawn from (default all three). */
   operators?: readonly Operator[];
+  /** One operand, at a seeded position, drawn from [min, max] instead (default: none). */
+  smallOperand?: { min: number; max: number };
 }
 
 interface Printed {
@@ -38,9 +42,20 @@ export function generateExpression(
   rng: Rng,
   options: ExpressionGeneratorOptions,
 ): { expression: string; answer: number } {
-  const { numOperands, minOperand = 0, maxOperand, parentheses, operators = calculatorOperators } = options;
+  const {
+    numOperands,
+    minOperand = 0,
+    maxOperand,
+    parentheses,
+    operators = calculatorOperators,
+    smallOperand,
+  } = options;
+  // Drawn only with smallOperand, so the expressions of every other setting stay as they were.
+  const smallAt = smallOperand === undefined ? -1 : rng.range(0, numOperands - 1);
+  let drawn = 0;
   const operand = (): Printed => {
-    const value = rng.range(minOperand, maxOperand);
+    const small = smallOperand !== undefined && drawn++ === smallAt;
+    const value = small ? rng.range(smallOperand.min, smallOperand.max) : rng.range(minOperand, maxOperand);
     return { text: String(value), top: null, value };
   };
   if (parentheses) {

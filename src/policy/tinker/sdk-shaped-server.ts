@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as zlib from 'node:zlib';
 import { littleEndian, readFields } from './protobuf-wire.ts';
 
 export interface LoggedRequest {
@@ -64,6 +65,14 @@ export function decodeForwardBackwardRequest(bytes: Uint8Array): Record<string, 
   };
 }
 
+/** The request body, zstd-decompressed when it says so and this Node can (22.15+); a Content-Encoding it cannot read throws (a refusal). */
+function readBody(bytes: Buffer, encoding: string | undefined): Uint8Array {
+  if (encoding === undefined) return new Uint8Array(bytes);
+  const zstd = (zlib as { zstdDecompressSync?: (input: Uint8Array) => Buffer }).zstdDecompressSync;
+  if (encoding !== 'zstd' || zstd === undefined) throw new TypeError(`Content-Encoding ${encoding} not accepted`);
+  return new Uint8Array(zstd(bytes));
+}
+
 export interface FakeServer {
   baseUrl: string;
   log: LoggedRequest[];
@@ -83,6 +92,10 @@ export interface FakeServerOptions {
   json?: boolean;
   /** Heartbeats answer this status (default 200). */
   heartbeatStatus?: number;
+  /** Every sample's ids are these (a remote model's spare vocabulary row, say), instead of the seeded letters. */
+  sampledTokens?: number[];
+  /** Prompt log-probs without the first (null) entry, as SkyRL 0.3.0 answers. */
+  promptLogprobsWithoutFirst?: boolean;
 }
 
 class FakeTinker {
@@ -213,16 +226,17 @@ class FakeTinker {
         const count = Number(body.num_samples);
         const params = body.sampling_params as { max_tokens: number; seed: number };
         const prompt = (body.prompt as { chunks: { tokens: number[] }[] }).chunks.flatMap((chunk) => chunk.tokens);
+        const fixed = this.options.sampledTokens?.slice(0, params.max_tokens);
         const sequences = Array.from({ length: count }, (_, index) => ({
-          tokens: Array.from(
-            { length: params.max_tokens },
-            (_, position) => 65 + ((params.seed + index + position) % 26),
-          ),
-          logprobs: Array.from({ length: params.max_tokens }, () => -1),
+          tokens:
+            fixed ??
+            Array.from({ length: params.max_tokens }, (_, position) => 65 + ((params.seed + index + position) % 26)),
+          logprobs: Array.from({ length: fixed?.length ?? params.max_tokens }, () => -1),
           stop_reason: 'length',
         }));
+        const all = prompt.map((_, index) => (index === 0 ? null : -0.25 * index));
         const promptLogprobs =
-          body.prompt_logprobs === true ? prompt.map((_, index) => (index === 0 ? null : -0.25 * index)) : null;
+          body.prompt_logprobs !== true ? null : this.options.promptLogprobsWithoutFirst === true ? all.slice(1) : all;
         return [200, this.future({ sequences, prompt_logprobs: promptLogprobs }, 'sample')];
       }
       case '/api/v1/unload_model':
@@ -251,7 +265,7 @@ class FakeTinker {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const raw = new Uint8Array(Buffer.concat(chunks));
+      const raw = readBody(Buffer.concat(chunks), request.headers['content-encoding']);
       const path = (request.url ?? '').split('?')[0] ?? '';
       let body: Record<string, unknown> = {};
       try {

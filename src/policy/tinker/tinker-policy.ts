@@ -147,10 +147,12 @@ export class TinkerPolicy implements TrainablePolicy {
       const record = parseRecord(new TextDecoder().decode(state), '<state>');
       const training = await newTraining(client, options, record.tinkerPath);
       const path = await training.save('sampler_weights', `agentrl-reference-${Date.now().toString(36)}`, undefined);
-      await client
-        .submit('/api/v1/unload_model', { body: { model_id: training.modelId, type: 'unload_model' } }, 'UnloadModel')
-        .catch(() => undefined);
-      return TinkerReference.onClient(client, { modelPath: path }, { ...options, owned: path });
+      // The model stays loaded until the reference closes: SkyRL 0.3.0 samples a model_path only while its model is loaded.
+      return TinkerReference.onClient(
+        client,
+        { modelPath: path },
+        { ...options, owned: path, ownedModel: training.modelId },
+      );
     } catch (error) {
       client.close();
       throw error;

@@ -21,15 +21,17 @@ export class TinkerReference implements ReferencePolicy {
     private readonly concurrency: number,
     /** Sampler weights saved for this reference alone, deleted on `close`. */
     private readonly owned?: string,
+    /** The training model those weights were saved from, unloaded on `close`. */
+    private readonly ownedModel?: string,
   ) {}
 
-  /** A reference on a connected client scoring with `target`; `owned` weights are deleted on `close`. */
+  /** A reference on a connected client scoring with `target`; `owned` weights are deleted and `ownedModel` unloaded on `close`. */
   static onClient(
     client: TinkerClient,
     target: { modelPath: string } | { baseModel: string },
-    { concurrency = 16, owned }: { concurrency?: number; owned?: string } = {},
+    { concurrency = 16, owned, ownedModel }: { concurrency?: number; owned?: string; ownedModel?: string } = {},
   ): TinkerReference {
-    return new TinkerReference(client, new TinkerSampler(client, target), concurrency, owned);
+    return new TinkerReference(client, new TinkerSampler(client, target), concurrency, owned, ownedModel);
   }
 
   /** Scores with `modelPath` (sampler weights) when given, else with the base model. */
@@ -67,10 +69,14 @@ export class TinkerReference implements ReferencePolicy {
     return results;
   }
 
-  /** Deletes the sampler weights saved for it (best effort: their server TTL, if any, still applies) and stops the heartbeat. */
+  /** Deletes the sampler weights saved for it (best effort: their server TTL, if any, still applies), unloads their model, stops the heartbeat. */
   async close(): Promise<void> {
     try {
       if (this.owned !== undefined) await this.client.deleteCheckpoint(this.owned).catch(() => undefined);
+      if (this.ownedModel !== undefined)
+        await this.client
+          .submit('/api/v1/unload_model', { body: { model_id: this.ownedModel, type: 'unload_model' } }, 'UnloadModel')
+          .catch(() => undefined);
     } finally {
       this.client.close();
     }

@@ -116,7 +116,9 @@ export class TinkerSampler {
   async promptLogprobs(prompt: readonly number[]): Promise<Float32Array> {
     const params: SamplingParams = { max_tokens: 1, seed: 0, stop: [], temperature: 1, top_k: -1, top_p: 1 };
     const answer = (await this.request(prompt, 1, params, true)) as { prompt_logprobs?: unknown } | null;
-    const values = answer?.prompt_logprobs;
+    const given = answer?.prompt_logprobs;
+    // The SDK's SampleResponse has one entry per prompt token, null/NaN first; SkyRL 0.3.0 (JSON wire) leaves the first out.
+    const values = Array.isArray(given) && given.length === prompt.length - 1 ? [null, ...given] : given;
     if (
       !Array.isArray(values) ||
       values.length !== prompt.length ||

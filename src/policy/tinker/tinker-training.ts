@@ -16,6 +16,7 @@ import type { SubmitBody, TinkerClient } from './tinker-client.ts';
 import type { TinkerRequestType } from './tinker-future.ts';
 import { encodeForwardBackward } from './tinker-proto.ts';
 import type { Datum } from './wire.ts';
+import { forwardBackwardBody } from './fwdbwd-body.ts';
 
 export type TinkerWire = 'protobuf' | 'json';
 export const tinkerWires: readonly TinkerWire[] = ['protobuf', 'json'];
@@ -129,7 +130,8 @@ export class TinkerTraining {
         ...(call.lossConfig === undefined ? {} : { lossConfig: call.lossConfig }),
         forwardOnly: call.forwardOnly,
       });
-      return this.inTurn('/api/v1/forward_backward', { protobuf }, requestType);
+      const body = forwardBackwardBody(protobuf, { serverAsks: this.client.config.protoCompressFwdbwd });
+      return this.inTurn('/api/v1/forward_backward', body, requestType);
     }
     const input = {
       data,

@@ -14,7 +14,7 @@
  *   ratio 1), whose sign survives a server that normalises (signed CE weights pushed a positive-
  *   advantage token DOWN on SkyRL, which divides by Σw).
  * - 'sequence-mean' — SkyRL tx 0.3.0: every loss is divided per sequence by Σ_t w_t
- *   (`backends/jax.py`: `per_token_losses.sum(-1) / max(loss_mask.sum(-1), 1e-9)`), and the
+ *   (SkyRL tx's JAX backend: `per_token_losses.sum(-1) / max(loss_mask.sum(-1), 1e-9)`), and the
  *   accumulated gradient by the number of sequences at optim_step. Weights −dL/dlogp of mixed sign
  *   would be divided by their own (possibly negative → 1e-9) sum, so this encoding sends
  *   `importance_sampling` instead: weights 1 (a positive, known sum T−1), sampling log-probs = the

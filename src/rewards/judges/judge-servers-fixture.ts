@@ -10,10 +10,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before } from 'node:test';
-import { byteTokenizer } from '../../chat/tokenizer.ts';
 import type { Message } from '../../core/types.ts';
 import { ScriptedPolicy } from '../../policy/scripted-policy.ts';
-import type { TokenGenerator } from '../../serve/openai/batcher.ts';
 import { startPolicyServer } from '../../serve/openai/policy-server.ts';
 import type { EpisodeContext } from '../episode-context.ts';
 
@@ -32,22 +30,12 @@ export function serveScriptedJudgeDuringSuite(reply: (messages: Message[]) => st
       served.chats.push(messages);
       return reply(messages);
     },
+    contextWindow: 1 << 16,
   });
-  const generate: TokenGenerator = async (prompts, options) =>
-    Promise.all(
-      prompts.map(async (prompt, row) => {
-        const { stopTokens, stopStrings, temperature, maxNewTokens } = options;
-        const generation = await policy.generate({ prompt, stopTokens, stopStrings, temperature, maxNewTokens });
-        for (const [i, token] of generation.tokens.entries()) options.onToken(row, token, generation.logprobs[i] ?? 0);
-        return generation;
-      }),
-    );
   let close = async () => {};
   before(async () => {
     const server = await startPolicyServer({
-      generate,
-      tokenizer: byteTokenizer,
-      contextWindow: 1 << 16,
+      policy,
       modelName: 'judge',
       port: 0,
       batchWindowMs: 1,

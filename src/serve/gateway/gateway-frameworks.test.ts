@@ -12,7 +12,7 @@ import { generateText, stepCountIs, tool } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { at } from '../../core/indexing.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { makeBanditEnv } from '../../train/bandit-test-fixture.ts';
 import { runRl } from '../../train/rl.ts';

@@ -15,16 +15,15 @@ import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { at } from '../../core/indexing.ts';
 import type { Trajectory } from '../../core/types.ts';
-import type { GeneratedRow } from '../../model/generate.ts';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import { OpenAIPolicy } from '../../policy/openai-policy.ts';
+import type { Generation, Policy } from '../../policy/types.ts';
 import { makeBanditEnv } from '../../train/bandit-test-fixture.ts';
 import { runRl } from '../../train/rl.ts';
-import type { TokenGenerator } from '../openai/batcher.ts';
-import { builtinGenerator, startPolicyServer } from '../openai/policy-server.ts';
+import { startPolicyServer } from '../openai/policy-server.ts';
 import { gatewayCollect } from './gateway-collect.ts';
 import { startGateway } from './gateway.ts';
 
@@ -53,7 +52,7 @@ const end = byteTokenizer.specialTokens.end;
 /** Each recorded trajectory starts with the prompt, and its trained ids and log-probs are one of the upstream's samples. */
 function assertRecordedUpstreamSamples(
   collected: readonly Trajectory[],
-  sampledUpstream: readonly GeneratedRow[],
+  sampledUpstream: readonly Generation[],
   prompt: readonly number[],
 ): void {
   for (const trajectory of collected) {
@@ -76,17 +75,20 @@ function assertRecordedUpstreamSamples(
 describe('gateway → OpenAIPolicy → serve-policy (tiny built-in model, real HTTP)', () => {
   test('the recorded ids and log-probs are what the upstream sampled, and the recording trains', async () => {
     const model = await TransformerModel.create(tiny, { seed: 5 });
-    const sampledUpstream: GeneratedRow[] = [];
-    const generate = builtinGenerator(model, byteTokenizer);
-    const observed: TokenGenerator = async (prompts, options) => {
-      const rows = await generate(prompts, options);
-      sampledUpstream.push(...rows);
-      return rows;
+    const sampledUpstream: Generation[] = [];
+    const served = new BuiltinPolicy({ model });
+    const observed: Policy = {
+      tokenizer: served.tokenizer,
+      contextWindow: served.contextWindow,
+      generate: (request) => served.generate(request),
+      generateBatch: async (requests, options) => {
+        const generations = await served.generateBatch(requests, options);
+        sampledUpstream.push(...generations);
+        return generations;
+      },
     };
     const upstream = await startPolicyServer({
-      generate: observed,
-      tokenizer: byteTokenizer,
-      contextWindow: tiny.maxSeqLen,
+      policy: observed,
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 1,

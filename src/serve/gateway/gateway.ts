@@ -18,7 +18,7 @@
  * session join into one trajectory by exact prefix continuation (session-trajectory.ts). A
  * session idle for `sessionTimeoutMs` (no call in flight) is dropped and counted. The sampler is
  * any `Policy` (a built-in one streams token by token, through `generateBatch`'s optional `onToken`;
- * see policy-generator.ts); a session opened by the trainer samples at the trainer's temperature whatever
+ * see ../openai/policy-generator.ts, the generation path serve-policy shares); a session opened by the trainer samples at the trainer's temperature whatever
  * the client asks (old log-probs must be of that distribution), and its reply budget is capped.
  * `n` > 1 is refused (a session continues one reply). Errors are OpenAI-shaped. Prompts, stop ids
  * and tool calls are in the sampler's own chat format (`sampler.chatFormat`) when it has one. The
@@ -30,7 +30,6 @@ import { listenApp, type ListeningApp } from '../hono-server.ts';
 import { createPolicyContext } from '../openai/policy-context.ts';
 import type { RequestLimitsInput } from '../openai/request-limits.ts';
 import { gatewayApp } from './gateway-routes.ts';
-import { policyGenerator } from './policy-generator.ts';
 import { parseRewardRange, type RewardRangeInput } from './posted-reward.ts';
 import {
   SessionStore,
@@ -99,12 +98,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     openUnknownSessions = true,
   } = options;
   const rewardRange = parseRewardRange(options.rewardRange); // a bad range fails here, before listening
-  const chatFormat = options.chatFormat ?? sampler.chatFormat;
   const context = createPolicyContext({
-    generate: policyGenerator(sampler),
-    tokenizer: sampler.tokenizer,
-    ...(chatFormat === undefined ? {} : { chatFormat }),
-    contextWindow: sampler.contextWindow,
+    policy: sampler,
+    ...(options.chatFormat === undefined ? {} : { chatFormat: options.chatFormat }),
     modelName,
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
@@ -139,6 +135,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       clearInterval(sweeper);
       store.dropAll('closed'); // counted; client-scored sessions not yet taken are dropped too
       await close();
+      await context.batcher.close(); // the running batch ends (its clients are cut); the sampler stays the caller's
     },
   };
 }

@@ -11,7 +11,6 @@ export {
 } from './gateway-collect.ts';
 export { GatewayError } from './errors.ts';
 export { postedReward, sessionEpisode, type GatewayEpisode, type GatewayRubric } from './gateway-rubric.ts';
-export { policyGenerator } from './policy-generator.ts';
 export { rewardRangeSchema, type RewardRange, type RewardRangeInput } from './posted-reward.ts';
 export { sessionHeader, sessionIdOf, sessionModelPrefix } from './session-id.ts';
 export { sessionSecretHeader } from './session-secret.ts';

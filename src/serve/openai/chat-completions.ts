@@ -10,6 +10,7 @@ import type { ToolCall } from '../../core/types.ts';
 import { jsonResponse } from '../hono-server.ts';
 import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents, openAiToolCall } from './choice.ts';
+import { clientGoneSignal } from './client-gone.ts';
 import type { PolicyContext } from './policy-context.ts';
 import { toMessages, type ChatRequest } from './protocol.ts';
 import { checkChatRequest } from './request-limits.ts';
@@ -46,6 +47,8 @@ interface ChatCall {
   id: string;
   choices: Choice[];
   completed: (call: FinishedChat) => void;
+  /** Aborted once the client has left (client-gone.ts): its rows stop being generated. */
+  signal: AbortSignal | undefined;
 }
 
 /**
@@ -81,6 +84,7 @@ export async function chatCompletion(
     id: `chatcmpl-${randomBytes(12).toString('hex')}`,
     choices,
     completed: whenFinished(outgoing, onFinished),
+    signal: clientGoneSignal(outgoing),
   };
   if (request.stream === true) return streamChat(call);
   return { response: await answerChat(call), done: Promise.resolve() };
@@ -94,6 +98,7 @@ async function answerChat({
   id,
   choices,
   completed,
+  signal,
 }: ChatCall): Promise<Response> {
   const sampling = context.sampling(request);
   const rows = await Promise.all(
@@ -103,6 +108,7 @@ async function answerChat({
         maxNewTokens,
         sampling,
         onToken: (token, logprob) => choice.push(token, logprob),
+        signal,
       }),
     ),
   );
@@ -137,7 +143,7 @@ async function answerChat({
   });
 }
 
-function streamChat({ context, request, prompt, maxNewTokens, id, choices, completed }: ChatCall): ChatAnswer {
+function streamChat({ context, request, prompt, maxNewTokens, id, choices, completed, signal }: ChatCall): ChatAnswer {
   const sampling = context.sampling(request);
   const sse = eventStream();
   const header = () => ({
@@ -173,6 +179,7 @@ function streamChat({ context, request, prompt, maxNewTokens, id, choices, compl
           maxNewTokens,
           sampling,
           onToken: (token, logprob) => emit(choice, choice.pushAndSplit(token, logprob)),
+          signal,
         });
         emit(choice, choice.finish());
         chunk({}, choice, finishReason(row, choice.splitter.toolCallCount));

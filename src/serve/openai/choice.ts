@@ -72,7 +72,11 @@ export class Choice {
     return this.sampled(from, to).map(({ id, token, logprob }) => ({
       token,
       logprob,
-      bytes: [...(this.context.tokenizer.tokenBytes(id) ?? [])],
+      // A spare id past the tokenizer (a remote sampler's) has no bytes of its own: its U+FFFD's.
+      bytes:
+        id < this.context.tokenizer.vocabSize
+          ? [...(this.context.tokenizer.tokenBytes(id) ?? [])]
+          : [...new TextEncoder().encode(token)],
       top_logprobs: [] as [],
     }));
   }

@@ -6,10 +6,12 @@
  * put the model's BOS in the text if it wants one).
  */
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { at } from '../../core/indexing.ts';
 import { jsonResponse } from '../hono-server.ts';
 import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents } from './choice.ts';
+import { clientGoneSignal } from './client-gone.ts';
 import type { PolicyContext } from './policy-context.ts';
 import type { CompletionRequest } from './protocol.ts';
 import { checkCompletionRequest } from './request-limits.ts';
@@ -20,13 +22,21 @@ interface Job {
   prompt: number[];
   maxNewTokens: number;
   choice: Choice;
+  /** Aborted once the client has left (client-gone.ts). */
+  signal: AbortSignal | undefined;
 }
 
-export async function completion(context: PolicyContext, request: CompletionRequest): Promise<Response> {
+/** Answers a parsed completion request; `outgoing` tells when its client leaves (its rows then stop being generated). */
+export async function completion(
+  context: PolicyContext,
+  request: CompletionRequest,
+  outgoing?: ServerResponse,
+): Promise<Response> {
   checkCompletionRequest(request, context.bounds); // before any prompt is encoded: prompts × n, max_tokens, lengths
   const prompts = completionPrompts(context, request.prompt);
   const n = request.n ?? 1;
   const { stopStrings } = context.sampling(request);
+  const signal = clientGoneSignal(outgoing);
   const jobs = prompts.flatMap((prompt, p) => {
     const maxNewTokens = context.budget(prompt, request.max_tokens ?? 16);
     return Array.from(
@@ -35,6 +45,7 @@ export async function completion(context: PolicyContext, request: CompletionRequ
         prompt,
         maxNewTokens,
         choice: new Choice(context, p * n + j, { parseTools: false, stopStrings, idPrefix: '' }),
+        signal,
       }),
     );
   });
@@ -57,6 +68,7 @@ export async function completion(context: PolicyContext, request: CompletionRequ
         maxNewTokens: job.maxNewTokens,
         sampling,
         onToken: (token, logprob) => job.choice.push(token, logprob),
+        signal: job.signal,
       }),
     ),
   );
@@ -124,6 +136,7 @@ function streamCompletion(
           maxNewTokens: job.maxNewTokens,
           sampling,
           onToken: (token, logprob) => emit(i, job.choice.pushAndSplit(token, logprob)),
+          signal: job.signal,
         });
         emit(i, job.choice.finish());
         chunk(i, '', row.finishReason);

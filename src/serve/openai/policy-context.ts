@@ -1,25 +1,33 @@
 /**
- * What every OpenAI endpoint of a served policy shares: the batcher, the chat format (the model's
- * own when it has one, else agentrl's byte template), its stop ids and tool-call syntax, the
- * model card, and the checks each request goes through (body schema, model name, context window).
+ * What every OpenAI endpoint of a served policy shares: the policy and the batcher over it
+ * (policy-generator.ts: the one generation path of serve-policy and the gateway), the chat format
+ * (the policy's own when it has one, else agentrl's byte template), its stop ids and tool-call
+ * syntax, the model card, and the checks each request goes through (body schema, model name,
+ * context window, completion budget).
  */
 import { z } from 'zod';
 import { agentrlChatFormat, type ChatFormat } from '../../chat/chat-format.ts';
 import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
+import type { Policy } from '../../policy/types.ts';
 import { RequestError } from '../error-bodies.ts';
 import { readJson, type ServerContext } from '../hono-server.ts';
-import { GenerationBatcher, type SharedSampling, type TokenGenerator } from './batcher.ts';
+import { GenerationBatcher, type SharedSampling } from './batcher.ts';
+import { policyGenerator } from './policy-generator.ts';
 import { stopList } from './protocol.ts';
-import { charsPerTokenOf, parseRequestLimits, type RequestBounds, type RequestLimitsInput } from './request-limits.ts';
+import {
+  charsPerTokenOf,
+  completionCap,
+  parseRequestLimits,
+  type RequestBounds,
+  type RequestLimitsInput,
+} from './request-limits.ts';
 import { toolCallSyntax, type ToolCallSyntax } from './tool-format.ts';
 
 export interface PolicyContextOptions {
-  generate: TokenGenerator;
-  tokenizer: Tokenizer;
-  /** The model's own chat protocol (src/chat); default agentrl's byte template over `tokenizer`. */
+  /** What generates the replies (any `Policy`); its tokenizer and context window are the server's. */
+  policy: Policy;
+  /** The chat protocol prompts are rendered in (src/chat). Default the policy's own (`policy.chatFormat`), else agentrl's byte template over its tokenizer. */
   chatFormat?: ChatFormat;
-  /** Prompt + completion tokens at most (the model's maxSeqLen). */
-  contextWindow: number;
   /** The id clients pass as `model`. */
   modelName: string;
   /** Milliseconds the batcher waits for more requests. Default 10. */
@@ -32,6 +40,7 @@ export interface PolicyContextOptions {
 }
 
 export interface PolicyContext {
+  readonly policy: Policy;
   readonly tokenizer: Tokenizer;
   readonly chatFormat: ChatFormat;
   /** The ids a reply ends at: the template's turn end first, then the format's other stop ids. */
@@ -57,11 +66,14 @@ export interface PolicyContext {
 }
 
 export function createPolicyContext(options: PolicyContextOptions): PolicyContext {
-  const { tokenizer, contextWindow, modelName } = options;
-  const chatFormat = options.chatFormat ?? agentrlChatFormat(tokenizer);
+  const { policy, modelName } = options;
+  const { contextWindow } = policy;
+  const chatFormat = options.chatFormat ?? policy.chatFormat ?? agentrlChatFormat(policy.tokenizer);
+  const limits = parseRequestLimits(options.requestLimits);
   const bounds: RequestBounds = {
-    limits: parseRequestLimits(options.requestLimits),
+    limits,
     contextWindow,
+    maxCompletionTokens: completionCap(limits, contextWindow),
     charsPerToken: charsPerTokenOf(chatFormat.tokenizer, {
       exact: chatFormat.name === 'agentrl' && chatFormat.tokenizer === byteTokenizer,
     }),
@@ -72,12 +84,13 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
       ? [...chatFormat.stopTokens]
       : [closing, ...chatFormat.stopTokens.filter((id) => id !== closing)];
   const batcher = new GenerationBatcher({
-    generate: options.generate,
+    generate: policyGenerator(policy),
     windowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
     onBatch: options.onBatch,
   });
   return {
+    policy,
     tokenizer: chatFormat.tokenizer,
     chatFormat,
     stopTokens,
@@ -120,7 +133,7 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
           'messages',
           'context_length_exceeded',
         );
-      return Math.min(requested ?? room, room);
+      return Math.min(requested ?? room, room, bounds.maxCompletionTokens);
     },
     sampling: (request) => ({
       temperature: request.temperature ?? 1,

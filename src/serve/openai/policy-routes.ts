@@ -26,7 +26,7 @@ export function policyApp(context: PolicyContext): Hono<ServerEnv> {
   app.post('/v1/completions', async (c) => {
     const request = await context.readBody(c, completionRequestSchema);
     context.checkModel(request.model);
-    return completion(context, request);
+    return completion(context, request, c.env.outgoing);
   });
   app.notFound((c) => openAiErrorResponse(policyNotFound(c)));
   app.onError((error) => openAiErrorResponse(error));

@@ -5,8 +5,9 @@ import type { ChatFormat } from '../../chat/chat-format.ts';
 import { jinjaChatFormat } from '../../chat/jinja-chat-format.ts';
 import { tinyChatmlFormat, tinyChatmlTemplate } from '../../chat/tiny-chatml.ts';
 import { at } from '../../core/indexing.ts';
-import type { TokenGenerator } from './batcher.ts';
+import type { Policy } from '../../policy/types.ts';
 import { startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { streamingScriptedPolicy } from './streaming-scripted-policy-fixture.ts';
 import { readToolCallStream } from './streaming-test-fixture.ts';
 
 const weatherTool = {
@@ -18,21 +19,19 @@ const weatherTool = {
   },
 };
 
-/** A generator that writes `reply` token by token in the format's tokenizer, then its stop id; it keeps the prompts it got. */
-function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): TokenGenerator {
-  return async (batch, options) =>
-    batch.map((prompt, row) => {
-      prompts.push([...prompt]);
-      assert.ok(options.stopTokens.includes(2), 'the reply stops at the model’s <|im_end|>');
-      const tokens = [...format.tokenizer.encode(reply), 2].slice(0, options.maxNewTokens);
-      for (const token of tokens) options.onToken(row, token, -0.5);
-      return {
-        tokens,
-        logprobs: tokens.map(() => -0.5),
-        text: reply,
-        finishReason: tokens.at(-1) === 2 ? 'stop' : 'length',
-      };
-    });
+/** A policy in `format` that writes `reply` token by token, then its stop id; it keeps the prompts it got. */
+function scriptedReply(format: ChatFormat, reply: string, prompts: number[][]): Policy {
+  return streamingScriptedPolicy({
+    reply: [reply],
+    chatFormat: format,
+    tokenizer: format.tokenizer,
+    contextWindow: 4096,
+    logprob: -0.5,
+    onRequest: (request) => {
+      prompts.push([...request.prompt]);
+      assert.equal(request.stopTokens?.[0], 2, 'the reply stops at the model’s <|im_end|>');
+    },
+  });
 }
 
 function functionCalls(message: OpenAI.Chat.Completions.ChatCompletionMessage): [string, unknown][] {
@@ -60,10 +59,7 @@ function serveSmolToolCallsDuringSuite(): SmolServing {
   } as SmolServing;
   before(async () => {
     serving.server = await startPolicyServer({
-      generate: scriptedReply(serving.format, serving.reply, serving.prompts),
-      tokenizer: serving.format.tokenizer,
-      chatFormat: serving.format,
-      contextWindow: 4096,
+      policy: scriptedReply(serving.format, serving.reply, serving.prompts),
       modelName: 'smol',
       port: 0,
       batchWindowMs: 1,
@@ -166,10 +162,7 @@ test('serve-policy with a Qwen-family format: <tool_call>\\n{…}\\n</tool_call>
   });
   const reply = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>';
   const server = await startPolicyServer({
-    generate: scriptedReply(format, reply, []),
-    tokenizer: format.tokenizer,
-    chatFormat: format,
-    contextWindow: 4096,
+    policy: scriptedReply(format, reply, []),
     modelName: 'qwen',
     port: 0,
     batchWindowMs: 1,

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { at } from '../../core/indexing.ts';
-import { builtinGenerator, startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
+import { startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { readStreamTiming, talkativeModel, type StreamTiming } from './streaming-test-fixture.ts';
 
 /** Completion tokens of every generation here (one length: the decode step is compiled once, in `before`). */
@@ -65,9 +66,7 @@ describe('serve-policy streams while it samples and stays responsive (tiny built
   before(async () => {
     const model = await talkativeModel(1024);
     server = await startPolicyServer({
-      generate: builtinGenerator(model, byteTokenizer),
-      tokenizer: byteTokenizer,
-      contextWindow: model.config.maxSeqLen,
+      policy: new BuiltinPolicy({ model }),
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 1,

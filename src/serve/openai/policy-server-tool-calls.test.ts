@@ -7,11 +7,9 @@ import OpenAI from 'openai';
 import { z } from 'zod';
 import { at } from '../../core/indexing.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
-import type { TokenGenerator } from './batcher.ts';
 import { startPolicyServer, type PolicyServer } from './policy-server.ts';
+import { streamingScriptedPolicy } from './streaming-scripted-policy-fixture.ts';
 import { readToolCallStream } from './streaming-test-fixture.ts';
-
-const end = byteTokenizer.specialTokens.end;
 
 const weatherTool = {
   type: 'function' as const,
@@ -33,23 +31,15 @@ interface ScriptedServing {
 /** Serves the scripted tool-call reply for the tests of one describe: started before them, closed after. */
 function serveScriptedToolCallsDuringSuite(): ScriptedServing {
   const serving = { prompts: [] as string[] } as ScriptedServing;
-  const scripted: TokenGenerator = async (batch, options) =>
-    batch.map((prompt, row) => {
-      serving.prompts.push(byteTokenizer.decode(prompt));
-      const tokens = [...byteTokenizer.encode(toolCallReply), end].slice(0, options.maxNewTokens);
-      for (const token of tokens) options.onToken(row, token, -0.25);
-      return {
-        tokens,
-        logprobs: tokens.map(() => -0.25),
-        text: toolCallReply,
-        finishReason: tokens.at(-1) === end ? 'stop' : 'length',
-      };
-    });
+  const scripted = streamingScriptedPolicy({
+    reply: [toolCallReply],
+    contextWindow: 4096,
+    logprob: -0.25,
+    onRequest: (request) => serving.prompts.push(byteTokenizer.decode(request.prompt)),
+  });
   before(async () => {
     serving.server = await startPolicyServer({
-      generate: scripted,
-      tokenizer: byteTokenizer,
-      contextWindow: 4096,
+      policy: scripted,
       modelName: 'scripted',
       port: 0,
       batchWindowMs: 1,

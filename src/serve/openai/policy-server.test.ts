@@ -9,10 +9,11 @@ import OpenAI from 'openai';
 import { renderGenerationPrompt } from '../../chat/chat-template.ts';
 import { at } from '../../core/indexing.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';
-import { generate } from '../../model/generate.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { generate } from '../../engine/generate.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
-import { loadServedPolicy, startPolicyServer, type PolicyServer } from './policy-server.ts';
+import type { BuiltinPolicy } from '../../policy/builtin-policy.ts';
+import { startPolicyServer, type PolicyServer } from './policy-server.ts';
 
 const tiny = {
   vocabSize: 272,
@@ -41,15 +42,14 @@ function serveTinyModelDuringFile(): TinyServing {
     dir = await mkdtemp(join(tmpdir(), 'agentrl-serve-'));
     const created = await TransformerModel.create(tiny, { seed: 7 });
     await saveCheckpoint(join(dir, 'ckpt'), { config: created.config, params: await created.hostParams() });
-    const served = await loadServedPolicy(join(dir, 'ckpt'));
-    serving.model = served.model;
     serving.server = await startPolicyServer({
-      ...served,
+      model: join(dir, 'ckpt'),
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 30,
       onBatch: (rows) => serving.batches.push(rows),
     });
+    serving.model = (serving.server.policy as BuiltinPolicy).model;
     serving.openai = new OpenAI({ baseURL: `${serving.server.url}/v1`, apiKey: 'unused' });
   });
   after(async () => {

@@ -1,6 +1,8 @@
 /**
- * An OpenAI-compatible server for a trained built-in policy (`agentrl serve-policy <checkpoint>`),
- * so any OpenAI client (the `openai` SDK, the Vercel AI SDK, LangChain, curl) can use it:
+ * An OpenAI-compatible server for any `Policy` — a trained built-in model (`agentrl serve-policy
+ * <checkpoint>`), an `OpenAIPolicy` in front of another server, a `TinkerPolicy`, a
+ * `ScriptedPolicy` — so any OpenAI client (the `openai` SDK, the Vercel AI SDK, LangChain, curl)
+ * can use it:
  *
  *   POST /v1/chat/completions   messages → choices[].message {content, tool_calls}; stream (SSE),
  *                               n, stop, seed, max_tokens / max_completion_tokens, logprobs,
@@ -9,11 +11,15 @@
  *   GET  /v1/models, /v1/models/{id}, /health
  *
  * Concurrent requests are batched (batcher.ts): requests arriving within `batchWindowMs` that
- * share their sampling options run as one batched generation (one forward pass per token for all
- * rows). Streaming sends each token's text as it is sampled: the generation yields to the event
- * loop between tokens (model/generate.ts), so chunks leave as they are made and `/health` and new
- * requests are answered while a batch runs (a request arriving mid-batch joins the next batch,
- * there is no continuous batching). Log-probs are those of the sampled
+ * share their sampling options run as one `policy.generateBatch` call (policy-generator.ts, the
+ * path the training gateway shares; for the built-in model one forward pass per token for all
+ * rows). Streaming sends each token's text as it is sampled when the policy streams (`onToken`:
+ * the built-in one yields to the event loop between tokens, so chunks leave as they are made and
+ * `/health` and new requests are answered while a batch runs; a request arriving mid-batch joins
+ * the next batch, there is no continuous batching); another policy's reply arrives in one burst.
+ * A client that leaves stops its rows: a batch all of whose clients left stops at its next token
+ * (batcher.ts), and a policy that does not stream (an `OpenAIPolicy`) has its upstream requests
+ * cancelled (`generateBatch`'s `signal`). Log-probs are those of the sampled
  * tokens under the temperature-scaled distribution (what the trainer's old log-probs are); top
  * alternatives are not computed (`top_logprobs` > 0 is a 400). `tool_choice: 'required'` or a
  * named function cannot be enforced on a free-running model and are treated like 'auto'.
@@ -22,104 +28,141 @@
  * Completion prompts given as text get `<|bos|>` in front, as every training sequence had.
  * Errors use OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`.
  *
- * With a model's own chat format (`chatFormat`, src/chat: a SmolLM2, Qwen or Llama-3 checkpoint
- * with its tokenizer.json and Jinja template) the prompt is rendered in it, tools included, the
+ * With a model's own chat format (the policy's `chatFormat`, src/chat: a SmolLM2, Qwen or Llama-3
+ * checkpoint with its tokenizer.json and Jinja template) the prompt is rendered in it, tools included, the
  * reply stops at its stop ids and tool calls are read in its family's format (SmolLM2
  * `<tool_call>[…]`, Qwen `<tool_call>{…}`); agentrl's byte template otherwise. The endpoints are
  * Hono routes (policy-routes.ts), one handler per endpoint; the state they share is
  * policy-context.ts.
+
  */
-import { OnnxInference } from '../../engine/onnx/onnx-inference.ts';
-import type { ChatFormat } from '../../chat/chat-format.ts';
-import { generate } from '../../model/generate.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
+import { type BaseQuantization, baseQuantizations } from '../../model/model-options.ts';
 import { loadModelCheckpoint } from '../../model/model-sources.ts';
-import { TransformerModel } from '../../model/model.ts';
-import { byteTokenizer, type Tokenizer } from '../../chat/tokenizer.ts';
-import { decodeGenerated } from '../../policy/request.ts';
-import { listenApp } from '../hono-server.ts';
-import type { TokenGenerator } from './batcher.ts';
-import { createPolicyContext, type PolicyContextOptions } from './policy-context.ts';
+import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
+import type { Policy } from '../../policy/types.ts';
+import { InvalidArgumentError } from '../../core/errors.ts';
+import { listenApp, type ListeningApp } from '../hono-server.ts';
+import { createPolicyContext, type PolicyContext, type PolicyContextOptions } from './policy-context.ts';
 import { policyApp } from './policy-routes.ts';
 
 export type { FinishedChat } from './chat-completions.ts';
 
-export interface PolicyServerOptions extends PolicyContextOptions {
-  /** Default 127.0.0.1. */
-  host?: string;
-  /** Default 8001; 0 = any free port. */
-  port?: number;
-  /** Web pages (scheme://host[:port]) allowed to call besides the server's own origin; other Origins are refused 403. Default none. */
-  allowedOrigins?: string[];
-}
+/** What the server serves: a policy of the caller's, or a model it loads (and so owns) itself. */
+export type ServedSource =
+  | {
+      /** Any Policy. It stays the caller's: `close()` does not release it. */
+      policy: Policy;
+      model?: never;
+      baseQuantization?: never;
+    }
+  | {
+      /** A model source (`loadServedPolicy`: checkpoint or Hugging Face folder, .gguf, pulled model's name), loaded as a BuiltinPolicy that `close()` releases. */
+      model: string;
+      policy?: never;
+      /** How the loaded model's generation session holds the base's matmuls (`loadServedPolicy`); default 'float32'. */
+      baseQuantization?: BaseQuantization;
+    };
+
+export type PolicyServerOptions = ServedSource &
+  Omit<PolicyContextOptions, 'policy'> & {
+    /** Default 127.0.0.1. */
+    host?: string;
+    /** Default 8001; 0 = any free port. */
+    port?: number;
+    /** Web pages (scheme://host[:port]) allowed to call besides the server's own origin; other Origins are refused 403. Default none. */
+    allowedOrigins?: string[];
+  };
 
 export interface PolicyServer {
   url: string;
   port: number;
+  /** The policy generating the replies (the loaded BuiltinPolicy when the server was given a `model`). */
+  policy: Policy;
+  /**
+   * Stops listening and cuts open connections (their rows stop generating), waits for the running
+   * batch to end, then releases what the server owns: the model it loaded from `model` (its
+   * onnxruntime sessions). A policy the caller passed in is left as it is. Calling it again
+   * waits for the same close.
+   */
   close(): Promise<void>;
 }
 
-export interface ServedPolicy {
-  generate: TokenGenerator;
-  tokenizer: Tokenizer;
-  /** The checkpoint's own chat format, when its folder has a model's tokenizer and chat template. */
-  chatFormat?: ChatFormat;
-  contextWindow: number;
-  model: TransformerModel;
-}
-
-export type ServeEngine = 'auto' | 'jax' | 'onnx';
-
 /**
  * Loads a model — a checkpoint or Hugging Face folder, a .gguf file or a pulled model's name
- * (model/model-sources.ts) — as the server's generator, tokenizer and (when it has one) chat
- * format. `engine` 'auto' generates on onnxruntime for a real model (its own chat format; 10–20×
- * faster than jax-js at that size) and on jax-js for the byte models.
+ * (model/model-sources.ts) — on the engine as a `BuiltinPolicy` with the model's tokenizer and
+ * (when it has one) chat format. The caller owns it: `policy.model.release()` frees its sessions.
+ * `baseQuantization` ('float32' default, 'int8', 'int4') is how its generation session holds the
+ * base's matmuls (ModelOptions); an unknown value is refused before the checkpoint is read.
  */
 export async function loadServedPolicy(
   source: string,
-  { engine = 'auto' }: { engine?: ServeEngine } = {},
-): Promise<ServedPolicy & { engine: 'jax' | 'onnx' }> {
+  options: { baseQuantization?: BaseQuantization } = {},
+): Promise<BuiltinPolicy> {
+  const { baseQuantization = 'float32' } = options;
+  if (!baseQuantizations.includes(baseQuantization))
+    throw new InvalidArgumentError(
+      `baseQuantization must be one of ${baseQuantizations.join(', ')}; got ${String(baseQuantization)}`,
+      { baseQuantization },
+    );
   const checkpoint = await loadModelCheckpoint(source);
-  const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params);
-  const chatFormat = checkpoint.chatFormat;
-  const tokenizer = chatFormat?.tokenizer ?? checkpoint.tokenizer ?? byteTokenizer;
-  const chosen = engine === 'auto' ? (chatFormat === undefined ? 'jax' : 'onnx') : engine;
-  const generate =
-    chosen === 'onnx'
-      ? onnxGenerator(await OnnxInference.fromModel(model), tokenizer)
-      : builtinGenerator(model, tokenizer);
-  return {
-    generate,
-    tokenizer,
-    ...(chatFormat === undefined ? {} : { chatFormat }),
-    contextWindow: model.config.maxSeqLen,
-    model,
-    engine: chosen,
-  };
-}
-
-/** onnxruntime as the server's generator: the same sampler and options as `builtinGenerator`. */
-function onnxGenerator(inference: OnnxInference, tokenizer: Tokenizer): TokenGenerator {
-  return (prompts, options) =>
-    inference.generate(prompts, {
-      ...options,
-      decode: (ids) => decodeGenerated(tokenizer, ids),
-      maxTokenId: tokenizer.vocabSize,
+  const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params, { baseQuantization });
+  const { chatFormat, tokenizer } = checkpoint;
+  try {
+    return new BuiltinPolicy({
+      model,
+      ...(chatFormat === undefined ? {} : { chatFormat }),
+      ...(tokenizer === undefined || chatFormat !== undefined ? {} : { tokenizer }),
     });
+  } catch (error) {
+    await model.release(); // a tokenizer that does not fit the model: nothing keeps the sessions
+    throw error;
+  }
 }
 
-/** The built-in model as the server's generator (spare vocabulary ids are never sampled). */
-export function builtinGenerator(model: TransformerModel, tokenizer: Tokenizer): TokenGenerator {
-  return (prompts, options) =>
-    generate(model, prompts, {
-      ...options,
-      decode: (ids) => decodeGenerated(tokenizer, ids),
-      maxTokenId: tokenizer.vocabSize,
-    });
-}
-
+/** Serves `policy` (or the model loaded from `model`) on the OpenAI endpoints until `close()`. */
 export async function startPolicyServer(options: PolicyServerOptions): Promise<PolicyServer> {
-  const { host = '127.0.0.1', port = 8001, allowedOrigins, ...contextOptions } = options;
-  const listening = await listenApp(policyApp(createPolicyContext(contextOptions)), { host, port, allowedOrigins });
-  return { url: listening.url, port: listening.port, close: listening.close };
+  const {
+    host = '127.0.0.1',
+    port = 8001,
+    allowedOrigins,
+    policy: given,
+    model: source,
+    baseQuantization,
+    ...contextOptions
+  } = options;
+  if (given !== undefined && baseQuantization !== undefined)
+    throw new InvalidArgumentError(
+      'startPolicyServer: baseQuantization applies to a model it loads ({ model }); a policy passed in keeps its own',
+      { baseQuantization },
+    );
+  const owned = given === undefined ? await loadServedPolicy(source, { baseQuantization }) : undefined;
+  const policy = given ?? owned;
+  if (policy === undefined) throw new InvalidArgumentError('startPolicyServer needs a policy or a model source');
+  const release = async (): Promise<void> => {
+    await owned?.model.release();
+  };
+  let context: PolicyContext;
+  let listening: ListeningApp;
+  try {
+    context = createPolicyContext({ ...contextOptions, policy });
+    listening = await listenApp(policyApp(context), { host, port, allowedOrigins });
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    url: listening.url,
+    port: listening.port,
+    policy,
+    close: () => {
+      closed ??= (async () => {
+        await listening.close();
+        await context.batcher.close();
+        await release();
+      })();
+      return closed;
+    },
+  };
 }

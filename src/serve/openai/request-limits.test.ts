@@ -14,11 +14,9 @@ import { byteTokenizer } from '../../chat/tokenizer.ts';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { sampler } from '../gateway/scripted-sampler-fixture.ts';
-import type { TokenGenerator } from './batcher.ts';
 import { startPolicyServer, type PolicyServer } from './policy-server.ts';
 import { parseRequestLimits, type RequestLimitsInput } from './request-limits.ts';
-
-const end = byteTokenizer.specialTokens.end;
+import { streamingScriptedPolicy } from './streaming-scripted-policy-fixture.ts';
 
 /** A served byte model whose chat format counts its renderings and whose generator counts its rows (each row says "ok"). */
 interface CountingServer {
@@ -38,20 +36,16 @@ function serveDuringDescribe(requestLimits: RequestLimitsInput = {}): CountingSe
       return base.promptTokens(messages, options);
     },
   };
-  const generate: TokenGenerator = async (prompts, { onToken }) => {
-    serving.rows += prompts.length;
-    const tokens = [...byteTokenizer.encode('ok'), end];
-    prompts.forEach((_, row) => {
-      for (const token of tokens) onToken(row, token, -0.5);
-    });
-    return prompts.map(() => ({ tokens, logprobs: tokens.map(() => -0.5), finishReason: 'stop' as const, text: 'ok' }));
-  };
+  const policy = streamingScriptedPolicy({
+    reply: ['ok'],
+    chatFormat,
+    contextWindow: 4096,
+    logprob: -0.5,
+    onRequest: () => serving.rows++,
+  });
   before(async () => {
     serving.server = await startPolicyServer({
-      generate,
-      tokenizer: byteTokenizer,
-      chatFormat,
-      contextWindow: 4096,
+      policy,
       modelName: 'tiny',
       port: 0,
       batchWindowMs: 0,
@@ -203,6 +197,47 @@ describe('serve-policy with its default limits: the context and the body size', 
   });
 });
 
+describe('serve-policy against hostile tool schemas', () => {
+  const serving = serveDuringDescribe();
+  const chat = () => `${serving.server.url}/v1/chat/completions`;
+
+  test('malformed tool schemas: 400 naming the field, nothing rendered or generated', async () => {
+    const [renders, rows] = [serving.renders, serving.rows];
+    const bodies: [unknown, number][] = [
+      [[{ type: 'function', function: { name: 'f', parameters: 'not an object' } }], 400],
+      [[{ type: 'function', function: { parameters: {} } }], 400],
+      [[{ type: 'retrieval' }], 400],
+      [{ type: 'function', function: { name: 'f' } }, 400],
+    ];
+    for (const [toolList, status] of bodies) {
+      const answer = await post(chat(), { model: 'tiny', messages: user('hi'), tools: toolList });
+      assert.equal(answer.status, status, JSON.stringify(answer.json).slice(0, 200));
+      assert.equal(answer.json.error.type, 'invalid_request_error');
+      assert.match(answer.json.error.param ?? '', /^tools/);
+      assert.doesNotMatch(answer.json.error.message, /call stack/);
+    }
+    assert.equal(serving.renders, renders);
+    assert.equal(serving.rows, rows);
+  });
+
+  test('deeply nested tool schemas: 60 levels answered, 1,500 levels (55 kB) refused by the context, never a crash', async () => {
+    const nestedTool = (depth: number) => {
+      const parameters = `${'{"type":"object","properties":{"x":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
+      return `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${parameters}}}]}`;
+    };
+    const send = (body: string) =>
+      fetch(chat(), { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const shallow = await send(nestedTool(60));
+    const answer = (await shallow.json()) as { choices?: { message: { content: string } }[] };
+    assert.equal(shallow.status, 200, JSON.stringify(answer).slice(0, 200));
+    assert.equal(answer.choices?.[0]?.message.content, 'ok');
+    const deep = await send(nestedTool(1500));
+    assert.equal(deep.status, 400);
+    assert.equal(((await deep.json()) as ErrorBody).error.code, 'context_length_exceeded');
+    assert.equal((await fetch(`${serving.server.url}/health`)).status, 200);
+  });
+});
+
 describe('serve-policy with tight limits', () => {
   const serving = serveDuringDescribe({
     maxMessages: 3,
@@ -211,6 +246,7 @@ describe('serve-policy with tight limits', () => {
     maxChoices: 4,
     maxStopChars: 8,
     maxPromptChars: 250,
+    maxCompletionTokens: 64,
   });
   const chat = () => `${serving.server.url}/v1/chat/completions`;
   const cases: [string, Record<string, unknown>, { param: string; names: number[] }][] = [
@@ -232,6 +268,11 @@ describe('serve-policy with tight limits', () => {
     ],
     ['n = 5', { messages: user('x'), n: 5 }, { param: 'n', names: [5, 4] }],
     ['a 9-character stop string', { messages: user('x'), stop: ['123456789'] }, { param: 'stop', names: [9, 8] }],
+    [
+      'max_tokens 65 past maxCompletionTokens 64',
+      { messages: user('x'), max_tokens: 65 },
+      { param: 'max_completion_tokens', names: [65, 64] },
+    ],
     [
       'a long tool call in the history',
       {

@@ -9,6 +9,7 @@
  *   rows generated (chat `n`, completions prompts × `n`)   400 `n`
  *   characters per stop string        400 `stop`
  *   max_tokens over the context       400 `max_tokens`
+ *   max_tokens over maxCompletionTokens   400 `max_tokens` (a policy without a window: 4096 unless set)
  *   a prompt certainly over the context (counted in characters)   400 context_length_exceeded
  *
  * Each refusal is OpenAI's error shape and names the limit and the value that broke it. The
@@ -25,6 +26,9 @@ import type { Tokenizer } from '../../chat/tokenizer.ts';
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { RequestError } from '../error-bodies.ts';
 import type { ChatRequest, CompletionRequest } from './protocol.ts';
+
+/** The completion budget of a policy whose context window is unbounded, when `maxCompletionTokens` is not set. */
+export const UNBOUNDED_COMPLETION_TOKENS = 4096;
 
 export const requestLimitsSchema = z.object({
   maxBodyBytes: z
@@ -62,6 +66,14 @@ export const requestLimitsSchema = z.object({
     .default(128)
     .describe('rows one request generates at most: chat n, completions prompts × n'),
   maxStopChars: z.number().int().positive().default(1024).describe('characters per stop string at most'),
+  maxCompletionTokens: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      `completion tokens per choice at most (max_tokens past it is a 400; a request naming none gets at most this). Default: the context window; ${UNBOUNDED_COMPLETION_TOKENS} for a policy without one (an OpenAIPolicy or ScriptedPolicy given no contextWindow)`,
+    ),
 });
 export type RequestLimits = z.output<typeof requestLimitsSchema>;
 export type RequestLimitsInput = z.input<typeof requestLimitsSchema>;
@@ -80,8 +92,16 @@ export function parseRequestLimits(input: RequestLimitsInput = {}): RequestLimit
 export interface RequestBounds {
   limits: RequestLimits;
   contextWindow: number;
+  /** Completion tokens per choice at most (`completionCap`). */
+  maxCompletionTokens: number;
   /** Characters one token covers at most (see the header); 1 for agentrl's byte format. */
   charsPerToken: number;
+}
+
+/** The most completion tokens one choice may ask for: `maxCompletionTokens` when set, else the window (4096 for an unbounded one). */
+export function completionCap(limits: RequestLimits, contextWindow: number): number {
+  if (limits.maxCompletionTokens !== undefined) return limits.maxCompletionTokens;
+  return Number.isFinite(contextWindow) ? contextWindow : UNBOUNDED_COMPLETION_TOKENS;
 }
 
 /** 400 naming the limit and the value; the flag that sets the limit is in the message. */
@@ -95,7 +115,8 @@ function overLimit(what: string, value: number, limit: number, flag: string, par
 }
 
 /** Checks a chat request's shape against the bounds; throws a RequestError before any rendering. */
-export function checkChatRequest(request: ChatRequest, { limits, contextWindow, charsPerToken }: RequestBounds): void {
+export function checkChatRequest(request: ChatRequest, bounds: RequestBounds): void {
+  const { limits, contextWindow, charsPerToken } = bounds;
   if (request.messages.length > limits.maxMessages)
     throw overLimit('the number of messages', request.messages.length, limits.maxMessages, 'maxMessages', 'messages');
   const tools = request.tools ?? [];
@@ -103,7 +124,7 @@ export function checkChatRequest(request: ChatRequest, { limits, contextWindow, 
     throw overLimit('the number of tools', tools.length, limits.maxTools, 'maxTools', 'tools');
   checkChoices(request.n ?? 1, limits);
   checkStops(request.stop, limits);
-  checkMaxTokens(request.max_completion_tokens ?? request.max_tokens, contextWindow, 'max_completion_tokens');
+  checkMaxTokens(request.max_completion_tokens ?? request.max_tokens, bounds, 'max_completion_tokens');
   let chars = 0;
   request.messages.forEach((message, index) => {
     const length = messageChars(message);
@@ -142,7 +163,7 @@ export function checkCompletionRequest(request: CompletionRequest, bounds: Reque
       prompts.length > 1 ? 'prompt' : 'n',
     );
   checkStops(request.stop, limits);
-  checkMaxTokens(request.max_tokens, contextWindow, 'max_tokens');
+  checkMaxTokens(request.max_tokens, bounds, 'max_tokens');
   const chars = prompts.reduce((sum, prompt) => sum + (typeof prompt === 'string' ? prompt.length : 0), 0);
   if (chars > limits.maxPromptChars)
     throw overLimit('the prompts length in characters', chars, limits.maxPromptChars, 'maxPromptChars', 'prompt');
@@ -176,9 +197,16 @@ function checkStops(stop: string | string[] | null | undefined, limits: RequestL
       throw overLimit('a stop string length', text.length, limits.maxStopChars, 'maxStopChars', 'stop');
 }
 
-/** A reply budget the window cannot hold even after an empty prompt. */
-function checkMaxTokens(maxTokens: number | null | undefined, contextWindow: number, param: string): void {
-  if (maxTokens !== undefined && maxTokens !== null && maxTokens >= contextWindow)
+/** A reply budget the window cannot hold even after an empty prompt, or over `maxCompletionTokens`. */
+function checkMaxTokens(
+  maxTokens: number | null | undefined,
+  { contextWindow, maxCompletionTokens }: RequestBounds,
+  param: string,
+): void {
+  if (maxTokens === undefined || maxTokens === null) return;
+  if (maxTokens > maxCompletionTokens && maxTokens < contextWindow)
+    throw overLimit(param, maxTokens, maxCompletionTokens, 'maxCompletionTokens', param);
+  if (maxTokens >= contextWindow)
     throw new RequestError(
       400,
       `${param} is ${maxTokens}; the context window is ${contextWindow} tokens, prompt included, so it must be below ${contextWindow}`,

@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { tinyChatmlFiles, tinyChatmlFormat } from '../../chat/tiny-chatml.ts';
+import { at } from '../../core/indexing.ts';
+import { generate } from '../../engine/generate.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
 import { saveCheckpoint } from '../../model/checkpoint.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { policyGenerator } from './policy-generator.ts';
 import { loadServedPolicy } from './policy-server.ts';
 
-test("serve-policy's engine: auto generates on onnxruntime for a real model's checkpoint, on jax-js for a byte model; both greedy-equal", async () => {
+test("serve-policy loads a real model's checkpoint (its own chat format) and a byte model on the engine; its policy, the servers' generator, samples what generate() samples", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-served-engine-'));
   try {
     const config = {
@@ -28,24 +31,23 @@ test("serve-policy's engine: auto generates on onnxruntime for a real model's ch
       chatFiles: tinyChatmlFiles(),
     });
     await saveCheckpoint(join(dir, 'byte'), { config: model.config, params: await model.hostParams() });
-    const onnx = await loadServedPolicy(join(dir, 'real'));
-    const jax = await loadServedPolicy(join(dir, 'real'), { engine: 'jax' });
-    assert.equal(onnx.engine, 'onnx');
-    assert.equal(jax.engine, 'jax');
-    assert.equal((await loadServedPolicy(join(dir, 'byte'))).engine, 'jax');
-    const options = {
-      temperature: 0,
-      topP: 1,
-      stopTokens: [2],
-      stopStrings: [],
-      seed: 0,
-      maxNewTokens: 6,
-      onToken: () => {},
-    };
-    const prompt = onnx.chatFormat!.render([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true }).tokens;
-    const [fromOnnx] = await onnx.generate([prompt], options);
-    const [fromJax] = await jax.generate([prompt], options);
-    assert.deepEqual(fromOnnx!.tokens, fromJax!.tokens);
+    const real = await loadServedPolicy(join(dir, 'real'));
+    const byte = await loadServedPolicy(join(dir, 'byte'));
+    assert.equal(real.chatFormat?.name !== undefined, true, 'the real checkpoint keeps its chat format');
+    assert.equal(byte.chatFormat, undefined);
+    const prompt = tinyChatmlFormat().render([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true }).tokens;
+    const options = { temperature: 0.8, topP: 1, stopTokens: [2], stopStrings: [], seed: 3, maxNewTokens: 6 };
+    for (const served of [real, byte]) {
+      const streamed: number[] = [];
+      const [row] = await policyGenerator(served)([prompt], {
+        ...options,
+        onToken: (_row, token) => streamed.push(token),
+      });
+      const [direct] = await generate(model, [prompt], { ...options, maxTokenId: served.tokenizer.vocabSize });
+      assert.deepEqual(at([row], 0)?.tokens, at([direct], 0)?.tokens);
+      assert.deepEqual(streamed, row?.tokens, 'every sampled id streamed, in order');
+      await served.model.release();
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

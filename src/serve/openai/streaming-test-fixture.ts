@@ -6,7 +6,7 @@
  */
 import type OpenAI from 'openai';
 import { at } from '../../core/indexing.ts';
-import { TransformerModel } from '../../model/model.ts';
+import { TransformerModel } from '../../engine/transformer-model.ts';
 import { byteTokenizer } from '../../chat/tokenizer.ts';
 
 /**

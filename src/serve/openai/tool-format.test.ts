@@ -53,3 +53,31 @@ test('smollm2: text before a block streams, the block becomes its calls, a malfo
     'Sure.  <tool_call>[oops]</tool_call>',
   );
 });
+
+test("a stop string that closes an open call block (the env's '</tool_call>') keeps the call; other stops are left out", () => {
+  const run = (text: string, stopStrings: string[]) => {
+    const splitter = new OutputSplitter({
+      syntax: toolCallSyntax(formatOf('smollm2')),
+      idPrefix: 'call_',
+      stopStrings,
+    });
+    const events: SplitEvent[] = [];
+    for (let end = 1; end <= text.length; end++) events.push(...splitter.update(text.slice(0, end)));
+    events.push(...splitter.finish(text));
+    return {
+      calls: events.flatMap((event) => (event.kind === 'tool_call' ? [[event.call.name, event.call.arguments]] : [])),
+      content: events.map((event) => (event.kind === 'content' ? event.text : '')).join(''),
+    };
+  };
+  const call = '<tool_call>[{"name": "calculator", "arguments": {"expression": "12 * 34"}}]</tool_call>';
+  assert.deepEqual(run(`${call} and more`, ['</tool_call>', '</answer>']), {
+    calls: [['calculator', { expression: '12 * 34' }]],
+    content: '',
+  });
+  // A close tag with no open block before it is only a stop string: left out of the content.
+  assert.deepEqual(run('Done.</tool_call> more', ['</tool_call>']), { calls: [], content: 'Done.' });
+  assert.deepEqual(run('<answer>408</answer> more', ['</tool_call>', '</answer>']), {
+    calls: [],
+    content: '<answer>408',
+  });
+});

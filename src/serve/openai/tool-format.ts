@@ -121,7 +121,7 @@ export class OutputSplitter {
     let text = fullText;
     const stopAt = firstIndex(text, this.stopStrings);
     if (stopAt >= 0) {
-      text = text.slice(0, stopAt);
+      text = text.slice(0, stopAt + this.closedByStop(text, stopAt));
       final = true;
     }
     const events: SplitEvent[] = [];
@@ -156,6 +156,19 @@ export class OutputSplitter {
       this.emitted = text.length - hold;
     }
     return events;
+  }
+
+  /**
+   * The length of a call block's close that the stop string at `stopAt` starts with, when it closes
+   * an open block (a client stopping at `</tool_call>`, as the env trained): the call is parsed with
+   * it. 0 otherwise: the stop string is left out, as OpenAI does.
+   */
+  private closedByStop(text: string, stopAt: number): number {
+    const block = this.syntax?.block;
+    if (block === null || block === undefined || !text.startsWith(block.close, stopAt)) return 0;
+    const open = text.lastIndexOf(block.open, stopAt);
+    const opened = open >= this.emitted && text.indexOf(block.close, open + block.open.length) === stopAt;
+    return opened ? block.close.length : 0;
   }
 
   /** Whole-reply syntax: true while the reply is held (or was parsed whole at the end); false once it is plain content. */

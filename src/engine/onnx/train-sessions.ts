@@ -1,0 +1,112 @@
+/**
+ * The onnxruntime sessions a trainer runs (train-graph.ts): per combination of loss heads, a
+ * forward session (scored heads + the activations the backward reads) and a backward session
+ * (surrogate + gradients of the trained arrays); and one scoring session (the model graph with
+ * the entropy head, no activations kept). Every graph takes the weights as inputs, so the
+ * sessions hold no copy of them and stay valid when the weights change.
+ */
+import { entry } from '../../core/indexing.ts';
+import type { ModelConfig } from '../../model/config.ts';
+import type { LoraConfig } from '../../model/lora.ts';
+import type { Graph } from './graph.ts';
+import { buildModelGraph } from './model-graph.ts';
+import { GraphBuilder } from './ops.ts';
+import { serializeModel } from './serialize.ts';
+import { OnnxSession, type Feed, type HostArray } from './session.ts';
+import { buildTrainGraphs, entropyHead, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
+import type { OnnxTrainerOptions } from './train-runs.ts';
+
+/** The forward and backward sessions of one head combination, and what crosses from one to the other. */
+export interface SessionPair {
+  forward: OnnxSession;
+  backward: OnnxSession;
+  /** The forward graph's scored heads (target_logprobs, entropies, values). */
+  scored: string[];
+  /** Forward outputs the backward graph reads, with their dtypes. */
+  transferred: { name: string; dtype: Feed['dtype'] }[];
+}
+
+export type RunOutputs = Record<string, { shape: number[]; data: HostArray }>;
+
+/** The feeds a session declares (ORT refuses unknown names). */
+export function pick(feeds: Record<string, Feed>, names: readonly string[]): Record<string, Feed> {
+  return Object.fromEntries(names.map((name) => [name, entry(feeds, name, 'feed')]));
+}
+
+export class TrainSessions {
+  private readonly pairs = new Map<string, Promise<SessionPair>>();
+  private scoring: Promise<OnnxSession> | null = null;
+
+  constructor(
+    private readonly config: ModelConfig,
+    private readonly lora: LoraConfig | null,
+    private readonly options: OnnxTrainerOptions,
+  ) {}
+
+  private session(graph: Graph): Promise<OnnxSession> {
+    return OnnxSession.create(serializeModel(graph), { threads: this.options.threads, memoryArena: false });
+  }
+
+  /** The forward/backward pair for a head combination (built on first use). */
+  pair(heads: TrainHeads): Promise<SessionPair> {
+    const key = `${heads.entropy}:${heads.value}:${heads.detachValue}`;
+    let pair = this.pairs.get(key);
+    if (pair === undefined) {
+      pair = (async () => {
+        const graphs = buildTrainGraphs({ config: this.config, lora: this.lora, heads });
+        const types = new Map(
+          graphs.backward.inputs.map((id) => [graphs.backward.info(id).name, graphs.backward.info(id).dtype]),
+        );
+        const forward = await this.session(graphs.forward);
+        const backward = await this.session(graphs.backward);
+        return {
+          forward,
+          backward,
+          scored: graphs.scored,
+          transferred: graphs.transferred.map((name) => ({ name, dtype: types.get(name) ?? 'float32' })),
+        };
+      })();
+      this.pairs.set(key, pair);
+    }
+    return pair;
+  }
+
+  /** The scoring session: log-probs, entropies (and values), without dropout masks or activations. */
+  scorer(): Promise<OnnxSession> {
+    if (this.scoring === null) {
+      const graph = buildModelGraph({ config: this.config, lora: this.lora, weights: 'inputs' });
+      const g = new GraphBuilder(graph);
+      g.graph.output(entropyHead(g), trainGraphNames.entropies);
+      this.scoring = this.session(graph);
+    }
+    return this.scoring;
+  }
+
+  /** The backward run: the surrogate and the gradient of each of `names`. */
+  async backward(
+    pair: SessionPair,
+    feeds: Record<string, Feed>,
+    names: readonly string[],
+  ): Promise<{ surrogate: number; gradients: Map<string, Float32Array> }> {
+    const out = await pair.backward.run(pick(feeds, pair.backward.inputNames), [
+      trainGraphNames.surrogate,
+      ...names.map(gradientName),
+    ]);
+    const surrogate = (entry(out, trainGraphNames.surrogate, 'run output').data as Float32Array)[0] ?? 0;
+    const gradients = new Map(
+      names.map((name) => [name, entry(out, gradientName(name), 'run output').data as Float32Array]),
+    );
+    return { surrogate, gradients };
+  }
+
+  async release(): Promise<void> {
+    for (const pair of this.pairs.values()) {
+      const { forward, backward } = await pair;
+      await forward.release();
+      await backward.release();
+    }
+    this.pairs.clear();
+    if (this.scoring !== null) await (await this.scoring).release();
+    this.scoring = null;
+  }
+}
