@@ -43,7 +43,7 @@ import {
   type ModelConfig,
   type ModelConfigInput,
 } from '../model/config.ts';
-import { saveAdapter } from '../model/lora-peft.ts';
+import { saveAdapter, type SaveAdapterOptions } from '../model/lora-peft.ts';
 import type { LoraConfig, LoraConfigInput } from '../model/lora.ts';
 import { SCORE_TOKEN_BUDGET, trainTokenBudgetFor } from '../model/micro-batches.ts';
 import {
@@ -230,15 +230,16 @@ export class TransformerModel {
   }
 
   /** Writes the adapters in PEFT's layout (lora-peft.ts): adapter_config.json + adapter_model.safetensors. */
-  async saveAdapter(folder: string, { baseModelNameOrPath }: { baseModelNameOrPath?: string } = {}): Promise<void> {
+  async saveAdapter(folder: string, options: { baseModelNameOrPath?: string } = {}): Promise<void> {
+    await saveAdapter(folder, this.peftAdapter(options));
+  }
+
+  /** What a PEFT adapter folder holds (lora-peft.ts `adapterFiles` / `saveAdapter`): the adapters, a trained value head. */
+  peftAdapter({ baseModelNameOrPath }: { baseModelNameOrPath?: string } = {}): SaveAdapterOptions {
     if (this.lora === null)
       throw new InvalidArgumentError('saveAdapter: the model has no LoRA adapters (create it with lora: { rank, … })');
-    await saveAdapter(folder, {
-      lora: this.lora,
-      adapters: this.trainer.adapterParams(),
-      valueHead: this.trainer.valueHeadParams() ?? undefined,
-      baseModelNameOrPath,
-    });
+    const valueHead = this.trainer.valueHeadParams() ?? undefined;
+    return { lora: this.lora, adapters: this.trainer.adapterParams(), valueHead, baseModelNameOrPath };
   }
 
   /** Copies the optimizer moments to the host (for resumable checkpoints); under LoRA, the adapters' and the value head's. */

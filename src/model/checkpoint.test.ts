@@ -131,6 +131,41 @@ test('a failed save leaves the old checkpoint intact', () =>
     assert.deepEqual(await readdir(root), ['ckpt']);
   }));
 
+test("subfolder files (a LoRA checkpoint's adapter/) are part of the atomic save; names outside folder/file are refused", () =>
+  withTempDir(async (root) => {
+    const config = small();
+    const dir = join(root, 'ckpt');
+    await saveCheckpoint(dir, {
+      config,
+      params: randomParams(config, 1),
+      subfolderFiles: [['adapter/a.json', '{"v":1}']],
+    });
+    assert.equal(await readFile(join(dir, 'adapter', 'a.json'), 'utf8'), '{"v":1}');
+    // Replacing the checkpoint replaces its adapter/ in the same rename: no moment holds new weights with the old adapter.
+    await saveCheckpoint(dir, {
+      config,
+      params: randomParams(config, 2),
+      subfolderFiles: [['adapter/a.json', '{"v":2}']],
+    });
+    assert.equal(await readFile(join(dir, 'adapter', 'a.json'), 'utf8'), '{"v":2}');
+    for (const name of [
+      'a.json',
+      '../evil/a.json',
+      'adapter/../a.json',
+      '/tmp/a.json',
+      'adapter/x/a.json',
+      'adapter/',
+    ]) {
+      await assert.rejects(
+        saveCheckpoint(dir, { config, params: randomParams(config, 3), subfolderFiles: [[name, 'x']] }),
+        /is not folder\/file/,
+        name,
+      );
+    }
+    assert.equal(await readFile(join(dir, 'adapter', 'a.json'), 'utf8'), '{"v":2}');
+    assert.deepEqual(await readdir(root), ['ckpt']);
+  }));
+
 test('loads a plain HF folder (no agentrl block), sharded, with a TRL value head', () =>
   withTempDir(async (root) => {
     const config = small({ valueHead: true });

@@ -49,6 +49,8 @@ export interface SaveCheckpointOptions {
   extra?: Record<string, unknown>;
   /** The model's own tokenizer files (`ChatFormat.files`), written instead of the byte tokenizer's; `tokenizer` must be theirs. */
   chatFiles?: ChatFormatFiles;
+  /** More files in one subfolder each (`adapter/adapter_config.json`: a LoRA model's PEFT adapter), part of the same atomic save. */
+  subfolderFiles?: readonly (readonly [string, Uint8Array | string])[];
 }
 
 export interface LoadedCheckpoint {
@@ -63,7 +65,16 @@ export interface LoadedCheckpoint {
 
 /** Writes a checkpoint folder atomically. An existing `dir` is replaced only if it is empty or a checkpoint (has config.json). */
 export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions): Promise<void> {
-  const { config, params, tokenizer = byteTokenizer, architecture, extra = {}, chatFiles } = options;
+  const {
+    config,
+    params,
+    tokenizer = byteTokenizer,
+    architecture,
+    extra = {},
+    chatFiles,
+    subfolderFiles = [],
+  } = options;
+  for (const [name] of subfolderFiles) checkSubfolderFileName(name);
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new InvalidArgumentError(
       `tokenizer has ${tokenizer.vocabSize} ids but config.vocabSize is ${config.vocabSize}`,
@@ -108,6 +119,10 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
   await mkdir(temp);
   try {
     for (const [name, data] of files) await writeAndSync(join(temp, name), data);
+    const subfolders = new Set(subfolderFiles.map(([name]) => dirname(name)));
+    for (const folder of subfolders) await mkdir(join(temp, folder));
+    for (const [name, data] of subfolderFiles) await writeAndSync(join(temp, name), data);
+    for (const folder of subfolders) await syncDirectory(join(temp, folder));
     await syncDirectory(temp);
     if (await exists(dir)) {
       const old = join(dirname(dir), `.${basename(dir)}.old-${suffix}`);
@@ -305,6 +320,13 @@ async function readJson(file: string): Promise<unknown> {
   } catch (error) {
     throw new CheckpointError(`${file}: invalid JSON (${(error as Error).message})`, { file });
   }
+}
+
+/** `folder/file`: one subfolder level, plain names (no `..`, no absolute path, no clash with the top-level files). */
+function checkSubfolderFileName(name: string): void {
+  const parts = name.split('/');
+  if (parts.length !== 2 || parts.some((part) => part === '' || part === '.' || part === '..' || part.includes('\\')))
+    throw new InvalidArgumentError(`saveCheckpoint: subfolder file "${name}" is not folder/file`, { name });
 }
 
 async function writeAndSync(path: string, data: Uint8Array | string): Promise<void> {

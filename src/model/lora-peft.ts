@@ -94,17 +94,21 @@ export function peftAdapterConfig({
   };
 }
 
+/** The PEFT folder's two files as name → content (a checkpoint writes them under `adapter/` in its own atomic save). */
+export function adapterFiles(options: SaveAdapterOptions): [string, Uint8Array | string][] {
+  return [
+    [
+      'adapter_model.safetensors',
+      serializeSafetensors(toPeftTensors(options.adapters, options.valueHead), { format: 'pt' }),
+    ],
+    ['adapter_config.json', JSON.stringify(peftAdapterConfig(options), null, 2) + '\n'],
+  ];
+}
+
 /** Writes adapter_config.json and adapter_model.safetensors into `folder` (created if needed). */
 export async function saveAdapter(folder: string, options: SaveAdapterOptions): Promise<void> {
   await mkdir(folder, { recursive: true });
-  await writeFileAtomic(
-    join(folder, 'adapter_model.safetensors'),
-    serializeSafetensors(toPeftTensors(options.adapters, options.valueHead), { format: 'pt' }),
-  );
-  await writeFileAtomic(
-    join(folder, 'adapter_config.json'),
-    JSON.stringify(peftAdapterConfig(options), null, 2) + '\n',
-  );
+  for (const [name, data] of adapterFiles(options)) await writeFileAtomic(join(folder, name), data);
 }
 
 /** Reads a PEFT folder's adapters back to agentrl's names and layout (a saved value head: `loadAdapterFolder`). */

@@ -37,8 +37,8 @@ import type { ChatFormat } from '../chat/chat-format.ts';
 import { CheckpointError, InvalidArgumentError } from '../core/errors.ts';
 import { at } from '../core/indexing.ts';
 import type { TokenLoss } from '../core/loss.ts';
-import { join } from 'node:path';
 import { saveCheckpoint } from '../model/checkpoint.ts';
+import { adapterFiles } from '../model/lora-peft.ts';
 import { generate } from '../engine/generate.ts';
 import type { TransformerModel } from '../engine/transformer-model.ts';
 import type { HostParams } from '../model/config.ts';
@@ -208,9 +208,15 @@ export class BuiltinPolicy implements TrainablePolicy {
       tokenizer: this.tokenizer,
       extra: metadata,
       ...(chatFiles === undefined ? {} : { chatFiles }),
+      // The PEFT adapter in the same atomic save: a crash never leaves a checkpoint without it.
+      ...(this.model.lora === null
+        ? {}
+        : {
+            subfolderFiles: adapterFiles(this.model.peftAdapter()).map(
+              ([name, data]) => [`adapter/${name}`, data] as const,
+            ),
+          }),
     });
-    // After the folder is in place: saveCheckpoint replaces the whole folder, an older adapter/ with it.
-    if (this.model.lora !== null) await this.model.saveAdapter(join(path, 'adapter'));
   }
 
   /** Weights, AdamW moments and step counter (moments left out before the first step: they restore as a fresh optimizer). */
