@@ -23,7 +23,8 @@
  * 0.05; 0 = no reference), BENCH_REAL_TEMPERATURE (the rollout's sampling temperature, default 1; the
  * sampled validation and held-out test sample at it too). The task, reward and curriculum:
  * BENCH_REAL_TASK (add | mul), BENCH_REAL_REWARD (outcome | shaped), BENCH_REAL_CURRICULUM (none |
- * operands), BENCH_REAL_ADVANCE_AT (bench/real/training-task.ts).
+ * operands | prompt), BENCH_REAL_ADVANCE_AT, BENCH_REAL_STAR (a STaR round before RL: bench/real/training-task.ts,
+ * bench/real/star-phase.ts).
  */
 import type { CalculatorEnv } from '../src/envs/calculator/env.ts';
 import { loadModelCheckpoint } from '../src/model/model-sources.ts';
@@ -33,7 +34,8 @@ import { heldOutSuccess, type IterationMetrics, type RlConfigInput, rlConfigSche
 import { benchRecording, monitorWatch } from './real/run-recording.ts';
 import { BestValidation } from './real/best-validation.ts';
 import { withPhaseTimes } from './real/phase-times.ts';
-import { makeTrainingTask, readTrainingTask } from './real/training-task.ts';
+import { makeTrainingTask, readTrainingTask, type TrainingTask } from './real/training-task.ts';
+import { starPhase } from './real/star-phase.ts';
 
 const setting = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 const budgetSeconds = setting('BENCH_REAL_MINUTES', 55) * 60;
@@ -71,8 +73,8 @@ const elapsed = (): number => (performance.now() - started) / 1000;
 const peakRssMb = (): number => process.resourceUsage().maxRSS / 1024;
 const percent = (rate: number): string => `${(rate * 100).toFixed(1)}%`;
 
-/** The trained policy (LoRA on the base) and, when KL is on, the frozen base as the KL reference (scoring only). */
-async function makePolicies() {
+/** The trained policy: LoRA on the base. */
+async function makePolicy() {
   const checkpoint = await loadModelCheckpoint('smollm2-135m-instruct');
   if (checkpoint.chatFormat === undefined) throw new Error('smollm2-135m-instruct: no chat format in the pulled model');
   const modelConfig = { ...checkpoint.config, maxSeqLen: 512 };
@@ -80,13 +82,18 @@ async function makePolicies() {
     seed: 0,
     lora: { ...lora, targetModules: [...lora.targetModules] },
   });
-  const policy = withPhaseTimes(new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat }));
-  if (config.klCoef === 0) return { policy, reference: undefined };
-  // The frozen base as a fork of the policy's model with fresh adapters (B = 0: LoRA adds exactly 0):
-  // it shares the host weights and the generation session instead of holding a second copy.
-  const base = await model.forkAdapters({ seed: 0 });
-  const reference = withPhaseTimes(new BuiltinPolicy({ model: base, chatFormat: checkpoint.chatFormat }));
-  return { policy, reference };
+  return { model, policy: withPhaseTimes(new BuiltinPolicy({ model, chatFormat: checkpoint.chatFormat })) };
+}
+
+/**
+ * The KL reference (scoring only), when KL is on: the policy as RL starts — the base, or the policy
+ * after the STaR round — frozen, as a fork of its adapters over the shared base (it shares the host
+ * weights and the generation session instead of holding a second copy).
+ */
+async function frozenReference(model: TransformerModel, policy: BuiltinPolicy) {
+  if (config.klCoef === 0) return undefined;
+  const fork = await model.forkAdapters({ seed: 0, adapters: await model.adapterParams() });
+  return withPhaseTimes(new BuiltinPolicy({ model: fork, chatFormat: policy.chatFormat }));
 }
 
 type Test = { greedy: number; sampled: number; seconds: number };
@@ -184,10 +191,18 @@ async function testSelected(
   };
 }
 
+/** `BENCH_REAL_STAR`: the STaR round (bench/real/star-phase.ts) and the held-out test after it. */
+async function maybeStar(policy: BuiltinPolicy, training: TrainingTask, tasks: number): Promise<void> {
+  if (training.hintEnv === undefined) return;
+  await starPhase({ policy, env: training.trainEnv, hintEnv: training.hintEnv, tasks, play: evaluationConfig });
+  await heldOut(policy, training.testEnv, 'after the STaR round');
+}
+
 async function main(): Promise<void> {
-  const { policy, reference } = await makePolicies();
+  const { model, policy } = await makePolicy();
   const format = policy.chatFormat!;
-  const training = makeTrainingTask(format, readTrainingTask());
+  const choice = readTrainingTask();
+  const training = makeTrainingTask(format, choice);
   const env = training.testEnv;
   const curriculum = training.curriculum;
   console.log(
@@ -195,6 +210,8 @@ async function main(): Promise<void> {
   );
   console.log(`model loaded in ${elapsed().toFixed(0)} s, peak RSS ${peakRssMb().toFixed(0)} MB`);
   const before = await heldOut(policy, env, 'before RL');
+  await maybeStar(policy, training, choice.star);
+  const reference = await frozenReference(model, policy);
   const selection = new BestValidation(policy, env, { ...evaluationConfig, validationEpisodes }, validateEvery);
   const logValidation = (point: Awaited<ReturnType<typeof selection.maybeValidate>>) => {
     if (point !== undefined)
