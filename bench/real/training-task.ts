@@ -49,7 +49,9 @@ export function readTrainingTask(variables: NodeJS.ProcessEnv = process.env): Tr
   });
   if (!result.success) throw new InvalidArgumentError(`bench:real: ${z.prettifyError(result.error)}`);
   if (result.data.star > 0 && result.data.task !== 'mul')
-    throw new InvalidArgumentError('bench:real: BENCH_REAL_STAR needs BENCH_REAL_TASK=mul (its hint is the call examples)');
+    throw new InvalidArgumentError(
+      'bench:real: BENCH_REAL_STAR needs BENCH_REAL_TASK=mul (its hint is the call examples)',
+    );
   return result.data;
 }
 

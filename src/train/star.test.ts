@@ -36,7 +36,15 @@ const seeds = splitSeeds('train', 16);
 test('STaR round: successes kept as played, hinted successes moved onto the task’s own prompt, fine-tuning raises their likelihood', async () => {
   const { policy } = await warmStartedBandit({ sftSteps: 40, demonstrations: 32 });
   const start = await BuiltinPolicy.fromState(await policy.saveState());
-  const { trajectories } = await rollout({ policy, env: makeBanditEnv, seeds: seeds.slice(0, 1), temperature: 0, maxTurns: 1, maxNewTokens: 24, instructions: false });
+  const { trajectories } = await rollout({
+    policy,
+    env: makeBanditEnv,
+    seeds: seeds.slice(0, 1),
+    temperature: 0,
+    maxTurns: 1,
+    maxNewTokens: 24,
+    instructions: false,
+  });
   const first = trajectories[0]!;
   const taskPrompt = first.tokens.slice(0, first.lossMask.indexOf(1));
   const hintTokens = policy.tokenizer.encode(HINT);
@@ -61,7 +69,10 @@ test('STaR round: successes kept as played, hinted successes moved onto the task
   for (const example of round.examples) {
     // Every kept episode starts with the task's own prompt (the bandit's is the same for every seed), no hint.
     assert.deepEqual(example.tokens.slice(0, taskPrompt.length), taskPrompt);
-    assert.deepEqual(example.mask.slice(0, taskPrompt.length), taskPrompt.map(() => 0));
+    assert.deepEqual(
+      example.mask.slice(0, taskPrompt.length),
+      taskPrompt.map(() => 0),
+    );
     assert.equal(example.tokens.length, example.mask.length);
     assert.ok(example.mask.includes(1));
     assert.ok(!example.tokens.join(',').includes(hintTokens.join(',')), 'the hint is removed');
@@ -96,7 +107,15 @@ test('STaR round: without a hint env only unaided successes are kept; a hint env
 
   const otherTask = () => bandit.make({ arms: ['A', 'C'] });
   await assert.rejects(
-    starRound({ policy, env: makeBanditEnv, hintEnv: otherTask, seeds: seeds.slice(0, 8), samples: 1, play, sft: { steps: 1 } }),
+    starRound({
+      policy,
+      env: makeBanditEnv,
+      hintEnv: otherTask,
+      seeds: seeds.slice(0, 8),
+      samples: 1,
+      play,
+      sft: { steps: 1 },
+    }),
     /the hint env's task for seed \d+ is not the env's/,
   );
 });
