@@ -15,7 +15,7 @@
  * scoring / training / other) and drift (KL to the base, PPO KL, clip fraction, entropy), the peak
  * RSS and a README row. Fixed seeds.
  *
- * Env: BENCH_REAL_STORE (a run store file: the run is recorded there for `agentrl dashboard`), BENCH_REAL_MINUTES (default 55: the budget, every evaluation included), BENCH_REAL_TEST (test
+ * Env: BENCH_REAL_STORE (a run store file: the run is recorded there for `agentrl dashboard`), BENCH_REAL_MINUTES (default 55: the budget, every evaluation included), BENCH_REAL_ITERATIONS (RL iterations at most, default: until the budget), BENCH_REAL_TEST (test
  * seeds, default 64), BENCH_REAL_VALIDATION (validation seeds per interval, default 32),
  * BENCH_REAL_VALIDATE_EVERY (iterations, default 2), BENCH_REAL_TASKS / BENCH_REAL_GROUP (tasks ×
  * episodes per iteration, default 4 × 8), BENCH_REAL_MINIBATCH (episodes per optimizer step, default 8:
@@ -50,7 +50,7 @@ const lora = {
 const config: RlConfigInput = {
   algo: 'grpo',
   klCoef: setting('BENCH_REAL_KL', 0.05),
-  iterations: 10_000, // the wall-clock budget stops the run
+  iterations: setting('BENCH_REAL_ITERATIONS', 10_000), // by default the wall-clock budget stops the run
   tasksPerIteration: setting('BENCH_REAL_TASKS', 4),
   groupSize: setting('BENCH_REAL_GROUP', 8),
   minibatchSize: setting('BENCH_REAL_MINIBATCH', 8),
