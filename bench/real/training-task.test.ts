@@ -14,7 +14,13 @@ import { type IterationMetrics, runRl } from '../../src/train/rl.ts';
 import { makeTrainingTask, readTrainingTask } from './training-task.ts';
 
 test('readTrainingTask: defaults, the allowed values, and a bad value named', () => {
-  assert.deepEqual(readTrainingTask({}), { task: 'add', reward: 'outcome', curriculum: 'none', advanceAt: 0.5 });
+  assert.deepEqual(readTrainingTask({}), {
+    task: 'add',
+    reward: 'outcome',
+    curriculum: 'none',
+    advanceAt: 0.5,
+    star: 0,
+  });
   assert.deepEqual(
     readTrainingTask({
       BENCH_REAL_TASK: 'mul',
@@ -22,8 +28,11 @@ test('readTrainingTask: defaults, the allowed values, and a bad value named', ()
       BENCH_REAL_CURRICULUM: 'operands',
       BENCH_REAL_ADVANCE_AT: '0.25',
     }),
-    { task: 'mul', reward: 'shaped', curriculum: 'operands', advanceAt: 0.25 },
+    { task: 'mul', reward: 'shaped', curriculum: 'operands', advanceAt: 0.25, star: 0 },
   );
+  assert.equal(readTrainingTask({ BENCH_REAL_TASK: 'mul', BENCH_REAL_STAR: '24' }).star, 24);
+  assert.throws(() => readTrainingTask({ BENCH_REAL_STAR: '24' }), /BENCH_REAL_STAR needs BENCH_REAL_TASK=mul/);
+  assert.throws(() => readTrainingTask({ BENCH_REAL_TASK: 'mul', BENCH_REAL_STAR: '-1' }), InvalidArgumentError);
   assert.throws(() => readTrainingTask({ BENCH_REAL_REWARD: 'dense' }), InvalidArgumentError);
   assert.throws(() => readTrainingTask({ BENCH_REAL_TASK: 'div' }), /"add"|'add'|add/);
 });
@@ -135,4 +144,15 @@ test('runRl on a tiny budget: shaped components as reward/<name> metrics, the cu
   // The test env plays the task itself, not the stage.
   const first = await training.testEnv().reset({ seed: 1 });
   assert.match(first.text, /What is \d{2} \* \d{2}\?$/);
+});
+
+test('BENCH_REAL_STAR: the zero-shot question is the task, the callshot scaffold the hint, on the same operands', async () => {
+  const format = tinyChatmlFormat();
+  const training = makeTrainingTask(format, readTrainingTask({ BENCH_REAL_TASK: 'mul', BENCH_REAL_STAR: '8' }));
+  assert.ok(training.hintEnv !== undefined);
+  assert.match(training.name, /mul2x2\/plain\/what\), STaR round on 8 tasks \(hint: callshot\)/);
+  const [task, hinted] = [await training.testEnv().reset({ seed: 7 }), await training.hintEnv().reset({ seed: 7 })];
+  assert.deepEqual(hinted.data, task.data);
+  assert.ok(hinted.text.endsWith(task.text) && hinted.text.length > task.text.length, hinted.text);
+  assert.equal(makeTrainingTask(format, readTrainingTask({ BENCH_REAL_TASK: 'mul' })).hintEnv, undefined);
 });
