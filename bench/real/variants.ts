@@ -4,6 +4,7 @@
  * a prompt, not a demonstration dataset), the question's wording and the sampling settings.
  */
 import type { ChatFormat } from '../../src/chat/chat-format.ts';
+import { earlierTurnsText } from '../../src/chat/earlier-turns.ts';
 import type { Message } from '../../src/core/types.ts';
 import type { CalculatorOptions } from '../../src/envs/calculator/env.ts';
 
@@ -88,22 +89,6 @@ const solvedExamples: Message[] = [
   { role: 'assistant', content: '4368' },
 ];
 
-/**
- * Earlier exchanges before the question, in the model's own chat markup: the template renders
- * `examples` then the question, and the text from the first example's content to the question's
- * end is the question text (the tokenizer reads the markup's special tokens back as tokens) — a
- * few-shot prompt as the model would see real earlier turns, not a demonstration to train on.
- */
-export function examplesBefore(format: ChatFormat, examples: readonly Message[], question: string): string {
-  const rendered = format.tokenizer.decode(format.render([...examples, { role: 'user', content: question }]).tokens);
-  const first = examples[0]?.content ?? '';
-  const start = rendered.indexOf(first);
-  const end = rendered.lastIndexOf(question);
-  if (first === '' || start < 0 || end < start)
-    throw new Error(`examplesBefore: the ${format.name} template does not render the examples as text`);
-  return rendered.slice(start, end + question.length);
-}
-
 /** Question texts; `hint` repeats the call's shape (with the example's expression) after the question; `oneshot` puts a solved exchange before it, `callshot` two questions answered by calls (`callone`: one), `twoshot` two solved exchanges. */
 export function questionTexts(format: ChatFormat): Record<string, string> {
   const call = format.assistantText({
@@ -111,11 +96,11 @@ export function questionTexts(format: ChatFormat): Record<string, string> {
     toolCalls: [{ id: 'example', name: 'calculator', arguments: { expression: '12 * 34' } }],
   });
   return {
-    oneshot: examplesBefore(format, solvedExample, 'What is {expression}?'),
-    oneshotuse: examplesBefore(format, solvedExample, 'Use the calculator tool to compute {expression}.'),
-    callshot: examplesBefore(format, callExamples, 'What is {expression}?'),
-    twoshot: examplesBefore(format, solvedExamples, 'What is {expression}?'),
-    callone: examplesBefore(format, callExamples.slice(0, 2), 'What is {expression}?'),
+    oneshot: earlierTurnsText(format, solvedExample, 'What is {expression}?'),
+    oneshotuse: earlierTurnsText(format, solvedExample, 'Use the calculator tool to compute {expression}.'),
+    callshot: earlierTurnsText(format, callExamples, 'What is {expression}?'),
+    twoshot: earlierTurnsText(format, solvedExamples, 'What is {expression}?'),
+    callone: earlierTurnsText(format, callExamples.slice(0, 2), 'What is {expression}?'),
     bare: '{expression}',
     what: 'What is {expression}?',
     short: 'What is {expression}? Reply with just the number.',

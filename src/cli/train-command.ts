@@ -41,6 +41,7 @@ import { builtinRewards, type EpisodeContext, type Rubric, resolveRewardSpec } f
 import { monitorModeSchema, monitorThresholdsTextSchema } from '../rewards/monitor/index.ts';
 import { multiAgentOptionsShape } from '../train/multi-agent/multi-agent-options.ts';
 import { checkPerRoleOptions } from './role-train-phases.ts';
+import { checkStarOptions, starOptionsShape } from './star-start.ts';
 
 export const trainCommandSchema = z.object({
   env: z
@@ -77,6 +78,7 @@ export const trainCommandSchema = z.object({
   ...runOptionsShape,
   ...trackerOptionsShape,
   ...multiAgentOptionsShape,
+  ...starOptionsShape,
 });
 export type TrainCommandOptions = z.infer<typeof trainCommandSchema>;
 
@@ -125,6 +127,7 @@ export async function trainCommand(argv: readonly string[]): Promise<number> {
       checkPresetOptions(options, sources);
       // --policies per-role needs a multi-agent env: refused before the run is created.
       if (options.policies === 'per-role') checkPerRoleOptions(options);
+      await checkStarOptions(options);
     }
     const setup = options.resume === undefined ? await checkRunSetup(options) : undefined;
     const rubric = setup !== undefined ? await rubricOf(options) : undefined;

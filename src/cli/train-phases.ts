@@ -1,9 +1,10 @@
 /**
  * The phases of an `agentrl train` run, each resumable from what the run store holds:
  *
- *   1. start weights  — the SFT warm start (or `--init`), saved as the run's `start` state; a run
- *                       stopped inside it has none, and resuming runs the warm start again (it is
- *                       deterministic from the seed, so the result is the same);
+ *   1. start weights  — the SFT warm start (or `--init`), then the STaR round when `--star-tasks`
+ *                       (star-start.ts), saved as the run's `start` state; a run stopped inside it
+ *                       has none, and resuming runs the warm start again (it is deterministic from
+ *                       the seed, so the result is the same);
  *   2. test before RL — the held-out success of the start weights (evaluation at step 0);
  *   3. RL iterations  — each committed with its resumable state; resuming continues after the last;
  *   4. test after RL  — the held-out success and the `final` checkpoint; a run whose iterations
@@ -27,6 +28,7 @@ import type { RunInterrupt } from './interrupt.ts';
 import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
 import { rolePhases } from './role-train-phases.ts';
+import { starStart } from './star-start.ts';
 import { Progress, formatSeconds, monitorField } from './progress.ts';
 import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
@@ -106,7 +108,7 @@ async function runPhases(
 
 /** 1. Start weights: the warm start (or `--init`), saved as the run's `start` state, unless the run has it. */
 async function startWeights(
-  { store, run, interrupt, resumed, dir, save, recorder }: PhaseContext,
+  { store, run, options, env, interrupt, resumed, dir, save, recorder }: PhaseContext,
   backend: ReturnType<typeof policyBackend>,
 ): Promise<void> {
   if (store.latestCheckpoint(run.id, 'start') !== undefined) return;
@@ -117,7 +119,9 @@ async function startWeights(
     );
   }
   const started = await backend.start();
-  await save(started, 'start', { kind: 'start' });
+  // --star-tasks: a STaR round on the start weights (star-start.ts); the start state is the policy after it.
+  const star = options.starTasks > 0 ? await starStart(started, env, options, interrupt.stopRequested) : {};
+  await save(started, 'start', { kind: 'start', ...star });
   await recorder.recordStart(started, { path: join(dir, 'start') });
 }
 

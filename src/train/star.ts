@@ -24,7 +24,7 @@ import type { TrainablePolicy } from '../policy/types.ts';
 import { rollout } from '../rollout/index.ts';
 import { replyStopStrings } from './loop-config.ts';
 import type { RlConfig } from './rl.ts';
-import { runSft, type SftConfigInput, type SftExample, type SftResult } from './sft.ts';
+import { runSft, type SftConfigInput, type SftExample, type SftProgress, type SftResult } from './sft.ts';
 
 /** The rollout settings STaR plays with (an RL config's fields, so training and STaR play alike). */
 export type StarPlaySettings = Pick<
@@ -47,6 +47,8 @@ export interface StarRoundOptions<Task> {
   sft: SftConfigInput;
   /** Checked between SFT steps. */
   shouldStop?: () => boolean;
+  /** Each SFT step of step 3. */
+  onSftProgress?: (progress: SftProgress) => void;
 }
 
 export interface StarRound {
@@ -159,7 +161,13 @@ export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<
   const sft =
     examples.length === 0
       ? undefined
-      : await runSft({ policy, train: examples, config: options.sft, shouldStop: options.shouldStop });
+      : await runSft({
+          policy,
+          train: examples,
+          config: options.sft,
+          shouldStop: options.shouldStop,
+          onProgress: options.onSftProgress,
+        });
   return {
     solvedUnaided: seeds.length - unsolved.length,
     solvedWithHint,
