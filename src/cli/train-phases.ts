@@ -245,7 +245,7 @@ async function testAfterRl(
   });
   console.log(
     `\n${options.env} / ${options.algo}: held-out test success (sampled) ${(before * 100).toFixed(1)}% before RL → ${(after * 100).toFixed(1)}% after ` +
-      `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} this session); checkpoints in ${dir}`,
+      `${iterations} iterations (${formatSeconds((performance.now() - started) / 1000)} this session, peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB); checkpoints in ${dir}`,
   );
 }
 
