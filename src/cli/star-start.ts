@@ -73,7 +73,8 @@ export async function starStart(
   console.error(
     `train: STaR round on ${options.starTasks} train tasks × ${options.starSamples}${turns === undefined ? ' (no hint)' : `, the unsolved again with the ${turns.length} earlier turns of ${options.starHint}`} …`,
   );
-  const progress = new Progress({ label: 'star sft', total: options.starSteps });
+  // Made at the first SFT step, so its clock times the fine-tuning alone.
+  const progress: { bar?: Progress } = {};
   const round = await starRound({
     policy,
     env,
@@ -89,10 +90,13 @@ export async function starStart(
       evalEvery: options.starSteps,
     },
     shouldStop,
-    onSftProgress: (p) => progress.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
+    onSftProgress: (p) => {
+      progress.bar ??= new Progress({ label: 'star sft', total: options.starSteps });
+      progress.bar.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond });
+    },
   });
   const losses = round.sft?.history ?? [];
-  if (losses.length > 0) progress.done({ loss: losses.at(-1)?.loss ?? 0 });
+  progress.bar?.done({ loss: losses.at(-1)?.loss ?? 0 });
   console.error(
     `train: STaR round: solved unaided ${round.solvedUnaided} of ${round.tasks} tasks, with the hint ${round.solvedWithHint} more; ` +
       `${round.examples.length} distinct successful episodes kept` +
