@@ -67,7 +67,6 @@ export async function starStart(
   policy: TrainablePolicy,
   env: () => Env,
   options: StarStartOptions,
-  shouldStop: () => boolean,
 ): Promise<Record<string, number>> {
   const turns = options.starHint === undefined ? undefined : await readStarHint(options.starHint);
   console.error(
@@ -89,7 +88,7 @@ export async function starStart(
       warmupSteps: Math.min(2, options.starSteps - 1),
       evalEvery: options.starSteps,
     },
-    shouldStop,
+    // No shouldStop: the start phase stops at once on Ctrl-C (train-phases.ts), never saving a half-done round.
     onSftProgress: (p) => {
       progress.bar ??= new Progress({ label: 'star sft', total: options.starSteps });
       progress.bar.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond });

@@ -120,7 +120,7 @@ async function startWeights(
   }
   const started = await backend.start();
   // --star-tasks: a STaR round on the start weights (star-start.ts); the start state is the policy after it.
-  const star = options.starTasks > 0 ? await starStart(started, env, options, interrupt.stopRequested) : {};
+  const star = options.starTasks > 0 ? await starStart(started, env, options) : {};
   await save(started, 'start', { kind: 'start', ...star });
   await recorder.recordStart(started, { path: join(dir, 'start') });
 }
