@@ -5,8 +5,9 @@
  * calculator task twice on the same test seeds: in process (`evaluate` with a BuiltinPolicy, the
  * rollout training and bench:real's held-out test use) and served (`startPolicyServer({ model })`
  * on 127.0.0.1, the `openai` client's chat.completions with the env's tool and system text:
- * served-episode.ts) — once without stop strings (what a client using tools sends), once with the
- * training's (`</answer>`, `</tool_call>`). All are scored by the env's own rules: success, a
+ * served-episode.ts) — once without stop strings in the request (what a client using tools sends;
+ * a checkpoint of `agentrl train` records its training's stop strings and the server ends replies
+ * after them), once with the training's (`</answer>`, `</tool_call>`) in the request. All are scored by the env's own rules: success, a
  * well-formed calculator call (`call_format`), a call that evaluated to the answer (`tool_call`).
  * Prints the rates, the seeds where a served run differs from in process with each side's replies,
  * and the peak RSS. Exit code 1 when greedy and the served run without stop strings disagrees with in
@@ -109,8 +110,13 @@ async function inProcess(): Promise<{ outcomes: Outcome[]; task: TrainingTask; f
   }
 }
 
-/** Both served runs on one server: without stop strings (what a tools client sends) and with the training's. */
-async function served(task: TrainingTask): Promise<{ noStop: Outcome[]; trainingStop: Outcome[] }> {
+/**
+ * Both served runs on one server: without stop strings in the request (what a tools client sends; the
+ * server still ends replies at the checkpoint's trained stop strings when it records them) and with the training's.
+ */
+async function served(
+  task: TrainingTask,
+): Promise<{ noStop: Outcome[]; trainingStop: Outcome[]; turnEnds: readonly string[] }> {
   const server = await startPolicyServer({ model: source, modelName: 'policy', port: 0 });
   try {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -129,7 +135,11 @@ async function served(task: TrainingTask): Promise<{ noStop: Outcome[]; training
       }
       return outcomes;
     };
-    return { noStop: await play([]), trainingStop: await play(replyStopStrings(config)) };
+    return {
+      noStop: await play([]),
+      trainingStop: await play(replyStopStrings(config)),
+      turnEnds: server.turnEnds,
+    };
   } finally {
     await server.close();
   }
@@ -175,7 +185,7 @@ async function main(): Promise<void> {
   const stops = JSON.stringify(replyStopStrings(config));
   console.log(`in process (BuiltinPolicy, rollout evaluate, stop ${stops}, ${sampling}): ${rates(local)}`);
   const agreeing = compare(
-    `served (startPolicyServer + openai chat.completions with tools, no stop, ${sampling})`,
+    `served (startPolicyServer + openai chat.completions with tools, no stop in the request, the server's turn ends ${JSON.stringify(remote.turnEnds)}, ${sampling})`,
     local,
     remote.noStop,
   );

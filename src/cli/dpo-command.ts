@@ -31,6 +31,7 @@ import { rejectPositional } from './flags.ts';
 import { resolveOptions } from './config-file.ts';
 import { RunInterrupt } from './interrupt.ts';
 import { recordedRun } from './recorded-run.ts';
+import { stopStringsMetadata } from '../train/loop-config.ts';
 import { effectiveConfig, runOptionsShape, sourceCommit } from './run-options.ts';
 
 export const dpoCommandSchema = z.object({
@@ -81,7 +82,9 @@ export async function dpoCommand(argv: readonly string[]): Promise<number> {
         const backend = dpoBackend(options, setup);
         const policy = await backend.start();
         const save = (name: string, extra: Record<string, unknown>) =>
-          policy.save(join(dir, name), { metadata: { run: run.name, algo: 'dpo', env: options.env, ...extra } });
+          policy.save(join(dir, name), {
+            metadata: { run: run.name, algo: 'dpo', env: options.env, ...stopStringsMetadata(options), ...extra },
+          });
         const testConfig = { ...options, validationEpisodes: options.testEpisodes, historyTurns: 'all' as const };
         interrupt.enter('the held-out test before DPO');
         const before = await validate(policy, env, testConfig, 'test');

@@ -26,6 +26,7 @@ import { Progress } from './progress.ts';
 import type { RewardComponentsSpec } from '../core/types.ts';
 import { parseMonitorThresholds, rewardMonitor, type RewardMonitor } from '../rewards/monitor/index.ts';
 import type { TrainPhasesOptions } from './train-phases.ts';
+import { stopStringsMetadata } from '../train/loop-config.ts';
 
 /** What `--policies per-role` cannot run, refused before the run is created: a single-agent env, `--reward`. */
 export function checkPerRoleOptions(options: Pick<TrainPhasesOptions['options'], 'env' | 'reward'>): void {
@@ -94,7 +95,9 @@ export async function rolePhases(
   interrupt.enter('the held-out test after RL');
   const after = await measure('test');
   for (const [role, policy] of Object.entries(policies))
-    await policy.save(join(dir, 'final', role), { metadata: { run: run.name, role, env: options.env } });
+    await policy.save(join(dir, 'final', role), {
+      metadata: { run: run.name, role, env: options.env, ...stopStringsMetadata(options) },
+    });
   store.transaction(() => {
     store.addEvaluation(run.id, {
       step: options.iterations,

@@ -55,6 +55,12 @@ export const servePolicyCommandSchema = z.object({
     .describe(
       "the base's matmuls when the model samples: float32, int8 or int4 (8/4-bit blocks; sampled log-probs differ from float32 by a measured tolerance: docs/engine.md)",
     ),
+  trainedStops: z
+    .boolean()
+    .default(true)
+    .describe(
+      'end every reply after the stop strings the checkpoint was trained with (agentrl train records them: </answer>, </tool_call>), kept in the reply; --no-trained-stops serves what the model writes on',
+    ),
   ...requestLimitsSchema.shape, // --max-body-bytes, --max-messages, --max-tools, --max-choices …
 });
 
@@ -123,9 +129,11 @@ export async function servePolicyCommand(argv: readonly string[]): Promise<numbe
     batchWindowMs: options.batchWindowMs,
     maxBatchSize: options.maxBatchSize,
     requestLimits: requestLimitsSchema.parse(options), // the limit fields only
+    ...(options.trainedStops ? {} : { turnEnds: [] }),
   });
+  const ends = server.turnEnds.length === 0 ? '' : `, replies end after ${server.turnEnds.join(' or ')} as in training`;
   console.error(
-    `serve-policy: ${modelName} (${checkpoint}, ${options.baseQuantization} base, context ${server.policy.contextWindow}, chat format ${server.policy.chatFormat?.name ?? 'agentrl'}) on ${server.url}/v1 ` +
+    `serve-policy: ${modelName} (${checkpoint}, ${options.baseQuantization} base, context ${server.policy.contextWindow}, chat format ${server.policy.chatFormat?.name ?? 'agentrl'}${ends}) on ${server.url}/v1 ` +
       `(POST /v1/chat/completions /v1/completions, GET /v1/models). Ctrl-C stops.`,
   );
   const signal = await untilStopped();

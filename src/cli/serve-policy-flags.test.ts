@@ -26,3 +26,11 @@ test('serve-policy takes the request limits as flags (request-limits.ts), defaul
   const negative = parseFlags(servePolicyCommandSchema, ['--max-messages', '-1']).values;
   assert.throws(() => validateFlags(servePolicyCommandSchema, negative), /maxMessages|max-messages/);
 });
+
+test("serve-policy ends replies at the checkpoint's trained stop strings unless --no-trained-stops", () => {
+  const parse = (argv: string[]) =>
+    validateFlags(servePolicyCommandSchema, parseFlags(servePolicyCommandSchema, argv).values).trainedStops;
+  assert.equal(parse([]), true);
+  assert.equal(parse(['--no-trained-stops']), false);
+  assert.equal(parse(['--trained-stops', 'false']), false);
+});

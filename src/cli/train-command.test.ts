@@ -135,6 +135,7 @@ test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks t
     const checkpoint = await loadCheckpoint(join(out, 'latest'));
     assert.equal(checkpoint.config.hiddenSize, 32);
     assert.equal(checkpoint.extra?.iteration, iterations);
+    assert.deepEqual(checkpoint.extra?.stopStrings, ['</answer>', '</tool_call>'], 'what serve-policy ends replies at');
 
     const store = RunStore.open(storePath, { readonly: true });
     const run = checkInterruptedRun(store, iterations);

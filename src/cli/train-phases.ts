@@ -29,6 +29,7 @@ import type { RunSetup } from './model-setup.ts';
 import { policyBackend } from './backend-setup.ts';
 import { rolePhases } from './role-train-phases.ts';
 import { starStart } from './star-start.ts';
+import { stopStringsMetadata } from '../train/loop-config.ts';
 import { Progress, formatSeconds, monitorField } from './progress.ts';
 import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
@@ -90,7 +91,9 @@ async function runPhases(
     }),
     testConfig: { ...options, validationEpisodes: options.testEpisodes },
     save: (policy, name, extra) =>
-      policy.save(join(dir, name), { metadata: { run: run.name, algo: options.algo, env: options.env, ...extra } }),
+      policy.save(join(dir, name), {
+        metadata: { run: run.name, algo: options.algo, env: options.env, ...stopStringsMetadata(options), ...extra },
+      }),
   };
   await startWeights(context, backend);
   // A policy per role (issue 33): the roles' own RL phases from the start weights.

@@ -48,3 +48,9 @@ export function isValidationIteration(
 export function replyStopStrings(config: { stopAtTag: boolean }): string[] {
   return config.stopAtTag ? ['</answer>', '</tool_call>'] : [];
 }
+
+/** What a checkpoint records of the stop strings its rollouts ended at (serve-policy ends replies there too); nothing when there were none. */
+export function stopStringsMetadata(config: { stopAtTag: boolean }): { stopStrings?: string[] } {
+  const stopStrings = replyStopStrings(config);
+  return stopStrings.length === 0 ? {} : { stopStrings };
+}

@@ -12,7 +12,7 @@ import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents, openAiToolCall } from './choice.ts';
 import { clientGoneSignal } from './client-gone.ts';
 import type { PolicyContext } from './policy-context.ts';
-import { toMessages, type ChatRequest } from './protocol.ts';
+import { stopList, toMessages, type ChatRequest } from './protocol.ts';
 import { checkChatRequest } from './request-limits.ts';
 import { eventStream } from './sse.ts';
 import type { SplitEvent } from './tool-format.ts';
@@ -66,7 +66,7 @@ export async function chatCompletion(
   const useTools = tools.length > 0;
   const prompt = context.chatFormat.promptTokens(toMessages(request.messages), { tools, addGenerationPrompt: true });
   const maxNewTokens = context.budget(prompt, request.max_completion_tokens ?? request.max_tokens);
-  const stopStrings = context.sampling(request).stopStrings;
+  const stopStrings = stopList(request.stop); // the client's; the turn ends are the context's
   const choices = Array.from(
     { length: request.n ?? 1 },
     (_, index) =>

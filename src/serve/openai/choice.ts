@@ -28,7 +28,12 @@ export class Choice {
     { parseTools, stopStrings, idPrefix }: { parseTools: boolean; stopStrings: readonly string[]; idPrefix: string },
   ) {
     this.decoder = new StreamingDecoder(context.tokenizer, { skipSpecialTokens: true });
-    this.splitter = new OutputSplitter({ syntax: parseTools ? context.toolCallSyntax : null, stopStrings, idPrefix });
+    this.splitter = new OutputSplitter({
+      syntax: parseTools ? context.toolCallSyntax : null,
+      stopStrings,
+      turnEnds: context.turnEnds,
+      idPrefix,
+    });
   }
 
   /** Adds a sampled id (stop ids add no text). */

@@ -13,7 +13,7 @@ import type { BatchRow } from './batcher.ts';
 import { Choice, collectEvents } from './choice.ts';
 import { clientGoneSignal } from './client-gone.ts';
 import type { PolicyContext } from './policy-context.ts';
-import type { CompletionRequest } from './protocol.ts';
+import { stopList, type CompletionRequest } from './protocol.ts';
 import { checkCompletionRequest } from './request-limits.ts';
 import { eventStream } from './sse.ts';
 import type { SplitEvent } from './tool-format.ts';
@@ -35,7 +35,7 @@ export async function completion(
   checkCompletionRequest(request, context.bounds); // before any prompt is encoded: prompts × n, max_tokens, lengths
   const prompts = completionPrompts(context, request.prompt);
   const n = request.n ?? 1;
-  const { stopStrings } = context.sampling(request);
+  const stopStrings = stopList(request.stop); // the client's; the turn ends are the context's
   const signal = clientGoneSignal(outgoing);
   const jobs = prompts.flatMap((prompt, p) => {
     const maxNewTokens = context.budget(prompt, request.max_tokens ?? 16);

@@ -37,6 +37,13 @@ export interface PolicyContextOptions {
   onBatch?: (rows: number) => void;
   /** What one request may hold (request-limits.ts: body bytes, messages, tools, rows…); each field has a default. */
   requestLimits?: RequestLimitsInput;
+  /**
+   * Strings every reply ends after, whatever the request's `stop`; the one reached stays in the
+   * reply. The stop strings the policy was trained with (`agentrl train` records them in its
+   * checkpoints): a policy whose rollouts always stopped at `</tool_call>` never learned to end its
+   * turn there. Default none.
+   */
+  turnEnds?: readonly string[];
 }
 
 export interface PolicyContext {
@@ -46,6 +53,8 @@ export interface PolicyContext {
   /** The ids a reply ends at: the template's turn end first, then the format's other stop ids. */
   readonly stopTokens: readonly number[];
   readonly toolCallSyntax: ToolCallSyntax;
+  /** Strings every reply ends after, kept in it (`PolicyContextOptions.turnEnds`). */
+  readonly turnEnds: readonly string[];
   readonly modelName: string;
   readonly modelCard: { id: string; object: 'model'; created: number; owned_by: 'agentrl' };
   readonly batcher: GenerationBatcher;
@@ -57,6 +66,7 @@ export interface PolicyContext {
   checkModel(model: string): void;
   /** Checks the prompt against the vocabulary and the window; returns the completion budget. */
   budget(prompt: readonly number[], requested: number | null | undefined): number;
+  /** The request's sampling; its stop strings are the client's and the turn ends, which generation stops at. */
   sampling(request: {
     temperature?: number | null;
     top_p?: number | null;
@@ -66,7 +76,7 @@ export interface PolicyContext {
 }
 
 export function createPolicyContext(options: PolicyContextOptions): PolicyContext {
-  const { policy, modelName } = options;
+  const { policy, modelName, turnEnds = [] } = options;
   const { contextWindow } = policy;
   const chatFormat = options.chatFormat ?? policy.chatFormat ?? agentrlChatFormat(policy.tokenizer);
   const limits = parseRequestLimits(options.requestLimits);
@@ -95,6 +105,7 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
     chatFormat,
     stopTokens,
     toolCallSyntax: toolCallSyntax(chatFormat),
+    turnEnds,
     modelName,
     modelCard: { id: modelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'agentrl' },
     batcher,
@@ -139,7 +150,7 @@ export function createPolicyContext(options: PolicyContextOptions): PolicyContex
       temperature: request.temperature ?? 1,
       topP: request.top_p ?? 1,
       stopTokens,
-      stopStrings: stopList(request.stop),
+      stopStrings: [...stopList(request.stop), ...turnEnds],
       seed: request.seed ?? null,
     }),
   };

@@ -41,7 +41,7 @@ import { type BaseQuantization, baseQuantizations } from '../../model/model-opti
 import { loadModelCheckpoint } from '../../model/model-sources.ts';
 import { BuiltinPolicy } from '../../policy/builtin-policy.ts';
 import type { Policy } from '../../policy/types.ts';
-import { InvalidArgumentError } from '../../core/errors.ts';
+import { CheckpointError, InvalidArgumentError } from '../../core/errors.ts';
 import { listenApp, type ListeningApp } from '../hono-server.ts';
 import { createPolicyContext, type PolicyContext, type PolicyContextOptions } from './policy-context.ts';
 import { policyApp } from './policy-routes.ts';
@@ -57,7 +57,11 @@ export type ServedSource =
       baseQuantization?: never;
     }
   | {
-      /** A model source (`loadServedPolicy`: checkpoint or Hugging Face folder, .gguf, pulled model's name), loaded as a BuiltinPolicy that `close()` releases. */
+      /**
+       * A model source (`loadServedPolicy`: checkpoint or Hugging Face folder, .gguf, pulled model's
+       * name), loaded as a BuiltinPolicy that `close()` releases. Its replies end after the stop
+       * strings it was trained with (`trainedStopStrings`) unless `turnEnds` is given (`[]`: none).
+       */
       model: string;
       policy?: never;
       /** How the loaded model's generation session holds the base's matmuls (`loadServedPolicy`); default 'float32'. */
@@ -79,6 +83,8 @@ export interface PolicyServer {
   port: number;
   /** The policy generating the replies (the loaded BuiltinPolicy when the server was given a `model`). */
   policy: Policy;
+  /** Strings every reply ends after: `turnEnds` as given, else a loaded checkpoint's `trainedStopStrings`. */
+  turnEnds: readonly string[];
   /**
    * Stops listening and cuts open connections (their rows stop generating), waits for the running
    * batch to end, then releases what the server owns: the model it loaded from `model` (its
@@ -99,6 +105,14 @@ export async function loadServedPolicy(
   source: string,
   options: { baseQuantization?: BaseQuantization } = {},
 ): Promise<BuiltinPolicy> {
+  return (await loadServedModel(source, options)).policy;
+}
+
+/** `loadServedPolicy`, with the stop strings the checkpoint was trained with (`trainedStopStrings`). */
+async function loadServedModel(
+  source: string,
+  options: { baseQuantization?: BaseQuantization },
+): Promise<{ policy: BuiltinPolicy; stopStrings: string[] }> {
   const { baseQuantization = 'float32' } = options;
   if (!baseQuantizations.includes(baseQuantization))
     throw new InvalidArgumentError(
@@ -106,18 +120,35 @@ export async function loadServedPolicy(
       { baseQuantization },
     );
   const checkpoint = await loadModelCheckpoint(source);
+  const stopStrings = trainedStopStrings(checkpoint.extra, source);
   const model = await TransformerModel.fromParams(checkpoint.config, checkpoint.params, { baseQuantization });
   const { chatFormat, tokenizer } = checkpoint;
   try {
-    return new BuiltinPolicy({
+    const policy = new BuiltinPolicy({
       model,
       ...(chatFormat === undefined ? {} : { chatFormat }),
       ...(tokenizer === undefined || chatFormat !== undefined ? {} : { tokenizer }),
     });
+    return { policy, stopStrings };
   } catch (error) {
     await model.release(); // a tokenizer that does not fit the model: nothing keeps the sessions
     throw error;
   }
+}
+
+/**
+ * The stop strings a checkpoint's rollouts ended at (`stopStrings` in its agentrl metadata, written
+ * by `agentrl train`); none for a checkpoint without them (a pulled model, an older checkpoint).
+ */
+export function trainedStopStrings(extra: Record<string, unknown>, source: string): string[] {
+  const value = extra.stopStrings;
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item !== ''))
+    throw new CheckpointError(`${source}: metadata "stopStrings" is not a list of non-empty strings`, {
+      source,
+      stopStrings: value,
+    });
+  return value;
 }
 
 /** Serves `policy` (or the model loaded from `model`) on the OpenAI endpoints until `close()`. */
@@ -136,16 +167,21 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
       'startPolicyServer: baseQuantization applies to a model it loads ({ model }); a policy passed in keeps its own',
       { baseQuantization },
     );
-  const owned = given === undefined ? await loadServedPolicy(source, { baseQuantization }) : undefined;
-  const policy = given ?? owned;
+  const owned = given === undefined ? await loadServedModel(source, { baseQuantization }) : undefined;
+  const policy = given ?? owned?.policy;
   if (policy === undefined) throw new InvalidArgumentError('startPolicyServer needs a policy or a model source');
   const release = async (): Promise<void> => {
-    await owned?.model.release();
+    await owned?.policy.model.release();
   };
   let context: PolicyContext;
   let listening: ListeningApp;
   try {
-    context = createPolicyContext({ ...contextOptions, policy });
+    // A loaded checkpoint's replies end where its training's did, unless the caller says otherwise.
+    context = createPolicyContext({
+      ...contextOptions,
+      turnEnds: contextOptions.turnEnds ?? owned?.stopStrings,
+      policy,
+    });
     listening = await listenApp(policyApp(context), { host, port, allowedOrigins });
   } catch (error) {
     await release();
@@ -156,6 +192,7 @@ export async function startPolicyServer(options: PolicyServerOptions): Promise<P
     url: listening.url,
     port: listening.port,
     policy,
+    turnEnds: context.turnEnds,
     close: () => {
       closed ??= (async () => {
         await listening.close();

@@ -81,3 +81,26 @@ test("a stop string that closes an open call block (the env's '</tool_call>') ke
     content: '<answer>408',
   });
 });
+
+test('a turn end stays in the reply and ends it; a partial one is held back while streaming; a client stop before it wins', () => {
+  const run = (text: string, turnEnds: string[], stopStrings: string[] = []) => {
+    const splitter = new OutputSplitter({
+      syntax: toolCallSyntax(formatOf('smollm2')),
+      idPrefix: 'call_',
+      turnEnds,
+      stopStrings,
+    });
+    const streamed: string[] = [];
+    for (let end = 1; end <= text.length; end++)
+      for (const event of splitter.update(text.slice(0, end))) if (event.kind === 'content') streamed.push(event.text);
+    const atEnd = splitter.finish(text).flatMap((event) => (event.kind === 'content' ? [event.text] : []));
+    return { content: [...streamed, ...atEnd].join(''), streamed: streamed.join('') };
+  };
+  const ended = run('<answer>408</answer> and more', ['</answer>', '</tool_call>']);
+  assert.equal(ended.content, '<answer>408</answer>');
+  // Nothing past the turn end was ever streamed, not even the "</" it started with before it was decided.
+  assert.ok('<answer>408</answer>'.startsWith(ended.streamed));
+  assert.equal(run('<answer>4</ans', ['</answer>']).content, '<answer>4</ans');
+  assert.equal(run('<answer>408</answer>', ['</answer>'], ['08']).content, '<answer>4');
+  assert.equal(run('<answer>408</answer> 08', ['</answer>'], ['08 ']).content, '<answer>408</answer>');
+});

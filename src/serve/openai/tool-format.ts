@@ -77,7 +77,10 @@ export function toolCallSyntax(format: ChatFormat): ToolCallSyntax {
 export interface OutputSplitterOptions {
   /** null: tool calls are not parsed (`<tool_call>` is plain text). */
   syntax: ToolCallSyntax | null;
+  /** The client's stop strings: the reply ends before the first one (OpenAI leaves it out). */
   stopStrings?: readonly string[];
+  /** The server's turn ends (`PolicyContext.turnEnds`): the reply ends after the first one, which stays in it. */
+  turnEnds?: readonly string[];
   /** Call ids are `${idPrefix}${n}`. */
   idPrefix: string;
 }
@@ -85,7 +88,8 @@ export interface OutputSplitterOptions {
 /**
  * Incremental output splitter: `update(fullText)` with the text decoded so far returns what can
  * be emitted now; `finish()` emits the rest. Text from the first stop string on is dropped
- * (OpenAI leaves the stop sequence out).
+ * (OpenAI leaves the stop sequence out); text after the first turn end is dropped (the turn end,
+ * what the policy was trained to end its reply with, is kept).
  */
 export class OutputSplitter {
   private emitted = 0;
@@ -95,11 +99,13 @@ export class OutputSplitter {
   private replyIsCall: boolean | undefined;
   private readonly syntax: ToolCallSyntax | null;
   private readonly stopStrings: readonly string[];
+  private readonly turnEnds: readonly string[];
   private readonly idPrefix: string;
 
-  constructor({ syntax, stopStrings = [], idPrefix }: OutputSplitterOptions) {
+  constructor({ syntax, stopStrings = [], turnEnds = [], idPrefix }: OutputSplitterOptions) {
     this.syntax = syntax;
     this.stopStrings = stopStrings;
+    this.turnEnds = turnEnds;
     this.idPrefix = idPrefix;
   }
 
@@ -119,9 +125,9 @@ export class OutputSplitter {
   private advance(fullText: string, final: boolean): SplitEvent[] {
     if (this.stopped) return [];
     let text = fullText;
-    const stopAt = firstIndex(text, this.stopStrings);
-    if (stopAt >= 0) {
-      text = text.slice(0, stopAt + this.closedByStop(text, stopAt));
+    const end = this.replyEnd(text);
+    if (end >= 0) {
+      text = text.slice(0, end);
       final = true;
     }
     const events: SplitEvent[] = [];
@@ -151,11 +157,21 @@ export class OutputSplitter {
       this.emitted = text.length;
       this.stopped = true;
     } else if (!inBlock) {
-      const hold = heldBack(pending, [...(block === null ? [] : [block.open]), ...this.stopStrings]);
+      const hold = heldBack(pending, [...(block === null ? [] : [block.open]), ...this.stopStrings, ...this.turnEnds]);
       content(pending.slice(0, pending.length - hold));
       this.emitted = text.length - hold;
     }
     return events;
+  }
+
+  /** Where the reply's text ends: before the first stop string or after the first turn end, whichever comes first; -1 when neither is in it. */
+  private replyEnd(text: string): number {
+    const stopAt = firstMatch(text, this.stopStrings);
+    const ended = firstMatch(text, this.turnEnds);
+    const stopEnd = stopAt === null ? -1 : stopAt.at + this.closedByStop(text, stopAt.at);
+    const turnEnd = ended === null ? -1 : ended.at + ended.length;
+    if (stopAt === null || (ended !== null && ended.at < stopAt.at)) return turnEnd;
+    return stopEnd;
   }
 
   /**
@@ -209,11 +225,14 @@ function heldBack(text: string, markers: readonly string[]): number {
   return hold;
 }
 
-function firstIndex(text: string, needles: readonly string[]): number {
-  let first = -1;
+/** The first of `needles` in `text` (the longest one where several start at the same place), or null. */
+function firstMatch(text: string, needles: readonly string[]): { at: number; length: number } | null {
+  let first: { at: number; length: number } | null = null;
   for (const needle of needles) {
     const at = text.indexOf(needle);
-    if (at >= 0 && (first < 0 || at < first)) first = at;
+    if (at < 0) continue;
+    if (first === null || at < first.at || (at === first.at && needle.length > first.length))
+      first = { at, length: needle.length };
   }
   return first;
 }
