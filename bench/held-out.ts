@@ -1,7 +1,7 @@
 /**
- * Held-out success of a saved checkpoint, in its own process (a fresh 4 GiB wasm heap: after a
- * long RL run the trainer's heap holds free lists for every training shape, and generation can
- * run out of room). Used by bench:learning.
+ * Held-out success of a saved checkpoint, in its own process: the figure depends only on the
+ * saved weights (what a user's later `serve-policy` or evaluation loads), not on the trainer's
+ * state. Used by bench:learning.
  *
  *   node --import tsx bench/held-out.ts <checkpoint> <env> '<env options JSON>' '<rl config JSON>'
  * prints {"sampled": x, "greedy": y}.

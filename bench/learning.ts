@@ -57,7 +57,7 @@ for (const name of envs) {
     validateEvery: 0,
   });
   const evalConfig = { ...rl, validationEpisodes: testEpisodes };
-  // Measured in a child process from a saved checkpoint: a fresh wasm heap (bench/measure.ts).
+  // Measured in a child process from a saved checkpoint (bench/measure.ts).
   const measure = (model: TransformerModel) =>
     measureHeldOut(model, { name, options: preset.envOptions }, evalConfig, samples);
 

@@ -1,7 +1,6 @@
 /**
  * Held-out success of a model, measured in a child process (bench/held-out.ts) from a checkpoint
- * saved to a temporary folder: a fresh 4 GiB wasm heap, so an evaluation after a long RL run
- * cannot run out of room in the trainer's fragmented heap.
+ * saved to a temporary folder, so the figure depends only on the saved weights.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

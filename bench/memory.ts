@@ -7,8 +7,8 @@
  * expert's episodes (with tools it saves and searches; without, it can only answer "ok" and guess),
  * then GRPO; prints held-out test success (sampled and greedy) before and after RL as a markdown
  * table. Each phase (SFT, RL, each held-out measurement) runs in its own child process from a
- * saved checkpoint: one process doing all of them exhausted the 4 GiB wasm heap (free lists for
- * every shape of the SFT, generation and training calls) in the first RL step.
+ * saved checkpoint, so each phase's time and memory are its own and each result depends only on
+ * the saved weights.
  *
  * Environment variables (defaults in brackets): BENCH_FACTS [2], BENCH_FILLER [1], BENCH_CODE_DIGITS [1], BENCH_LOCKER_DIGITS [1], BENCH_HISTORY [0],
  * BENCH_DEMOS [512], BENCH_SFT_STEPS [1500], BENCH_SFT_BATCH [32], BENCH_ITERATIONS [20], BENCH_TASKS [4], BENCH_GROUP [8],
