@@ -72,8 +72,15 @@ export async function starStart(
   console.error(
     `train: STaR round on ${options.starTasks} train tasks × ${options.starSamples}${turns === undefined ? ' (no hint)' : `, the unsolved again with the ${turns.length} earlier turns of ${options.starHint}`} …`,
   );
-  // Made at the first SFT step, so its clock times the fine-tuning alone.
-  const progress: { bar?: Progress } = {};
+  // Each made at its step's first update, so its clock times that step alone.
+  const bars = new Map<string, Progress>();
+  const bar = (label: string, total: number) => {
+    const made = bars.get(label) ?? new Progress({ label, total });
+    for (const [other, earlier] of bars) if (other !== label) earlier.done();
+    bars.clear();
+    bars.set(label, made);
+    return made;
+  };
   const round = await starRound({
     policy,
     env,
@@ -89,13 +96,17 @@ export async function starStart(
       evalEvery: options.starSteps,
     },
     // No shouldStop: the start phase stops at once on Ctrl-C (train-phases.ts), never saving a half-done round.
-    onSftProgress: (p) => {
-      progress.bar ??= new Progress({ label: 'star sft', total: options.starSteps });
-      progress.bar.update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond });
-    },
+    onEpisode: (step, { completed, total }) =>
+      bar(step === 'unaided' ? 'star play' : 'star play with the hint', total).update(
+        completed,
+        {},
+        completed === total,
+      ),
+    onSftProgress: (p) =>
+      bar('star sft', options.starSteps).update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
   });
   const losses = round.sft?.history ?? [];
-  progress.bar?.done({ loss: losses.at(-1)?.loss ?? 0 });
+  for (const [label, made] of bars) made.done(label === 'star sft' ? { loss: losses.at(-1)?.loss ?? 0 } : undefined);
   console.error(
     `train: STaR round: solved unaided ${round.solvedUnaided} of ${round.tasks} tasks, with the hint ${round.solvedWithHint} more; ` +
       `${round.examples.length} distinct successful episodes kept` +

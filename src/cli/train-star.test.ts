@@ -64,6 +64,9 @@ test('agentrl train --star-tasks: a STaR round on the start weights before the t
     const [unaided, hinted, kept] = summary.slice(1).map(Number);
     // Every solved task gave at least one kept episode; equal replies are kept once.
     assert.ok(unaided! + hinted! >= 1 && kept! >= 1);
+    // Each step of the round shows its progress: the episodes played (all 12 unaided), then the SFT steps.
+    assert.match(result.stderr, /star play .*12\/12/);
+    assert.match(result.stderr, /star sft .*2\/2/);
     // The STaR round comes before the held-out test: the start state is the policy after it.
     assert.ok(result.stderr.indexOf('STaR round:') < result.stderr.indexOf('held-out test success before RL'));
     const start = await loadCheckpoint(join(out, 'start'));

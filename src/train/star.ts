@@ -47,6 +47,8 @@ export interface StarRoundOptions<Task> {
   sft: SftConfigInput;
   /** Checked between SFT steps. */
   shouldStop?: () => boolean;
+  /** Each episode played in step 1 ('unaided') and step 2 ('hinted'), as it ends. */
+  onEpisode?: (step: 'unaided' | 'hinted', progress: { completed: number; total: number }) => void;
   /** Each SFT step of step 3. */
   onSftProgress?: (progress: SftProgress) => void;
 }
@@ -108,7 +110,12 @@ export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<
   const { policy, env, hintEnv, seeds, play } = options;
   const samples = options.samples ?? 4;
   if (seeds.length === 0) throw new InvalidArgumentError('STaR: no task seeds');
-  const playTasks = async (makeEnv: () => Env<Task>, taskSeeds: readonly number[], samplingSeed: number) => {
+  const playTasks = async (
+    step: 'unaided' | 'hinted',
+    makeEnv: () => Env<Task>,
+    taskSeeds: readonly number[],
+    samplingSeed: number,
+  ) => {
     const t0 = performance.now();
     const { trajectories } = await rollout({
       policy,
@@ -121,12 +128,13 @@ export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<
       stopStrings: replyStopStrings(play),
       instructions: play.systemPrompt,
       samplingSeed,
+      onEpisode: (_, progress) => options.onEpisode?.(step, progress),
     });
     return { trajectories, seconds: (performance.now() - t0) / 1000 };
   };
 
   // 1. Generate: the task as it is.
-  const unaided = await playTasks(env, seeds, play.seed);
+  const unaided = await playTasks('unaided', env, seeds, play.seed);
   const kept: SftExample[] = [];
   const unsolved: number[] = [];
   const taskPrompt = new Map<number, number[]>();
@@ -144,7 +152,7 @@ export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<
   let rationalizationSeconds = 0;
   if (hintEnv !== undefined && unsolved.length > 0) {
     for (const seed of unsolved) await sameTask(env, hintEnv, seed);
-    const hinted = await playTasks(hintEnv, unsolved, play.seed + 1);
+    const hinted = await playTasks('hinted', hintEnv, unsolved, play.seed + 1);
     rationalizationSeconds = hinted.seconds;
     unsolved.forEach((seed, task) => {
       const solved = hinted.trajectories.slice(task * samples, (task + 1) * samples).filter((e) => e.success);
