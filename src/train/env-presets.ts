@@ -34,7 +34,7 @@ export const trainingPresets: Readonly<Record<string, TrainingPreset>> = {
   },
   calculator: {
     envOptions: { numOperands: 2, maxOperand: 9 },
-    warm: { demonstrations: 512, sftSteps: 400, sftBatchSize: 32, randomActionRate: 0.5 },
+    warm: { demonstrations: 512, sftSteps: 800, sftBatchSize: 32, randomActionRate: 0.5 },
     rl: { iterations: 30, learningRate: 5e-5, maxTurns: 4, maxNewTokens: 128 },
   },
 };
