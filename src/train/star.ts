@@ -106,35 +106,39 @@ function distinct(examples: SftExample[]): SftExample[] {
   });
 }
 
+/** Plays `samples` episodes of each task seed (one step of the round), timed. */
+async function playTasks<Task>(
+  options: StarRoundOptions<Task>,
+  step: 'unaided' | 'hinted',
+  makeEnv: () => Env<Task>,
+  taskSeeds: readonly number[],
+  samplingSeed: number,
+): Promise<{ trajectories: Trajectory[]; seconds: number }> {
+  const { policy, play } = options;
+  const t0 = performance.now();
+  const { trajectories } = await rollout({
+    policy,
+    env: makeEnv,
+    seeds: taskSeeds,
+    groupSize: options.samples ?? 4,
+    maxTurns: play.maxTurns,
+    maxNewTokens: play.maxNewTokens,
+    temperature: play.temperature,
+    stopStrings: replyStopStrings(play),
+    instructions: play.systemPrompt,
+    samplingSeed,
+    onEpisode: (_, progress) => options.onEpisode?.(step, progress),
+  });
+  return { trajectories, seconds: (performance.now() - t0) / 1000 };
+}
+
 export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<StarRound> {
   const { policy, env, hintEnv, seeds, play } = options;
   const samples = options.samples ?? 4;
   if (seeds.length === 0) throw new InvalidArgumentError('STaR: no task seeds');
-  const playTasks = async (
-    step: 'unaided' | 'hinted',
-    makeEnv: () => Env<Task>,
-    taskSeeds: readonly number[],
-    samplingSeed: number,
-  ) => {
-    const t0 = performance.now();
-    const { trajectories } = await rollout({
-      policy,
-      env: makeEnv,
-      seeds: taskSeeds,
-      groupSize: samples,
-      maxTurns: play.maxTurns,
-      maxNewTokens: play.maxNewTokens,
-      temperature: play.temperature,
-      stopStrings: replyStopStrings(play),
-      instructions: play.systemPrompt,
-      samplingSeed,
-      onEpisode: (_, progress) => options.onEpisode?.(step, progress),
-    });
-    return { trajectories, seconds: (performance.now() - t0) / 1000 };
-  };
 
   // 1. Generate: the task as it is.
-  const unaided = await playTasks('unaided', env, seeds, play.seed);
+  const unaided = await playTasks(options, 'unaided', env, seeds, play.seed);
   const kept: SftExample[] = [];
   const unsolved: number[] = [];
   const taskPrompt = new Map<number, number[]>();
@@ -152,7 +156,7 @@ export async function starRound<Task>(options: StarRoundOptions<Task>): Promise<
   let rationalizationSeconds = 0;
   if (hintEnv !== undefined && unsolved.length > 0) {
     for (const seed of unsolved) await sameTask(env, hintEnv, seed);
-    const hinted = await playTasks('hinted', hintEnv, unsolved, play.seed + 1);
+    const hinted = await playTasks(options, 'hinted', hintEnv, unsolved, play.seed + 1);
     rationalizationSeconds = hinted.seconds;
     unsolved.forEach((seed, task) => {
       const solved = hinted.trajectories.slice(task * samples, (task + 1) * samples).filter((e) => e.success);
