@@ -72,14 +72,14 @@ export async function starStart(
   console.error(
     `train: STaR round on ${options.starTasks} train tasks × ${options.starSamples}${turns === undefined ? ' (no hint)' : `, the unsolved again with the ${turns.length} earlier turns of ${options.starHint}`} …`,
   );
-  // Each made at its step's first update, so its clock times that step alone.
-  const bars = new Map<string, Progress>();
-  const bar = (label: string, total: number) => {
-    const made = bars.get(label) ?? new Progress({ label, total });
-    for (const [other, earlier] of bars) if (other !== label) earlier.done();
-    bars.clear();
-    bars.set(label, made);
-    return made;
+  // One bar a step, made at the step's first update so its clock times that step alone.
+  let current: { label: string; bar: Progress } | undefined;
+  const bar = (label: string, total: number): Progress => {
+    if (current?.label !== label) {
+      current?.bar.done();
+      current = { label, bar: new Progress({ label, total }) };
+    }
+    return current.bar;
   };
   const round = await starRound({
     policy,
@@ -106,7 +106,7 @@ export async function starStart(
       bar('star sft', options.starSteps).update(p.step, { loss: p.loss, 'tok/s': p.tokensPerSecond }),
   });
   const losses = round.sft?.history ?? [];
-  for (const [label, made] of bars) made.done(label === 'star sft' ? { loss: losses.at(-1)?.loss ?? 0 } : undefined);
+  current?.bar.done(current.label === 'star sft' ? { loss: losses.at(-1)?.loss ?? 0 } : undefined);
   console.error(
     `train: STaR round: solved unaided ${round.solvedUnaided} of ${round.tasks} tasks, with the hint ${round.solvedWithHint} more; ` +
       `${round.examples.length} distinct successful episodes kept` +
