@@ -231,4 +231,5 @@ test('toHfTensors rejects params that do not match the config', () => {
 
 test('transpose2d', () => {
   assert.deepEqual([...transpose2d(Float32Array.of(1, 2, 3, 4, 5, 6), 2, 3)], [1, 4, 2, 5, 3, 6]);
+  assert.throws(() => transpose2d(Float32Array.of(1, 2, 3, 4, 5), 2, 3), /5 values are not 2 × 3/);
 });

@@ -260,9 +260,12 @@ function ruleFor(internal: string): NameRule {
 
 /** Row-major [rows, cols] → [cols, rows]. */
 export function transpose2d(data: Float32Array, rows: number, cols: number): Float32Array {
+  if (data.length !== rows * cols)
+    throw new InvalidArgumentError(`transpose2d: ${data.length} values are not ${rows} × ${cols}`, { rows, cols });
   const out = new Float32Array(data.length);
   for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) out[j * rows + i] = at(data, i * cols + j, 'data');
+    const row = i * cols;
+    for (let j = 0; j < cols; j++) out[j * rows + i] = data[row + j] as number;
   }
   return out;
 }
