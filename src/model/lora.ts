@@ -98,8 +98,8 @@ export function mergeLora(base: HostParams, adapters: HostParams, lora: LoraConf
 
 /**
  * W + scale · A B for W [in, out], A [in, r], B [r, out], as a new array. Shapes are checked once,
- * so the loop runs on plain typed-array reads (a checked read per element made a SmolLM2 save
- * spend about two minutes here).
+ * so the loop runs on plain typed-array reads (a checked read per element made each SmolLM2 save of
+ * a long `agentrl train` run spend about three minutes here).
  */
 function addLowRank(w: HostTensor, a: HostTensor, b: HostTensor, scale: number, weight: string): Float32Array {
   const [input, rank] = a.shape as [number, number];
