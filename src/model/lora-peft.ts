@@ -18,7 +18,7 @@ import type { HostParams, HostTensor } from './config.ts';
 import { loraModuleWeights, type LoraConfig, type LoraModule } from './lora.ts';
 import { readSafetensors, serializeSafetensors, toFloat32 } from './safetensors.ts';
 import { writeFileAtomic } from './checkpoint.ts';
-import { at } from '../core/indexing.ts';
+import { transpose2d } from './hf-config.ts';
 
 const attentionModules: ReadonlySet<LoraModule> = new Set(['q_proj', 'k_proj', 'v_proj', 'o_proj']);
 const moduleOfWeight = new Map(
@@ -37,10 +37,7 @@ export interface SaveAdapterOptions {
 
 function transpose(tensor: HostTensor): HostTensor {
   const [rows, columns] = tensor.shape as [number, number];
-  const data = new Float32Array(rows * columns);
-  for (let i = 0; i < rows; i++)
-    for (let j = 0; j < columns; j++) data[j * rows + i] = at(tensor.data, i * columns + j, 'tensor.data');
-  return { shape: [columns, rows], data };
+  return { shape: [columns, rows], data: transpose2d(tensor.data, rows, columns) };
 }
 
 /** `layers.3.wq.loraA` → `base_model.model.model.layers.3.self_attn.q_proj.lora_A.weight`. */
