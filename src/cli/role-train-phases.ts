@@ -29,8 +29,15 @@ import type { TrainPhasesOptions } from './train-phases.ts';
 import { stopStringsMetadata } from '../train/loop-config.ts';
 
 /** What `--policies per-role` cannot run, refused before the run is created: a single-agent env, `--reward`. */
-export function checkPerRoleOptions(options: Pick<TrainPhasesOptions['options'], 'env' | 'reward'>): void {
+export function checkPerRoleOptions(
+  options: Pick<TrainPhasesOptions['options'], 'env' | 'reward' | 'maxMinutes'>,
+): void {
   roleEnvironment(options.env);
+  if (options.maxMinutes !== undefined)
+    throw new InvalidArgumentError(
+      '--max-minutes bounds the RL iterations of one policy; a run with --policies per-role stops by --iterations',
+      { flag: 'maxMinutes' },
+    );
   if (options.reward !== undefined)
     throw new InvalidArgumentError(
       '--policies per-role trains on the env reward each role is paid (--role-reward own|joint); --reward rubrics are not split per role',

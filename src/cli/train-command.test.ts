@@ -159,3 +159,37 @@ test('agentrl train: progress per iteration, Ctrl-C saves the iteration, marks t
     await rm(out, { recursive: true, force: true });
   }
 });
+
+test('agentrl train --max-minutes: RL stops after the iteration that leaves no room for another and the test after RL; the run completes', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'agentrl-train-'));
+  const storePath = join(out, 'runs.db');
+  try {
+    // A budget of 0.05 min is smaller than the 60 s kept for the saves alone: one iteration, then the test.
+    const { code, stdout, stderr } = await runCli([...trainArgs(out, storePath).slice(1), '--max-minutes', '0.05']);
+    assert.equal(code, 0, stderr);
+    assert.match(
+      stderr,
+      /train: stopped after iteration 1 of 200: the time budget \(--max-minutes 0\.05\): \d+ min in, another iteration \(~\d+ s\) and the test after RL \(~\d+ s with the saves\) would not fit/,
+    );
+    assert.match(stdout, /held-out test success \(sampled\) [\d.]+% before RL → [\d.]+% after 1 iterations/);
+    const store = RunStore.open(storePath, { readonly: true });
+    try {
+      const [run] = store.runs();
+      assert.ok(run !== undefined);
+      assert.equal(run.status, 'completed');
+      assert.deepEqual(
+        store.metrics(run.id).map((m) => m.step),
+        [1],
+      );
+      assert.deepEqual(
+        store.evaluations(run.id).flatMap((e) => (e.split === 'test' ? [e.step] : [])),
+        [0, 1],
+      );
+    } finally {
+      store.close();
+    }
+    assert.equal((await loadCheckpoint(join(out, 'final'))).extra?.iteration, 1);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});

@@ -54,6 +54,13 @@ export const trainCommandSchema = z.object({
     .optional()
     .describe("the run's checkpoint folder (default checkpoints/<run name>; never shared with another run)"),
   testEpisodes: z.number().int().positive().default(100).describe('held-out test episodes before and after RL'),
+  maxMinutes: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'wall-clock budget of this session in minutes: RL stops early, after a saved iteration, when another one and the test after RL would not fit (src/cli/time-budget.ts)',
+    ),
   checkpointEvery: z
     .number()
     .int()

@@ -28,7 +28,7 @@ test('agentrl train --monitor stop: the progress line names the fired signal, th
     assert.match(result.stderr, /reward hacking\? entropy-collapse: mean token entropy/);
     assert.match(
       result.stderr,
-      /train: stopped after iteration 1: the reward-hacking monitor \(mode stop\) saw entropy-collapse/,
+      /train: stopped after iteration 1 of 3: the reward-hacking monitor \(mode stop\) saw entropy-collapse/,
     );
     assert.doesNotMatch(result.stderr, /\] 2\/3/);
     const store = RunStore.open(storePath);

@@ -80,7 +80,7 @@ test('train --policies per-role: two roles side by side, role/<name>/* series, f
   }
 });
 
-test('train --policies per-role on a single-agent env, or with --reward, is refused before any run', async () => {
+test('train --policies per-role on a single-agent env, with --reward or with --max-minutes, is refused before any run', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'agentrl-roles-'));
   try {
     const result = await runCli(flags(dir, { env: 'bandit', 'max-turns': 1 }));
@@ -92,6 +92,9 @@ test('train --policies per-role on a single-agent env, or with --reward, is refu
     const withReward = await runCli(flags(dir, { reward: 'envReward=1' }));
     assert.equal(withReward.code, 2, withReward.stderr);
     assert.match(withReward.stderr, /--reward rubrics are not split per role/);
+    const withBudget = await runCli(flags(dir, { 'max-minutes': 30 }));
+    assert.equal(withBudget.code, 2, withBudget.stderr);
+    assert.match(withBudget.stderr, /--max-minutes bounds the RL iterations of one policy/);
     assert.ok(!existsSync(join(dir, 'runs.db')), 'no run store was created');
   } finally {
     await rm(dir, { recursive: true, force: true });

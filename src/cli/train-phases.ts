@@ -30,6 +30,7 @@ import { policyBackend } from './backend-setup.ts';
 import { rolePhases } from './role-train-phases.ts';
 import { starStart } from './star-start.ts';
 import { stopStringsMetadata } from '../train/loop-config.ts';
+import { TimeBudget } from './time-budget.ts';
 import { Progress, formatSeconds, monitorField } from './progress.ts';
 import { parseMonitorThresholds, rewardMonitor } from '../rewards/monitor/index.ts';
 import type { EpisodeContext, Rubric } from '../rewards/index.ts';
@@ -72,6 +73,8 @@ interface PhaseContext extends TrainPhasesOptions {
   /** The options with `validationEpisodes` = the test episodes, for the held-out tests. */
   testConfig: TrainCommandOptions;
   save: (policy: TrainablePolicy, name: string, extra: Record<string, unknown>) => Promise<void>;
+  /** `--max-minutes`: when the RL iterations stop early (time-budget.ts). */
+  budget?: TimeBudget;
 }
 
 async function runPhases(
@@ -90,6 +93,18 @@ async function runPhases(
       validationEpisodes: options.validationEpisodes,
     }),
     testConfig: { ...options, validationEpisodes: options.testEpisodes },
+    budget:
+      options.maxMinutes === undefined
+        ? undefined
+        : new TimeBudget(
+            {
+              maxMinutes: options.maxMinutes,
+              // heldOutSuccess plays each test seed 3 times: 2 sampled, 1 greedy.
+              testEpisodes: options.testEpisodes * 3,
+              episodesPerIteration: options.tasksPerIteration * options.groupSize,
+            },
+            started,
+          ),
     save: (policy, name, extra) =>
       policy.save(join(dir, name), {
         metadata: { run: run.name, algo: options.algo, env: options.env, ...stopStringsMetadata(options), ...extra },
@@ -130,13 +145,15 @@ async function startWeights(
 
 /** 2. Held-out success before RL (the stored step-0 evaluation when there is one). */
 async function testBeforeRl(
-  { store, run, options, interrupt, env, testConfig }: PhaseContext,
+  { store, run, options, interrupt, env, testConfig, budget }: PhaseContext,
   policy: TrainablePolicy,
 ): Promise<number> {
   const stored = store.evaluations(run.id).find((e) => e.step === 0 && e.split === 'test')?.success;
   if (stored !== undefined) return stored;
   interrupt.enter('the held-out test before RL');
+  const testStarted = performance.now();
   const measured = await heldOutSuccess(policy, env, testConfig);
+  budget?.testTook((performance.now() - testStarted) / 1000);
   store.addEvaluation(run.id, { step: 0, split: 'test', episodes: options.testEpisodes, success: measured.sampled });
   console.error(`train: held-out test success before RL: ${describeSuccess(measured, options.testEpisodes)}`);
   return measured.sampled;
@@ -147,7 +164,7 @@ async function rlIterations(
   context: PhaseContext,
   point: ResumePoint<TrainablePolicy, ReferencePolicy>,
 ): Promise<{ iterations: number; interrupted: boolean }> {
-  const { run, options, interrupt, env, recorder, save, dir } = context;
+  const { run, options, interrupt, env, recorder, save, dir, budget } = context;
   const { policy, reference } = point;
   let iterations = point.resume?.iteration ?? 0;
   if (iterations >= options.iterations) return { iterations, interrupted: false };
@@ -160,6 +177,8 @@ async function rlIterations(
   // The phase on the progress line: rollout progress, then the update once the episodes are in;
   // an env made after that is validation's (the update makes none).
   let updating = false;
+  let budgetStop = false;
+  budget?.iterationsStart();
   const result = await runRl({
     policy,
     reference,
@@ -180,7 +199,11 @@ async function rlIterations(
       updating = true;
       progress.phase('update');
     },
-    shouldStop: interrupt.stopRequested,
+    shouldStop: () => {
+      if (interrupt.stopRequested()) return true;
+      budgetStop = budget?.exhausted() === true;
+      return budgetStop;
+    },
     onRolloutProgress: (done, total) => progress.phase('rollout', `${done}/${total}`),
     onIteration: async (m, state) => {
       updating = false;
@@ -196,8 +219,10 @@ async function rlIterations(
   });
   iterations = result.history.at(-1)?.iteration ?? iterations;
   progress.done(lastFields);
-  if (result.stopReason !== undefined)
-    console.error(`train: stopped after iteration ${iterations}: ${result.stopReason}`);
+  const stopReason =
+    result.stopReason ?? (budgetStop && iterations < options.iterations ? budget?.describe() : undefined);
+  if (stopReason !== undefined)
+    console.error(`train: stopped after iteration ${iterations} of ${options.iterations}: ${stopReason}`);
   await tracker
     ?.finish(interrupt.signal !== undefined ? 'interrupted' : 'completed')
     .catch((error: Error) => console.error(`train: ${error.message}`));
