@@ -28,7 +28,7 @@ import { parseMonitorThresholds, rewardMonitor, type RewardMonitor } from '../re
 import type { TrainPhasesOptions } from './train-phases.ts';
 import { stopStringsMetadata } from '../train/loop-config.ts';
 
-/** What `--policies per-role` cannot run, refused before the run is created: a single-agent env, `--reward`. */
+/** What `--policies per-role` cannot run, refused before the run is created: a single-agent env, `--reward`, `--max-minutes`. */
 export function checkPerRoleOptions(
   options: Pick<TrainPhasesOptions['options'], 'env' | 'reward' | 'maxMinutes'>,
 ): void {
