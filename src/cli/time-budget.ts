@@ -22,7 +22,6 @@ export interface TimeBudgetSettings {
 export const budgetMarginSeconds = 60;
 
 export class TimeBudget {
-  private readonly budgetSeconds: number;
   private testSeconds: number | undefined;
   private longestIteration = 0;
   private lastMark: number | undefined;
@@ -32,9 +31,7 @@ export class TimeBudget {
     private readonly settings: TimeBudgetSettings,
     private readonly started: number,
     private readonly now: () => number = () => performance.now(),
-  ) {
-    this.budgetSeconds = settings.maxMinutes * 60;
-  }
+  ) {}
 
   /** The held-out test before RL took `seconds` in this session. */
   testTook(seconds: number): void {
@@ -55,17 +52,19 @@ export class TimeBudget {
     const now = this.now();
     this.longestIteration = Math.max(this.longestIteration, (now - (this.lastMark ?? now)) / 1000);
     this.lastMark = now;
-    const elapsed = (now - this.started) / 1000;
-    return elapsed + this.longestIteration + this.afterRlSeconds() > this.budgetSeconds;
+    return this.elapsedSeconds() + this.longestIteration + this.afterRlSeconds() > this.settings.maxMinutes * 60;
   }
 
   /** What a budget stop prints. */
   describe(): string {
-    const elapsed = (this.now() - this.started) / 1000;
     return (
-      `the time budget (--max-minutes ${this.settings.maxMinutes}): ${Math.round(elapsed / 60)} min in, ` +
+      `the time budget (--max-minutes ${this.settings.maxMinutes}): ${Math.round(this.elapsedSeconds() / 60)} min in, ` +
       `another iteration (~${Math.round(this.longestIteration)} s) and the test after RL (~${Math.round(this.afterRlSeconds())} s with the saves) would not fit`
     );
+  }
+
+  private elapsedSeconds(): number {
+    return (this.now() - this.started) / 1000;
   }
 
   private afterRlSeconds(): number {
