@@ -5,7 +5,8 @@
  *   builtin (default)  the built-in byte model (BENCH_HIDDEN × BENCH_LAYERS), warm-started by SFT on
  *                      the scripted expert (BENCH_SFT_STEPS); each role a full copy of the warm start
  *   smollm2            SmolLM2-135M-Instruct (the pulled model, `agentrl models`) with LoRA rank 16
- *                      on all seven projections, no warm start: each role its own adapters over ONE
+ *                      on all seven projections, warm-started by SFT of the adapters on the scripted
+ *                      expert (BENCH_SFT_STEPS): each role its own copy of those adapters over ONE
  *                      base (forkAdapters), the env's instructions as the system message, in the model's chat format
  *
  * Then each arm trains for BENCH_ITERATIONS iterations:
@@ -22,9 +23,9 @@
  * Prints the process's peak RSS after each arm.
  *
  * Env: BENCH_MODEL [builtin | smollm2], BENCH_ITERATIONS [20], BENCH_TASKS [8 tasks per iteration],
- * BENCH_GROUP [4], BENCH_TEST [64 test seeds], BENCH_LR [1e-4 builtin, 1e-3 smollm2], BENCH_SEED [0],
+ * BENCH_GROUP [4], BENCH_TEST [64 test seeds], BENCH_LR [1e-4 builtin, 2e-4 smollm2], BENCH_SEED [0],
  * BENCH_ARMS [builtin: per-role,league,shared; smollm2: per-role,shared], BENCH_LEAGUE_EVERY [5];
- * builtin only: BENCH_SFT_STEPS [150], BENCH_HIDDEN [128], BENCH_LAYERS [4].
+ * BENCH_SFT_STEPS [builtin 150, smollm2 16]; builtin only: BENCH_HIDDEN [128], BENCH_LAYERS [4].
  */
 import { makeNegotiation } from '../src/envs/negotiation/env.ts';
 import { negotiationExpert } from '../src/envs/negotiation/expert.ts';
@@ -102,7 +103,39 @@ async function builtinStart(): Promise<Start> {
   };
 }
 
-/** SmolLM2-135M-Instruct with LoRA: every copy its own adapters (seeded by the copy) over ONE base (forkAdapters). */
+/**
+ * SmolLM2's warm start (BENCH_SFT_STEPS, 0 = none): SFT of its adapters on the scripted expert's
+ * episodes, in its chat format with the env's instructions, so it replies in the env's action format;
+ * returns the adapters every copy starts from. Untrained, it answered every turn invalidly: every
+ * reward of a group equal, no advantage, nothing to learn from.
+ */
+async function smolWarmStart(policy: BuiltinPolicy) {
+  const sftSteps = numberFrom('BENCH_SFT_STEPS', 16);
+  if (sftSteps === 0) return await policy.model.adapterParams();
+  const started = performance.now();
+  const warm = await warmStart({
+    policy,
+    env,
+    expert: (s, randomActionRate) => negotiationExpert({ seed: s, randomActionRate }),
+    config: warmStartConfigSchema.parse({
+      demonstrations: 64,
+      sftSteps,
+      sftBatchSize: 8,
+      sftLearningRate: 3e-3,
+      randomActionRate: 0.3,
+    }),
+    maxTurns,
+    maxNewTokens,
+    instructions: true,
+    onProgress: (p) => console.error(`warm start step ${p.step}: loss ${p.loss.toFixed(3)}`),
+  });
+  console.error(
+    `negotiation: warm start ${((performance.now() - started) / 60_000).toFixed(1)} min, SFT loss ${warm.finalLoss.toFixed(3)}`,
+  );
+  return await policy.model.adapterParams();
+}
+
+/** SmolLM2-135M-Instruct with LoRA: every copy its own adapters over ONE base (forkAdapters), from the warm start's. */
 async function smolStart(): Promise<Start> {
   const checkpoint = await loadModelCheckpoint('smollm2-135m-instruct');
   const { chatFormat } = checkpoint;
@@ -118,8 +151,9 @@ async function smolStart(): Promise<Start> {
     lora: { ...lora, targetModules: [...lora.targetModules] },
     seed: 0,
   });
+  const adapters = await smolWarmStart(new BuiltinPolicy({ model: parent, chatFormat }));
   const copy = async (copySeed: number) =>
-    new BuiltinPolicy({ model: await parent.forkAdapters({ seed: copySeed }), chatFormat });
+    new BuiltinPolicy({ model: await parent.forkAdapters({ seed: copySeed, adapters }), chatFormat });
   const restore = async (state: Uint8Array) => {
     const policy = await copy(0);
     await policy.loadState(state);
@@ -130,7 +164,7 @@ async function smolStart(): Promise<Start> {
     copy,
     restore,
     instructions: true,
-    learningRate: numberFrom('BENCH_LR', 1e-3),
+    learningRate: numberFrom('BENCH_LR', 2e-4),
   };
 }
 
