@@ -75,22 +75,26 @@ export function tinkerBackend(
     created.push(policy);
     return policy;
   };
-  let live: TinkerPolicy | undefined;
+  // The LoRA run start() made, until a restore takes it over.
+  let started: TinkerPolicy | undefined;
   return {
     name: 'tinker',
     start: async () => {
-      live = await create();
+      const policy = await create();
+      started = policy;
       console.error(
-        `${label}: tinker model ${live.modelId} on ${live.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`,
+        `${label}: tinker model ${policy.modelId} on ${policy.client.baseUrl} (base ${options.baseModel}, LoRA rank ${options.loraRank})`,
       );
-      await warmStartPolicy(live, options, descriptor, label);
-      return live;
+      await warmStartPolicy(policy, options, descriptor, label);
+      return policy;
     },
-    // The policy resumes in the LoRA run this process already holds, when it has one.
+    // The first restore loads into the LoRA run start() made (a run's one policy, or the first role);
+    // every later one is its own training client (another role, a league snapshot), never a shared one.
     restorePolicy: async (state) => {
-      live ??= await create();
-      await live.loadState(state);
-      return live;
+      const policy = started ?? (await create());
+      started = undefined;
+      await policy.loadState(state);
+      return policy;
     },
     // The reference is a sampling client of the state's weights (the cookbook's), made the first time it scores (many algorithms never ask).
     restoreReference: async (state) => {
