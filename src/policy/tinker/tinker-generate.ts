@@ -35,7 +35,12 @@ export async function sampleBatch(
   requests: readonly GenerateRequest[],
   { tokenizer, contextWindow, concurrency }: { tokenizer: Tokenizer; contextWindow: number; concurrency: number },
 ): Promise<Generation[]> {
-  const resolved = requests.map((request) => resolveRequest(request, tokenizer, contextWindow));
+  // The server's model may have more rows than the tokenizer has ids (Qwen3: 151,936 rows, 151,669
+  // ids) and samples the spare ones; a later turn's prompt carries what it sampled. Its vocabulary
+  // is not known here: the server refuses an id beyond it.
+  const resolved = requests.map((request) =>
+    resolveRequest(request, tokenizer, contextWindow, Number.MAX_SAFE_INTEGER),
+  );
   const groups = samplingGroups(resolved);
   const results = new Array<Generation>(resolved.length);
   let next = 0;

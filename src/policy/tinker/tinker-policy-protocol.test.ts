@@ -331,3 +331,26 @@ test('a reference from saveState bytes: a model made from them, its weights save
     );
   });
 });
+
+test("a prompt carrying an id the server's model sampled beyond the tokenizer (a spare row) is sent as is, not refused", async () => {
+  const spare = byteTokenizer.vocabSize + 3;
+  await withPolicy(
+    async (policy, server) => {
+      const first = await policy.generate({ prompt: [1, 2, 3], maxNewTokens: 4 });
+      assert.deepEqual(first.tokens, [spare, 65]);
+      // Before: "prompt token id 266 is outside the vocabulary [0, 263)" on the episode's second turn.
+      await policy.generate({ prompt: [1, 2, 3, ...first.tokens, 66], maxNewTokens: 4 });
+      const prompts = server.log
+        .filter((entry) => entry.path === '/api/v1/asample')
+        .map((entry) => (entry.body.prompt as { chunks: { tokens: number[] }[] }).chunks[0]?.tokens);
+      assert.deepEqual(prompts.at(-1), [1, 2, 3, spare, 65, 66]);
+    },
+    { sampledTokens: [spare, 65] },
+  );
+  await assert.rejects(
+    withPolicy(async (policy) => {
+      await policy.generate({ prompt: [1, -2], maxNewTokens: 1 });
+    }),
+    /prompt token id -2 is outside the vocabulary/,
+  );
+});
