@@ -19,7 +19,8 @@
 #   9. README's hosted-Tinker recipe as written (its placeholders filled: the strict server's URL, a tml- key, a
 #      ./Qwen3-4B-Instruct-2507 tokenizer folder; the strict server serves that hub name with SkyRL's tiny model),
 #      with CI-sized budget flags appended;
-#  10. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
+#  10. `agentrl train --env negotiation --policies per-role --backend tinker`: each role its own LoRA run;
+#  11. request-cost.py — requests, bytes and tokens per training iteration, from the strict server's log.
 #   ITERATIONS=2 PORT=8765 bash scripts/check-tinker/run.sh
 # STRICT=0 points the client steps at SkyRL directly (the SDK witness and the self-test still use the strict server).
 # The venv is the slim one (.venv-tinker-slim: requirements-slim.txt with --no-deps, Python 3.12, no torch/CUDA;
@@ -192,6 +193,20 @@ step "README's hosted-Tinker recipe as written (its model served by the strict s
   bash -c 'cd "$1" && shift && exec node "$@"' _ "$readme_dir" "${readme_args[@]}" --store "$work/runs.db" --run-name readme \
     --out "$readme_dir/run" --iterations 1 --tasks-per-iteration 1 --group-size 2 --max-turns 1 --max-new-tokens 16 \
     --test-episodes 2 --validation-episodes 1 --validate-every 0
+# A policy per role: each role restored into its own LoRA run on the server (before the fix, every role was one).
+before_roles=$(lines)
+step "agentrl train --env negotiation --policies per-role --backend tinker (1 iteration)" \
+  node "$root/bin/agentrl.js" train --env negotiation --policies per-role "${tinker_flags[@]}" --no-warm-start \
+    --store "$work/runs.db" --run-name tinker-roles --out "$work/roles" --iterations 1 --tasks-per-iteration 1 \
+    --group-size 2 --max-turns 2 --max-new-tokens 12 --test-episodes 2 --kl-coef 0
+after_roles=$(lines)
+step "each role saved from its own model on the server (save_weights of final/alice and final/bob: two model ids)" \
+  "$venv/bin/python" -c 'import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1]).read().splitlines()[int(sys.argv[2]):int(sys.argv[3])]]
+final = [row.get("model_id") for row in rows if row.get("path") == "/api/v1/save_weights"][-2:]
+ok = len(final) == 2 and None not in final and final[0] != final[1]
+print(("ok  " if ok else "FAIL") + f" the last two save_weights (final/alice, final/bob) from the models {final}")
+sys.exit(0 if ok else 1)' "$requests" "$before_roles" "$after_roles"
 step "cost per GRPO update of learning-check.ts (6 updates; its expected-reward forward included), from the strict server's log" \
   "$venv/bin/python" "$here/strict-server/request_cost.py" --log "$requests" --from "$before_learning" --to "$after_learning" --iterations 6
 step "cost per iteration of the agentrl train run (setup and warm start included), from the strict server's log" \
