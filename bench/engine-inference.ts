@@ -16,6 +16,8 @@ export interface InferenceArgs {
   model: string;
   generate: boolean;
   score: boolean;
+  /** How the generation session holds the base (scoring reads float32 whatever it is). Default float32. */
+  baseQuantization?: 'float32' | 'int8' | 'int4';
   genBatches: number[];
   genPrompt: number;
   genNew: number;
@@ -35,7 +37,12 @@ export async function measureInference(args: InferenceArgs): Promise<Measurement
   const { OnnxInference } = await import('../src/engine/onnx/onnx-inference.ts');
   const { config, params } = await benchWeights(args.weights, args.model);
   const start = performance.now();
-  const inference = await OnnxInference.create({ config, params, options: { threads: args.threads } });
+  const baseQuantization = args.baseQuantization ?? 'float32';
+  const inference = await OnnxInference.create({
+    config,
+    params,
+    options: { threads: args.threads, baseQuantization },
+  });
   const sessionSeconds = (performance.now() - start) / 1000;
   const figures: Record<string, number> = {};
   if (args.generate) {
@@ -63,7 +70,7 @@ export async function measureInference(args: InferenceArgs): Promise<Measurement
   }
   await inference.release();
   return {
-    system: 'agentrl onnxruntime',
+    system: baseQuantization === 'float32' ? 'agentrl onnxruntime' : `agentrl onnxruntime, ${baseQuantization} base`,
     threads: String(args.threads),
     figures,
     peakRssMb: process.resourceUsage().maxRSS / 1024,

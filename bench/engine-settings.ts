@@ -39,6 +39,15 @@ export const benchSettingsSchema = z.object({
   model: z.string().default('smollm2-135m-instruct'),
   /** BENCH_GEN_BATCHES: generation batch sizes (rows sampled together). Default 1,16,64. */
   genBatches: numberList.prefault('1,16,64'),
+  /**
+   * BENCH_GEN_BASES: how agentrl's generation session holds the base's matmuls, one row each
+   * (float32, int8, int4: MatMulNBits, src/engine/onnx/matmul-nbits.ts); the targets read float32. Default float32,int8.
+   */
+  genBases: z
+    .string()
+    .prefault('float32,int8')
+    .transform((text) => text.split(',').map((part) => part.trim()))
+    .pipe(z.array(z.enum(['float32', 'int8', 'int4']))),
   /** BENCH_GEN_PROMPT: prompt tokens per row. Default 32. */
   genPrompt: positive.default(32),
   /** BENCH_GEN_NEW: new tokens per row (EOS does not stop a row). Default 128. */
@@ -77,6 +86,7 @@ const environmentNames: Record<keyof BenchSettings, string> = {
   weights: 'BENCH_WEIGHTS',
   model: 'BENCH_MODEL',
   genBatches: 'BENCH_GEN_BATCHES',
+  genBases: 'BENCH_GEN_BASES',
   genPrompt: 'BENCH_GEN_PROMPT',
   genNew: 'BENCH_GEN_NEW',
   scoreRows: 'BENCH_SCORE_ROWS',

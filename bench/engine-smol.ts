@@ -41,7 +41,13 @@ const ofWeights = (all: readonly Tagged[], weights: WeightKind) => all.filter((m
 
 function generationTable(
   settings: BenchSettings,
-  { ours, before, llama, ggufBytes }: { ours: Tagged[]; before: Tagged[]; llama: Tagged[]; ggufBytes: number },
+  {
+    ours,
+    quantized,
+    before,
+    llama,
+    ggufBytes,
+  }: { ours: Tagged[]; quantized: Tagged[]; before: Tagged[]; llama: Tagged[]; ggufBytes: number },
   roofline: Roofline | null,
 ): void {
   const batches = settings.genBatches;
@@ -61,10 +67,21 @@ function generationTable(
   const rows = [
     ...settings.weights.map((weights) => ({
       label: `agentrl (${weights})`,
-      runs: ofWeights(ours, weights),
+      runs: ofWeights(ours, weights).filter((m) => !quantized.includes(m)),
       bytes: 4,
       cached: 4,
     })),
+    // int8 blocks of 32: 32 one-byte weights, a float32 scale and a one-byte zero point (matmul-nbits.ts).
+    ...(settings.genBases.includes('int8')
+      ? [
+          {
+            label: 'agentrl (real, int8 base)',
+            runs: ofWeights(quantized, 'real').filter((m) => m.system.endsWith('int8 base')),
+            bytes: 37 / 32,
+            cached: 4,
+          },
+        ]
+      : []),
     { label: 'llama.cpp (real)', runs: llama, bytes: ggufBytes, cached: 2 },
   ].filter((row) => row.runs.length > 0);
   printTable(
@@ -217,6 +234,33 @@ function ourRuns(settings: BenchSettings, kind: string, args: Record<string, unk
     .filter(present);
 }
 
+/** agentrl's generation with the base quantized (BENCH_GEN_BASES other than float32): one child per base × weights × threads. */
+function quantizedRuns(settings: BenchSettings): Tagged[] {
+  const bases = settings.genBases.filter((base) => base !== 'float32');
+  return bases.flatMap((baseQuantization) =>
+    ourRuns(settings, 'inference', { ...settings, generate: true, score: false, baseQuantization }),
+  );
+}
+
+/** llama.cpp against agentrl with a quantized base: a row per base and batch (the float32 targets are generationTargets'). */
+function quantizedTargets(settings: BenchSettings, quantized: Tagged[], llama: Tagged[]): TargetCheck[] {
+  const rate = (runs: Tagged[], batch: number) => bestOf(runs, `gen.b${batch}`, 'higher')?.value;
+  return settings.genBases
+    .filter((base) => base !== 'float32')
+    .flatMap((base) => {
+      const runs = ofWeights(quantized, 'real').filter((m) => m.system.endsWith(`${base} base`));
+      return settings.genBatches.map((batch) =>
+        ratioTarget(
+          `generation batch ${batch}: agentrl (${base} base) / llama.cpp tok/s (real weights)`,
+          rate(runs, batch),
+          rate(llama, batch),
+          '≥',
+          1,
+        ),
+      );
+    });
+}
+
 function benchGeneration(settings: BenchSettings, inference: Tagged[], gguf: string | null, roofline: Roofline | null) {
   console.log(
     `\n## SmolLM2-135M generation: ${settings.genPrompt}-token prompts, ${settings.genNew} new tokens, temperature 1, per-token log-probs`,
@@ -227,8 +271,10 @@ function benchGeneration(settings: BenchSettings, inference: Tagged[], gguf: str
       ? []
       : settings.threads.map((threads) => tagged(runNodeChild('llama', llamaArgs, threads), 'real')).filter(present);
   const before = baselineRuns(settings, gguf);
-  generationTable(settings, { ours: inference, before, llama, ggufBytes: ggufBytesPerWeight(gguf) }, roofline);
-  return generationTargets(settings, inference, llama, before);
+  const quantized = quantizedRuns(settings);
+  const ours = [...inference, ...quantized];
+  generationTable(settings, { ours, quantized, before, llama, ggufBytes: ggufBytesPerWeight(gguf) }, roofline);
+  return [...generationTargets(settings, inference, llama, before), ...quantizedTargets(settings, quantized, llama)];
 }
 
 function benchScoring(settings: BenchSettings, inference: Tagged[], realDir: string | null, roofline: Roofline | null) {

@@ -26,6 +26,7 @@
  *   BENCH_REPS          timed repetitions per figure after a warm-up; the best counts (default 2)
  *   BENCH_WEIGHTS       real,random (default both)        BENCH_MODEL  the real model (smollm2-135m-instruct)
  *   BENCH_GEN_BATCHES   1,16,64   BENCH_GEN_PROMPT 32   BENCH_GEN_NEW 128
+ *   BENCH_GEN_BASES     float32,int8 (how agentrl's generation session holds the base; a row each; int4 too)
  *   BENCH_SCORE_ROWS    16        BENCH_SCORE_LENGTH 256
  *   BENCH_STEP_ROWS     4         BENCH_STEP_LENGTH 256   BENCH_STEP_TRAIN_TOKENS 0 (the model's own)
  *   BENCH_TINY_STEPS    12        BENCH_TINY_GEN_REPS 5
