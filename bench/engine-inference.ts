@@ -5,6 +5,7 @@
  * row runs to its length) and scoring of rows × length tokens. Best of `reps` after a warm-up.
  * Figure names: `gen.b<batch>` (tok/s, new tokens of all rows / seconds), `scoreSeconds`.
  */
+import type { BaseQuantization } from '../src/model/model-options.ts';
 import type { Measurement } from './engine-spawn.ts';
 import type { WeightKind } from './engine-settings.ts';
 import { tokenRows } from './engine-settings.ts';
@@ -17,7 +18,7 @@ export interface InferenceArgs {
   generate: boolean;
   score: boolean;
   /** How the generation session holds the base (scoring reads float32 whatever it is). Default float32. */
-  baseQuantization?: 'float32' | 'int8' | 'int4';
+  baseQuantization?: BaseQuantization;
   genBatches: number[];
   genPrompt: number;
   genNew: number;

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidArgumentError } from '../src/core/errors.ts';
+import { baseQuantizations } from '../src/model/model-options.ts';
 
 const numberList = z
   .string()
@@ -47,7 +48,7 @@ export const benchSettingsSchema = z.object({
     .string()
     .prefault('float32,int8')
     .transform((text) => text.split(',').map((part) => part.trim()))
-    .pipe(z.array(z.enum(['float32', 'int8', 'int4']))),
+    .pipe(z.array(z.enum(baseQuantizations))),
   /** BENCH_GEN_PROMPT: prompt tokens per row. Default 32. */
   genPrompt: positive.default(32),
   /** BENCH_GEN_NEW: new tokens per row (EOS does not stop a row). Default 128. */

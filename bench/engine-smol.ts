@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs';
 import type { BenchSettings, SectionName, WeightKind } from './engine-settings.ts';
 import { smolShape } from './engine-settings.ts';
+import type { BaseQuantization } from '../src/model/model-options.ts';
 import { runBaselineChild, runNodeChild, runPythonChild, torchPython, type Measurement } from './engine-spawn.ts';
 import { bestOf, fixed, megabytes, printTable, ratioTarget, type TargetCheck } from './engine-report.ts';
 import { exportFolder, realGgufPath } from './engine-weights.ts';
@@ -47,7 +48,7 @@ function generationTable(
     before,
     llama,
     ggufBytes,
-  }: { ours: Tagged[]; quantized: Tagged[]; before: Tagged[]; llama: Tagged[]; ggufBytes: number },
+  }: { ours: Tagged[]; quantized: Quantized[]; before: Tagged[]; llama: Tagged[]; ggufBytes: number },
   roofline: Roofline | null,
 ): void {
   const batches = settings.genBatches;
@@ -67,7 +68,7 @@ function generationTable(
   const rows = [
     ...settings.weights.map((weights) => ({
       label: `agentrl (${weights})`,
-      runs: ofWeights(ours, weights).filter((m) => !quantized.includes(m)),
+      runs: ofWeights(ours, weights).filter((m) => !quantized.some((q) => q.run === m)),
       bytes: 4,
       cached: 4,
     })),
@@ -76,7 +77,7 @@ function generationTable(
       ? [
           {
             label: 'agentrl (real, int8 base)',
-            runs: ofWeights(quantized, 'real').filter((m) => m.system.endsWith('int8 base')),
+            runs: quantizedOf(quantized, 'int8'),
             bytes: 37 / 32,
             cached: 4,
           },
@@ -234,21 +235,35 @@ function ourRuns(settings: BenchSettings, kind: string, args: Record<string, unk
     .filter(present);
 }
 
+/** A run of agentrl's generation with its base quantized, and how. */
+interface Quantized {
+  base: BaseQuantization;
+  run: Tagged;
+}
+/** The real-weight runs of one quantized base. */
+const quantizedOf = (all: readonly Quantized[], base: BaseQuantization): Tagged[] =>
+  ofWeights(
+    all.filter((q) => q.base === base).map((q) => q.run),
+    'real',
+  );
+
 /** agentrl's generation with the base quantized (BENCH_GEN_BASES other than float32): one child per base × weights × threads. */
-function quantizedRuns(settings: BenchSettings): Tagged[] {
+function quantizedRuns(settings: BenchSettings): Quantized[] {
   const bases = settings.genBases.filter((base) => base !== 'float32');
-  return bases.flatMap((baseQuantization) =>
-    ourRuns(settings, 'inference', { ...settings, generate: true, score: false, baseQuantization }),
+  return bases.flatMap((base) =>
+    ourRuns(settings, 'inference', { ...settings, generate: true, score: false, baseQuantization: base }).map(
+      (run) => ({ base, run }),
+    ),
   );
 }
 
 /** llama.cpp against agentrl with a quantized base: a row per base and batch (the float32 targets are generationTargets'). */
-function quantizedTargets(settings: BenchSettings, quantized: Tagged[], llama: Tagged[]): TargetCheck[] {
+function quantizedTargets(settings: BenchSettings, quantized: Quantized[], llama: Tagged[]): TargetCheck[] {
   const rate = (runs: Tagged[], batch: number) => bestOf(runs, `gen.b${batch}`, 'higher')?.value;
   return settings.genBases
     .filter((base) => base !== 'float32')
     .flatMap((base) => {
-      const runs = ofWeights(quantized, 'real').filter((m) => m.system.endsWith(`${base} base`));
+      const runs = quantizedOf(quantized, base);
       return settings.genBatches.map((batch) =>
         ratioTarget(
           `generation batch ${batch}: agentrl (${base} base) / llama.cpp tok/s (real weights)`,
@@ -272,7 +287,7 @@ function benchGeneration(settings: BenchSettings, inference: Tagged[], gguf: str
       : settings.threads.map((threads) => tagged(runNodeChild('llama', llamaArgs, threads), 'real')).filter(present);
   const before = baselineRuns(settings, gguf);
   const quantized = quantizedRuns(settings);
-  const ours = [...inference, ...quantized];
+  const ours = [...inference, ...quantized.map((q) => q.run)];
   generationTable(settings, { ours, quantized, before, llama, ggufBytes: ggufBytesPerWeight(gguf) }, roofline);
   return [...generationTargets(settings, inference, llama, before), ...quantizedTargets(settings, quantized, llama)];
 }
