@@ -31,8 +31,7 @@
  *   const report = await model.trainStep(sequences, sftLoss(mask), { learningRate: 1e-3 });
  *   const rows = await generate(model, prompts, { maxNewTokens: 32 });
  *
- * Same seed, same initial numbers as the previous engine's model (params.ts, lora.ts), so
- * checkpoints and tests keep their values.
+ * Same seed, same initial numbers as the previous engine's model (params.ts, lora.ts): checkpoints and tests keep their values.
  */
 import { InvalidArgumentError } from '../core/errors.ts';
 import type { TokenLoss } from '../core/loss.ts';
@@ -62,7 +61,8 @@ import { checkOptimizerState, loraSetup, type LoraSetup } from '../model/trained
 import { checkByShapes, loraShapes } from '../model/lora.ts';
 import { engineThreads } from './engine-threads.ts';
 import type { OnnxInference, OnnxInferenceOptions } from './onnx/onnx-inference.ts';
-import { copyParams, OnnxTrainer } from './onnx/onnx-trainer.ts';
+import { copyParams } from './onnx/host-params.ts';
+import { OnnxTrainer } from './onnx/onnx-trainer.ts';
 import type { OnnxTrainerOptions } from './onnx/train-runs.ts';
 import { inferenceOptionsKey, SharedBase } from './shared-base.ts';
 

@@ -25,7 +25,9 @@ async function runGraph(
   extra: (feeds: Record<string, Feed>) => void = () => {},
   adapters: HostParams = new Map(),
 ) {
-  const session = await OnnxSession.create(serializeModel(buildModelGraph(options)), { threads: 1 });
+  const session = await OnnxSession.create(serializeModel(buildModelGraph({ ...options, cache: false })), {
+    threads: 1,
+  });
   const [run] = [...trainingRuns(batch, options.config, {})];
   if (run === undefined) throw new RangeError('no run');
   const feeds = runFeeds(run, 1, options.config, [adapters]);

@@ -20,7 +20,8 @@
  * Inputs (B rows, T query tokens, S cached slots):
  *   tokens int32 [B, T]; cos, sin [B, T, hd/2] (per-row positions, rope.ts);
  *   attention_bias [B, 1, T, S + T] (0 = attend, −1e9 = masked; the S cache slots, then the T new);
- *   past_key.{i}, past_value.{i} [B, KV, S, hd] per layer (a masked dummy slot when there is no cache);
+ *   past_key.{i}, past_value.{i} [B, KV, S, hd] per layer (a masked dummy slot when there is no cache
+ *   yet; `cache: false`, the training graphs: no cache inputs or outputs, the bias [B, 1, T, T]);
  *   head_rows int32 [M] (rows of the flattened [B·T] hidden states the head reads); targets int32 [M];
  *   inv_temperature [1]; the adapters `layers.{i}.{w}.loraA` [in, r] / `.loraB` [r, out] under LoRA;
  *   with `weights: 'inputs'`, every weight under its config.ts name (full fine-tuning feeds and
@@ -65,6 +66,12 @@ export interface ModelGraphOptions {
    * adapters. Default 1: the graph above, unchanged.
    */
   adapterGroups?: number;
+  /**
+   * With a KV cache (default true): the `past_key.{i}` / `past_value.{i}` inputs, the bias over
+   * S + T slots and the `key.{i}` / `value.{i}` outputs. False (training): full sequences only,
+   * the bias [B, 1, T, T], no cache inputs or outputs.
+   */
+  cache?: boolean;
 }
 
 /** The rows of each adapter set in a batch (adapterGroups > 1): int64 [R], summing to B. */
@@ -90,9 +97,9 @@ interface Context {
   cos: ValueId; // [B, 1, T, hd/2]
   sin: ValueId;
   bias: ValueId; // [B, 1, T, S + T]
-  /** int64 [1] holding S, and holding S + T, for splitting the attention weights. */
-  cacheLength: ValueId;
-  fullLength: ValueId;
+  /** int64 [1] holding S, and holding S + T, for splitting the attention weights; null without a cache. */
+  cacheLength: ValueId | null;
+  fullLength: ValueId | null;
 }
 
 export const modelGraphInputs = {
@@ -167,8 +174,33 @@ function splitHeads(c: Context, x: ValueId, heads: number): ValueId {
   return c.g.transpose(c.g.reshape(x, [0, 0, heads, headDim(c.config)]), [0, 2, 1, 3]);
 }
 
+/** The cache slots of one layer: its past keys and values [B, KV, S, hd]. */
+interface LayerCache {
+  key: ValueId;
+  value: ValueId;
+}
+
+/**
+ * softmax(q kᵀ + bias) v for grouped queries q [B, KV, G·T, hd] (pre-scaled by 1/√hd) and the new
+ * keys / values [B, KV, T, hd]; with a cache its S slots join the scores and the context.
+ */
+function attend(c: Context, qg: ValueId, kh: ValueId, vh: ValueId, past: LayerCache | null): ValueId {
+  const { g, config } = c;
+  const H = config.numHeads;
+  const KV = config.numKvHeads;
+  const newScores = g.matMul(qg, g.transpose(kh, [0, 1, 3, 2])); // [B, KV, G·T, T]
+  const scores =
+    past === null ? newScores : g.concat([g.matMul(qg, g.transpose(past.key, [0, 1, 3, 2])), newScores], -1); // [B, KV, G·T, S+T]
+  const biased = g.add(g.reshape(scores, [0, H, -1, 0]), c.bias); // [B, H, T, S+T]
+  const weights = g.reshape(g.softmax(biased, -1), [0, KV, -1, 0]); // [B, KV, G·T, S+T]
+  if (past === null || c.cacheLength === null || c.fullLength === null) return g.matMul(weights, vh);
+  const toCache = g.sliceDynamic(weights, g.int64s([0]), c.cacheLength, [-1], 'S');
+  const toNew = g.sliceDynamic(weights, c.cacheLength, c.fullLength, [-1], 'T');
+  return g.add(g.matMul(toCache, past.value), g.matMul(toNew, vh)); // [B, KV, G·T, hd]
+}
+
 /** One attention block: returns the projected context [B, T, D] and the new keys/values [B, KV, T, hd]. */
-function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, pastValue: ValueId) {
+function attention(c: Context, layer: number, h: ValueId, past: LayerCache | null) {
   const { g, config } = c;
   const p = `layers.${layer}.`;
   const hd = headDim(config);
@@ -191,19 +223,10 @@ function attention(c: Context, layer: number, h: ValueId, pastKey: ValueId, past
   qh = rope(c, qh, hd / 2);
   kh = rope(c, kh, hd / 2);
   const vh = splitHeads(c, v, KV); // [B, KV, T, hd]
-  // Query heads grouped by their KV head (HF repeat_kv order: head = kv·G + g): [B, KV, G·T, hd].
-  const qg = g.reshape(qh, [0, KV, -1, hd]);
-  const scale = g.scalar(1 / Math.sqrt(hd));
-  const scores = g.concat(
-    [g.matMul(qg, g.transpose(pastKey, [0, 1, 3, 2])), g.matMul(qg, g.transpose(kh, [0, 1, 3, 2]))],
-    -1,
-  ); // [B, KV, G·T, S+T]
-  const biased = g.add(g.mul(g.reshape(scores, [0, H, -1, 0]), scale), c.bias); // [B, H, T, S+T]
-  const weights = g.reshape(g.softmax(biased, -1), [0, KV, -1, 0]); // [B, KV, G·T, S+T]
-  const zero = g.int64s([0]);
-  const toCache = g.sliceDynamic(weights, zero, c.cacheLength, [-1], 'S');
-  const toNew = g.sliceDynamic(weights, c.cacheLength, c.fullLength, [-1], 'T');
-  const context = g.add(g.matMul(toCache, pastValue), g.matMul(toNew, vh)); // [B, KV, G·T, hd]
+  // Query heads grouped by their KV head (HF repeat_kv order: head = kv·G + g), scaled by 1/√hd
+  // here rather than on the (larger) scores: [B, KV, G·T, hd].
+  const qg = g.mul(g.reshape(qh, [0, KV, -1, hd]), g.scalar(1 / Math.sqrt(hd)));
+  const context = attend(c, qg, kh, vh, past); // [B, KV, G·T, hd]
   const merged = g.reshape(g.transpose(g.reshape(context, [0, H, -1, hd]), [0, 2, 1, 3]), [0, 0, H * hd]); // [B, T, H·hd]
   return { out: linear(c, `${p}wo`, merged), key: kh, value: vh };
 }
@@ -329,14 +352,14 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
   const unsqueezeTable = (name: string) => g.unsqueeze(g.graph.input(name, 'float32', ['B', 'T', hd / 2]), [1]); // [B, 1, T, hd/2]
   const cos = unsqueezeTable(modelGraphInputs.cos);
   const sin = unsqueezeTable(modelGraphInputs.sin);
-  const bias = g.graph.input(modelGraphInputs.bias, 'float32', ['B', 1, 'T', 'S+T']);
-  const pastKeys = Array.from({ length: config.numLayers }, (_, i) =>
-    g.graph.input(pastKeyName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
-  );
-  const pastValues = Array.from({ length: config.numLayers }, (_, i) =>
-    g.graph.input(pastValueName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
-  );
-  const biasShape = g.shapeOf(bias);
+  const cached = options.cache ?? true;
+  const bias = g.graph.input(modelGraphInputs.bias, 'float32', ['B', 1, 'T', cached ? 'S+T' : 'T']);
+  const caches: LayerCache[] | null = cached
+    ? Array.from({ length: config.numLayers }, (_, i) => ({
+        key: g.graph.input(pastKeyName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
+        value: g.graph.input(pastValueName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
+      }))
+    : null;
   const c: Context = {
     g,
     config,
@@ -349,21 +372,17 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
     cos,
     sin,
     bias,
-    cacheLength: g.slice(g.shapeOf(at(pastKeys, 0, 'pastKeys')), [2], [3], [0]),
-    fullLength: g.slice(biasShape, [3], [4], [0]),
+    cacheLength: caches === null ? null : g.slice(g.shapeOf(at(caches, 0, 'caches').key), [2], [3], [0]),
+    fullLength: caches === null ? null : g.slice(g.shapeOf(bias), [3], [4], [0]),
   };
   let x = g.gather(weightOf(c, 'embed'), tokens, 0); // [B, T, D]
   for (let i = 0; i < config.numLayers; i++) {
     const p = `layers.${i}.`;
-    const block = attention(
-      c,
-      i,
-      rmsNorm(c, x, weightOf(c, `${p}attnNorm`)),
-      at(pastKeys, i, 'pastKeys'),
-      at(pastValues, i, 'pastValues'),
-    );
-    g.graph.output(block.key, keyOutputName(i));
-    g.graph.output(block.value, valueOutputName(i));
+    const block = attention(c, i, rmsNorm(c, x, weightOf(c, `${p}attnNorm`)), caches && at(caches, i, 'caches'));
+    if (caches !== null) {
+      g.graph.output(block.key, keyOutputName(i));
+      g.graph.output(block.value, valueOutputName(i));
+    }
     x = g.add(x, block.out);
     x = g.add(x, mlp(c, i, rmsNorm(c, x, weightOf(c, `${p}mlpNorm`))));
   }

@@ -42,6 +42,7 @@ import { SCORE_TOKEN_BUDGET } from '../../model/micro-batches.ts';
 import type { OptimOptions } from '../../model/optim-options.ts';
 import { checkHostParams, decayedNames, parameterNames } from '../../model/params.ts';
 import { dropoutFeeds } from './dropout-feeds.ts';
+import { accumulateGradients, copyParams, zerosOf } from './host-params.ts';
 import { checkOptimOptions, hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
 import type { Feed } from './session.ts';
 import { trainedShapes, trainGraphNames, type TrainHeads } from './train-graph.ts';
@@ -60,16 +61,6 @@ export interface OnnxTrainerInput {
   /** Seed of the adapter-dropout masks (LoRA with dropout > 0). */
   dropoutSeed?: number;
   options?: OnnxTrainerOptions;
-}
-
-export function copyParams(params: HostParams): HostParams {
-  return new Map([...params].map(([name, t]) => [name, { shape: [...t.shape], data: Float32Array.from(t.data) }]));
-}
-
-function zerosOf(shapes: ReadonlyMap<string, number[]>): HostParams {
-  return new Map(
-    [...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(shape.reduce((n, d) => n * d, 1)) }]),
-  );
 }
 
 function checkTemperature(temperature: number): void {
@@ -307,8 +298,6 @@ export class OnnxTrainer {
   ): Promise<{ surrogate: number; logprobs: Float32Array[] }> {
     const heads = this.lastHeads;
     const pair = await this.sessions.pair(heads);
-    const accumulated = this.accumulated ?? zerosOf(this.shapes);
-    this.accumulated = accumulated;
     const scored = new ScoredRows(sequences, false, false);
     const dropout = this.lora !== null && this.lora.dropout > 0;
     let maskedBatch: RunRows['packed'] | null = null;
@@ -341,13 +330,9 @@ export class OnnxTrainer {
       if (heads.value && output.gradValues) feeds[trainGraphNames.gradValues] = cotangent(output.gradValues);
       const { surrogate, gradients } = await this.sessions.backward(pair, feeds, this.names);
       total += surrogate;
-      for (const [name, part] of gradients) {
-        const sum = accumulated.get(name)?.data;
-        if (sum === undefined || sum.length !== part.length)
-          throw new InvalidArgumentError(`backward run: gradient ${name} does not match the trained array`, { name });
-        for (let i = 0; i < sum.length; i++) sum[i] = (sum[i] as number) + (part[i] as number);
-      }
+      this.accumulated = accumulateGradients(this.accumulated, gradients, this.shapes);
     }
+    this.accumulated ??= zerosOf(this.shapes);
     return { surrogate: total, logprobs: scored.result.logprobs };
   }
 

@@ -1,6 +1,6 @@
 /**
- * The training graph: the model's forward (model-graph.ts, full sequences with one masked cache
- * slot, the weights fed as inputs) plus the heads a TokenLoss reads, the surrogate the trainer
+ * The training graph: the model's forward (model-graph.ts, full sequences without a cache, the
+ * weights fed as inputs) plus the heads a TokenLoss reads, the surrogate the trainer
  * back-propagates and, from autodiff.ts, its gradients with respect to every trained array — the
  * adapters and the value head under LoRA (with the dropout masks as inputs when p > 0), else every weight — split in a forward and a
  * backward graph (split-graph.ts), so a loss that reads the current policy sees the forward run's
@@ -109,6 +109,7 @@ export function buildTrainGraphs({
     config,
     lora,
     weights: 'inputs',
+    cache: false,
     dropout: lora !== null && lora.dropout > 0,
     detachValue: heads.detachValue,
   });

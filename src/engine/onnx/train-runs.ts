@@ -1,13 +1,13 @@
 /**
  * The runs a training batch splits into — token-budget chunks of sequences, each split further by
- * head rows — and the graph inputs of one run (adapters, tokens, RoPE, bias, one masked cache slot).
+ * head rows — and the graph inputs of one run (adapters, tokens, RoPE, bias; no cache).
  */
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { headDim, type HostParams, type ModelConfig } from '../../model/config.ts';
 import { trainTokenBudgetFor } from '../../model/micro-batches.ts';
 import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
-import { modelGraphInputs, pastKeyName, pastValueName } from './model-graph.ts';
+import { modelGraphInputs } from './model-graph.ts';
 import type { Feed } from './session.ts';
 
 export interface OnnxTrainerOptions {
@@ -90,7 +90,7 @@ export function* trainingRuns(
   }
 }
 
-/** The graph's inputs for one run (`arrays`: weights, adapters, masks; tokens, RoPE, bias, one masked cache slot). */
+/** The graph's inputs for one run (`arrays`: weights, adapters, masks; tokens, RoPE, bias): a cache-less graph. */
 export function runFeeds(
   run: RunRows,
   temperature: number,
@@ -99,28 +99,18 @@ export function runFeeds(
 ): Record<string, Feed> {
   const { packed } = run;
   const hd = headDim(config);
-  const KV = config.numKvHeads;
   const rope = ropeFeeds(packed.positions, packed.rows, packed.length, hd, config.ropeTheta);
   const M = run.headRows.length;
   const feeds: Record<string, Feed> = {
     [modelGraphInputs.tokens]: { dtype: 'int32', shape: [packed.rows, packed.length], data: packed.tokens },
     [modelGraphInputs.cos]: rope.cos,
     [modelGraphInputs.sin]: rope.sin,
-    [modelGraphInputs.bias]: promptBias(packed, 1),
+    [modelGraphInputs.bias]: promptBias(packed, 0),
     [modelGraphInputs.headRows]: { dtype: 'int32', shape: [M], data: run.headRows },
     [modelGraphInputs.targets]: { dtype: 'int32', shape: [M], data: run.targets },
     [modelGraphInputs.invTemperature]: { dtype: 'float32', shape: [1], data: Float32Array.of(1 / temperature) },
   };
   for (const map of arrays)
     for (const [name, tensor] of map) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
-  const dummy: Feed = {
-    dtype: 'float32',
-    shape: [packed.rows, KV, 1, hd],
-    data: new Float32Array(packed.rows * KV * hd),
-  };
-  for (let i = 0; i < config.numLayers; i++) {
-    feeds[pastKeyName(i)] = dummy;
-    feeds[pastValueName(i)] = dummy;
-  }
   return feeds;
 }

@@ -6,15 +6,30 @@
  * sessions hold no copy of them and stay valid when the weights change.
  */
 import { entry } from '../../core/indexing.ts';
-import type { ModelConfig } from '../../model/config.ts';
+import { parameterShapes, type ModelConfig } from '../../model/config.ts';
 import type { LoraConfig } from '../../model/lora.ts';
-import type { Graph } from './graph.ts';
+import { elementCount, type Graph } from './graph.ts';
 import { buildModelGraph } from './model-graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { serializeModel } from './serialize.ts';
 import { OnnxSession, type Feed, type HostArray } from './session.ts';
 import { buildTrainGraphs, entropyHead, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
 import type { OnnxTrainerOptions } from './train-runs.ts';
+
+/**
+ * Models up to this many parameters train with ORT's memory arena: their runs allocate a few MB
+ * a tensor, and without the arena each allocation goes back to the system and page-faults in
+ * again (bench:engine's tiny GPT step, 2 threads: 262 → 213 ms). A larger model's runs (SmolLM2:
+ * hundreds of MB) return their buffers after each run instead, so the forward, backward and
+ * scoring sessions do not each keep their own peak.
+ */
+export const ARENA_MAX_PARAMETERS = 16_000_000;
+
+function parameterCount(config: ModelConfig): number {
+  let count = 0;
+  for (const shape of parameterShapes(config).values()) count += elementCount(shape);
+  return count;
+}
 
 /** The forward and backward sessions of one head combination, and what crosses from one to the other. */
 export interface SessionPair {
@@ -44,7 +59,10 @@ export class TrainSessions {
   ) {}
 
   private session(graph: Graph): Promise<OnnxSession> {
-    return OnnxSession.create(serializeModel(graph), { threads: this.options.threads, memoryArena: false });
+    return OnnxSession.create(serializeModel(graph), {
+      threads: this.options.threads,
+      memoryArena: parameterCount(this.config) <= ARENA_MAX_PARAMETERS,
+    });
   }
 
   /** The forward/backward pair for a head combination (built on first use). */
@@ -74,7 +92,7 @@ export class TrainSessions {
   /** The scoring session: log-probs, entropies (and values), without dropout masks or activations. */
   scorer(): Promise<OnnxSession> {
     if (this.scoring === null) {
-      const graph = buildModelGraph({ config: this.config, lora: this.lora, weights: 'inputs' });
+      const graph = buildModelGraph({ config: this.config, lora: this.lora, weights: 'inputs', cache: false });
       const g = new GraphBuilder(graph);
       g.graph.output(entropyHead(g), trainGraphNames.entropies);
       this.scoring = this.session(graph);

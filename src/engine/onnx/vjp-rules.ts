@@ -66,10 +66,23 @@ const div: VjpRule = (g, node, gradients, needs) => {
   ];
 };
 
+/** The value of a one-element float32 constant (an initializer), else null. */
+function constantScalar(g: GraphBuilder, id: ValueId): number | null {
+  const tensor = g.graph.initializers.get(id);
+  return tensor?.dtype === 'float32' && tensor.data.length === 1 ? Number(tensor.data[0]) : null;
+}
+
+/** b · aᵇ⁻¹; for a constant b = 2 (RMSNorm's x²) 2a, without ORT's generic Pow (10 ns an element). */
+function powDerivative(g: GraphBuilder, a: ValueId, b: ValueId): ValueId {
+  const exponent = constantScalar(g, b);
+  if (exponent === 2) return g.mul(a, b);
+  return g.mul(b, g.pow(a, exponent === null ? g.sub(b, g.scalar(1)) : g.scalar(exponent - 1)));
+}
+
 const pow: VjpRule = (g, node, gradients, needs) => {
   const dy = gradientOf(gradients);
   const [a, b] = [input(node, 0), input(node, 1)];
-  const da = needs[0] ? forInput(g, g.mul(dy, g.mul(b, g.pow(a, g.sub(b, g.scalar(1))))), a) : undefined;
+  const da = needs[0] ? forInput(g, g.mul(dy, powDerivative(g, a, b)), a) : undefined;
   const db = needs[1] ? forInput(g, g.mul(dy, g.mul(output(node), g.log(a))), b) : undefined;
   return [da, db];
 };
