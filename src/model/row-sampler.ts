@@ -19,7 +19,6 @@ export class RowSampler {
   private readonly stopTokens: Set<number>;
   private readonly sampleOptions: { temperature: number; topP: number };
   private readonly sampledVocab: number;
-  private readonly scratch: Float64Array;
   private readonly order: Int32Array;
 
   constructor(
@@ -34,28 +33,30 @@ export class RowSampler {
     this.stopTokens = new Set(options.stopTokens ?? []);
     this.sampleOptions = { temperature: options.temperature ?? 1, topP: options.topP ?? 1 };
     this.sampledVocab = Math.min(vocab, options.maxTokenId ?? vocab);
-    this.scratch = new Float64Array(vocab);
     this.order = new Int32Array(vocab);
   }
 
-  /** Samples every unfinished row from logits [B, V] into `token` (0 for finished rows); returns the rows still active. */
-  sample(logits: Float32Array, token: Int32Array): number {
+  /**
+   * The inverse temperature the engine computes these rows' probabilities at (1 for greedy: the
+   * argmax is the same at any temperature).
+   */
+  get inverseTemperature(): number {
+    const { temperature } = this.sampleOptions;
+    return temperature > 0 ? 1 / temperature : 1;
+  }
+
+  /**
+   * Samples every unfinished row from probabilities [B, V] (at `inverseTemperature`) into `token`
+   * (0 for finished rows); returns the rows still active.
+   */
+  sample(probabilities: Float32Array, token: Int32Array): number {
     const V = this.vocab;
     for (let b = 0; b < this.rows.length; b++) {
       if (this.done[b]) {
         token[b] = 0;
         continue;
       }
-      const sampled = sampleToken(
-        logits,
-        b * V,
-        V,
-        this.sampleOptions,
-        this.rng,
-        this.scratch,
-        this.order,
-        this.sampledVocab,
-      );
+      const sampled = sampleToken(probabilities, b * V, V, this.sampleOptions, this.rng, this.order, this.sampledVocab);
       token[b] = sampled.token;
       const row = at(this.rows, b, 'rows');
       row.tokens.push(sampled.token);

@@ -24,7 +24,8 @@ export interface ForwardFeeds {
   bias: Feed; // [B, 1, T, S + T]
   headRows: Int32Array; // [M]
   targets?: Int32Array; // [M]
-  invTemperature?: number;
+  /** One for the run, or one per head row (rows sampled at different temperatures); default 1. */
+  invTemperature?: number | Float32Array;
   /** Per layer [B, KV, S, hd]; default: one masked zero slot. */
   pastKeys?: Float32Array[];
   pastValues?: Float32Array[];

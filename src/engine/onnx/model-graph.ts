@@ -23,14 +23,15 @@
  *   past_key.{i}, past_value.{i} [B, KV, S, hd] per layer (a masked dummy slot when there is no cache
  *   yet; `cache: false`, the training graphs: no cache inputs or outputs, the bias [B, 1, T, T]);
  *   head_rows int32 [M] (rows of the flattened [B·T] hidden states the head reads); targets int32 [M];
- *   inv_temperature [1]; the adapters `layers.{i}.{w}.loraA` [in, r] / `.loraB` [r, out] under LoRA;
+ *   inv_temperature [1] or [M] (per head row); the adapters `layers.{i}.{w}.loraA` [in, r] / `.loraB` [r, out] under LoRA;
  *   with `weights: 'inputs'`, every weight under its config.ts name (full fine-tuning feeds and
  *   differentiates them; no new session per step); with `dropout`, per adapted linear
  *   `layers.{i}.{w}.loraMask` [B, T, in]: 0 where dropped, else 1/(1−p) (inverted dropout, drawn on
  *   the host from a seeded Rng: lora-dropout.ts), multiplying the adapter's input only (PEFT);
  *   with `adapterGroups` R > 1 (generation across LoRA forks), `adapter_rows` int64 [R] and each
  *   set's adapters as `{name}.group{k}` instead of the adapter inputs.
- * Outputs: logits [M, V], target_logprobs [M], values [M] (value head), key.{i} / value.{i}
+ * Outputs: logits [M, V], target_logprobs [M], values [M] (value head), with `probabilities`
+ * probabilities [M, V] (exp of the log-softmax: what the sampler draws from), key.{i} / value.{i}
  * [B, KV, T, hd] (the new tokens' keys and values, which the caller writes into its cache).
  *
  * The cache is attended without being copied: the scores against the cache and against the new
@@ -72,6 +73,8 @@ export interface ModelGraphOptions {
    * the bias [B, 1, T, T], no cache inputs or outputs.
    */
   cache?: boolean;
+  /** Adds the output `probabilities` [M, V] = exp(log_probs): the sampler draws from it (generation). */
+  probabilities?: boolean;
 }
 
 /** The rows of each adapter set in a batch (adapterGroups > 1): int64 [R], summing to B. */
@@ -91,6 +94,7 @@ interface Context {
   /** With adapterGroups > 1: per adapted weight, each set's A and B, and the rows-per-set input. */
   groups: { adapters: Map<string, { a: ValueId; b: ValueId }[]>; rows: ValueId } | null;
   detachValue: boolean;
+  probabilities: boolean;
   /** Under baseQuantization: the quantized projections by name, and the head as 'head'. */
   quantized: Map<string, NBitsWeight> | null;
   loraScale: ValueId | null;
@@ -248,7 +252,9 @@ function heads(c: Context, x: ValueId): void {
     0,
   ); // [M, D]
   // Scaled before the head, so the [M, V] logits are the only tensor of that size.
-  const scaled = g.mul(rows, g.graph.input(modelGraphInputs.invTemperature, 'float32', [1])); // [M, D]
+  // One inverse temperature for every row ([1]) or one per head row ([M]: a batch of samplers).
+  const invTemperature = g.reshape(g.graph.input(modelGraphInputs.invTemperature, 'float32', ['K']), [-1, 1]);
+  const scaled = g.mul(rows, invTemperature); // [M, D]
   const head = c.quantized?.get('head');
   const raw = head
     ? matMulNBits(g, scaled, 'head', head)
@@ -259,6 +265,7 @@ function heads(c: Context, x: ValueId): void {
   const targets = g.unsqueeze(g.graph.input(modelGraphInputs.targets, 'int32', ['M']), [1]); // [M, 1]
   const logProbs = g.logSoftmax(logits, 1); // [M, V] (max-shifted inside ORT; train-graph.ts's entropy reads it)
   g.graph.output(g.reshape(g.gatherElements(logProbs, targets, 1), [-1]), 'target_logprobs');
+  if (c.probabilities) g.graph.output(g.exp(logProbs), 'probabilities');
   if (config.valueHead) {
     const features = c.detachValue ? g.stopGradient(rows) : rows; // [M, D]
     const values = g.add(g.reshape(g.matMul(features, weightOf(c, 'valueHead.w')), [-1]), weightOf(c, 'valueHead.b'));
@@ -367,6 +374,7 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
     adapters,
     groups,
     detachValue: options.detachValue === true,
+    probabilities: options.probabilities === true,
     quantized,
     loraScale: lora === null ? null : g.scalar(loraScale(lora)),
     cos,

@@ -1,9 +1,10 @@
 /**
  * Batched sampling on onnxruntime with a host-side KV cache (decode-cache.ts): prompts left-padded
  * to a shared length P (positions per row, padding masked), prefill runs, then ONE run per decoded
- * token for the whole batch. Sampling is model/sampling.ts's `sampleToken` (through RowSampler),
- * with one seeded RNG visited in row order, so a seed gives the same tokens on every engine as far
- * as float rounding allows.
+ * token for the whole batch. Each run returns the head rows' probabilities at each row's
+ * temperature (the graph's vectorised softmax, per-row `inv_temperature`); sampling is
+ * model/sampling.ts's `sampleToken` on them (through RowSampler), with one seeded RNG visited in
+ * row order, so a seed gives the same tokens as far as float rounding allows.
  *
  * Prefix sharing: identical prompts in one call (the G samples of a GRPO group) are prefilled once;
  * their keys/values are written into every row that shares them. Their first-token logits are the
@@ -62,7 +63,8 @@ const PREFILL_TOKEN_BUDGET = 4096;
 /**
  * Runs the distinct prompts, left-padded to P, in row groups of at most `budget` padded tokens;
  * writes their keys/values into cache slots [0, P) of every row that shares them and returns the
- * last positions' logits [B, V] (in row order).
+ * last positions' probabilities [B, V] (in row order; rows that share a prompt share a group, so
+ * a temperature).
  */
 async function prefill(
   inference: InferenceRuns,
@@ -71,7 +73,7 @@ async function prefill(
 ): Promise<Float32Array> {
   const config = inference.config;
   const V = config.vocabSize;
-  const logits = new Float32Array(prompts.length * V);
+  const probabilities = new Float32Array(prompts.length * V);
   const distinct = distinctPrompts(prompts, groups.count > 1 ? groups.groupOf : undefined);
   const budget = groups.prefillTokenBudget(PREFILL_TOKEN_BUDGET);
   const rowsPerRun = Math.max(1, Math.floor(budget / P));
@@ -86,17 +88,18 @@ async function prefill(
         ...ropeFeeds(group.positions, group.rows, P, headDim(config), config.ropeTheta),
         bias: promptBias(group, 1),
         headRows: Int32Array.from({ length: group.rows }, (_, b) => b * P + P - 1),
+        invTemperature: groups.inverseTemperatures(targets.map((rows) => at(rows, 0, 'prompt rows'))),
         adapterRows: groups.counts(targets.map((rows) => at(rows, 0, 'prompt rows'))),
       },
       fetches,
     );
     cache.write(out, targets, { tokens: P, start: 0 });
-    const last = entry(out, 'logits', 'run output').data as Float32Array;
+    const last = entry(out, 'probabilities', 'run output').data as Float32Array;
     targets.forEach((rows, r) => {
-      for (const row of rows) logits.set(last.subarray(r * V, (r + 1) * V), row * V);
+      for (const row of rows) probabilities.set(last.subarray(r * V, (r + 1) * V), row * V);
     });
   }
-  return logits;
+  return probabilities;
 }
 
 /**
@@ -111,10 +114,13 @@ class LiveRows {
   positions: Int32Array;
   headRows: Int32Array;
   eachRow: number[][];
+  /** Each carried row's inverse temperature (its group's). */
+  invTemperature: Float32Array;
 
   constructor(
     private readonly offsets: readonly number[],
     rows: number[],
+    groups: SamplingGroups,
   ) {
     this.rows = rows;
     this.bias = new DecodeBias(
@@ -125,16 +131,18 @@ class LiveRows {
     this.positions = new Int32Array(rows.length);
     this.headRows = Int32Array.from(rows.keys());
     this.eachRow = rows.map((_, r) => [r]);
+    this.invTemperature = groups.inverseTemperatures(rows);
   }
 
   /** The rows still running, compacted when at most 3/4 of the carried ones are (null: unchanged). */
-  compacted(running: (b: number) => boolean, cache: DecodeCache, filled: number): LiveRows | null {
-    const keep = this.rows.flatMap((b, r) => (running(b) ? [r] : []));
+  compacted(groups: SamplingGroups, step: number, cache: DecodeCache, filled: number): LiveRows | null {
+    const keep = this.rows.flatMap((b, r) => (groups.running(b, step) ? [r] : []));
     if (keep.length === 0 || keep.length > 0.75 * this.rows.length) return null;
     cache.keepRows(keep);
     const next = new LiveRows(
       this.offsets,
       keep.map((r) => at(this.rows, r)),
+      groups,
     );
     next.bias.reset(cache.slots, filled);
     return next;
@@ -148,7 +156,7 @@ class LiveRows {
     });
   }
 
-  /** Run logits [rows, V] into their batch rows of `batch` [B, V]. */
+  /** Run probabilities [rows, V] into their batch rows of `batch` [B, V]. */
   scatter(run: Float32Array, batch: Float32Array, vocab: number): void {
     this.rows.forEach((b, r) => {
       batch.set(run.subarray(r * vocab, (r + 1) * vocab), b * vocab);
@@ -183,7 +191,7 @@ export async function generateGroupsOnOnnx(
   const hd = headDim(config);
   const V = config.vocabSize;
   const fetches = [
-    'logits',
+    'probabilities',
     ...Array.from({ length: config.numLayers }, (_, i) => [keyOutputName(i), valueOutputName(i)]).flat(),
   ];
   const packed = packRows(prompts, 'left');
@@ -192,17 +200,17 @@ export async function generateGroupsOnOnnx(
   // Slot P + s holds the keys/values of the token sampled at step s (the last one is never run).
   const maxSlots = Math.max(1, P + maxNew - 1);
   const cache = new DecodeCache(shape, Math.min(maxSlots, P + CACHE_CHUNK), maxSlots);
-  let logits = await prefill(inference, prompts, { P, cache, fetches, groups });
+  let probabilities = await prefill(inference, prompts, { P, cache, fetches, groups });
   const token = new Int32Array(B);
-  let live = new LiveRows(packed.offsets, [...prompts.keys()]);
+  let live = new LiveRows(packed.offsets, [...prompts.keys()], groups);
   live.bias.reset(cache.slots, P);
   for (let step = 0; step < maxNew; step++) {
-    if (groups.sample(step, logits, token, V) === 0) break;
+    if (groups.sample(step, probabilities, token, V) === 0) break;
     await yieldToEventLoop();
     // The previous token's keys/values are in slot P + step − 1 (the prompt's for step 0).
     if (cache.ensure(P + step)) live.bias.reset(cache.slots, P + step);
     else if (step > 0) live.bias.open(P + step - 1);
-    live = live.compacted((b) => groups.running(b, step), cache, P + step) ?? live;
+    live = live.compacted(groups, step, cache, P + step) ?? live;
     live.feed(token, P + step);
     const A = live.rows.length;
     const out = await inference.forward(
@@ -213,6 +221,7 @@ export async function generateGroupsOnOnnx(
         ...ropeFeeds(live.positions, A, 1, hd, config.ropeTheta),
         bias: { dtype: 'float32', shape: [A, 1, 1, cache.slots + 1], data: live.bias.data },
         headRows: live.headRows,
+        invTemperature: live.invTemperature,
         pastKeys: cache.keys,
         pastValues: cache.values,
         cacheSlots: cache.slots,
@@ -221,9 +230,9 @@ export async function generateGroupsOnOnnx(
       fetches,
     );
     cache.write(out, live.eachRow, { tokens: 1, start: P + step });
-    const runLogits = entry(out, 'logits', 'run output').data as Float32Array;
-    if (A === B) logits = runLogits;
-    else live.scatter(runLogits, logits, V);
+    const runProbabilities = entry(out, 'probabilities', 'run output').data as Float32Array;
+    if (A === B) probabilities = runProbabilities;
+    else live.scatter(runProbabilities, probabilities, V);
   }
   return groups.results();
 }

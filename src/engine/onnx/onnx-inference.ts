@@ -68,6 +68,12 @@ export interface OnnxInferenceOptions {
   baseQuantization?: BaseQuantization;
 }
 
+/** One inverse temperature for the run ([1]) or one per head row ([M]). */
+function inverseTemperatureFeed(value: number | Float32Array): Feed {
+  const data = typeof value === 'number' ? Float32Array.of(value) : value;
+  return { dtype: 'float32', shape: [data.length], data };
+}
+
 /** One group of a grouped generation: prompts sampled with `member`'s adapters and these options. */
 export interface GroupGeneration {
   member: OnnxInference;
@@ -189,7 +195,14 @@ export class OnnxInference {
     options: OnnxInferenceOptions,
     adapterGroups = 1,
   ): Promise<OnnxSession> {
-    const graph = buildModelGraph({ config, params, lora, baseQuantization: options.baseQuantization, adapterGroups });
+    const graph = buildModelGraph({
+      config,
+      params,
+      lora,
+      baseQuantization: options.baseQuantization,
+      adapterGroups,
+      probabilities: true,
+    });
     const bytes = serializeModel(graph);
     return OnnxSession.create(bytes, { threads: options.threads, spinning: options.spinning });
   }
@@ -303,11 +316,7 @@ export class OnnxInference {
         shape: [feeds.headRows.length],
         data: feeds.targets ?? new Int32Array(feeds.headRows.length),
       },
-      [modelGraphInputs.invTemperature]: {
-        dtype: 'float32',
-        shape: [1],
-        data: Float32Array.of(feeds.invTemperature ?? 1),
-      },
+      [modelGraphInputs.invTemperature]: inverseTemperatureFeed(feeds.invTemperature ?? 1),
     };
     for (let i = 0; i < this.config.numLayers; i++) {
       const shape = [B, KV, S, hd];

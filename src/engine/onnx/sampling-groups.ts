@@ -79,10 +79,19 @@ export class SamplingGroups {
   }
 
   /**
-   * Step `step`: every group with tokens left samples its unfinished rows from logits [B, V] into
-   * `token` (0 elsewhere). Returns the rows that go on to another step.
+   * The inverse temperatures of batch rows `batchRows` (each its group's): the engine's per-row
+   * `inv_temperature` feed, so the probabilities it returns are the ones each row samples from.
    */
-  sample(step: number, logits: Float32Array, token: Int32Array, vocab: number): number {
+  inverseTemperatures(batchRows: readonly number[]): Float32Array {
+    return Float32Array.from(batchRows, (b) => at(this.spans, at(this.groupOf, b)).sampler.inverseTemperature);
+  }
+
+  /**
+   * Step `step`: every group with tokens left samples its unfinished rows from probabilities [B, V]
+   * (at each row's inverse temperature) into `token` (0 elsewhere). Returns the rows that go on to
+   * another step.
+   */
+  sample(step: number, probabilities: Float32Array, token: Int32Array, vocab: number): number {
     let continuing = 0;
     for (const span of this.spans) {
       if (step >= span.maxNew) {
@@ -90,7 +99,7 @@ export class SamplingGroups {
         continue;
       }
       const active = span.sampler.sample(
-        logits.subarray(span.start * vocab, span.end * vocab),
+        probabilities.subarray(span.start * vocab, span.end * vocab),
         token.subarray(span.start, span.end),
       );
       if (step < span.maxNew - 1) continuing += active;
