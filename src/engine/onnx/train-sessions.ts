@@ -19,7 +19,7 @@ import type { OnnxTrainerOptions } from './train-runs.ts';
 /**
  * Models up to this many parameters train with ORT's memory arena: their runs allocate a few MB
  * a tensor, and without the arena each allocation goes back to the system and page-faults in
- * again (bench:engine's tiny GPT step, 2 threads: 262 → 213 ms). A larger model's runs (SmolLM2:
+ * again (bench:engine's tiny GPT step in a probe, 2 threads: 250 → 213 ms). A larger model's runs (SmolLM2:
  * hundreds of MB) return their buffers after each run instead, so the forward, backward and
  * scoring sessions do not each keep their own peak.
  */
