@@ -11,9 +11,7 @@ export function copyParams(params: HostParams): HostParams {
 }
 
 export function zerosOf(shapes: ReadonlyMap<string, number[]>): HostParams {
-  return new Map(
-    [...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(shape.reduce((n, d) => n * d, 1)) }]),
-  );
+  return new Map([...shapes].map(([name, shape]) => [name, { shape, data: new Float32Array(elementCount(shape)) }]));
 }
 
 /**
@@ -28,9 +26,9 @@ export function accumulateGradients(
   const result: HostParams = sum ?? new Map();
   for (const [name, shape] of shapes) {
     const part = gradients.get(name);
-    const total = sum?.get(name)?.data;
-    if (part === undefined || part.length !== elementCount(shape) || (sum !== null && total?.length !== part.length))
+    if (part === undefined || part.length !== elementCount(shape))
       throw new InvalidArgumentError(`backward run: gradient ${name} does not match the trained array`, { name });
+    const total = result.get(name)?.data;
     if (total === undefined) result.set(name, { shape: [...shape], data: part });
     else for (let i = 0; i < total.length; i++) total[i] = (total[i] as number) + (part[i] as number);
   }

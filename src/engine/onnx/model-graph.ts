@@ -67,11 +67,7 @@ export interface ModelGraphOptions {
    * adapters. Default 1: the graph above, unchanged.
    */
   adapterGroups?: number;
-  /**
-   * With a KV cache (default true): the `past_key.{i}` / `past_value.{i}` inputs, the bias over
-   * S + T slots and the `key.{i}` / `value.{i}` outputs. False (training): full sequences only,
-   * the bias [B, 1, T, T], no cache inputs or outputs.
-   */
+  /** False (training, scoring): no `past_*` inputs or `key.{i}` / `value.{i}` outputs, bias [B, 1, T, T]. Default true. */
   cache?: boolean;
   /** Adds the output `probabilities` [M, V] = exp(log_probs): the sampler draws from it (generation). */
   probabilities?: boolean;
@@ -101,9 +97,6 @@ interface Context {
   cos: ValueId; // [B, 1, T, hd/2]
   sin: ValueId;
   bias: ValueId; // [B, 1, T, S + T]
-  /** int64 [1] holding S, and holding S + T, for splitting the attention weights; null without a cache. */
-  cacheLength: ValueId | null;
-  fullLength: ValueId | null;
 }
 
 export const modelGraphInputs = {
@@ -178,11 +171,8 @@ function splitHeads(c: Context, x: ValueId, heads: number): ValueId {
   return c.g.transpose(c.g.reshape(x, [0, 0, heads, headDim(c.config)]), [0, 2, 1, 3]);
 }
 
-/** The cache slots of one layer: its past keys and values [B, KV, S, hd]. */
-interface LayerCache {
-  key: ValueId;
-  value: ValueId;
-}
+/** The cache slots of one layer: its past keys and values [B, KV, S, hd], and int64 [1] S and S + T (shared). */
+type LayerCache = Record<'key' | 'value' | 'length' | 'fullLength', ValueId>;
 
 /**
  * softmax(q kᵀ + bias) v for grouped queries q [B, KV, G·T, hd] (pre-scaled by 1/√hd) and the new
@@ -197,9 +187,9 @@ function attend(c: Context, qg: ValueId, kh: ValueId, vh: ValueId, past: LayerCa
     past === null ? newScores : g.concat([g.matMul(qg, g.transpose(past.key, [0, 1, 3, 2])), newScores], -1); // [B, KV, G·T, S+T]
   const biased = g.add(g.reshape(scores, [0, H, -1, 0]), c.bias); // [B, H, T, S+T]
   const weights = g.reshape(g.softmax(biased, -1), [0, KV, -1, 0]); // [B, KV, G·T, S+T]
-  if (past === null || c.cacheLength === null || c.fullLength === null) return g.matMul(weights, vh);
-  const toCache = g.sliceDynamic(weights, g.int64s([0]), c.cacheLength, [-1], 'S');
-  const toNew = g.sliceDynamic(weights, c.cacheLength, c.fullLength, [-1], 'T');
+  if (past === null) return g.matMul(weights, vh);
+  const toCache = g.sliceDynamic(weights, g.int64s([0]), past.length, [-1], 'S');
+  const toNew = g.sliceDynamic(weights, past.length, past.fullLength, [-1], 'T');
   return g.add(g.matMul(toCache, past.value), g.matMul(toNew, vh)); // [B, KV, G·T, hd]
 }
 
@@ -330,6 +320,20 @@ function adapterGroupInputs(g: GraphBuilder, { config, lora = null, adapterGroup
   return { adapters, rows: g.graph.input(adapterRowsInput, 'int64', [adapterGroups]) };
 }
 
+/** Per layer the `past_key.{i}` / `past_value.{i}` inputs, with S (from the first) and S + T (from the bias). */
+function cacheInputs(g: GraphBuilder, config: ModelConfig, bias: ValueId): LayerCache[] {
+  const shape = ['B', config.numKvHeads, 'S', headDim(config)];
+  const keys = Array.from({ length: config.numLayers }, (_, i) => g.graph.input(pastKeyName(i), 'float32', shape));
+  const length = g.slice(g.shapeOf(at(keys, 0, 'past keys')), [2], [3], [0]);
+  const fullLength = g.slice(g.shapeOf(bias), [3], [4], [0]);
+  return keys.map((key, i) => ({
+    key,
+    value: g.graph.input(pastValueName(i), 'float32', shape),
+    length,
+    fullLength,
+  }));
+}
+
 /** The forward graph for a config and its weights (see the module comment for inputs and outputs). */
 export function buildModelGraph(options: ModelGraphOptions): Graph {
   const { config, lora = null } = options;
@@ -361,12 +365,7 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
   const sin = unsqueezeTable(modelGraphInputs.sin);
   const cached = options.cache ?? true;
   const bias = g.graph.input(modelGraphInputs.bias, 'float32', ['B', 1, 'T', cached ? 'S+T' : 'T']);
-  const caches: LayerCache[] | null = cached
-    ? Array.from({ length: config.numLayers }, (_, i) => ({
-        key: g.graph.input(pastKeyName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
-        value: g.graph.input(pastValueName(i), 'float32', ['B', config.numKvHeads, 'S', hd]),
-      }))
-    : null;
+  const caches = cached ? cacheInputs(g, config, bias) : null;
   const c: Context = {
     g,
     config,
@@ -380,8 +379,6 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
     cos,
     sin,
     bias,
-    cacheLength: caches === null ? null : g.slice(g.shapeOf(at(caches, 0, 'caches').key), [2], [3], [0]),
-    fullLength: caches === null ? null : g.slice(g.shapeOf(bias), [3], [4], [0]),
   };
   let x = g.gather(weightOf(c, 'embed'), tokens, 0); // [B, T, D]
   for (let i = 0; i < config.numLayers; i++) {
