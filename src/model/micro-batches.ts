@@ -23,8 +23,20 @@ export const TRAIN_ACTIVATION_BUDGET = 512 * 2 ** 20;
  * 2048). The runs' gradients are summed, so the budget changes memory and speed, not the step.
  */
 export function trainTokenBudgetFor(config: Pick<ModelConfig, 'numLayers' | 'hiddenSize'>): number {
-  const bytesPerToken = TRAIN_ACTIVATION_BYTES_PER_UNIT * config.numLayers * config.hiddenSize;
-  return Math.max(64, Math.min(TRAIN_TOKEN_BUDGET, Math.floor(TRAIN_ACTIVATION_BUDGET / bytesPerToken)));
+  return Math.max(64, Math.min(TRAIN_TOKEN_BUDGET, Math.floor(TRAIN_ACTIVATION_BUDGET / activationBytes(config, 1))));
+}
+
+/**
+ * Most activation bytes a train step keeps from its first forward runs (which score the batch for
+ * the loss) until their backward runs; a run past it runs its forward again after the loss. Two
+ * and a half runs' worth: SmolLM2-135M's 4 × 256-token PPO step (4 runs, ~1.15 GB) runs each forward
+ * once; a larger batch keeps what fits and recomputes the rest.
+ */
+export const TRAIN_KEPT_ACTIVATION_BUDGET = 2.5 * TRAIN_ACTIVATION_BUDGET;
+
+/** The activation bytes a training run of `tokens` padded tokens keeps for its backward (an estimate: TRAIN_ACTIVATION_BYTES_PER_UNIT). */
+export function activationBytes(config: Pick<ModelConfig, 'numLayers' | 'hiddenSize'>, tokens: number): number {
+  return TRAIN_ACTIVATION_BYTES_PER_UNIT * config.numLayers * config.hiddenSize * tokens;
 }
 /** Padded tokens per scoring run. */
 export const SCORE_TOKEN_BUDGET = 4096;

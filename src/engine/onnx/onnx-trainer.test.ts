@@ -264,6 +264,45 @@ test('micro-batches accumulate exactly (sum) and an SFT step reports its NLL (me
   await split.release();
 });
 
+test('a LoRA PPO step split into runs equals one run, its scoring activations kept for the backward or recomputed', async () => {
+  const lora = loraConfigSchema.parse({ rank: 2, alpha: 4 });
+  const params = randomised(initHostParams(config, 1), 5);
+  const adapters = randomised(initLoraParams(config, lora, 3), 6);
+  const trainer = (options: { trainTokenBudget?: number; keptActivationBudget?: number }) =>
+    OnnxTrainer.create({
+      config,
+      params: copyParams(params),
+      lora,
+      adapters: copyParams(adapters),
+      options: { threads: 1, ...options },
+    });
+  const batch = sequences(60, 6);
+  const rng = new Rng(61);
+  const advantages = batch.map((row) => Float64Array.from(row, () => rng.next() - 0.5));
+  const lossMask = batch.map((row) => Float64Array.from(row, (_, t) => (t > 0 ? 1 : 0)));
+  // Old log-probs off the current ones, so the ratio and the clip matter.
+  const old = (await trainer({}).score(batch)).logprobs.map((row) => row.map((x) => x + (rng.next() - 0.5) * 0.4));
+  const step = async (options: { trainTokenBudget?: number; keptActivationBudget?: number }) => {
+    const t = trainer(options);
+    const report = await t.trainStep(batch, rlLoss({ oldLogprobs: old, advantages, lossMask }), { learningRate: 0.01 });
+    const result = { report, adapters: t.adapterParams() };
+    await t.release();
+    return result;
+  };
+  const whole = await step({});
+  for (const keptActivationBudget of [undefined, 0]) {
+    const split = await step({ trainTokenBudget: 24, keptActivationBudget });
+    assert.ok(Math.abs(split.report.loss - whole.report.loss) <= 1e-5 * Math.abs(whole.report.loss));
+    assert.ok(Math.abs(split.report.gradNorm - whole.report.gradNorm) <= 1e-5 * whole.report.gradNorm);
+    for (const [name, tensor] of whole.adapters) {
+      const other = entry(Object.fromEntries(split.adapters), name).data;
+      tensor.data.forEach((x, i) => {
+        assert.ok(Math.abs(x - at(other, i)) <= 1e-6, `budget ${keptActivationBudget}: ${name}[${i}]`);
+      });
+    }
+  }
+});
+
 test('a value loss on a model without a value head is refused by name; temperature must be positive', async () => {
   const plain = modelConfigSchema.parse({ ...tiny, valueHead: false });
   const trainer = OnnxTrainer.create({ config: plain, params: initHostParams(plain, 1), options: { threads: 1 } });

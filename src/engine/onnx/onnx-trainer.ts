@@ -10,9 +10,10 @@
  *   3. a backward run per micro-batch takes those activations and the loss gradient and computes
  *      the surrogate Σ ∂L/∂logπ · logπ (+ entropy, value terms) and its gradients with respect to
  *      every trained array (train-graph.ts, autodiff.ts, split-graph.ts); micro-batch gradients
- *      sum exactly (the surrogate is a sum over rows). A batch of one run reuses the scoring run's
- *      activations; otherwise (or under dropout, whose log-probs the loss must not see) each
- *      forward runs again, with fresh masks per micro-batch (dropout-feeds.ts). (One session for
+ *      sum exactly (the surrogate is a sum over rows). The backward reuses the scoring runs'
+ *      activations while they fit micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET; a run past it
+ *      (or every run under dropout, whose log-probs the loss must not see) runs its forward again,
+ *      with fresh masks per micro-batch (dropout-feeds.ts). (One session for
  *      forward + backward, activations never crossing to the host, peaked higher: 2400 vs 2248 MB
  *      on 4 × 256 tokens of a 4-layer SmolLM2 shape; onnxruntime holds them as long either way);
  *   4. `optimStep` clips the global norm and applies AdamW on the host (host-adamw.ts), in place.
@@ -38,7 +39,7 @@ import {
 } from '../../model/config.ts';
 import { checkByShapes, loraShapes, mergeLora, type LoraConfig } from '../../model/lora.ts';
 import type { LossReport, ScoreResult, StepReport } from '../../model/model-options.ts';
-import { SCORE_TOKEN_BUDGET } from '../../model/micro-batches.ts';
+import { activationBytes, SCORE_TOKEN_BUDGET, TRAIN_KEPT_ACTIVATION_BUDGET } from '../../model/micro-batches.ts';
 import type { OptimOptions } from '../../model/optim-options.ts';
 import { checkHostParams, decayedNames, parameterNames } from '../../model/params.ts';
 import { dropoutFeeds } from './dropout-feeds.ts';
@@ -252,13 +253,13 @@ export class OnnxTrainer {
     if (loss.dependsOnCurrent) {
       const heads = this.lastHeads;
       const pair = await this.sessions.pair(heads);
-      // Keep the one run's activations unless dropout needs a second, masked forward.
-      const keep = runs.length === 1 && (this.lora === null || this.lora.dropout === 0);
       const scored = new ScoredRows(sequences, true, this.config.valueHead);
-      for (const run of runs) {
+      const keeping = this.keptRuns(runs);
+      for (const [index, run] of runs.entries()) {
+        const keep = keeping[index] === true;
         const out = await this.forwardRun(pair, this.feeds(run, temperature, null), keep);
         scored.add(run, out);
-        kept = keep ? [out] : kept;
+        if (keep) kept[index] = out;
       }
       output = loss.compute(scored.result);
       this.lastHeads = this.headsFor(loss, output);
@@ -276,6 +277,23 @@ export class OnnxTrainer {
     // its value (SFT: the NLL). Its metrics come from the log-probs the backward ran on (computed
     // first on zeros, they read 0).
     return { ...output, loss: surrogate, metrics: loss.compute({ logprobs }).metrics, tokens };
+  }
+
+  /**
+   * Which runs keep their scoring forward's activations for the backward: the first ones whose
+   * estimated bytes fit the kept-activation budget (the rest run their forward again after the
+   * loss). None under adapter dropout: the loss reads log-probs without masks, the backward's
+   * forward runs with them.
+   */
+  private keptRuns(runs: readonly RunRows[]): boolean[] {
+    if (this.lora !== null && this.lora.dropout > 0) return runs.map(() => false);
+    const budget = this.options.keptActivationBudget ?? TRAIN_KEPT_ACTIVATION_BUDGET;
+    let bytes = 0;
+    return runs.map((run, index) => {
+      // Head-row runs of one packed batch each return the batch's activations.
+      bytes += activationBytes(this.config, run.packed.rows * run.packed.length);
+      return index === 0 || bytes <= budget;
+    });
   }
 
   private headsFor(loss: TokenLoss, output: TokenLossOutput): TrainHeads {

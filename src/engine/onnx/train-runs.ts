@@ -19,6 +19,8 @@ export interface OnnxTrainerOptions {
   scoreTokenBudget?: number;
   /** Most [M, V] logits per run. */
   headElementBudget?: number;
+  /** Most activation bytes a step keeps from its scoring forward runs; default micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET. */
+  keptActivationBudget?: number;
 }
 
 /**
