@@ -45,11 +45,18 @@ import { checkHostParams, decayedNames, parameterNames } from '../../model/param
 import { dropoutFeeds } from './dropout-feeds.ts';
 import { accumulateGradients, copyParams, zerosOf } from './host-params.ts';
 import { checkOptimOptions, hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
-import type { Feed } from './session.ts';
+import type { Feed, OnnxSession } from './session.ts';
 import { trainedShapes, trainGraphNames, type TrainHeads } from './train-graph.ts';
 import { type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
 import { ScoredRows } from './scored-rows.ts';
-import { pick, TrainSessions, type RunOutputs, type SessionPair } from './train-sessions.ts';
+import {
+  pick,
+  trainedFetches,
+  trainedOutputs,
+  TrainSessions,
+  type RunOutputs,
+  type SessionPair,
+} from './train-sessions.ts';
 
 export interface OnnxTrainerInput {
   config: ModelConfigInput;
@@ -269,7 +276,8 @@ export class OnnxTrainer {
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
       this.lastHeads = this.headsFor(loss, output);
     }
-    const { surrogate, logprobs } = await this.accumulate(runs, kept, output, sequences, temperature);
+    const whole = !loss.dependsOnCurrent;
+    const { surrogate, logprobs } = await this.accumulate(runs, kept, output, sequences, { temperature, whole });
     let tokens = 0;
     for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
     if (loss.dependsOnCurrent) return { ...output, tokens };
@@ -306,16 +314,20 @@ export class OnnxTrainer {
     return { entropy: output.gradEntropies !== undefined, value, detachValue: value && loss.detachValueHead === true };
   }
 
-  /** Backward runs into the accumulator; returns Σ surrogate and the log-probs the forward runs gave. */
+  /**
+   * Backward runs into the accumulator; returns Σ surrogate and the log-probs the runs gave.
+   * `whole`: the loss ignores the forward's heads, so each run is one forward + backward session
+   * (its activations never leave onnxruntime); else the forward (kept, or run now) and the backward.
+   */
   private async accumulate(
     runs: readonly RunRows[],
     kept: (RunOutputs | null)[],
     output: TokenLossOutput,
     sequences: readonly ArrayLike<number>[],
-    temperature: number,
+    { temperature, whole }: { temperature: number; whole: boolean },
   ): Promise<{ surrogate: number; logprobs: Float32Array[] }> {
     const heads = this.lastHeads;
-    const pair = await this.sessions.pair(heads);
+    const sessions = whole ? { whole: await this.sessions.whole(heads) } : { pair: await this.sessions.pair(heads) };
     const scored = new ScoredRows(sequences, false, false);
     const dropout = this.lora !== null && this.lora.dropout > 0;
     let maskedBatch: RunRows['packed'] | null = null;
@@ -331,13 +343,6 @@ export class OnnxTrainer {
         }
         Object.assign(feeds, masks);
       }
-      const forward = kept[index] ?? (await this.forwardRun(pair, feeds, true));
-      kept[index] = null;
-      scored.add(run, forward);
-      for (const { name, dtype } of pair.transferred) {
-        const { shape, data } = entry(forward, name, 'run output');
-        feeds[name] = { dtype, shape, data };
-      }
       const cotangent = (arrays: Float32Array[]): Feed => ({
         dtype: 'float32',
         shape: [run.slots.length],
@@ -346,12 +351,35 @@ export class OnnxTrainer {
       feeds[trainGraphNames.gradLogprobs] = cotangent(output.gradLogprobs);
       if (heads.entropy && output.gradEntropies) feeds[trainGraphNames.gradEntropies] = cotangent(output.gradEntropies);
       if (heads.value && output.gradValues) feeds[trainGraphNames.gradValues] = cotangent(output.gradValues);
-      const { surrogate, gradients } = await this.sessions.backward(pair, feeds, this.names);
+      const out = await this.trainRun(feeds, kept[index] ?? null, sessions);
+      kept[index] = null;
+      scored.add(run, out);
+      const { surrogate, gradients } = trainedOutputs(out, this.names);
       total += surrogate;
       this.accumulated = accumulateGradients(this.accumulated, gradients, this.shapes);
     }
     this.accumulated ??= zerosOf(this.shapes);
     return { surrogate: total, logprobs: scored.result.logprobs };
+  }
+
+  /** One run's target log-probs, surrogate and gradients: in one piece, or the forward (kept or run now) then the backward. */
+  private async trainRun(
+    feeds: Record<string, Feed>,
+    kept: RunOutputs | null,
+    sessions: { whole: OnnxSession } | { pair: SessionPair },
+  ): Promise<RunOutputs> {
+    const fetches = trainedFetches(this.names);
+    if ('whole' in sessions) {
+      const { whole } = sessions;
+      return whole.run(pick(feeds, whole.inputNames), ['target_logprobs', ...fetches]);
+    }
+    const { pair } = sessions;
+    const forward = kept ?? (await this.forwardRun(pair, feeds, true));
+    for (const { name, dtype } of pair.transferred) {
+      const { shape, data } = entry(forward, name, 'run output');
+      feeds[name] = { dtype, shape, data };
+    }
+    return { ...forward, ...(await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches)) };
   }
 
   /** The gradient accumulated so far (a copy). */

@@ -183,3 +183,21 @@ export function splitGraph(
   const backward = extract(source, backwardNodes, [...backwardReads, ...transferred], backwardOutputs);
   return { forward, backward, transferred: transferred.map((id) => source.info(id).name) };
 }
+
+/**
+ * The graph unsplit, pruned to what `outputs` need: one run for forward and backward, every
+ * activation staying inside onnxruntime (for a loss that does not read the forward's heads
+ * first, such as SFT's: its cotangents are known before the run).
+ */
+export function wholeGraph(source: Graph, outputs: readonly ValueId[]): Graph {
+  const needed = new Set(outputs);
+  const nodes: number[] = [];
+  for (let index = source.nodes.length - 1; index >= 0; index--) {
+    const node = at(source.nodes, index, 'graph nodes');
+    if (!node.outputs.some((id) => needed.has(id))) continue;
+    nodes.push(index);
+    for (const id of node.inputs) needed.add(id);
+  }
+  const inputs = [...needed].filter((id) => source.info(id).producer === 'input').sort((a, b) => a - b);
+  return extract(source, nodes.reverse(), inputs, outputs);
+}

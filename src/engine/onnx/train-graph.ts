@@ -24,7 +24,7 @@ import { addGradients } from './autodiff.ts';
 import type { Graph, ValueId } from './graph.ts';
 import { buildModelGraph } from './model-graph.ts';
 import { GraphBuilder } from './ops.ts';
-import { splitGraph, type SplitGraphs } from './split-graph.ts';
+import { splitGraph, type SplitGraphs, wholeGraph } from './split-graph.ts';
 
 /** The heads a loss reads (and therefore the cotangent inputs of the surrogate). */
 export interface TrainHeads {
@@ -90,21 +90,25 @@ export function entropyHead(g: GraphBuilder): ValueId {
   return entropyOf(g, valueNamed(g.graph, g.graph.outputs, 'logits'));
 }
 
-/**
- * The training graphs for a model and the heads a loss reads: `forward` (scored heads +
- * activations, also what scoring runs) and `backward` (surrogate + adapter gradients), split at
- * the forward/backward boundary (split-graph.ts).
- */
-export function buildTrainGraphs({
-  config,
-  lora,
-  heads,
-}: {
+export interface TrainGraphInput {
   config: ModelConfig;
   /** LoRA settings (its dropout > 0 adds the mask inputs), or null for full fine-tuning. */
   lora: LoraConfig | null;
   heads: TrainHeads;
-}): SplitGraphs & { scored: string[] } {
+}
+
+/** The forward + backward graph before its split, with where the backward begins and its outputs. */
+interface TrainGraph {
+  graph: Graph;
+  boundary: number;
+  firstBackwardValue: number;
+  /** The scored heads: target_logprobs, entropies (and values). */
+  scored: ValueId[];
+  /** The surrogate, then each trained array's gradient. */
+  trained: ValueId[];
+}
+
+function buildTrainGraph({ config, lora, heads }: TrainGraphInput): TrainGraph {
   const graph = buildModelGraph({
     config,
     lora,
@@ -131,12 +135,31 @@ export function buildTrainGraphs({
     surrogate,
     names.map((name) => valueNamed(graph, graph.inputs, name)),
   );
-  gradients.forEach((gradient, i) => {
+  const trained = gradients.map((gradient, i) =>
     g.graph.output(
       at(g.graph.node('Identity', [gradient], {}, [{ dtype: 'float32', shape: g.shape(gradient) }]), 0),
       gradientName(at(names, i)),
-    );
-  });
+    ),
+  );
+  return { graph, boundary, firstBackwardValue, scored, trained: [surrogate, ...trained] };
+}
+
+/**
+ * The training graphs for a model and the heads a loss reads: `forward` (scored heads +
+ * activations) and `backward` (surrogate + gradients), split at the forward/backward boundary
+ * (split-graph.ts): the loss reads the forward's heads between the two runs.
+ */
+export function buildTrainGraphs(input: TrainGraphInput): SplitGraphs & { scored: string[] } {
+  const { graph, boundary, firstBackwardValue, scored } = buildTrainGraph(input);
   const split = splitGraph(graph, { boundary, firstBackwardValue, forwardOutputs: scored });
   return { ...split, scored: scored.map((id) => graph.info(id).name) };
+}
+
+/**
+ * The training graph in one piece (split-graph.ts `wholeGraph`), for a loss whose cotangents do not
+ * depend on the forward's heads: target_logprobs, the surrogate and the gradients from one run.
+ */
+export function buildWholeTrainGraph(input: TrainGraphInput): Graph {
+  const { graph, scored, trained } = buildTrainGraph(input);
+  return wholeGraph(graph, [at(scored, 0), ...trained]);
 }

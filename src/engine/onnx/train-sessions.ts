@@ -1,7 +1,8 @@
 /**
  * The onnxruntime sessions a trainer runs (train-graph.ts): per combination of loss heads, a
  * forward session (scored heads + the activations the backward reads) and a backward session
- * (surrogate + gradients of the trained arrays); and one scoring session (the model graph with
+ * (surrogate + gradients of the trained arrays), or the two in one session for a loss that does
+ * not read the forward's heads; and one scoring session (the model graph with
  * the entropy head, no activations kept). Every graph takes the weights as inputs, so the
  * sessions hold no copy of them and stay valid when the weights change.
  */
@@ -13,7 +14,14 @@ import { buildModelGraph } from './model-graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { serializeModel } from './serialize.ts';
 import { OnnxSession, type Feed, type HostArray } from './session.ts';
-import { buildTrainGraphs, entropyHead, gradientName, trainGraphNames, type TrainHeads } from './train-graph.ts';
+import {
+  buildTrainGraphs,
+  buildWholeTrainGraph,
+  entropyHead,
+  gradientName,
+  trainGraphNames,
+  type TrainHeads,
+} from './train-graph.ts';
 import type { OnnxTrainerOptions } from './train-runs.ts';
 
 /**
@@ -48,8 +56,29 @@ export function pick(feeds: Record<string, Feed>, names: readonly string[]): Rec
   return Object.fromEntries(names.map((name) => [name, entry(feeds, name, 'feed')]));
 }
 
+const headsKey = (heads: TrainHeads): string => `${heads.entropy}:${heads.value}:${heads.detachValue}`;
+
+/** The fetches of a run that trains: the surrogate and the gradient of each of `names`. */
+export const trainedFetches = (names: readonly string[]): string[] => [
+  trainGraphNames.surrogate,
+  ...names.map(gradientName),
+];
+
+/** The surrogate and the gradient of each of `names` from a run's outputs (`trainedFetches`). */
+export function trainedOutputs(
+  out: RunOutputs,
+  names: readonly string[],
+): { surrogate: number; gradients: Map<string, Float32Array> } {
+  const surrogate = (entry(out, trainGraphNames.surrogate, 'run output').data as Float32Array)[0] ?? 0;
+  const gradients = new Map(
+    names.map((name) => [name, entry(out, gradientName(name), 'run output').data as Float32Array]),
+  );
+  return { surrogate, gradients };
+}
+
 export class TrainSessions {
   private readonly pairs = new Map<string, Promise<SessionPair>>();
+  private readonly wholes = new Map<string, Promise<OnnxSession>>();
   private scoring: Promise<OnnxSession> | null = null;
 
   constructor(
@@ -67,7 +96,7 @@ export class TrainSessions {
 
   /** The forward/backward pair for a head combination (built on first use). */
   pair(heads: TrainHeads): Promise<SessionPair> {
-    const key = `${heads.entropy}:${heads.value}:${heads.detachValue}`;
+    const key = headsKey(heads);
     let pair = this.pairs.get(key);
     if (pair === undefined) {
       pair = (async () => {
@@ -100,21 +129,15 @@ export class TrainSessions {
     return this.scoring;
   }
 
-  /** The backward run: the surrogate and the gradient of each of `names`. */
-  async backward(
-    pair: SessionPair,
-    feeds: Record<string, Feed>,
-    names: readonly string[],
-  ): Promise<{ surrogate: number; gradients: Map<string, Float32Array> }> {
-    const out = await pair.backward.run(pick(feeds, pair.backward.inputNames), [
-      trainGraphNames.surrogate,
-      ...names.map(gradientName),
-    ]);
-    const surrogate = (entry(out, trainGraphNames.surrogate, 'run output').data as Float32Array)[0] ?? 0;
-    const gradients = new Map(
-      names.map((name) => [name, entry(out, gradientName(name), 'run output').data as Float32Array]),
-    );
-    return { surrogate, gradients };
+  /** The one-piece forward + backward session for a head combination (built on first use). */
+  whole(heads: TrainHeads): Promise<OnnxSession> {
+    const key = headsKey(heads);
+    let session = this.wholes.get(key);
+    if (session === undefined) {
+      session = this.session(buildWholeTrainGraph({ config: this.config, lora: this.lora, heads }));
+      this.wholes.set(key, session);
+    }
+    return session;
   }
 
   async release(): Promise<void> {
@@ -124,6 +147,8 @@ export class TrainSessions {
       await backward.release();
     }
     this.pairs.clear();
+    for (const session of this.wholes.values()) await (await session).release();
+    this.wholes.clear();
     if (this.scoring !== null) await (await this.scoring).release();
     this.scoring = null;
   }
