@@ -39,24 +39,17 @@ import {
 } from '../../model/config.ts';
 import { checkByShapes, loraShapes, mergeLora, type LoraConfig } from '../../model/lora.ts';
 import type { LossReport, ScoreResult, StepReport } from '../../model/model-options.ts';
-import { activationBytes, SCORE_TOKEN_BUDGET, TRAIN_KEPT_ACTIVATION_BUDGET } from '../../model/micro-batches.ts';
+import { SCORE_TOKEN_BUDGET } from '../../model/micro-batches.ts';
 import type { OptimOptions } from '../../model/optim-options.ts';
 import { checkHostParams, decayedNames, parameterNames } from '../../model/params.ts';
 import { dropoutFeeds } from './dropout-feeds.ts';
 import { accumulateGradients, copyParams, zerosOf } from './host-params.ts';
 import { checkOptimOptions, hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
-import type { Feed, OnnxSession } from './session.ts';
+import type { Feed } from './session.ts';
 import { trainedShapes, trainGraphNames, type TrainHeads } from './train-graph.ts';
-import { type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
+import { keptRuns, type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
 import { ScoredRows } from './scored-rows.ts';
-import {
-  pick,
-  trainedFetches,
-  trainedOutputs,
-  TrainSessions,
-  type RunOutputs,
-  type SessionPair,
-} from './train-sessions.ts';
+import { pick, trainedOutputs, TrainSessions, type RunOutputs } from './train-sessions.ts';
 
 export interface OnnxTrainerInput {
   config: ModelConfigInput;
@@ -240,13 +233,6 @@ export class OnnxTrainer {
     return collected.result;
   }
 
-  /** One forward run of a pair: the scored heads (and the activations the backward graph reads). */
-  private forwardRun(pair: SessionPair, feeds: Record<string, Feed>, activations: boolean): Promise<RunOutputs> {
-    const transferred = activations ? pair.transferred.map((t) => t.name) : [];
-    const fetches = [...new Set([...pair.scored, ...transferred])];
-    return pair.forward.run(pick(feeds, pair.forward.inputNames), fetches);
-  }
-
   /** Forward + loss + backward; gradients add to an accumulator until `optimStep`. */
   async forwardBackward(
     sequences: readonly ArrayLike<number>[],
@@ -261,10 +247,10 @@ export class OnnxTrainer {
       const heads = this.lastHeads;
       const pair = await this.sessions.pair(heads);
       const scored = new ScoredRows(sequences, true, this.config.valueHead);
-      const keeping = this.keptRuns(runs);
+      const keeping = keptRuns(runs, this.config, this.lora, this.options.keptActivationBudget);
       for (const [index, run] of runs.entries()) {
         const keep = keeping[index] === true;
-        const out = await this.forwardRun(pair, this.feeds(run, temperature, null), keep);
+        const out = await this.sessions.forward(pair, this.feeds(run, temperature, null), keep);
         scored.add(run, out);
         if (keep) kept[index] = out;
       }
@@ -285,23 +271,6 @@ export class OnnxTrainer {
     // its value (SFT: the NLL). Its metrics come from the log-probs the backward ran on (computed
     // first on zeros, they read 0).
     return { ...output, loss: surrogate, metrics: loss.compute({ logprobs }).metrics, tokens };
-  }
-
-  /**
-   * Which runs keep their scoring forward's activations for the backward: the first ones whose
-   * estimated bytes fit the kept-activation budget (the rest run their forward again after the
-   * loss). None under adapter dropout: the loss reads log-probs without masks, the backward's
-   * forward runs with them.
-   */
-  private keptRuns(runs: readonly RunRows[]): boolean[] {
-    if (this.lora !== null && this.lora.dropout > 0) return runs.map(() => false);
-    const budget = this.options.keptActivationBudget ?? TRAIN_KEPT_ACTIVATION_BUDGET;
-    let bytes = 0;
-    return runs.map((run, index) => {
-      // Head-row runs of one packed batch each return the batch's activations.
-      bytes += activationBytes(this.config, run.packed.rows * run.packed.length);
-      return index === 0 || bytes <= budget;
-    });
   }
 
   private headsFor(loss: TokenLoss, output: TokenLossOutput): TrainHeads {
@@ -351,7 +320,7 @@ export class OnnxTrainer {
       feeds[trainGraphNames.gradLogprobs] = cotangent(output.gradLogprobs);
       if (heads.entropy && output.gradEntropies) feeds[trainGraphNames.gradEntropies] = cotangent(output.gradEntropies);
       if (heads.value && output.gradValues) feeds[trainGraphNames.gradValues] = cotangent(output.gradValues);
-      const out = await this.trainRun(feeds, kept[index] ?? null, sessions);
+      const out = await this.sessions.train(sessions, feeds, kept[index] ?? null, this.names);
       kept[index] = null;
       scored.add(run, out);
       const { surrogate, gradients } = trainedOutputs(out, this.names);
@@ -360,26 +329,6 @@ export class OnnxTrainer {
     }
     this.accumulated ??= zerosOf(this.shapes);
     return { surrogate: total, logprobs: scored.result.logprobs };
-  }
-
-  /** One run's target log-probs, surrogate and gradients: in one piece, or the forward (kept or run now) then the backward. */
-  private async trainRun(
-    feeds: Record<string, Feed>,
-    kept: RunOutputs | null,
-    sessions: { whole: OnnxSession } | { pair: SessionPair },
-  ): Promise<RunOutputs> {
-    const fetches = trainedFetches(this.names);
-    if ('whole' in sessions) {
-      const { whole } = sessions;
-      return whole.run(pick(feeds, whole.inputNames), ['target_logprobs', ...fetches]);
-    }
-    const { pair } = sessions;
-    const forward = kept ?? (await this.forwardRun(pair, feeds, true));
-    for (const { name, dtype } of pair.transferred) {
-      const { shape, data } = entry(forward, name, 'run output');
-      feeds[name] = { dtype, shape, data };
-    }
-    return { ...forward, ...(await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches)) };
   }
 
   /** The gradient accumulated so far (a copy). */

@@ -5,7 +5,8 @@
 import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { headDim, type HostParams, type ModelConfig } from '../../model/config.ts';
-import { trainTokenBudgetFor } from '../../model/micro-batches.ts';
+import type { LoraConfig } from '../../model/lora.ts';
+import { activationBytes, TRAIN_KEPT_ACTIVATION_BUDGET, trainTokenBudgetFor } from '../../model/micro-batches.ts';
 import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
 import { modelGraphInputs } from './model-graph.ts';
 import type { Feed } from './session.ts';
@@ -115,4 +116,25 @@ export function runFeeds(
   for (const map of arrays)
     for (const [name, tensor] of map) feeds[name] = { dtype: 'float32', shape: tensor.shape, data: tensor.data };
   return feeds;
+}
+
+/**
+ * Which runs keep their scoring forward's activations for the backward: the first one, and those
+ * after it while their estimated bytes fit the budget (default micro-batches.ts's
+ * TRAIN_KEPT_ACTIVATION_BUDGET); the rest run their forward again after the loss. None under
+ * adapter dropout: the loss reads log-probs without masks, the backward's forward runs with them.
+ */
+export function keptRuns(
+  runs: readonly RunRows[],
+  config: ModelConfig,
+  lora: LoraConfig | null,
+  budget = TRAIN_KEPT_ACTIVATION_BUDGET,
+): boolean[] {
+  if (lora !== null && lora.dropout > 0) return runs.map(() => false);
+  let bytes = 0;
+  return runs.map((run, index) => {
+    // Head-row runs of one packed batch each return the batch's activations.
+    bytes += activationBytes(config, run.packed.rows * run.packed.length);
+    return index === 0 || bytes <= budget;
+  });
 }

@@ -129,6 +129,38 @@ export class TrainSessions {
     return this.scoring;
   }
 
+  /** One forward run of a pair: the scored heads (and the activations the backward graph reads). */
+  forward(pair: SessionPair, feeds: Record<string, Feed>, activations: boolean): Promise<RunOutputs> {
+    const transferred = activations ? pair.transferred.map((t) => t.name) : [];
+    const fetches = [...new Set([...pair.scored, ...transferred])];
+    return pair.forward.run(pick(feeds, pair.forward.inputNames), fetches);
+  }
+
+  /**
+   * One run's target log-probs, surrogate and gradients of `names`: in one piece, or the forward
+   * (`kept`, or run now) then the backward. `feeds` carries the cotangents; the backward's
+   * transferred activations are added to it.
+   */
+  async train(
+    sessions: { whole: OnnxSession } | { pair: SessionPair },
+    feeds: Record<string, Feed>,
+    kept: RunOutputs | null,
+    names: readonly string[],
+  ): Promise<RunOutputs> {
+    const fetches = trainedFetches(names);
+    if ('whole' in sessions) {
+      const { whole } = sessions;
+      return whole.run(pick(feeds, whole.inputNames), ['target_logprobs', ...fetches]);
+    }
+    const { pair } = sessions;
+    const forward = kept ?? (await this.forward(pair, feeds, true));
+    for (const { name, dtype } of pair.transferred) {
+      const { shape, data } = entry(forward, name, 'run output');
+      feeds[name] = { dtype, shape, data };
+    }
+    return { ...forward, ...(await pair.backward.run(pick(feeds, pair.backward.inputNames), fetches)) };
+  }
+
   /** The one-piece forward + backward session for a head combination (built on first use). */
   whole(heads: TrainHeads): Promise<OnnxSession> {
     const key = headsKey(heads);
