@@ -7,8 +7,7 @@
  */
 import type { BaseQuantization } from '../src/model/model-options.ts';
 import type { Measurement } from './engine-spawn.ts';
-import type { WeightKind } from './engine-settings.ts';
-import { tokenRows } from './engine-settings.ts';
+import { tokenRows, type WeightKind } from './engine-workload.ts';
 import { benchWeights } from './engine-weights.ts';
 
 export interface InferenceArgs {

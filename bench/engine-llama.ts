@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from '../src/core/errors.ts';
 import type { Measurement } from './engine-spawn.ts';
-import { tokenRows } from './engine-settings.ts';
+import { tokenRows } from './engine-workload.ts';
 import { realGgufPath } from './engine-weights.ts';
 
 export interface LlamaArgs {

@@ -5,7 +5,7 @@
  * bench/engine_torch.py).
  */
 import type { BenchSettings } from './engine-settings.ts';
-import { tinyGeneration, tinyReference } from './engine-settings.ts';
+import { tinyGeneration, tinyReference } from './engine-workload.ts';
 import { debianTorchPython, runNodeChild, runPythonChild, torchPython, type Measurement } from './engine-spawn.ts';
 import { bestOf, fixed, megabytes, printTable, ratioTarget, type TargetCheck } from './engine-report.ts';
 import { decodeStepWork, fractionText, trainStepWork, type DecoderShape, type Roofline } from './roofline-bounds.ts';

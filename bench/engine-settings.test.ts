@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AgentRlError } from '../src/core/errors.ts';
-import { benchSettings, tokenRows } from './engine-settings.ts';
+import { benchSettings } from './engine-settings.ts';
+import { tokenRows } from './engine-workload.ts';
 import { bestOf, ratioTarget } from './engine-report.ts';
 
 test('benchSettings: the issue-28 workload by default', () => {

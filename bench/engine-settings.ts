@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { InvalidArgumentError } from '../src/core/errors.ts';
 import { baseQuantizations } from '../src/model/model-options.ts';
+import { weightKinds } from './engine-workload.ts';
 
 const numberList = z
   .string()
@@ -16,8 +17,6 @@ const positive = z.coerce.number().int().positive();
 
 export const sectionNames = ['roofline', 'tiny', 'generation', 'scoring', 'step'] as const;
 export type SectionName = (typeof sectionNames)[number];
-export const weightKinds = ['real', 'random'] as const;
-export type WeightKind = (typeof weightKinds)[number];
 
 export const benchSettingsSchema = z.object({
   /** BENCH_SECTIONS: which parts run (roofline, tiny, generation, scoring, step). Default: all. */
@@ -117,57 +116,4 @@ export function benchSettings(environment: NodeJS.ProcessEnv = process.env): Ben
     return `${environmentNames[key] ?? key}: ${issue.message}`;
   });
   throw new InvalidArgumentError(`bench:engine settings: ${problems.join('; ')}`, { issues: parsed.error.issues });
-}
-
-/** SmolLM2-135M's shape (its config.json), for random weights and for the peers. */
-export const smolShape = {
-  vocab: 49152,
-  hidden: 576,
-  layers: 30,
-  heads: 9,
-  kv_heads: 3,
-  intermediate: 1536,
-  context: 2048,
-  rope_theta: 100000,
-  rms_eps: 1e-5,
-};
-
-/** The same shape as an agentrl model config. */
-export const smolModelConfig = {
-  vocabSize: smolShape.vocab,
-  hiddenSize: smolShape.hidden,
-  numLayers: smolShape.layers,
-  numHeads: smolShape.heads,
-  numKvHeads: smolShape.kv_heads,
-  intermediateSize: smolShape.intermediate,
-  maxSeqLen: smolShape.context,
-  ropeTheta: smolShape.rope_theta,
-  rmsNormEps: smolShape.rms_eps,
-};
-
-/** The tiny reference GPT of the first table: its shape and work. */
-export const tinyReference = {
-  vocab: 64,
-  hidden: 128,
-  layers: 4,
-  heads: 4,
-  intermediate: 512,
-  context: 128,
-  batch: 16,
-};
-export const tinyGeneration = { batch: 16, prompt: 16, newTokens: 64 };
-
-/** A seeded linear-congruential token stream (the same in every child and every language). */
-export function tokenStream(vocab: number, seed = 12345): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state % vocab;
-  };
-}
-
-/** `rows` × `length` tokens from the seeded stream. */
-export function tokenRows(rows: number, length: number, vocab: number, seed = 12345): number[][] {
-  const next = tokenStream(vocab, seed);
-  return Array.from({ length: rows }, () => Array.from({ length }, next));
 }

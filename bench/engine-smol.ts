@@ -5,8 +5,8 @@
  * system at every thread setting in its own child; the best setting of each is compared.
  */
 import { statSync } from 'node:fs';
-import type { BenchSettings, SectionName, WeightKind } from './engine-settings.ts';
-import { smolShape } from './engine-settings.ts';
+import type { BenchSettings, SectionName } from './engine-settings.ts';
+import { smolShape, type WeightKind } from './engine-workload.ts';
 import type { BaseQuantization } from '../src/model/model-options.ts';
 import { runBaselineChild, runNodeChild, runPythonChild, torchPython, type Measurement } from './engine-spawn.ts';
 import { bestOf, fixed, megabytes, printTable, ratioTarget, type TargetCheck } from './engine-report.ts';

@@ -77,7 +77,7 @@ export function runNodeChild(kind: string, args: Record<string, unknown>, thread
 const childFiles = [
   'engine-child.ts',
   'engine-spawn.ts',
-  'engine-settings.ts',
+  'engine-workload.ts',
   'engine-weights.ts',
   'engine-inference.ts',
   'engine-llama.ts',

@@ -7,7 +7,7 @@
  */
 import { at } from '../src/core/indexing.ts';
 import type { Measurement } from './engine-spawn.ts';
-import { tinyGeneration, tinyReference, tokenRows } from './engine-settings.ts';
+import { tinyGeneration, tinyReference, tokenRows } from './engine-workload.ts';
 
 export interface TinyArgs {
   threads: number;

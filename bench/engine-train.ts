@@ -8,8 +8,7 @@
  * Figure names: `stepSeconds`, `firstStepSeconds`.
  */
 import type { Measurement } from './engine-spawn.ts';
-import type { WeightKind } from './engine-settings.ts';
-import { tokenRows, tokenStream } from './engine-settings.ts';
+import { tokenRows, tokenStream, type WeightKind } from './engine-workload.ts';
 import { benchWeights } from './engine-weights.ts';
 
 export interface StepArgs {

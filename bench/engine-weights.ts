@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HostParams, ModelConfig } from '../src/model/config.ts';
-import type { WeightKind } from './engine-settings.ts';
-import { smolModelConfig } from './engine-settings.ts';
+import { smolModelConfig, type WeightKind } from './engine-workload.ts';
 
 export interface BenchWeights {
   config: ModelConfig;
