@@ -13,9 +13,10 @@
  *      sum exactly (the surrogate is a sum over rows). The backward reuses the scoring runs'
  *      activations while they fit micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET; a run past it
  *      (or every run under dropout, whose log-probs the loss must not see) runs its forward again,
- *      with fresh masks per micro-batch (dropout-feeds.ts). (One session for
- *      forward + backward, activations never crossing to the host, peaked higher: 2400 vs 2248 MB
- *      on 4 × 256 tokens of a 4-layer SmolLM2 shape; onnxruntime holds them as long either way);
+ *      with fresh masks per micro-batch (dropout-feeds.ts). A loss that does not read the
+ *      policy (SFT: its gradient is known before the forward) skips 1–2: each micro-batch is one
+ *      run of the unsplit graph, its activations never leaving onnxruntime (split-graph.ts
+ *      `wholeGraph`; a tiny GPT SFT step 232 → 158 ms);
  *   4. `optimStep` clips the global norm and applies AdamW on the host (host-adamw.ts), in place.
  *
  *   const trainer = OnnxTrainer.create({ config, params, lora, adapters, dropoutSeed: 1 });
