@@ -6,6 +6,9 @@ import { addGradients } from './autodiff.ts';
 import { attr, Graph } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
 import { assertGradientsMatch } from './gradient-check.ts';
+import { Rng } from '../../core/rng.ts';
+import { serializeModel } from './serialize.ts';
+import { OnnxSession, type Feed } from './session.ts';
 
 test('Add, Sub, Mul, Div, Neg with broadcasting sum the gradient back to each input shape', async () => {
   await assertGradientsMatch('broadcast arithmetic', {
@@ -177,6 +180,40 @@ test('Gather (axis 0 with repeated ids, axis 1, negative ids), GatherElements (r
       return g.mul(rows, g.unsqueeze(g.add(picked, extra), [2])); // [2, 3, 3]
     },
   });
+});
+
+test('an embedding gradient over many repeated ids is their exact sum on 2 threads, run after run (no scatter race)', async () => {
+  const [V, D, N] = [4, 64, 20_000];
+  const g = new GraphBuilder(new Graph());
+  const table = g.graph.input('table', 'float32', [V, D]);
+  const ids = g.graph.input('ids', 'int32', [N]);
+  const weights = g.graph.input('weights', 'float32', [N, D]);
+  g.graph.output(g.reduceSum(g.mul(g.gather(table, ids, 0), weights), [0, 1], false), 'loss');
+  const [gradient] = addGradients(g, at(g.graph.outputs, 0), [table]);
+  g.graph.output(at(g.graph.node('Identity', [gradient!], {}, [{ dtype: 'float32', shape: [V, D] }]), 0), 'grad');
+  const session = await OnnxSession.create(serializeModel(g.graph), { threads: 2 });
+  const rng = new Rng(3);
+  const idData = Int32Array.from({ length: N }, () => rng.int(V));
+  const weightData = Float32Array.from({ length: N * D }, () => rng.next() - 0.5);
+  const expected = new Float64Array(V * D);
+  idData.forEach((id, n) => {
+    for (let d = 0; d < D; d++) expected[id * D + d] = (expected[id * D + d] ?? 0) + (weightData[n * D + d] ?? 0);
+  });
+  const feeds: Record<string, Feed> = {
+    table: { dtype: 'float32', shape: [V, D], data: new Float32Array(V * D) },
+    ids: { dtype: 'int32', shape: [N], data: idData },
+    weights: { dtype: 'float32', shape: [N, D], data: weightData },
+  };
+  let first: Float32Array | null = null;
+  for (let run = 0; run < 5; run++) {
+    const out = (await session.run(feeds, ['grad'])).grad?.data as Float32Array;
+    expected.forEach((x, i) => {
+      assert.ok(Math.abs((out[i] as number) - x) <= 1e-3, `run ${run}: ∂table[${i}] ${out[i]} vs ${x}`);
+    });
+    first ??= out;
+    assert.deepEqual(out, first, `run ${run}: the same bits as run 0`);
+  }
+  await session.release();
 });
 
 test('frozen values (initializers, inputs not differentiated) get no gradient nodes', async () => {

@@ -5,7 +5,7 @@
  *   Reshape / Squeeze / Unsqueeze / Flatten: reshape ∂y to x's shape     Transpose: the inverse perm
  *   Expand: sum ∂y back to x's shape                                      Concat / Split: slice / join ∂y
  *   Slice: pad ∂y with zeros back to x's shape (bounds normalised at run time, as Slice does)
- *   Gather: scatter-add ∂y into zeros of data's shape (ScatterND, reduction 'add': repeated ids sum)
+ *   Gather: ∂y's rows summed per id (a one-hot matmul over Unique's ids), scattered into zeros of data's shape
  *   GatherElements: ScatterElements with reduction 'add'
  * Indices get no gradient (they are integers).
  */
@@ -125,20 +125,37 @@ function wrappedIndices(g: GraphBuilder, indices: ValueId, size: ValueId): Value
   return g.where(rawNode(g, 'Less', [wide, g.int64s([0])], 'bool', g.shape(wide)), g.add(wide, size), wide);
 }
 
-/** Gather(data, indices, axis): scatter-add ∂y into zeros shaped like data (axis moved first). */
+/**
+ * Σ of the rows of `updates` [ids…, rest…] into `zeros` [size, rest…] at `ids` (int64, in range,
+ * `q` dims), repeated ids summed — without ScatterND's reduction 'add': onnxruntime runs a
+ * ScatterND's updates in parallel, so with 2+ threads the rows of a repeated id (an embedding's
+ * tokens) raced and the sum lost or doubled some of them (a tiny GPT's embedding gradient off by
+ * 10%). The rows of equal ids are summed first by a matmul with their one-hot map [U, N] (Unique's
+ * inverse indices: a fixed order, deterministic), then each distinct id is written once.
+ */
+function scatterAddRows(g: GraphBuilder, zeros: ValueId, ids: ValueId, updates: ValueId, q: number): ValueId {
+  const flatIds = g.reshape(ids, [-1]); // [N]
+  // Symbolic sizes of their own: a graph's same-named sizes must agree (split graphs export these).
+  const [N, U, R] = ['ids', 'distinct', 'row'].map((size) => `gather${flatIds}.${size}`) as [string, string, string];
+  const distinct = rawNode(g, 'Unique', [flatIds], 'int64', [U], { sorted: attr.int(1) }); // [U]
+  const oneHot = g.cast(g.equal(g.unsqueeze(distinct, [1]), g.unsqueeze(flatIds, [0])), 'float32'); // [U, N]
+  const rows = rawNode(g, 'Flatten', [updates], 'float32', [N, R], { axis: attr.int(q) }); // [N, R]
+  const summed = g.matMul(oneHot, rows); // [U, R]
+  const rank = g.shape(zeros).length;
+  const shape = g.concat([g.shapeOf(distinct), g.slice(g.shapeOf(zeros), [1], [rank], [0])], 0); // [U, rest…]
+  const shaped = rawNode(g, 'Reshape', [summed, shape], 'float32', [U, ...g.shape(zeros).slice(1)]);
+  return rawNode(g, 'ScatterND', [zeros, g.unsqueeze(distinct, [-1]), shaped], 'float32', g.shape(zeros));
+}
+
+/** Gather(data, indices, axis): the rows of ∂y summed into zeros shaped like data (axis moved first). */
 const gather: VjpRule = (g, node, gradients) => {
   const data = input(node, 0);
   const dataShape = g.shape(data);
   const rank = dataShape.length;
   const q = g.shape(input(node, 1)).length;
   const axis = normaliseAxis(intAttribute(node, 'axis', 0), rank);
-  const indices = g.unsqueeze(wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis)), [-1]); // [..., 1]
-  const reduction = { reduction: attr.string('add') };
-  if (axis === 0)
-    return [
-      rawNode(g, 'ScatterND', [zerosLike(g, data), indices, gradientOf(gradients)], 'float32', dataShape, reduction),
-      undefined,
-    ];
+  const indices = wrappedIndices(g, input(node, 1), sizeOnAxis(g, data, axis)); // [...]
+  if (axis === 0) return [scatterAddRows(g, zerosLike(g, data), indices, gradientOf(gradients), q), undefined];
   const permData = [axis, ...Array.from({ length: rank }, (_, i) => i).filter((i) => i !== axis)];
   const gradientRank = rank - 1 + q;
   const permGradient = [
@@ -154,14 +171,7 @@ const gather: VjpRule = (g, node, gradients) => {
     'float32',
     movedShape,
   );
-  const scattered = rawNode(
-    g,
-    'ScatterND',
-    [zeros, indices, g.transpose(gradientOf(gradients), permGradient)],
-    'float32',
-    movedShape,
-    reduction,
-  );
+  const scattered = scatterAddRows(g, zeros, indices, g.transpose(gradientOf(gradients), permGradient), q);
   const inverse = new Array<number>(rank);
   permData.forEach((p, i) => {
     inverse[p] = i;
