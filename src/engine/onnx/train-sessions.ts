@@ -59,10 +59,7 @@ export function pick(feeds: Record<string, Feed>, names: readonly string[]): Rec
 const headsKey = (heads: TrainHeads): string => `${heads.entropy}:${heads.value}:${heads.detachValue}`;
 
 /** The fetches of a run that trains: the surrogate and the gradient of each of `names`. */
-const trainedFetches = (names: readonly string[]): string[] => [
-  trainGraphNames.surrogate,
-  ...names.map(gradientName),
-];
+const trainedFetches = (names: readonly string[]): string[] => [trainGraphNames.surrogate, ...names.map(gradientName)];
 
 /** The surrogate and the gradient of each of `names` from a run's outputs (`trainedFetches`). */
 export function trainedOutputs(
