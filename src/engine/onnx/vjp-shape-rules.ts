@@ -130,8 +130,8 @@ function wrappedIndices(g: GraphBuilder, indices: ValueId, size: ValueId): Value
  * `q` dims), repeated ids summed — without ScatterND's reduction 'add': onnxruntime runs a
  * ScatterND's updates in parallel, so with 2+ threads the rows of a repeated id (an embedding's
  * tokens) raced and the sum lost or doubled some of them (a tiny GPT's embedding gradient off by
- * 10%). The rows of equal ids are summed first by a matmul with their one-hot map [U, N] (Unique's
- * inverse indices: a fixed order, deterministic), then each distinct id is written once.
+ * 10%). The rows of equal ids are summed first by a matmul with their one-hot map [U, N] (each of
+ * Unique's ids compared with every id: a fixed order, deterministic), then each id is written once.
  */
 function scatterAddRows(g: GraphBuilder, zeros: ValueId, ids: ValueId, updates: ValueId, q: number): ValueId {
   const flatIds = g.reshape(ids, [-1]); // [N]
