@@ -5,18 +5,18 @@
  *
  *   1. a forward run per micro-batch gives this policy's log-probs, entropies and values, which a
  *      loss that reads the current policy (PPO, GRPO, KL, entropy: `dependsOnCurrent`) needs,
- *      and the activations the backward reads;
+ *      and, when the whole batch's fit micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET (or it is
+ *      one run), the activations the backward reads;
  *   2. `loss.compute` (pure JS, core/loss.ts) returns its gradient with respect to them;
- *   3. a backward run per micro-batch takes those activations and the loss gradient and computes
- *      the surrogate Σ ∂L/∂logπ · logπ (+ entropy, value terms) and its gradients with respect to
+ *   3. per micro-batch, a backward run on the kept activations and the loss gradient computes the
+ *      surrogate Σ ∂L/∂logπ · logπ (+ entropy, value terms) and its gradients with respect to
  *      every trained array (train-graph.ts, autodiff.ts, split-graph.ts); micro-batch gradients
- *      sum exactly (the surrogate is a sum over rows). The backward reuses the scoring runs'
- *      activations while they fit micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET; a run past it
- *      (or every run under dropout, whose log-probs the loss must not see) runs its forward again,
- *      with fresh masks per micro-batch (dropout-feeds.ts). A loss that does not read the
- *      policy (SFT: its gradient is known before the forward) skips 1–2: each micro-batch is one
- *      run of the unsplit graph, its activations never leaving onnxruntime (split-graph.ts
- *      `wholeGraph`; a tiny GPT SFT step 232 → 158 ms);
+ *      sum exactly (the surrogate is a sum over rows). Without kept activations (a larger batch,
+ *      or any under dropout, whose log-probs the loss must not see) each micro-batch is one run of
+ *      the unsplit graph on the loss gradient, its activations never leaving onnxruntime
+ *      (split-graph.ts `wholeGraph`), with fresh masks per micro-batch (dropout-feeds.ts). A loss
+ *      that does not read the policy (SFT: its gradient is known before the forward) skips 1–2
+ *      (a tiny GPT SFT step 232 → 158 ms);
  *   4. `optimStep` clips the global norm and applies AdamW on the host (host-adamw.ts), in place.
  *
  *   const trainer = OnnxTrainer.create({ config, params, lora, adapters, dropoutSeed: 1 });
@@ -48,7 +48,7 @@ import { accumulateGradients, copyParams, zerosOf } from './host-params.ts';
 import { checkOptimOptions, hostClipAndAdamW, type HostAdamState } from './host-adamw.ts';
 import type { Feed } from './session.ts';
 import { trainedShapes, trainGraphNames, type TrainHeads } from './train-graph.ts';
-import { keptRuns, type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
+import { keepsActivations, type OnnxTrainerOptions, type RunRows, runFeeds, trainingRuns } from './train-runs.ts';
 import { ScoredRows } from './scored-rows.ts';
 import { pick, trainedOutputs, TrainSessions, type RunOutputs } from './train-sessions.ts';
 
@@ -246,14 +246,14 @@ export class OnnxTrainer {
     let output: TokenLossOutput;
     if (loss.dependsOnCurrent) {
       const heads = this.lastHeads;
-      const pair = await this.sessions.pair(heads);
       const scored = new ScoredRows(sequences, true, this.config.valueHead);
-      const keeping = keptRuns(runs, this.config, this.lora, this.options.keptActivationBudget);
+      const keep = keepsActivations(runs, this.config, this.lora, this.options.keptActivationBudget);
+      const pair = keep ? await this.sessions.pair(heads) : null;
       for (const [index, run] of runs.entries()) {
-        const keep = keeping[index] === true;
-        const out = await this.sessions.forward(pair, this.feeds(run, temperature, null), keep);
+        const feeds = this.feeds(run, temperature, null);
+        const out = pair === null ? await this.sessions.scoreRun(feeds) : await this.sessions.forward(pair, feeds);
         scored.add(run, out);
-        if (keep) kept[index] = out;
+        if (pair !== null) kept[index] = out;
       }
       output = loss.compute(scored.result);
       this.lastHeads = this.headsFor(loss, output);
@@ -263,8 +263,7 @@ export class OnnxTrainer {
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
       this.lastHeads = this.headsFor(loss, output);
     }
-    const whole = !loss.dependsOnCurrent;
-    const { surrogate, logprobs } = await this.accumulate(runs, kept, output, sequences, { temperature, whole });
+    const { surrogate, logprobs } = await this.accumulate(runs, kept, output, sequences, temperature);
     let tokens = 0;
     for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
     if (loss.dependsOnCurrent) return { ...output, tokens };
@@ -285,19 +284,20 @@ export class OnnxTrainer {
   }
 
   /**
-   * Backward runs into the accumulator; returns Σ surrogate and the log-probs the runs gave.
-   * `whole`: the loss ignores the forward's heads, so each run is one forward + backward session
-   * (its activations never leave onnxruntime); else the forward (kept, or run now) and the backward.
+   * Backward runs into the accumulator; returns Σ surrogate and the log-probs the runs gave. A run
+   * whose scoring forward kept its activations runs the backward on them; every other run is one
+   * forward + backward session on the cotangents the loss gave, its activations never leaving
+   * onnxruntime.
    */
   private async accumulate(
     runs: readonly RunRows[],
     kept: (RunOutputs | null)[],
     output: TokenLossOutput,
     sequences: readonly ArrayLike<number>[],
-    { temperature, whole }: { temperature: number; whole: boolean },
+    temperature: number,
   ): Promise<{ surrogate: number; logprobs: Float32Array[] }> {
     const heads = this.lastHeads;
-    const sessions = whole ? { whole: await this.sessions.whole(heads) } : { pair: await this.sessions.pair(heads) };
+    const pair = kept.some((out) => out !== null) ? await this.sessions.pair(heads) : null;
     const scored = new ScoredRows(sequences, false, false);
     const dropout = this.lora !== null && this.lora.dropout > 0;
     let maskedBatch: RunRows['packed'] | null = null;
@@ -321,8 +321,11 @@ export class OnnxTrainer {
       feeds[trainGraphNames.gradLogprobs] = cotangent(output.gradLogprobs);
       if (heads.entropy && output.gradEntropies) feeds[trainGraphNames.gradEntropies] = cotangent(output.gradEntropies);
       if (heads.value && output.gradValues) feeds[trainGraphNames.gradValues] = cotangent(output.gradValues);
-      const out = await this.sessions.train(sessions, feeds, kept[index] ?? null, this.names);
+      const forward = kept[index] ?? null;
       kept[index] = null;
+      const sessions =
+        pair !== null && forward !== null ? { pair, forward } : { whole: await this.sessions.whole(heads) };
+      const out = await this.sessions.train(sessions, feeds, this.names);
       scored.add(run, out);
       const { surrogate, gradients } = trainedOutputs(out, this.names);
       total += surrogate;

@@ -156,8 +156,9 @@ export function buildTrainGraphs(input: TrainGraphInput): SplitGraphs & { scored
 }
 
 /**
- * The training graph in one piece (split-graph.ts `wholeGraph`), for a loss whose cotangents do not
- * depend on the forward's heads: target_logprobs, the surrogate and the gradients from one run.
+ * The training graph in one piece (split-graph.ts `wholeGraph`): target_logprobs, the surrogate and
+ * the gradients from one run, for cotangents known before it (a loss that does not read the
+ * forward's heads, or one computed on an earlier scoring run of the same weights).
  */
 export function buildWholeTrainGraph(input: TrainGraphInput): Graph {
   const { graph, scored, trained } = buildTrainGraph(input);

@@ -6,7 +6,12 @@ import { InvalidArgumentError } from '../../core/errors.ts';
 import { at } from '../../core/indexing.ts';
 import { headDim, type HostParams, type ModelConfig } from '../../model/config.ts';
 import type { LoraConfig } from '../../model/lora.ts';
-import { activationBytes, TRAIN_KEPT_ACTIVATION_BUDGET, trainTokenBudgetFor } from '../../model/micro-batches.ts';
+import {
+  activationBytes,
+  HEAD_ELEMENT_BUDGET,
+  TRAIN_KEPT_ACTIVATION_BUDGET,
+  trainTokenBudgetFor,
+} from '../../model/micro-batches.ts';
 import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
 import { modelGraphInputs } from './model-graph.ts';
 import type { Feed } from './session.ts';
@@ -18,18 +23,11 @@ export interface OnnxTrainerOptions {
   trainTokenBudget?: number;
   /** Padded tokens per scoring run (no activations kept, so larger); default micro-batches.ts's SCORE_TOKEN_BUDGET. */
   scoreTokenBudget?: number;
-  /** Most [M, V] logits per run. */
+  /** Most [M, V] logits per run; default micro-batches.ts's HEAD_ELEMENT_BUDGET. */
   headElementBudget?: number;
   /** Most activation bytes a step keeps from its scoring forward runs; default micro-batches.ts's TRAIN_KEPT_ACTIVATION_BUDGET. */
   keptActivationBudget?: number;
 }
-
-/**
- * Per run: the model's token budget (micro-batches.ts's `trainTokenBudgetFor`: a run's saved
- * activations cross to the backward on the host, ~38 MB per SmolLM2 layer at 1024 tokens, which
- * bounds it) and at most 2^26 logits.
- */
-export const ONNX_TRAIN_HEAD_ELEMENTS = 2 ** 26;
 
 /** One run's rows: the packed sequences and the head slice it reads. */
 export interface RunRows {
@@ -66,10 +64,7 @@ export function* trainingRuns(
     }
     checkTokenIds(sequence, index, config.vocabSize);
   });
-  const headRowsPerRun = Math.max(
-    1,
-    Math.floor((options.headElementBudget ?? ONNX_TRAIN_HEAD_ELEMENTS) / config.vocabSize),
-  );
+  const headRowsPerRun = Math.max(1, Math.floor((options.headElementBudget ?? HEAD_ELEMENT_BUDGET) / config.vocabSize));
   const tokenBudget = options.trainTokenBudget ?? trainTokenBudgetFor(config);
   for (const indices of scoringChunks(
     sequences.map((s) => s.length),
@@ -119,22 +114,25 @@ export function runFeeds(
 }
 
 /**
- * Which runs keep their scoring forward's activations for the backward: the first one, and those
- * after it while their estimated bytes fit the budget (default micro-batches.ts's
- * TRAIN_KEPT_ACTIVATION_BUDGET); the rest run their forward again after the loss. None under
- * adapter dropout: the loss reads log-probs without masks, the backward's forward runs with them.
+ * Whether a step's scoring forward runs keep their activations for the backward: a one-run batch
+ * always, a larger one when all its runs' estimated bytes fit the budget (default micro-batches.ts's
+ * TRAIN_KEPT_ACTIVATION_BUDGET), so each forward runs once. A batch past it keeps none: each run is
+ * one forward + backward session after the loss, holding one run's activations at a time (keeping
+ * the first three runs of bench:real's 16-episode steps instead raised a two-iteration probe's peak
+ * RSS from 3,717 to 3,863 MB and saved no time: 59 s and 40 s of training either way, 2026-12-05).
+ * None under adapter dropout: the loss reads log-probs without masks, the backward's forward runs
+ * with them.
  */
-export function keptRuns(
+export function keepsActivations(
   runs: readonly RunRows[],
   config: ModelConfig,
   lora: LoraConfig | null,
   budget = TRAIN_KEPT_ACTIVATION_BUDGET,
-): boolean[] {
-  if (lora !== null && lora.dropout > 0) return runs.map(() => false);
+): boolean {
+  if (lora !== null && lora.dropout > 0) return false;
+  if (runs.length === 1) return true;
   let bytes = 0;
-  return runs.map((run, index) => {
-    // Head-row runs of one packed batch each return the batch's activations.
-    bytes += activationBytes(config, run.packed.rows * run.packed.length);
-    return index === 0 || bytes <= budget;
-  });
+  // Head-row runs of one packed batch each return the batch's activations.
+  for (const run of runs) bytes += activationBytes(config, run.packed.rows * run.packed.length);
+  return bytes <= budget;
 }

@@ -1,9 +1,9 @@
 /**
  * The onnxruntime sessions a trainer runs (train-graph.ts): per combination of loss heads, a
  * forward session (scored heads + the activations the backward reads) and a backward session
- * (surrogate + gradients of the trained arrays), or the two in one session for a loss that does
- * not read the forward's heads; and one scoring session (the model graph with
- * the entropy head, no activations kept). Every graph takes the weights as inputs, so the
+ * (surrogate + gradients of the trained arrays), and the two in one session (a run whose cotangents
+ * are known before it: no activations cross to the host); and one scoring session (the model graph
+ * with the entropy head, no activations kept). Every graph takes the weights as inputs, so the
  * sessions hold no copy of them and stay valid when the weights change.
  */
 import { entry } from '../../core/indexing.ts';
@@ -126,22 +126,27 @@ export class TrainSessions {
     return this.scoring;
   }
 
-  /** One forward run of a pair: the scored heads (and the activations the backward graph reads). */
-  forward(pair: SessionPair, feeds: Record<string, Feed>, activations: boolean): Promise<RunOutputs> {
-    const transferred = activations ? pair.transferred.map((t) => t.name) : [];
-    const fetches = [...new Set([...pair.scored, ...transferred])];
+  /** One scoring run for a loss: target log-probs and entropies (and values, with a value head). */
+  async scoreRun(feeds: Record<string, Feed>): Promise<RunOutputs> {
+    const session = await this.scorer();
+    const fetches = ['target_logprobs', trainGraphNames.entropies, ...(this.config.valueHead ? ['values'] : [])];
+    return session.run(pick(feeds, session.inputNames), fetches);
+  }
+
+  /** One forward run of a pair: the scored heads and the activations the backward graph reads. */
+  forward(pair: SessionPair, feeds: Record<string, Feed>): Promise<RunOutputs> {
+    const fetches = [...new Set([...pair.scored, ...pair.transferred.map((t) => t.name)])];
     return pair.forward.run(pick(feeds, pair.forward.inputNames), fetches);
   }
 
   /**
-   * One run's target log-probs, surrogate and gradients of `names`: in one piece, or the forward
-   * (`kept`, or run now) then the backward. `feeds` carries the cotangents; the backward's
+   * One run's target log-probs, surrogate and gradients of `names`: in one piece, or the backward
+   * on the activations its `forward` run kept. `feeds` carries the cotangents; the backward's
    * transferred activations are added to it.
    */
   async train(
-    sessions: { whole: OnnxSession } | { pair: SessionPair },
+    sessions: { whole: OnnxSession } | { pair: SessionPair; forward: RunOutputs },
     feeds: Record<string, Feed>,
-    kept: RunOutputs | null,
     names: readonly string[],
   ): Promise<RunOutputs> {
     const fetches = trainedFetches(names);
@@ -149,8 +154,7 @@ export class TrainSessions {
       const { whole } = sessions;
       return whole.run(pick(feeds, whole.inputNames), ['target_logprobs', ...fetches]);
     }
-    const { pair } = sessions;
-    const forward = kept ?? (await this.forward(pair, feeds, true));
+    const { pair, forward } = sessions;
     for (const { name, dtype } of pair.transferred) {
       const { shape, data } = entry(forward, name, 'run output');
       feeds[name] = { dtype, shape, data };
