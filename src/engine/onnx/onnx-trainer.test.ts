@@ -13,7 +13,8 @@ import { serializeModel } from './serialize.ts';
 import { OnnxSession } from './session.ts';
 import { copyParams } from './host-params.ts';
 import { OnnxTrainer } from './onnx-trainer.ts';
-import { runFeeds, trainingRuns } from './train-runs.ts';
+import { keepsActivations, runFeeds, trainingRuns } from './train-runs.ts';
+import { activationBytes } from '../../model/micro-batches.ts';
 
 /** Every family feature the graph has: Qwen2 biases, Qwen3 q/k norms, GQA, a value head, tied head. */
 const tiny: ModelConfigInput = {
@@ -301,6 +302,19 @@ test('a LoRA PPO step split into runs equals one run, its scoring activations ke
       });
     }
   }
+});
+
+test('a step keeps its scoring activations only when the whole batch fits the budget or is one run; never under dropout', () => {
+  const lora = loraConfigSchema.parse({ rank: 2, alpha: 4 });
+  const runs = [...trainingRuns(sequences(70, 6), config, { trainTokenBudget: 24 })];
+  assert.ok(runs.length > 2, `${runs.length} runs`);
+  let total = 0;
+  for (const run of runs) total += activationBytes(config, run.packed.rows * run.packed.length);
+  assert.equal(keepsActivations(runs, config, lora, total), true);
+  assert.equal(keepsActivations(runs, config, lora, total - 1), false); // none kept, not the first few
+  assert.equal(keepsActivations(runs.slice(0, 1), config, lora, 0), true);
+  const dropout = loraConfigSchema.parse({ rank: 2, alpha: 4, dropout: 0.1 });
+  assert.equal(keepsActivations(runs, config, dropout, total), false);
 });
 
 test('a value loss on a model without a value head is refused by name; temperature must be positive', async () => {
