@@ -244,10 +244,11 @@ export class OnnxTrainer {
     const runs = [...trainingRuns(sequences, this.config, this.options)];
     let kept: (RunOutputs | null)[] = runs.map(() => null);
     let output: TokenLossOutput;
+    let keep = false;
     if (loss.dependsOnCurrent) {
       const heads = this.lastHeads;
       const scored = new ScoredRows(sequences, true, this.config.valueHead);
-      const keep = keepsActivations(runs, this.config, this.lora, this.options.keptActivationBudget);
+      keep = keepsActivations(runs, this.config, this.lora, this.options.keptActivationBudget);
       const pair = keep ? await this.sessions.pair(heads) : null;
       for (const [index, run] of runs.entries()) {
         const feeds = this.feeds(run, temperature, null);
@@ -263,7 +264,7 @@ export class OnnxTrainer {
       output = loss.compute({ logprobs: sequences.map((s) => new Float32Array(s.length)) });
       this.lastHeads = this.headsFor(loss, output);
     }
-    const { surrogate, logprobs } = await this.accumulate(runs, kept, output, sequences, temperature);
+    const { surrogate, logprobs } = await this.accumulate(runs, { keep, kept }, output, sequences, temperature);
     let tokens = 0;
     for (const g of output.gradLogprobs) for (let t = 0; t < g.length; t++) if (g[t] !== 0) tokens++;
     if (loss.dependsOnCurrent) return { ...output, tokens };
@@ -284,20 +285,22 @@ export class OnnxTrainer {
   }
 
   /**
-   * Backward runs into the accumulator; returns Σ surrogate and the log-probs the runs gave. A run
-   * whose scoring forward kept its activations runs the backward on them; every other run is one
+   * Backward runs into the accumulator; returns Σ surrogate and the log-probs the runs gave. A
+   * batch that `keep`s runs the backward on each run's kept activations (the forward again on the
+   * pair, where the loss asked for other heads than the kept runs carry: the same graphs, so a
+   * resumed run steps bit for bit as one never stopped); any other batch runs each run as one
    * forward + backward session on the cotangents the loss gave, its activations never leaving
    * onnxruntime.
    */
   private async accumulate(
     runs: readonly RunRows[],
-    kept: (RunOutputs | null)[],
+    { keep, kept }: { keep: boolean; kept: (RunOutputs | null)[] },
     output: TokenLossOutput,
     sequences: readonly ArrayLike<number>[],
     temperature: number,
   ): Promise<{ surrogate: number; logprobs: Float32Array[] }> {
     const heads = this.lastHeads;
-    const pair = kept.some((out) => out !== null) ? await this.sessions.pair(heads) : null;
+    const pair = keep ? await this.sessions.pair(heads) : null;
     const scored = new ScoredRows(sequences, false, false);
     const dropout = this.lora !== null && this.lora.dropout > 0;
     let maskedBatch: RunRows['packed'] | null = null;
@@ -321,7 +324,7 @@ export class OnnxTrainer {
       feeds[trainGraphNames.gradLogprobs] = cotangent(output.gradLogprobs);
       if (heads.entropy && output.gradEntropies) feeds[trainGraphNames.gradEntropies] = cotangent(output.gradEntropies);
       if (heads.value && output.gradValues) feeds[trainGraphNames.gradValues] = cotangent(output.gradValues);
-      const forward = kept[index] ?? null;
+      const forward = kept[index] ?? (pair === null ? null : await this.sessions.forward(pair, feeds));
       kept[index] = null;
       const sessions =
         pair !== null && forward !== null ? { pair, forward } : { whole: await this.sessions.whole(heads) };
