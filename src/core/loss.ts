@@ -52,6 +52,13 @@ export interface TokenLoss {
    * sampler's log-probs instead of computing `compute` locally. Absent: `compute` is the only form.
    */
   serverLoss?: ServerLossSpec;
+  /**
+   * Per sequence (its length), nonzero at the positions the loss reads: its value and gradient
+   * depend on the log-probs (entropies, values) there only, so a model may compute its heads at
+   * those positions alone and pass 0 elsewhere (the prompt and the env's tokens of an episode are
+   * context, not read). Absent: every position.
+   */
+  lossMask?: readonly ArrayLike<number>[];
   compute(input: TokenLossInput): TokenLossOutput;
 }
 

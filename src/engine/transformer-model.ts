@@ -44,7 +44,7 @@ import {
 } from '../model/config.ts';
 import { saveAdapter, type SaveAdapterOptions } from '../model/lora-peft.ts';
 import type { LoraConfig, LoraConfigInput } from '../model/lora.ts';
-import { SCORE_TOKEN_BUDGET, trainTokenBudgetFor } from '../model/micro-batches.ts';
+import { scoreTokenBudgetFor, trainTokenBudgetFor } from '../model/micro-batches.ts';
 import {
   baseQuantizations,
   type BackwardOptions,
@@ -108,7 +108,7 @@ export class TransformerModel {
     this.threads = engineThreads();
     this.trainerOptions = {
       trainTokenBudget: trainTokenBudgetFor(config),
-      scoreTokenBudget: SCORE_TOKEN_BUDGET,
+      scoreTokenBudget: scoreTokenBudgetFor(config),
       threads: this.threads,
     };
     this.trainer = OnnxTrainer.create({
@@ -195,7 +195,7 @@ export class TransformerModel {
 
   /** Padded tokens per scoring run. */
   get scoreTokenBudget(): number {
-    return this.trainerOptions.scoreTokenBudget ?? SCORE_TOKEN_BUDGET;
+    return this.trainerOptions.scoreTokenBudget ?? scoreTokenBudgetFor(this.config);
   }
   set scoreTokenBudget(tokens: number) {
     this.trainerOptions.scoreTokenBudget = positiveBudget(tokens, 'scoreTokenBudget');
@@ -322,7 +322,7 @@ export class TransformerModel {
 
   /** Per-token log-probs (and entropies, values) of given sequences; index 0 of each row is 0. */
   async score(sequences: readonly ArrayLike<number>[], options: ScoreOptions = {}): Promise<ScoreResult> {
-    return this.trainer.score(sequences, { temperature: options.temperature, entropies: options.entropies });
+    return this.trainer.score(sequences, options);
   }
 
   /**

@@ -39,8 +39,28 @@ export const TRAIN_KEPT_ACTIVATION_BUDGET = 2.5 * TRAIN_ACTIVATION_BUDGET;
 export function activationBytes(config: Pick<ModelConfig, 'numLayers' | 'hiddenSize'>, tokens: number): number {
   return TRAIN_ACTIVATION_BYTES_PER_UNIT * config.numLayers * config.hiddenSize * tokens;
 }
-/** Padded tokens per scoring run. */
+/** Most padded tokens per scoring run. */
 export const SCORE_TOKEN_BUDGET = 4096;
+/**
+ * Bytes of one layer's largest intermediates per scoring token: the MLP's gate, up and product
+ * [tokens, intermediate] and six [tokens, hidden] values, float32.
+ */
+function scoringLayerBytes(config: Pick<ModelConfig, 'hiddenSize' | 'intermediateSize'>): number {
+  return 4 * (3 * config.intermediateSize + 6 * config.hiddenSize);
+}
+/**
+ * Most per-layer intermediate bytes a scoring run allocates (scoringLayerBytes × tokens). Larger
+ * runs cost memory and time: scoring bench:real's shape (32 × 300 tokens, SmolLM2-135M, 2 threads of an AMD EPYC,
+ * 2026-12-06; peak RSS over the 1.07 GB before it, three runs each) at 4,096 tokens a run peaked
+ * 1.34–4.03 GB in 16–22 s (glibc kept the freed [tokens, 1,536] buffers: RSS grew through the
+ * layers), at 2,048 1.18–1.69 GB, at 1,024 1.07–1.14 GB in 15–16 s, at 512 (one row) in 16–22 s.
+ */
+export const SCORE_LAYER_BYTES_BUDGET = 32 * 2 ** 20;
+
+/** Padded tokens per scoring run for `config`: SCORE_TOKEN_BUDGET, or fewer where one layer's intermediates would pass SCORE_LAYER_BYTES_BUDGET (SmolLM2-135M: 1,040). */
+export function scoreTokenBudgetFor(config: Pick<ModelConfig, 'hiddenSize' | 'intermediateSize'>): number {
+  return Math.max(64, Math.min(SCORE_TOKEN_BUDGET, Math.floor(SCORE_LAYER_BYTES_BUDGET / scoringLayerBytes(config))));
+}
 /**
  * Most logits ([tokens, V] elements) per scoring, training or generation run: 2^25 float32 = 128 MB
  * per [N, V] tensor (682 rows at SmolLM2's 49,152 ids). A run holds the logits and their log-softmax

@@ -25,6 +25,8 @@ export interface ScoreOptions {
   /** Logits are divided by this before the softmax (match the sampling temperature). */
   temperature?: number;
   entropies?: boolean;
+  /** Per sequence, nonzero where the caller reads the result: scored there only (0 elsewhere). Absent: every position. */
+  lossMask?: readonly ArrayLike<number>[];
 }
 
 export interface ScoreResult {

@@ -167,7 +167,8 @@ export class BuiltinPolicy implements TrainablePolicy {
   }
 
   async logprobs(batch: TokenBatch): Promise<Float32Array[]> {
-    return (await this.model.score(batch.sequences, { temperature: batch.temperature ?? 1 })).logprobs;
+    return (await this.model.score(batch.sequences, { temperature: batch.temperature ?? 1, lossMask: batch.lossMask }))
+      .logprobs;
   }
 
   /** The value head's per-token values (PPO's critic); the model must have one. */

@@ -94,6 +94,12 @@ export interface TokenBatch {
    * Default 1. A backend that scores at temperature 1 only rejects any other value.
    */
   temperature?: number;
+  /**
+   * Per sequence (its length), nonzero at the positions whose log-probs the caller reads (an
+   * episode's policy tokens): a backend may score those alone and return 0 elsewhere. Absent:
+   * every position.
+   */
+  lossMask?: readonly ArrayLike<number>[];
 }
 
 export interface OptimReport {

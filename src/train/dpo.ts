@@ -109,10 +109,11 @@ export async function runDpo<Task>(options: {
         at(trajectories, p.rejected, 'trajectories'),
       ]);
       const sequences = members.map((t) => t.tokens);
-      const refLogprobs = await reference.logprobs({ sequences });
+      const lossMask = members.map((t) => t.lossMask);
+      const refLogprobs = await reference.logprobs({ sequences, lossMask });
       const loss = dpoLoss({
         refLogprobs,
-        lossMask: members.map((t) => t.lossMask),
+        lossMask,
         pairs: batchPairs.map((_, k) => ({ chosen: 2 * k, rejected: 2 * k + 1 })),
         beta: config.beta,
         lossType: config.lossType,

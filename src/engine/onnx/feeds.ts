@@ -74,9 +74,14 @@ export function promptBias(packed: PackedRows, cacheSlots: number): Feed {
 
 /**
  * Head rows and targets for scoring: every position with a next token, in the flattened [B·T]
- * layout. `slots[k]` = [row, token index the log-prob belongs to] (index 0 of a sequence has none).
+ * layout — or, with `masks` (one per packed row), only the positions whose mask is nonzero (the
+ * tokens a loss reads). `slots[k]` = [row, token index the log-prob belongs to] (index 0 of a
+ * sequence has none).
  */
-export function scoringRows(packed: PackedRows): {
+export function scoringRows(
+  packed: PackedRows,
+  masks?: readonly ArrayLike<number>[],
+): {
   headRows: Int32Array;
   targets: Int32Array;
   slots: [number, number][];
@@ -87,7 +92,9 @@ export function scoringRows(packed: PackedRows): {
   for (let b = 0; b < packed.rows; b++) {
     const offset = at(packed.offsets, b);
     const rowLength = at(packed.lengths, b);
+    const mask = masks?.[b];
     for (let t = 1; t < rowLength; t++) {
+      if (mask !== undefined && !(at(mask, t) !== 0)) continue;
       headRows.push(b * packed.length + offset + t - 1);
       targets.push(at(packed.tokens, b * packed.length + offset + t));
       slots.push([b, t]);
@@ -96,34 +103,42 @@ export function scoringRows(packed: PackedRows): {
   return { headRows: Int32Array.from(headRows), targets: Int32Array.from(targets), slots };
 }
 
+/** Positions t ≥ 1 of `mask` that are nonzero: the head rows a masked sequence needs. */
+export function maskedHeadCount(mask: ArrayLike<number>): number {
+  let count = 0;
+  for (let t = 1; t < mask.length; t++) if (at(mask, t) !== 0) count++;
+  return count;
+}
+
 /**
  * Splits sequence indices into scoring chunks: at most `tokenBudget` padded tokens (rows × the
- * chunk's longest) and `headElements` logits (Σ targets × vocab) per chunk; sorted by length so
- * a chunk pads little. A sequence that alone passes the head budget gets a chunk of its own
- * (scoreChunk splits its head rows).
+ * chunk's longest) and `headRowsPerRun` head rows (Σ `heads`, default length − 1 per sequence)
+ * per chunk; sorted by length so a chunk pads little. A sequence that alone passes the head budget
+ * gets a chunk of its own (its runs split its head rows).
  */
 export function scoringChunks(
   lengths: readonly number[],
   { tokenBudget, headRowsPerRun }: { tokenBudget: number; headRowsPerRun: number },
+  heads: readonly number[] = lengths.map((length) => Math.max(0, length - 1)),
 ): number[][] {
   const order = lengths.map((_, i) => i).sort((a, b) => at(lengths, a) - at(lengths, b) || a - b);
   const chunks: number[][] = [];
   let current: number[] = [];
   let longest = 0;
-  let heads = 0;
+  let used = 0;
   for (const index of order) {
     const length = at(lengths, index);
     const nextLongest = Math.max(longest, length);
-    const nextHeads = heads + Math.max(0, length - 1);
+    const nextHeads = used + at(heads, index);
     if (current.length > 0 && (nextLongest * (current.length + 1) > tokenBudget || nextHeads > headRowsPerRun)) {
       chunks.push(current);
       current = [];
       longest = 0;
-      heads = 0;
+      used = 0;
     }
     current.push(index);
     longest = Math.max(longest, length);
-    heads += Math.max(0, length - 1);
+    used += at(heads, index);
   }
   if (current.length > 0) chunks.push(current);
   return chunks;

@@ -35,7 +35,7 @@ import { checkByShapes, loraShapes, type LoraConfig } from '../../model/lora.ts'
 import type { ScoreResult } from '../../model/model-options.ts';
 import type { GeneratedRow, GenerateOptions } from '../../model/generate-options.ts';
 import { checkHostParams } from '../../model/params.ts';
-import { HEAD_ELEMENT_BUDGET, SCORE_TOKEN_BUDGET } from '../../model/micro-batches.ts';
+import { HEAD_ELEMENT_BUDGET, scoreTokenBudgetFor } from '../../model/micro-batches.ts';
 import type { TransformerModel } from '../transformer-model.ts';
 import {
   adapterRowsInput,
@@ -57,7 +57,7 @@ export interface OnnxInferenceOptions {
   threads?: number;
   /** Idle ORT threads spin between ops (ORT's default); false leaves the cores to the host between runs. */
   spinning?: boolean;
-  /** Padded tokens per scoring run (attention is [rows, H, T, T]). Default: SCORE_TOKEN_BUDGET (model/micro-batches.ts). */
+  /** Padded tokens per scoring run (attention is [rows, H, T, T]). Default: scoreTokenBudgetFor (model/micro-batches.ts). */
   scoreTokenBudget?: number;
   /** Most [M, V] logits per run. Default: HEAD_ELEMENT_BUDGET (2^25). */
   headElementBudget?: number;
@@ -366,7 +366,7 @@ export class OnnxInference {
   /** Per-token log-probs (and values) of given sequences, as TransformerModel.score returns them (onnx-score.ts). */
   score(sequences: readonly ArrayLike<number>[], options: OnnxScoreOptions = {}): Promise<ScoreResult> {
     const budgets = {
-      tokenBudget: this.options.scoreTokenBudget ?? SCORE_TOKEN_BUDGET,
+      tokenBudget: this.options.scoreTokenBudget ?? scoreTokenBudgetFor(this.config),
       headElementBudget: this.options.headElementBudget ?? HEAD_ELEMENT_BUDGET,
     };
     return scoreOnOnnx((call) => this.pinned(call), this.config, sequences, options, budgets);

@@ -40,7 +40,7 @@ import {
 } from '../../model/config.ts';
 import { checkByShapes, loraShapes, mergeLora, type LoraConfig } from '../../model/lora.ts';
 import type { LossReport, ScoreResult, StepReport } from '../../model/model-options.ts';
-import { SCORE_TOKEN_BUDGET } from '../../model/micro-batches.ts';
+import { scoreTokenBudgetFor } from '../../model/micro-batches.ts';
 import type { OptimOptions } from '../../model/optim-options.ts';
 import { checkHostParams, decayedNames, parameterNames } from '../../model/params.ts';
 import { dropoutFeeds } from './dropout-feeds.ts';
@@ -216,10 +216,17 @@ export class OnnxTrainer {
     return feeds;
   }
 
-  /** Per-token log-probs (entropies, values) of the current weights, without dropout (TransformerModel.score's shapes). */
+  /**
+   * Per-token log-probs (entropies, values) of the current weights, without dropout (TransformerModel.score's shapes);
+   * with `lossMask`, at its nonzero positions only (0 elsewhere).
+   */
   async score(
     sequences: readonly ArrayLike<number>[],
-    { temperature = 1, entropies = false }: { temperature?: number; entropies?: boolean } = {},
+    {
+      temperature = 1,
+      entropies = false,
+      lossMask,
+    }: { temperature?: number; entropies?: boolean; lossMask?: readonly ArrayLike<number>[] } = {},
   ): Promise<ScoreResult> {
     checkTemperature(temperature);
     const session = await this.sessions.scorer();
@@ -227,8 +234,8 @@ export class OnnxTrainer {
     if (entropies) fetches.push(trainGraphNames.entropies);
     if (this.config.valueHead) fetches.push('values');
     const collected = new ScoredRows(sequences, entropies, this.config.valueHead);
-    const budgets = { trainTokenBudget: this.options.scoreTokenBudget ?? SCORE_TOKEN_BUDGET };
-    for (const run of trainingRuns(sequences, this.config, { ...this.options, ...budgets })) {
+    const budgets = { trainTokenBudget: this.options.scoreTokenBudget ?? scoreTokenBudgetFor(this.config) };
+    for (const run of trainingRuns(sequences, this.config, { ...this.options, ...budgets }, lossMask)) {
       collected.add(run, await session.run(pick(this.feeds(run, temperature, null), session.inputNames), fetches));
     }
     return collected.result;
@@ -241,7 +248,8 @@ export class OnnxTrainer {
     { temperature = 1 }: { temperature?: number } = {},
   ): Promise<LossReport> {
     checkTemperature(temperature);
-    const runs = [...trainingRuns(sequences, this.config, this.options)];
+    // The heads run only where the loss reads (its lossMask): the rest of a sequence is context.
+    const runs = [...trainingRuns(sequences, this.config, this.options, loss.lossMask)];
     let kept: (RunOutputs | null)[] = runs.map(() => null);
     let output: TokenLossOutput;
     let keep = false;

@@ -12,7 +12,7 @@ import {
   TRAIN_KEPT_ACTIVATION_BUDGET,
   trainTokenBudgetFor,
 } from '../../model/micro-batches.ts';
-import { packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
+import { maskedHeadCount, packRows, promptBias, ropeFeeds, scoringChunks, scoringRows } from './feeds.ts';
 import { modelGraphInputs } from './model-graph.ts';
 import type { Feed } from './session.ts';
 
@@ -21,7 +21,7 @@ export interface OnnxTrainerOptions {
   threads?: number;
   /** Padded tokens (rows × longest) per training run. */
   trainTokenBudget?: number;
-  /** Padded tokens per scoring run (no activations kept, so larger); default micro-batches.ts's SCORE_TOKEN_BUDGET. */
+  /** Padded tokens per scoring run (no activations kept, so larger); default micro-batches.ts's scoreTokenBudgetFor. */
   scoreTokenBudget?: number;
   /** Most [M, V] logits per run; default micro-batches.ts's HEAD_ELEMENT_BUDGET. */
   headElementBudget?: number;
@@ -50,11 +50,37 @@ function checkTokenIds(sequence: ArrayLike<number>, index: number, vocabSize: nu
   }
 }
 
-/** The runs a batch splits into: token-budget chunks, each split further by head rows. */
+/**
+ * The rows of `lossMask` (one per sequence, its length) checked; each sequence's head count (its
+ * nonzero positions after the first).
+ */
+function maskedHeads(sequences: readonly ArrayLike<number>[], lossMask: readonly ArrayLike<number>[]): number[] {
+  if (lossMask.length !== sequences.length)
+    throw new InvalidArgumentError(
+      `lossMask has ${lossMask.length} rows for ${sequences.length} sequences (one per sequence)`,
+      { rows: lossMask.length, sequences: sequences.length },
+    );
+  return sequences.map((sequence, index) => {
+    const mask = at(lossMask, index);
+    if (mask.length !== sequence.length)
+      throw new InvalidArgumentError(
+        `lossMask row ${index} has ${mask.length} positions for a sequence of ${sequence.length} tokens`,
+        { sequence: index, positions: mask.length, tokens: sequence.length },
+      );
+    return maskedHeadCount(mask);
+  });
+}
+
+/**
+ * The runs a batch splits into: token-budget chunks, each split further by head rows. With
+ * `lossMask` (nonzero where the caller reads a log-prob), the heads run at those positions only —
+ * the others stay 0 in what the runs return — and a sequence without any is not run.
+ */
 export function* trainingRuns(
   sequences: readonly ArrayLike<number>[],
   config: ModelConfig,
   options: OnnxTrainerOptions,
+  lossMask?: readonly ArrayLike<number>[],
 ): Generator<RunRows> {
   sequences.forEach((sequence, index) => {
     if (sequence.length > config.maxSeqLen) {
@@ -64,17 +90,23 @@ export function* trainingRuns(
     }
     checkTokenIds(sequence, index, config.vocabSize);
   });
+  const heads = lossMask === undefined ? null : maskedHeads(sequences, lossMask);
+  const scored = sequences.flatMap((_, index) => (heads === null || at(heads, index) > 0 ? [index] : []));
   const headRowsPerRun = Math.max(1, Math.floor((options.headElementBudget ?? HEAD_ELEMENT_BUDGET) / config.vocabSize));
   const tokenBudget = options.trainTokenBudget ?? trainTokenBudgetFor(config);
-  for (const indices of scoringChunks(
-    sequences.map((s) => s.length),
+  const chunks = scoringChunks(
+    scored.map((i) => at(sequences, i).length),
     { tokenBudget, headRowsPerRun },
-  )) {
+    heads === null ? undefined : scored.map((i) => at(heads, i)),
+  );
+  for (const chunk of chunks) {
+    const indices = chunk.map((k) => at(scored, k));
     const packed = packRows(
       indices.map((i) => at(sequences, i)),
       'right',
     );
-    const { headRows, targets, slots } = scoringRows(packed);
+    const masks = lossMask === undefined ? undefined : indices.map((i) => at(lossMask, i));
+    const { headRows, targets, slots } = scoringRows(packed, masks);
     for (let start = 0; start < headRows.length; start += headRowsPerRun) {
       const end = Math.min(headRows.length, start + headRowsPerRun);
       yield {
@@ -129,7 +161,7 @@ export function keepsActivations(
   lora: LoraConfig | null,
   budget = TRAIN_KEPT_ACTIVATION_BUDGET,
 ): boolean {
-  if (lora !== null && lora.dropout > 0) return false;
+  if ((lora !== null && lora.dropout > 0) || runs.length === 0) return false;
   if (runs.length === 1) return true;
   let bytes = 0;
   // Head-row runs of one packed batch each return the batch's activations.
