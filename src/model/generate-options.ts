@@ -23,7 +23,7 @@ export interface GenerateOptions {
   /** Decoder for stop strings and the returned text. */
   decode?: (tokens: readonly number[]) => string;
   seed?: number;
-  /** Padded prompt tokens per prefill call (bounds memory); default 2048. */
+  /** Padded prompt tokens per prefill call (bounds memory); default micro-batches.ts `scoreTokenBudgetFor` (SmolLM2-135M: 1,040; small models 4,096). */
   prefillTokenBudget?: number;
   /** Called with each sampled id as it is sampled (streaming servers). */
   onToken?: (row: number, token: number, logprob: number) => void;

@@ -59,7 +59,10 @@ test('with a loss mask the heads run at its positions only: the same log-probs, 
     });
   }
   const runs = [...trainingRuns(batch, config, {}, lossMask)];
-  assert.ok(runs.every((run) => !run.indices.includes(2)), 'the sequence without masked tokens is not run');
+  assert.ok(
+    runs.every((run) => !run.indices.includes(2)),
+    'the sequence without masked tokens is not run',
+  );
   assert.equal(
     runs.reduce((n, run) => n + run.slots.length, 0),
     lossMask.reduce((n, row) => n + row.reduce((m, x) => m + x, 0), 0),
