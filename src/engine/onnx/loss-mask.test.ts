@@ -8,19 +8,10 @@ import { initHostParams } from '../../model/params.ts';
 import { initLoraParams, loraConfigSchema } from '../../model/lora.ts';
 import { OnnxTrainer, type OnnxTrainerInput } from './onnx-trainer.ts';
 import { trainingRuns } from './train-runs.ts';
+import { tinyLoraConfig, tinyModelConfig } from '../tiny-model-fixture.ts';
 
-const config = modelConfigSchema.parse({
-  vocabSize: 40,
-  hiddenSize: 16,
-  numLayers: 2,
-  numHeads: 4,
-  numKvHeads: 2,
-  intermediateSize: 24,
-  maxSeqLen: 32,
-  valueHead: true,
-  initStd: 0.3,
-});
-const lora = loraConfigSchema.parse({ rank: 2, alpha: 4 });
+const config = modelConfigSchema.parse({ ...tinyModelConfig, maxSeqLen: 32, valueHead: true, initStd: 0.3 });
+const lora = loraConfigSchema.parse(tinyLoraConfig);
 
 function randomised(params: HostParams, seed: number): HostParams {
   const rng = new Rng(seed);
