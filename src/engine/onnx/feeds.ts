@@ -94,7 +94,7 @@ export function scoringRows(
     const rowLength = at(packed.lengths, b);
     const mask = masks?.[b];
     for (let t = 1; t < rowLength; t++) {
-      if (mask !== undefined && !(at(mask, t) !== 0)) continue;
+      if (mask !== undefined && at(mask, t) === 0) continue;
       headRows.push(b * packed.length + offset + t - 1);
       targets.push(at(packed.tokens, b * packed.length + offset + t));
       slots.push([b, t]);
