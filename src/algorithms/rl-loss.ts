@@ -241,7 +241,6 @@ export function rlLoss(options: RlBatch & { config?: RlLossConfigInput }): Token
     name: config.policyLoss,
     dependsOnCurrent: true,
     detachValueHead: config.detachValueHead,
-    lossMask: batch.lossMask,
     ...(serverLoss === undefined ? {} : { serverLoss }),
     compute(input: TokenLossInput): TokenLossOutput {
       return toOutput(rlLossTerms(batch, input, config));
@@ -255,7 +254,6 @@ export function dpoLoss(options: Omit<DpoOptions, 'logprobs'>): TokenLoss {
   return {
     name: `dpo-${options.lossType ?? 'sigmoid'}`,
     dependsOnCurrent: true,
-    lossMask: options.lossMask,
     compute(input: TokenLossInput): TokenLossOutput {
       const result = dpoPairLoss({ ...options, logprobs: input.logprobs });
       return {
@@ -272,7 +270,6 @@ export function sftLoss(lossMask: Sequences): TokenLoss {
   return {
     name: 'sft',
     dependsOnCurrent: false,
-    lossMask,
     compute(input: TokenLossInput): TokenLossOutput {
       const result = negativeLogLikelihood({ logprobs: input.logprobs, lossMask });
       return {

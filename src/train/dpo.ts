@@ -110,7 +110,7 @@ export async function runDpo<Task>(options: {
       ]);
       const sequences = members.map((t) => t.tokens);
       const lossMask = members.map((t) => t.lossMask);
-      const refLogprobs = await reference.logprobs({ sequences, lossMask });
+      const refLogprobs = await reference.logprobs({ sequences });
       const loss = dpoLoss({
         refLogprobs,
         lossMask,

@@ -180,10 +180,8 @@ async function tokenLevelSamples(
   config: RlConfig,
 ): Promise<TrainingSamples> {
   const sequences = trajectories.map((t) => t.tokens);
-  // The KL terms read the reference at the policy's tokens only (lossMask).
-  const lossMask = trajectories.map((t) => t.lossMask);
   const refLogprobs = usesReference(reference, preset)
-    ? await reference.logprobs({ sequences, temperature: config.temperature, lossMask })
+    ? await reference.logprobs({ sequences, temperature: config.temperature })
     : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const { advantages, returns, rewardKl } = computeAdvantages(
@@ -228,9 +226,8 @@ export async function turnLevelSamples(
     trajectory.segments!.map((segment, k) => ({ trajectory, segment, e, k })),
   );
   const sequences = turns.map(({ segment }) => segment.tokens);
-  const lossMask = turns.map(({ segment }) => segment.lossMask);
   const refLogprobs = usesReference(reference, preset)
-    ? await reference.logprobs({ sequences, temperature: config.temperature, lossMask })
+    ? await reference.logprobs({ sequences, temperature: config.temperature })
     : undefined;
   const values = preset.valueHead ? await policy.values!({ sequences }) : undefined;
   const creditTurns: CreditTurn[][] = trajectories.map(() => []);

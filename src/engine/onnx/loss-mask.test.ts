@@ -65,9 +65,10 @@ test('a PPO step with its loss mask equals the step with heads at every position
   const advantages = batch.map((row) => Float64Array.from(row, () => rng.next() - 0.5));
   const reference = trainer();
   const old = (await reference.score(batch)).logprobs.map((row) => row.map((x) => x + (rng.next() - 0.5) * 0.4));
-  const loss = rlLoss({ oldLogprobs: old, advantages, lossMask });
-  assert.equal(loss.lossMask, lossMask);
-  const everywhere = await reference.trainStep(batch, { ...loss, lossMask: undefined }, { learningRate: 0.01 });
+  const everywhere = await reference.trainStep(batch, rlLoss({ oldLogprobs: old, advantages, lossMask }), {
+    learningRate: 0.01,
+  });
+  const loss = { ...rlLoss({ oldLogprobs: old, advantages, lossMask }), lossMask };
   for (const options of [{}, { trainTokenBudget: 24 }, { trainTokenBudget: 24, keptActivationBudget: 0 }]) {
     const t = trainer(options);
     const report = await t.trainStep(batch, loss, { learningRate: 0.01 });
@@ -91,7 +92,7 @@ test('a loss mask of another shape is refused by row; an all-zero mask runs noth
   const short = lossMask.map((row, i) => (i === 3 ? row.subarray(1) : row));
   await assert.rejects(t.score(batch, { lossMask: short }), /lossMask row 3 has \d+ positions for a sequence of/);
   const zeros = batch.map((row) => new Float64Array(row.length));
-  const report = await t.forwardBackward(batch, sftLoss(zeros));
+  const report = await t.forwardBackward(batch, { ...sftLoss(zeros), lossMask: zeros });
   assert.equal(report.tokens, 0);
   for (const tensor of t.accumulatedGradients().values()) assert.ok(tensor.data.every((x) => x === 0));
   await t.release();
