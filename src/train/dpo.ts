@@ -109,11 +109,10 @@ export async function runDpo<Task>(options: {
         at(trajectories, p.rejected, 'trajectories'),
       ]);
       const sequences = members.map((t) => t.tokens);
-      const lossMask = members.map((t) => t.lossMask);
       const refLogprobs = await reference.logprobs({ sequences });
       const loss = dpoLoss({
         refLogprobs,
-        lossMask,
+        lossMask: members.map((t) => t.lossMask),
         pairs: batchPairs.map((_, k) => ({ chosen: 2 * k, rejected: 2 * k + 1 })),
         beta: config.beta,
         lossType: config.lossType,
