@@ -49,7 +49,35 @@ export interface GraphNode {
   attributes: Readonly<Record<string, Attribute>>;
 }
 
-export type TensorData = Float32Array | Int32Array | BigInt64Array | Uint8Array;
+/**
+ * A float32 [rows, ΣN] matrix held as its column blocks [rows, N_i] (graph-weights.ts joins the
+ * projections that read one input without copying them): the serialiser writes it row by row.
+ */
+export class ColumnBlocks {
+  constructor(
+    readonly blocks: readonly Float32Array[],
+    readonly widths: readonly number[],
+    readonly rows: number,
+  ) {}
+
+  /** Its element count, as a typed array's. */
+  get length(): number {
+    return this.rows * this.widths.reduce((sum, width) => sum + width, 0);
+  }
+
+  /** The matrix's little-endian bytes in row-major order, as views into the blocks. */
+  rowBytes(): Uint8Array[] {
+    const parts: Uint8Array[] = [];
+    for (let row = 0; row < this.rows; row++)
+      this.blocks.forEach((block, i) => {
+        const width = this.widths[i] ?? 0;
+        parts.push(new Uint8Array(block.buffer, block.byteOffset + row * width * 4, width * 4));
+      });
+    return parts;
+  }
+}
+
+export type TensorData = Float32Array | Int32Array | BigInt64Array | Uint8Array | ColumnBlocks;
 
 export interface Tensor {
   dtype: DataType;

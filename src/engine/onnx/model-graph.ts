@@ -5,7 +5,7 @@
  *
  *   x = embed[tokens]                                                   [B, T, D]
  *   per block: x += Attn(RMSNorm(x)); x += SwiGLU(RMSNorm(x))
- *   RMSNorm(x) = x / sqrt(mean(x²) + ε) · w;  RoPE half-split with host cos/sin tables
+ *   RMSNorm(x) = x / sqrt(mean(x²) + ε) · w;  RoPE half-split with host cos/sin tables (rope-graph.ts)
  *   linear: x W (+ (α/r) · ((x ⊙ mask) A) B under LoRA, A/B (and the dropout masks) fed as inputs)
  *   h = RMSNorm(x)[head_rows]                                           [M, D]
  *   logits = (h · inv_temperature) Eᵀ (tied) or … W_head                [M, V]
@@ -43,7 +43,9 @@ import { headDim, parameterShapes, type HostParams, type ModelConfig } from '../
 import { loraScale, loraShapes, type LoraConfig } from '../../model/lora.ts';
 import { attr, Graph, type ValueId } from './graph.ts';
 import { GraphBuilder } from './ops.ts';
-import { matMulNBits, quantizeBase, type BaseQuantization, type NBitsWeight } from './matmul-nbits.ts';
+import { ropeTables, rotate, type RopeTables } from './rope-graph.ts';
+import { graphWeights, joinedName } from './graph-weights.ts';
+import { matMulNBits, type BaseQuantization, type NBitsWeight } from './matmul-nbits.ts';
 
 export interface ModelGraphOptions {
   config: ModelConfig;
@@ -84,7 +86,10 @@ export const loraMaskName = (weight: string): string => `${weight}.loraMask`;
 interface Context {
   g: GraphBuilder;
   config: ModelConfig;
+  /** The weights the graph holds by name (joined projections under graph-weights.ts's joinedName). */
   weights: Map<string, ValueId>;
+  /** config.ts's parameter shapes (the columns of each joined projection). */
+  shapes: Map<string, number[]>;
   /** Adapter inputs by weight name (with their dropout masks when training with dropout), and the scale constant. */
   adapters: Map<string, { a: ValueId; b: ValueId; mask: ValueId | null }>;
   /** With adapterGroups > 1: per adapted weight, each set's A and B, and the rows-per-set input. */
@@ -94,8 +99,7 @@ interface Context {
   /** Under baseQuantization: the quantized projections by name, and the head as 'head'. */
   quantized: Map<string, NBitsWeight> | null;
   loraScale: ValueId | null;
-  cos: ValueId; // [B, 1, T, hd/2]
-  sin: ValueId;
+  rope: RopeTables;
   bias: ValueId; // [B, 1, T, S + T]
 }
 
@@ -115,8 +119,30 @@ export const valueOutputName = (layer: number): string => `value.${layer}`;
 
 /** x W (+ scale · ((x ⊙ mask) A) B). x [B, T, in] → [B, T, out]. */
 function linear(c: Context, name: string, x: ValueId): ValueId {
+  return withAdapter(c, name, x, product(c, name, x));
+}
+
+/**
+ * linear for projections `group` of layer `layer` that read the same x: one matmul of the joined
+ * weight split by columns where the graph holds it (graph-weights.ts), each with its own adapter.
+ */
+function linears(c: Context, layer: number, group: readonly string[], x: ValueId): ValueId[] {
+  const names = group.map((w) => `layers.${layer}.${w}`);
+  const joined = joinedName(layer, group);
+  if (!c.weights.has(joined) && c.quantized?.has(joined) !== true) return names.map((name) => linear(c, name, x));
+  const widths = names.map((name) => at(c.shapes.get(name) ?? [], 1, `${name} shape`));
+  const parts = c.g.split(product(c, joined, x), widths, -1);
+  return names.map((name, i) => withAdapter(c, name, x, at(parts, i, 'joined projections')));
+}
+
+/** x W for a weight the graph holds (float32, or 4 / 8-bit blocks). */
+function product(c: Context, name: string, x: ValueId): ValueId {
   const nbits = c.quantized?.get(name);
-  const base = nbits === undefined ? c.g.matMul(x, weightOf(c, name)) : matMulNBits(c.g, x, name, nbits);
+  return nbits === undefined ? c.g.matMul(x, weightOf(c, name)) : matMulNBits(c.g, x, name, nbits);
+}
+
+/** base + the LoRA update of weight `name` on x (grouped across adapter sets, or with its dropout mask). */
+function withAdapter(c: Context, name: string, x: ValueId, base: ValueId): ValueId {
   const grouped = c.groups?.adapters.get(name);
   if (grouped !== undefined && c.loraScale !== null)
     return c.g.add(base, c.g.mul(groupedUpdate(c, x, grouped), c.loraScale));
@@ -156,16 +182,6 @@ function rmsNorm(c: Context, x: ValueId, weight: ValueId): ValueId {
   return g.mul(g.div(x, g.sqrt(g.add(meanSquare, g.scalar(c.config.rmsNormEps)))), weight);
 }
 
-/** [x₁·cos − x₂·sin, x₂·cos + x₁·sin] on [B, heads, T, hd]. */
-function rope(c: Context, x: ValueId, half: number): ValueId {
-  const { g } = c;
-  const x1 = g.slice(x, [0], [half], [-1]);
-  const x2 = g.slice(x, [half], [2 * half], [-1]);
-  const first = g.sub(g.mul(x1, c.cos), g.mul(x2, c.sin));
-  const second = g.add(g.mul(x2, c.cos), g.mul(x1, c.sin));
-  return g.concat([first, second], -1);
-}
-
 /** [B, T, heads·hd] → [B, heads, T, hd]. */
 function splitHeads(c: Context, x: ValueId, heads: number): ValueId {
   return c.g.transpose(c.g.reshape(x, [0, 0, heads, headDim(c.config)]), [0, 2, 1, 3]);
@@ -200,9 +216,7 @@ function attention(c: Context, layer: number, h: ValueId, past: LayerCache | nul
   const hd = headDim(config);
   const H = config.numHeads;
   const KV = config.numKvHeads;
-  let q = linear(c, `${p}wq`, h); // [B, T, H·hd]
-  let k = linear(c, `${p}wk`, h); // [B, T, KV·hd]
-  let v = linear(c, `${p}wv`, h); // [B, T, KV·hd]
+  let [q, k, v] = linears(c, layer, ['wq', 'wk', 'wv'], h) as [ValueId, ValueId, ValueId]; // [B, T, H·hd], [B, T, KV·hd] ×2
   if (config.attentionBias) {
     q = g.add(q, weightOf(c, `${p}bq`));
     k = g.add(k, weightOf(c, `${p}bk`));
@@ -214,8 +228,8 @@ function attention(c: Context, layer: number, h: ValueId, past: LayerCache | nul
     qh = rmsNorm(c, qh, weightOf(c, `${p}qNorm`));
     kh = rmsNorm(c, kh, weightOf(c, `${p}kNorm`));
   }
-  qh = rope(c, qh, hd / 2);
-  kh = rope(c, kh, hd / 2);
+  qh = rotate(g, qh, c.rope);
+  kh = rotate(g, kh, c.rope);
   const vh = splitHeads(c, v, KV); // [B, KV, T, hd]
   // Query heads grouped by their KV head (HF repeat_kv order: head = kv·G + g), scaled by 1/√hd
   // here rather than on the (larger) scores: [B, KV, G·T, hd].
@@ -226,10 +240,9 @@ function attention(c: Context, layer: number, h: ValueId, past: LayerCache | nul
 }
 
 function mlp(c: Context, layer: number, h: ValueId): ValueId {
-  const p = `layers.${layer}.`;
-  const gate = linear(c, `${p}wGate`, h);
+  const [gate, up] = linears(c, layer, ['wGate', 'wUp'], h) as [ValueId, ValueId];
   const activated = c.g.mul(gate, c.g.sigmoid(gate)); // silu
-  return linear(c, `${p}wDown`, c.g.mul(activated, linear(c, `${p}wUp`, h)));
+  return linear(c, `layers.${layer}.wDown`, c.g.mul(activated, up));
 }
 
 /** The output heads on the final hidden states [B, T, D]. */
@@ -261,36 +274,6 @@ function heads(c: Context, x: ValueId): void {
     const values = g.add(g.reshape(g.matMul(features, weightOf(c, 'valueHead.w')), [-1]), weightOf(c, 'valueHead.b'));
     g.graph.output(values, 'values');
   }
-}
-
-/** The weights as initializers (data referenced) or as inputs, by config.ts name. */
-function weightValues(
-  g: GraphBuilder,
-  { config, params, weights = 'initializers' }: ModelGraphOptions,
-  quantized: Map<string, NBitsWeight> | null,
-) {
-  const values = new Map<string, ValueId>();
-  for (const [name, shape] of parameterShapes(config)) {
-    if (quantized?.has(name) || (name === 'lmHead' && quantized?.has('head'))) continue;
-    if (weights === 'inputs') {
-      values.set(name, g.graph.input(name, 'float32', shape));
-      continue;
-    }
-    const tensor = params?.get(name);
-    if (tensor === undefined)
-      throw new InvalidArgumentError(`model graph: no weight ${name} in params (or build with weights: 'inputs')`, {
-        name,
-      });
-    values.set(name, g.graph.initializer(name, { dtype: 'float32', shape, data: tensor.data }));
-  }
-  return values;
-}
-
-function quantizedBase({ config, params, weights, baseQuantization = 'float32' }: ModelGraphOptions) {
-  if (baseQuantization === 'float32') return null;
-  if (weights === 'inputs' || params === undefined)
-    throw new InvalidArgumentError('model graph: a quantized base needs the weights as initializers (params)');
-  return quantizeBase(config, params, baseQuantization === 'int4' ? 4 : 8);
 }
 
 /** Under LoRA with adapterGroups > 1: each set's adapter inputs and `adapter_rows`; else null. */
@@ -337,10 +320,10 @@ function cacheInputs(g: GraphBuilder, config: ModelConfig, bias: ValueId): Layer
 /** The forward graph for a config and its weights (see the module comment for inputs and outputs). */
 export function buildModelGraph(options: ModelGraphOptions): Graph {
   const { config, lora = null } = options;
-  const quantized = quantizedBase(options);
-  const g = new GraphBuilder(new Graph({ opset: 17, extraOpsets: quantized ? { 'com.microsoft': 1 } : {} }));
+  const quantizedBase = (options.baseQuantization ?? 'float32') !== 'float32';
+  const g = new GraphBuilder(new Graph({ opset: 17, extraOpsets: quantizedBase ? { 'com.microsoft': 1 } : {} }));
   const hd = headDim(config);
-  const weights = weightValues(g, options, quantized);
+  const { values: weights, quantized } = graphWeights(g, config, options);
   const adapters = new Map<string, { a: ValueId; b: ValueId; mask: ValueId | null }>();
   const groups = adapterGroupInputs(g, options);
   if (lora !== null && groups === null) {
@@ -370,14 +353,14 @@ export function buildModelGraph(options: ModelGraphOptions): Graph {
     g,
     config,
     weights,
+    shapes: parameterShapes(config),
     adapters,
     groups,
     detachValue: options.detachValue === true,
     probabilities: options.probabilities === true,
     quantized,
     loraScale: lora === null ? null : g.scalar(loraScale(lora)),
-    cos,
-    sin,
+    rope: ropeTables(g, cos, sin, hd),
     bias,
   };
   let x = g.gather(weightOf(c, 'embed'), tokens, 0); // [B, T, D]

@@ -244,6 +244,14 @@ export class GraphBuilder {
     return this.one('Concat', [...xs], this.dtype(head), shape, { axis: attr.int(axis) });
   }
 
+  /** x cut along `axis` into consecutive parts of the given (static) sizes. */
+  split(x: ValueId, sizes: readonly number[], axis: number): ValueId[] {
+    const shape = this.shape(x);
+    const a = normaliseAxis(axis, shape.length);
+    const parts = sizes.map((size) => ({ dtype: this.dtype(x), shape: shape.map((d, i) => (i === a ? size : d)) }));
+    return this.graph.node('Split', [x, this.int64s(sizes)], { axis: attr.int(a) }, parts);
+  }
+
   /** x[starts:ends] on the given axes (ends may be large to mean "to the end"). */
   slice(x: ValueId, starts: readonly number[], ends: readonly number[], axes: readonly number[]): ValueId {
     const shape = [...this.shape(x)];

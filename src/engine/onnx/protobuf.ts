@@ -62,6 +62,14 @@ export class ProtoWriter {
     return this;
   }
 
+  /** One bytes field written from consecutive parts (views; nothing joined before the final buffer). */
+  byteParts(field: number, parts: readonly Uint8Array[]): this {
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(parts.reduce((sum, part) => sum + part.length, 0));
+    for (const part of parts) this.push(part);
+    return this;
+  }
+
   string(field: number, value: string): this {
     return this.bytes(field, new TextEncoder().encode(value));
   }

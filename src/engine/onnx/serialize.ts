@@ -4,7 +4,15 @@
  * `raw_data` (little-endian, as the host stores them).
  */
 import { ProtoWriter } from './protobuf.ts';
-import type { Attribute, DataType, Graph, Shape, Tensor, ValueId } from './graph.ts';
+import {
+  ColumnBlocks,
+  type Attribute,
+  type DataType,
+  type Graph,
+  type Shape,
+  type Tensor,
+  type ValueId,
+} from './graph.ts';
 
 /** ONNX IR version 8 (ONNX 1.10+): read by onnxruntime 1.30, which supports up to 11. */
 const IR_VERSION = 8;
@@ -38,7 +46,10 @@ export function encodeTensor(name: string, tensor: Tensor): ProtoWriter {
   if (tensor.shape.length > 0) writer.packedInts(1, tensor.shape); // dims
   writer.int(2, dataTypeCode[tensor.dtype]); // data_type
   writer.string(8, name); // name
-  writer.bytes(9, new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength)); // raw_data
+  const { data } = tensor;
+  if (data instanceof ColumnBlocks)
+    writer.byteParts(9, data.rowBytes()); // raw_data
+  else writer.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   return writer;
 }
 

@@ -69,7 +69,7 @@ const div: VjpRule = (g, node, gradients, needs) => {
 /** The value of a one-element float32 constant (an initializer), else null. */
 function constantScalar(g: GraphBuilder, id: ValueId): number | null {
   const tensor = g.graph.initializers.get(id);
-  return tensor?.dtype === 'float32' && tensor.data.length === 1 ? Number(tensor.data[0]) : null;
+  return tensor?.data instanceof Float32Array && tensor.data.length === 1 ? Number(tensor.data[0]) : null;
 }
 
 /** b · aᵇ⁻¹; for a constant b = 2 (RMSNorm's x²) 2a, without ORT's generic Pow (10 ns an element). */
