@@ -60,6 +60,10 @@ test('joinedData holds q, k, v (and gate, up) as column blocks side by side, no 
     assert.deepEqual(shapes.get(joinedName(layer, ['wGate', 'wUp'])), [48, 160]);
     assert.equal(data.get(`layers.${layer}.wo`), params.get(`layers.${layer}.wo`)?.data);
   }
+  assert.throws(
+    () => new ColumnBlocks([new Float32Array(6), new Float32Array(5)], [3, 2], 2),
+    /5 values, not 2 rows × 2/,
+  );
 });
 
 test('an int8 graph holds a joined weight as the codes of the joined matrix (each projection’s own, side by side)', () => {

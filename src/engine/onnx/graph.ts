@@ -58,7 +58,14 @@ export class ColumnBlocks {
     readonly blocks: readonly Float32Array[],
     readonly widths: readonly number[],
     readonly rows: number,
-  ) {}
+  ) {
+    blocks.forEach((block, i) => {
+      if (block.length !== rows * (widths[i] ?? -1))
+        throw new InvalidArgumentError(
+          `column block ${i} has ${block.length} values, not ${rows} rows × ${widths[i]} columns`,
+        );
+    });
+  }
 
   /** Its element count, as a typed array's. */
   get length(): number {
