@@ -61,16 +61,15 @@ function paramOf(params: HostParams, name: string): HostTensor {
 /** The data of every weight joinedShapes names: joined ones as their members' column blocks. */
 export function joinedData(config: ModelConfig, params: HostParams): Map<string, TensorData> {
   const data = new Map<string, TensorData>();
-  const joined = new Map(joinedGroups(config).flatMap(({ name, members }) => members.map((m) => [m, name])));
-  for (const { name, members } of joinedGroups(config)) {
+  const groups = joinedGroups(config);
+  const joined = new Set(groups.flatMap(({ members }) => members));
+  for (const { name, members } of groups) {
     const tensors = members.map((member) => paramOf(params, member));
     const rows = at(at(tensors, 0, 'group').shape, 0, 'projection shape');
-    const widths = tensors.map((t) => at(t.shape, 1, 'projection shape'));
     data.set(
       name,
       new ColumnBlocks(
         tensors.map((t) => t.data),
-        widths,
         rows,
       ),
     );

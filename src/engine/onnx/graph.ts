@@ -54,16 +54,19 @@ export interface GraphNode {
  * projections that read one input without copying them): the serialiser writes it row by row.
  */
 export class ColumnBlocks {
+  /** Each block's column count (its length ÷ rows). */
+  readonly widths: readonly number[];
+
   constructor(
     readonly blocks: readonly Float32Array[],
-    readonly widths: readonly number[],
     readonly rows: number,
   ) {
-    blocks.forEach((block, i) => {
-      if (block.length !== rows * (widths[i] ?? -1))
+    this.widths = blocks.map((block, i) => {
+      if (!Number.isInteger(rows) || rows < 1 || block.length % rows !== 0)
         throw new InvalidArgumentError(
-          `column block ${i} has ${block.length} values, not ${rows} rows × ${widths[i]} columns`,
+          `column block ${i} has ${block.length} values, not a whole number of ${rows} rows`,
         );
+      return block.length / rows;
     });
   }
 

@@ -56,10 +56,7 @@ export class ProtoWriter {
   }
 
   bytes(field: number, value: Uint8Array): this {
-    this.tag(field, LENGTH_DELIMITED);
-    this.varint(value.length);
-    this.push(value);
-    return this;
+    return this.byteParts(field, [value]);
   }
 
   /** One bytes field written from consecutive parts (views; nothing joined before the final buffer). */
